@@ -1,0 +1,5 @@
+//! API of update-status: the three CRD kinds it writes, the OpenShift inputs it reads, and
+//! reading captured snapshots of those inputs.
+pub mod crd;
+pub mod input;
+pub mod snapshot;

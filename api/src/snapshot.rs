@@ -1,0 +1,315 @@
+//! Reading a captured cluster: a folder in the `shared/fixtures/oc-status` layout, or a
+//! must-gather's cluster-scoped resources. Used by the CLI's offline mode and the fixture tests.
+//!
+//! Files may be YAML or JSON whatever their extension, hold a single object, a `kind: List`,
+//! a typed list (`ClusterOperatorList`) or several YAML documents, possibly starting with `---`.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::de::DeserializeOwned;
+
+use crate::input::{
+    AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+};
+
+/// What can go wrong reading a snapshot. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is neither valid YAML nor JSON.
+    #[error("{path} is not valid YAML or JSON: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// An object in the file does not have the expected shape.
+    #[error("{path}: object #{index} ({kind} {name}) is not a valid {expected}: {source}")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// Position of the object in the file (after flattening lists), from 0.
+        index: usize,
+        /// Its `kind`.
+        kind: String,
+        /// Its `metadata.name`.
+        name: String,
+        /// The Rust type expected.
+        expected: &'static str,
+        /// The decoding error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A required file is missing.
+    #[error("{path} is missing: a snapshot needs {what}")]
+    Missing {
+        /// The file.
+        path: PathBuf,
+        /// What it should hold.
+        what: &'static str,
+    },
+    /// The `now` file is not an RFC 3339 timestamp.
+    #[error("{path}: {value:?} is not an RFC 3339 timestamp")]
+    BadNow {
+        /// The file.
+        path: PathBuf,
+        /// Its content.
+        value: String,
+    },
+}
+
+/// A captured cluster's inputs.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The ClusterVersion (`None` when the file holds none).
+    pub cluster_version: Option<ClusterVersion>,
+    /// All ClusterOperators, in file order.
+    pub cluster_operators: Vec<ClusterOperator>,
+    /// All MachineConfigPools, in file order.
+    pub machine_config_pools: Vec<MachineConfigPool>,
+    /// MachineConfigs (metadata only).
+    pub machine_configs: Vec<MachineConfig>,
+    /// All Nodes, in file order.
+    pub nodes: Vec<Node>,
+    /// Prometheus alerts at capture time, if captured.
+    pub alerts: Option<AlertsResponse>,
+    /// The machine-config-operator container image from the captured Deployment, if captured.
+    pub mco_image: Option<String>,
+    /// The instant the expected outputs were computed at (the `now` file), if present.
+    pub now: Option<Timestamp>,
+}
+
+impl Snapshot {
+    /// Reads a snapshot folder. `clusterversion.yaml` is required; every other input file is
+    /// optional (a missing one reads as empty).
+    pub fn from_dir(dir: &Path) -> Result<Self, SnapshotError> {
+        let cv_path = dir.join("clusterversion.yaml");
+        if !cv_path.exists() {
+            return Err(SnapshotError::Missing {
+                path: cv_path,
+                what: "the ClusterVersion",
+            });
+        }
+        let optional = |name: &str| {
+            let p = dir.join(name);
+            p.exists().then_some(p)
+        };
+        let mut snap = Snapshot {
+            cluster_version: read_objects::<ClusterVersion>(&cv_path)?.into_iter().next(),
+            ..Default::default()
+        };
+        if let Some(p) = optional("clusteroperators.yaml") {
+            snap.cluster_operators = read_objects(&p)?;
+        }
+        if let Some(p) = optional("machineconfigpools.yaml") {
+            snap.machine_config_pools = read_objects(&p)?;
+        }
+        if let Some(p) = optional("machineconfigs.yaml") {
+            snap.machine_configs = read_objects(&p)?;
+        }
+        if let Some(p) = optional("nodes.yaml") {
+            snap.nodes = read_objects(&p)?;
+        }
+        if let Some(p) = optional("alerts.json") {
+            snap.alerts = read_objects::<AlertsResponse>(&p)?.into_iter().next();
+        }
+        if let Some(p) = optional("mco-deployment.yaml") {
+            snap.mco_image = read_values(&p)?.first().and_then(mco_container_image);
+        }
+        if let Some(p) = optional("now") {
+            let raw = std::fs::read_to_string(&p).map_err(|source| SnapshotError::Read {
+                path: p.clone(),
+                source,
+            })?;
+            let value = raw.trim().to_string();
+            snap.now = Some(
+                value
+                    .parse::<Timestamp>()
+                    .map_err(|_| SnapshotError::BadNow { path: p, value })?,
+            );
+        }
+        Ok(snap)
+    }
+
+    /// The snapshot's rule for "now" when none is given: the latest `lastTransitionTime` over
+    /// all ClusterVersion conditions and all ClusterOperator conditions, plus 368,975 ns
+    /// (what `oc adm upgrade status` does in its mock mode).
+    pub fn derived_now(&self) -> Option<Timestamp> {
+        let cv = self
+            .cluster_version
+            .iter()
+            .flat_map(|cv| cv.status.conditions.iter());
+        let co = self
+            .cluster_operators
+            .iter()
+            .flat_map(|co| co.status.conditions.iter());
+        cv.chain(co)
+            .filter_map(|c| c.last_transition_time)
+            .max()
+            .and_then(|t| t.checked_add(jiff::SignedDuration::from_nanos(368_975)).ok())
+    }
+}
+
+/// The image of the `machine-config-operator` container of a Deployment object.
+fn mco_container_image(deploy: &serde_json::Value) -> Option<String> {
+    deploy
+        .pointer("/spec/template/spec/containers")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(|n| n.as_str()) == Some("machine-config-operator"))?
+        .get("image")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
+pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let docs = parse_documents(&text).map_err(|message| SnapshotError::Syntax {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    let mut out = Vec::new();
+    for doc in docs {
+        flatten(doc, &mut out);
+    }
+    Ok(out)
+}
+
+/// Parses YAML or JSON text into documents (several YAML documents allowed; empty ones skipped).
+pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed) {
+            return Ok(vec![v]);
+        }
+    }
+    let docs: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| e.to_string())?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+fn flatten(doc: serde_json::Value, out: &mut Vec<serde_json::Value>) {
+    match doc {
+        serde_json::Value::Array(items) => items.into_iter().for_each(|d| flatten(d, out)),
+        serde_json::Value::Object(mut map)
+            if map.get("items").is_some_and(|i| i.is_array() || i.is_null())
+                && map
+                    .get("kind")
+                    .and_then(|k| k.as_str())
+                    .is_none_or(|k| k.ends_with("List")) =>
+        {
+            if let Some(serde_json::Value::Array(items)) = map.remove("items") {
+                items.into_iter().for_each(|d| flatten(d, out));
+            }
+        }
+        other => out.push(other),
+    }
+}
+
+/// Reads a file of objects of one type.
+pub fn read_objects<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, SnapshotError> {
+    read_values(path)?
+        .into_iter()
+        .enumerate()
+        .map(|(index, v)| {
+            let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("?").to_string();
+            let name = v
+                .pointer("/metadata/name")
+                .and_then(|k| k.as_str())
+                .unwrap_or("?")
+                .to_string();
+            serde_json::from_value(v).map_err(|source| SnapshotError::Shape {
+                path: path.to_path_buf(),
+                index,
+                kind,
+                name,
+                expected: std::any::type_name::<T>(),
+                source,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixtures() -> PathBuf {
+        std::env::var_os("UPDATE_STATUS_FIXTURES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status")
+            })
+    }
+
+    #[test]
+    fn every_fixture_reads_and_its_now_matches_the_derived_rule() {
+        let mut seen = 0;
+        for entry in std::fs::read_dir(fixtures()).expect("fixtures dir") {
+            let dir = entry.expect("entry").path();
+            if !dir.is_dir() {
+                continue;
+            }
+            let snap = Snapshot::from_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+            assert!(snap.cluster_version.is_some(), "{}", dir.display());
+            assert!(!snap.cluster_operators.is_empty(), "{}", dir.display());
+            assert!(!snap.nodes.is_empty(), "{}", dir.display());
+            assert!(!snap.machine_config_pools.is_empty(), "{}", dir.display());
+            assert_eq!(snap.now, snap.derived_now(), "{}", dir.display());
+            seen += 1;
+        }
+        assert!(seen >= 8, "expected the 8 fixtures, saw {seen}");
+    }
+
+    #[test]
+    fn accepts_json_lists_typed_lists_and_multi_document_yaml() {
+        let json = r#"{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#;
+        let docs = parse_documents(json).expect("json");
+        let mut out = Vec::new();
+        docs.into_iter().for_each(|d| flatten(d, &mut out));
+        assert_eq!(out.len(), 2);
+
+        let yaml = "---\nkind: ClusterOperatorList\nitems:\n- metadata: {name: a}\n---\nkind: ClusterOperator\nmetadata: {name: c}\n";
+        let mut out = Vec::new();
+        parse_documents(yaml)
+            .expect("yaml")
+            .into_iter()
+            .for_each(|d| flatten(d, &mut out));
+        let names: Vec<_> = out
+            .iter()
+            .filter_map(|v| v.pointer("/metadata/name").and_then(|n| n.as_str()))
+            .collect();
+        assert_eq!(names, ["a", "c"]);
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let dir = std::env::temp_dir().join(format!("us-snap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let err = Snapshot::from_dir(&dir).expect_err("missing cv");
+        assert!(err.to_string().contains("clusterversion.yaml is missing"), "{err}");
+        std::fs::write(dir.join("clusterversion.yaml"), "kind: ClusterVersion\nmetadata: [unclosed\n")
+            .expect("write");
+        let err = Snapshot::from_dir(&dir).expect_err("bad yaml");
+        assert!(err.to_string().contains("clusterversion.yaml is not valid YAML or JSON"), "{err}");
+        std::fs::write(dir.join("clusterversion.yaml"), "kind: ClusterVersion\nmetadata:\n  name: version\nstatus:\n  history: 7\n")
+            .expect("write");
+        let err = Snapshot::from_dir(&dir).expect_err("bad shape");
+        assert!(err.to_string().contains("ClusterVersion version"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
