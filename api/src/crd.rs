@@ -5,6 +5,9 @@
 //! Everything lives in `.status` (the status subresource); the objects have no spec. An object
 //! changes only when its meaning changes: there are no heartbeat fields.
 
+// kube-derive expands each `printcolumn(...)` into attributes clippy sees as duplicates.
+#![allow(clippy::duplicated_attributes)]
+
 use jiff::Timestamp;
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
@@ -88,7 +91,9 @@ pub struct Condition {
 }
 
 /// What an object is about.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRef {
     /// API group (empty for the core group).
@@ -108,7 +113,20 @@ pub struct ResourceRef {
 }
 
 /// Which part of the cluster an insight is about.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash, PartialOrd, Ord)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    JsonSchema,
+    Default,
+    Hash,
+    PartialOrd,
+    Ord,
+)]
 pub enum ScopeType {
     /// The control plane (ClusterVersion, ClusterOperators, master pool).
     #[default]
@@ -164,7 +182,20 @@ impl InsightType {
 }
 
 /// Assessment of a control plane, a pool, an operator or a node.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash, PartialOrd, Ord)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    JsonSchema,
+    Default,
+    Hash,
+    PartialOrd,
+    Ord,
+)]
 pub enum Assessment {
     /// Cannot tell.
     #[default]
@@ -241,7 +272,20 @@ impl Assessment {
 }
 
 /// Where a node is in its update.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash, PartialOrd, Ord)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    JsonSchema,
+    Default,
+    Hash,
+    PartialOrd,
+    Ord,
+)]
 pub enum NodePhase {
     /// Being drained.
     Draining,
@@ -284,7 +328,20 @@ impl NodePhase {
 }
 
 /// Severity of a health insight.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash, PartialOrd, Ord)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    JsonSchema,
+    Default,
+    Hash,
+    PartialOrd,
+    Ord,
+)]
 pub enum ImpactLevel {
     /// Cannot tell (e.g. the alert source is unreachable).
     #[default]
@@ -323,7 +380,20 @@ impl ImpactLevel {
 }
 
 /// What a problem affects.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash, PartialOrd, Ord)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    JsonSchema,
+    Default,
+    Hash,
+    PartialOrd,
+    Ord,
+)]
 pub enum ImpactType {
     /// No impact.
     #[default]
@@ -490,13 +560,43 @@ pub struct HealthInsight {
     printcolumn(name = "Type", type_ = "string", json_path = ".status.type"),
     printcolumn(name = "Scope", type_ = "string", json_path = ".status.scope.type"),
     printcolumn(name = "Kind", type_ = "string", json_path = ".status.resource.kind"),
-    printcolumn(name = "Resource", type_ = "string", json_path = ".status.resource.name"),
-    printcolumn(name = "Assessment", type_ = "string", json_path = ".status.progress.assessment"),
-    printcolumn(name = "Level", type_ = "string", json_path = ".status.health.impact.level"),
-    printcolumn(name = "Impact", type_ = "string", json_path = ".status.health.impact.type"),
-    printcolumn(name = "Summary", type_ = "string", json_path = ".status.health.impact.summary", priority = 1),
-    printcolumn(name = "Message", type_ = "string", json_path = ".status.progress.message", priority = 1),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Resource",
+        type_ = "string",
+        json_path = ".status.resource.name"
+    ),
+    printcolumn(
+        name = "Assessment",
+        type_ = "string",
+        json_path = ".status.progress.assessment"
+    ),
+    printcolumn(
+        name = "Level",
+        type_ = "string",
+        json_path = ".status.health.impact.level"
+    ),
+    printcolumn(
+        name = "Impact",
+        type_ = "string",
+        json_path = ".status.health.impact.type"
+    ),
+    printcolumn(
+        name = "Summary",
+        type_ = "string",
+        json_path = ".status.health.impact.summary",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Message",
+        type_ = "string",
+        json_path = ".status.progress.message",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 pub struct UpdateInsightSpec {}
 
@@ -631,13 +731,38 @@ pub struct HealthCounts {
     derive = "PartialEq",
     derive = "Default",
     doc = "How the update of a cluster's control plane goes: assessment, versions, completion, duration and estimate.",
-    printcolumn(name = "Assessment", type_ = "string", json_path = ".status.assessment"),
-    printcolumn(name = "Target", type_ = "string", json_path = ".status.versions.target"),
-    printcolumn(name = "Previous", type_ = "string", json_path = ".status.versions.previous"),
-    printcolumn(name = "Completion", type_ = "integer", json_path = ".status.completionPercent"),
+    printcolumn(
+        name = "Assessment",
+        type_ = "string",
+        json_path = ".status.assessment"
+    ),
+    printcolumn(
+        name = "Target",
+        type_ = "string",
+        json_path = ".status.versions.target"
+    ),
+    printcolumn(
+        name = "Previous",
+        type_ = "string",
+        json_path = ".status.versions.previous"
+    ),
+    printcolumn(
+        name = "Completion",
+        type_ = "integer",
+        json_path = ".status.completionPercent"
+    ),
     printcolumn(name = "Started", type_ = "date", json_path = ".status.startedAt"),
-    printcolumn(name = "Estimated", type_ = "date", json_path = ".status.estimatedCompletedAt", priority = 1),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Estimated",
+        type_ = "date",
+        json_path = ".status.estimatedCompletedAt",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 pub struct ControlPlaneUpdateStatusSpec {}
 
@@ -689,13 +814,33 @@ pub struct ControlPlaneUpdateStatusStatus {
     derive = "PartialEq",
     derive = "Default",
     doc = "How the update of one worker pool goes: assessment, completion and node counts.",
-    printcolumn(name = "Assessment", type_ = "string", json_path = ".status.assessment"),
-    printcolumn(name = "Completion", type_ = "integer", json_path = ".status.completionPercent"),
-    printcolumn(name = "Updated", type_ = "integer", json_path = ".status.nodes.updated"),
+    printcolumn(
+        name = "Assessment",
+        type_ = "string",
+        json_path = ".status.assessment"
+    ),
+    printcolumn(
+        name = "Completion",
+        type_ = "integer",
+        json_path = ".status.completionPercent"
+    ),
+    printcolumn(
+        name = "Updated",
+        type_ = "integer",
+        json_path = ".status.nodes.updated"
+    ),
     printcolumn(name = "Total", type_ = "integer", json_path = ".status.nodes.total"),
-    printcolumn(name = "Degraded", type_ = "integer", json_path = ".status.nodes.degraded"),
+    printcolumn(
+        name = "Degraded",
+        type_ = "integer",
+        json_path = ".status.nodes.degraded"
+    ),
     printcolumn(name = "Paused", type_ = "boolean", json_path = ".status.paused"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 pub struct WorkerPoolUpdateStatusSpec {}
 
@@ -742,14 +887,32 @@ mod tests {
         ] {
             assert_eq!(crd.spec.group, GROUP);
             assert_eq!(crd.spec.scope, "Namespaced");
-            assert_eq!(crd.spec.names.categories.as_deref(), Some(&[CATEGORY.to_string()][..]));
-            assert_eq!(crd.spec.names.short_names.as_deref(), Some(&[short.to_string()][..]));
+            assert_eq!(
+                crd.spec.names.categories.as_deref(),
+                Some(&[CATEGORY.to_string()][..])
+            );
+            assert_eq!(
+                crd.spec.names.short_names.as_deref(),
+                Some(&[short.to_string()][..])
+            );
             let v = &crd.spec.versions[0];
             assert_eq!(v.name, VERSION);
-            assert!(v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
-            assert!(v.additional_printer_columns.as_ref().is_some_and(|c| c.len() >= 5));
+            assert!(
+                v.subresources
+                    .as_ref()
+                    .and_then(|s| s.status.as_ref())
+                    .is_some()
+            );
+            assert!(
+                v.additional_printer_columns
+                    .as_ref()
+                    .is_some_and(|c| c.len() >= 5)
+            );
             let text = serde_json::to_string(&crd).expect("json");
-            assert!(text.contains("x-kubernetes-validations"), "{short} has no CEL rule");
+            assert!(
+                text.contains("x-kubernetes-validations"),
+                "{short} has no CEL rule"
+            );
         }
     }
 

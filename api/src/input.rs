@@ -39,8 +39,10 @@ pub const POOL_LAYERING_ENABLED: &str = "machineconfiguration.openshift.io/layer
 pub const POOL_NEWEST_IMAGE_EQUIVALENT_CONFIG: &str =
     "machineconfiguration.openshift.io/newestImageEquivalentConfig";
 /// A ClusterOperator is part of the release payload iff it has an annotation with one of these prefixes.
-pub const PLATFORM_OPERATOR_ANNOTATION_PREFIXES: [&str; 2] =
-    ["include.release.openshift.io/", "exclude.release.openshift.io/"];
+pub const PLATFORM_OPERATOR_ANNOTATION_PREFIXES: [&str; 2] = [
+    "include.release.openshift.io/",
+    "exclude.release.openshift.io/",
+];
 
 /// Reads `null` as the type's default.
 fn nullable<'de, D, T>(de: D) -> Result<T, D::Error>
@@ -93,7 +95,11 @@ pub struct Condition {
     #[serde(default, deserialize_with = "nullable")]
     pub message: String,
     /// When the status last changed.
-    #[serde(default, deserialize_with = "lenient_time", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_time",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub last_transition_time: Option<Timestamp>,
 }
 
@@ -162,7 +168,13 @@ pub struct ClusterVersion {
     #[serde(default, deserialize_with = "nullable")]
     pub status: ClusterVersionStatus,
 }
-cluster_resource!(ClusterVersion, "config.openshift.io", "v1", "ClusterVersion", "clusterversions");
+cluster_resource!(
+    ClusterVersion,
+    "config.openshift.io",
+    "v1",
+    "ClusterVersion",
+    "clusterversions"
+);
 
 /// Status of a ClusterVersion.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -197,10 +209,18 @@ pub struct UpdateHistory {
     #[serde(default, deserialize_with = "nullable")]
     pub state: String,
     /// When the update started.
-    #[serde(default, deserialize_with = "lenient_time", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_time",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub started_time: Option<Timestamp>,
     /// When the update completed (unset while partial).
-    #[serde(default, deserialize_with = "lenient_time", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_time",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub completion_time: Option<Timestamp>,
     /// Target version of this entry.
     #[serde(default, deserialize_with = "nullable")]
@@ -231,7 +251,13 @@ pub struct ClusterOperator {
     #[serde(default, deserialize_with = "nullable")]
     pub status: ClusterOperatorStatus,
 }
-cluster_resource!(ClusterOperator, "config.openshift.io", "v1", "ClusterOperator", "clusteroperators");
+cluster_resource!(
+    ClusterOperator,
+    "config.openshift.io",
+    "v1",
+    "ClusterOperator",
+    "clusteroperators"
+);
 
 impl ClusterOperator {
     /// Name of the operator (empty if unset).
@@ -243,14 +269,21 @@ impl ClusterOperator {
     /// `exclude.release.openshift.io/` annotation (values ignored).
     pub fn is_platform_operator(&self) -> bool {
         self.metadata.annotations.as_ref().is_some_and(|a| {
-            a.keys()
-                .any(|k| PLATFORM_OPERATOR_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p)))
+            a.keys().any(|k| {
+                PLATFORM_OPERATOR_ANNOTATION_PREFIXES
+                    .iter()
+                    .any(|p| k.starts_with(p))
+            })
         })
     }
 
     /// Version reported under `name` (`operator`, `operator-image`, ...).
     pub fn version(&self, name: &str) -> Option<&str> {
-        self.status.versions.iter().find(|v| v.name == name).map(|v| v.version.as_str())
+        self.status
+            .versions
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.version.as_str())
     }
 
     /// Last condition of a type.
@@ -379,7 +412,11 @@ impl Node {
 
     /// An annotation's value, if present.
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.metadata.annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
+        self.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .map(String::as_str)
     }
 }
 
@@ -413,7 +450,11 @@ pub struct Alert {
     #[serde(default, deserialize_with = "nullable")]
     pub state: String,
     /// When the alert became active.
-    #[serde(default, deserialize_with = "lenient_time", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_time",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub active_at: Option<Timestamp>,
 }
 
@@ -499,8 +540,13 @@ mod tests {
         assert!(!co.is_platform_operator());
         co.metadata.annotations = Some([("random".to_string(), String::new())].into());
         assert!(!co.is_platform_operator());
-        co.metadata.annotations =
-            Some([("exclude.release.openshift.io/internal-openshift-hosted".to_string(), "true".to_string())].into());
+        co.metadata.annotations = Some(
+            [(
+                "exclude.release.openshift.io/internal-openshift-hosted".to_string(),
+                "true".to_string(),
+            )]
+            .into(),
+        );
         assert!(co.is_platform_operator());
     }
 
@@ -513,7 +559,10 @@ mod tests {
             ]}
         }))
         .expect("parse");
-        assert_eq!(co.condition("Degraded").map(|c| c.status.as_str()), Some("False"));
+        assert_eq!(
+            co.condition("Degraded").map(|c| c.status.as_str()),
+            Some("False")
+        );
         assert_eq!(
             first_condition(&co.status.conditions, "Degraded").map(|c| c.status.as_str()),
             Some("True")

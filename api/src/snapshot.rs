@@ -156,7 +156,10 @@ impl Snapshot {
         cv.chain(co)
             .filter_map(|c| c.last_transition_time)
             .max()
-            .and_then(|t| t.checked_add(jiff::SignedDuration::from_nanos(368_975)).ok())
+            .and_then(|t| {
+                t.checked_add(jiff::SignedDuration::from_nanos(368_975))
+                    .ok()
+            })
     }
 }
 
@@ -192,10 +195,10 @@ pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError>
 /// Parses YAML or JSON text into documents (several YAML documents allowed; empty ones skipped).
 pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed) {
-            return Ok(vec![v]);
-        }
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed)
+    {
+        return Ok(vec![v]);
     }
     let docs: Vec<serde_json::Value> =
         serde_saphyr::from_multiple(text).map_err(|e| e.to_string())?;
@@ -206,7 +209,9 @@ fn flatten(doc: serde_json::Value, out: &mut Vec<serde_json::Value>) {
     match doc {
         serde_json::Value::Array(items) => items.into_iter().for_each(|d| flatten(d, out)),
         serde_json::Value::Object(mut map)
-            if map.get("items").is_some_and(|i| i.is_array() || i.is_null())
+            if map
+                .get("items")
+                .is_some_and(|i| i.is_array() || i.is_null())
                 && map
                     .get("kind")
                     .and_then(|k| k.as_str())
@@ -226,7 +231,11 @@ pub fn read_objects<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Snapshot
         .into_iter()
         .enumerate()
         .map(|(index, v)| {
-            let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("?").to_string();
+            let kind = v
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or("?")
+                .to_string();
             let name = v
                 .pointer("/metadata/name")
                 .and_then(|k| k.as_str())
@@ -301,13 +310,26 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("us-snap-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let err = Snapshot::from_dir(&dir).expect_err("missing cv");
-        assert!(err.to_string().contains("clusterversion.yaml is missing"), "{err}");
-        std::fs::write(dir.join("clusterversion.yaml"), "kind: ClusterVersion\nmetadata: [unclosed\n")
-            .expect("write");
+        assert!(
+            err.to_string().contains("clusterversion.yaml is missing"),
+            "{err}"
+        );
+        std::fs::write(
+            dir.join("clusterversion.yaml"),
+            "kind: ClusterVersion\nmetadata: [unclosed\n",
+        )
+        .expect("write");
         let err = Snapshot::from_dir(&dir).expect_err("bad yaml");
-        assert!(err.to_string().contains("clusterversion.yaml is not valid YAML or JSON"), "{err}");
-        std::fs::write(dir.join("clusterversion.yaml"), "kind: ClusterVersion\nmetadata:\n  name: version\nstatus:\n  history: 7\n")
-            .expect("write");
+        assert!(
+            err.to_string()
+                .contains("clusterversion.yaml is not valid YAML or JSON"),
+            "{err}"
+        );
+        std::fs::write(
+            dir.join("clusterversion.yaml"),
+            "kind: ClusterVersion\nmetadata:\n  name: version\nstatus:\n  history: 7\n",
+        )
+        .expect("write");
         let err = Snapshot::from_dir(&dir).expect_err("bad shape");
         assert!(err.to_string().contains("ClusterVersion version"), "{err}");
         std::fs::remove_dir_all(&dir).ok();

@@ -1,0 +1,67 @@
+//! Pure assessment logic: `(inputs, now) -> desired objects`. No I/O, no clock: `now` is passed
+//! in. Shared by the reconcilers and the CLI's offline mode.
+//!
+//! - [`control_plane`]: ClusterVersion + ClusterOperators → ControlPlaneUpdateStatus content,
+//!   progress insights for the ClusterVersion and each platform ClusterOperator, and the
+//!   control-plane health insights (algorithms.md sections B and D.1–D.5).
+//! - [`nodes`]: MachineConfigPools + MachineConfigs + Nodes → per-node progress insights,
+//!   per-pool status content and node/pool health insights (sections C and D.6–D.8).
+//! - [`naming`]: deterministic object names and labels of the desired objects.
+
+pub mod control_plane;
+pub mod naming;
+pub mod nodes;
+
+use jiff::Timestamp;
+use update_status_api::crd::{
+    ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
+};
+use update_status_api::input::{
+    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+};
+
+/// Everything the assessment reads, borrowed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClusterInputs<'a> {
+    /// The ClusterVersion (`None`: not an OpenShift cluster, or not readable yet).
+    pub cluster_version: Option<&'a ClusterVersion>,
+    /// All ClusterOperators (non-platform ones are ignored by the logic).
+    pub cluster_operators: &'a [ClusterOperator],
+    /// All MachineConfigPools.
+    pub pools: &'a [MachineConfigPool],
+    /// MachineConfigs (only names and the release-version annotation matter).
+    pub machine_configs: &'a [MachineConfig],
+    /// All Nodes.
+    pub nodes: &'a [Node],
+    /// Image of the machine-config-operator container (multi-arch migration check), if known.
+    pub mco_image: Option<&'a str>,
+}
+
+/// The desired state of everything update-status writes for one cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterAssessment {
+    /// ControlPlaneUpdateStatus content (`None` without a ClusterVersion).
+    pub control_plane: Option<ControlPlaneUpdateStatusStatus>,
+    /// WorkerPoolUpdateStatus content per non-master pool, in pool order.
+    pub worker_pools: Vec<(String, WorkerPoolUpdateStatusStatus)>,
+    /// Every insight (progress and health), in a stable order.
+    pub insights: Vec<UpdateInsightStatus>,
+}
+
+/// Runs the whole assessment (what the CLI's offline mode and the fixture tests use; the
+/// reconcilers call the parts they own).
+pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAssessment {
+    let nodes = nodes::assess_nodes(inputs, now);
+    let mut out = ClusterAssessment::default();
+    if let Some(cp) = control_plane::assess_control_plane(inputs, nodes.control_plane_pool(), now) {
+        out.control_plane = Some(cp.status);
+        out.insights.extend(cp.insights);
+    }
+    for pool in nodes.pools {
+        out.insights.extend(pool.insights);
+        if !pool.is_master {
+            out.worker_pools.push((pool.name, pool.status));
+        }
+    }
+    out
+}

@@ -1,0 +1,329 @@
+//! Deterministic names and labels of the objects update-status writes (design.md "Names" and
+//! "Labels"). The same insight always gets the same name, so a problem keeps its object (and
+//! its `startedAt`) for as long as it lasts.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+use update_status_api::crd::{InsightType, UpdateInsightStatus, labels};
+
+/// Name of the ControlPlaneUpdateStatus of a standalone cluster.
+pub const CONTROL_PLANE_STATUS_NAME: &str = "cluster";
+
+const MAX_NAME: usize = 253;
+const MAX_LABEL: usize = 63;
+const HASH_LEN: usize = 10;
+
+/// Lower-case hex SHA-256 prefix of `input`.
+pub fn short_hash(input: &str) -> String {
+    let digest = Sha256::digest(input.as_bytes());
+    digest
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
+        .chars()
+        .take(HASH_LEN)
+        .collect()
+}
+
+/// `CamelCase` → `camel-case`.
+pub fn kebab(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut prev_lower_or_digit = false;
+    for c in s.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower_or_digit {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower_or_digit = false;
+        } else {
+            out.push(c);
+            prev_lower_or_digit = c.is_ascii_lowercase() || c.is_ascii_digit();
+        }
+    }
+    out
+}
+
+/// Makes `raw` a valid DNS-1123 subdomain of at most `max` characters: lower case, invalid
+/// characters replaced by `-`, and when it had to be shortened (or changed) a hash suffix of
+/// the original keeps distinct inputs distinct.
+fn dns_subdomain(raw: &str, max: usize) -> String {
+    let lowered = raw.to_ascii_lowercase();
+    let mut s: String = lowered
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let changed = s != raw;
+    let trim = |s: &str| {
+        s.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .to_string()
+    };
+    s = trim(&s);
+    if s.len() <= max && !changed && !s.is_empty() {
+        return s;
+    }
+    let hash = short_hash(raw);
+    let keep = max.saturating_sub(HASH_LEN + 1);
+    let head = trim(&s.chars().take(keep).collect::<String>());
+    if head.is_empty() {
+        hash
+    } else {
+        format!("{head}-{hash}")
+    }
+}
+
+/// A valid label value for `raw` (≤ 63 characters, `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`).
+/// Values that are already valid are kept as they are; others are slugged and, if too long,
+/// shortened with a hash suffix (the full value stays in `.status`).
+pub fn label_value(raw: &str) -> String {
+    let valid_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.';
+    let is_valid = raw.len() <= MAX_LABEL
+        && raw.chars().all(valid_char)
+        && raw
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && raw
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+    if is_valid || raw.is_empty() {
+        return raw.to_string();
+    }
+    let slug: String = raw
+        .chars()
+        .map(|c| if valid_char(c) { c } else { '-' })
+        .collect();
+    let trim = |s: &str| {
+        s.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .to_string()
+    };
+    let slug = trim(&slug);
+    if slug.len() <= MAX_LABEL && !slug.is_empty() {
+        return slug;
+    }
+    let keep = MAX_LABEL - HASH_LEN - 1;
+    let head = trim(&slug.chars().take(keep).collect::<String>());
+    let hash = short_hash(raw);
+    if head.is_empty() {
+        hash
+    } else {
+        format!("{head}-{hash}")
+    }
+}
+
+/// Object name of an insight.
+///
+/// - progress: `<kind>-<resource name>`, e.g. `node-ip-10-0-1-2`, `clusteroperator-etcd`;
+/// - health: `<source>-<resource name>-<hash>`, the hash over the rule, every resource it is
+///   about and `identity` (extra distinguishing data, e.g. an alert's labels; usually empty).
+pub fn insight_name(status: &UpdateInsightStatus, identity: &str) -> String {
+    let r = &status.resource;
+    match status.type_ {
+        InsightType::Progress => dns_subdomain(
+            &format!("{}-{}", r.kind.to_ascii_lowercase(), r.name),
+            MAX_NAME,
+        ),
+        InsightType::Health => {
+            let source = status
+                .health
+                .as_ref()
+                .map(|h| h.source.as_str())
+                .unwrap_or("health");
+            let mut key = format!(
+                "{source}\n{}/{}/{}/{}",
+                r.group,
+                r.kind,
+                r.namespace.as_deref().unwrap_or(""),
+                r.name
+            );
+            if let Some(h) = &status.health {
+                for rel in &h.related {
+                    key.push_str(&format!(
+                        "\n{}/{}/{}/{}",
+                        rel.group,
+                        rel.kind,
+                        rel.namespace.as_deref().unwrap_or(""),
+                        rel.name
+                    ));
+                }
+            }
+            if !identity.is_empty() {
+                key.push('\n');
+                key.push_str(identity);
+            }
+            let head = dns_subdomain(
+                &format!("{}-{}", kebab(source), r.name),
+                MAX_NAME - HASH_LEN - 1,
+            );
+            format!("{head}-{}", short_hash(&key))
+        }
+    }
+}
+
+/// The labels every insight carries (the reconciler adds its own `reconciler` and `cluster`).
+pub fn insight_labels(status: &UpdateInsightStatus) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::new();
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l.insert(
+        labels::INSIGHT_TYPE.to_string(),
+        status.type_.slug().to_string(),
+    );
+    l.insert(
+        labels::RESOURCE_KIND.to_string(),
+        label_value(&status.resource.kind),
+    );
+    l.insert(
+        labels::RESOURCE_NAME.to_string(),
+        label_value(&status.resource.name),
+    );
+    l.insert(
+        labels::SCOPE.to_string(),
+        status.scope.type_.slug().to_string(),
+    );
+    if let Some(pool) = &status.scope.pool {
+        l.insert(labels::POOL.to_string(), label_value(pool));
+    }
+    if let Some(p) = &status.progress {
+        l.insert(
+            labels::ASSESSMENT.to_string(),
+            p.assessment.slug().to_string(),
+        );
+        if let Some(phase) = p.phase {
+            l.insert(labels::PHASE.to_string(), phase.slug().to_string());
+        }
+    }
+    if let Some(h) = &status.health {
+        l.insert(
+            labels::IMPACT_LEVEL.to_string(),
+            h.impact.level.slug().to_string(),
+        );
+        l.insert(
+            labels::IMPACT_TYPE.to_string(),
+            h.impact.type_.slug().to_string(),
+        );
+        l.insert(labels::SOURCE.to_string(), label_value(&kebab(&h.source)));
+    }
+    l
+}
+
+/// Object name of a WorkerPoolUpdateStatus: the pool's name (made DNS-safe if it is not).
+pub fn pool_status_name(pool: &str) -> String {
+    dns_subdomain(pool, MAX_NAME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::*;
+
+    fn health(source: &str, kind: &str, name: &str, level: ImpactLevel) -> UpdateInsightStatus {
+        UpdateInsightStatus {
+            type_: InsightType::Health,
+            resource: ResourceRef {
+                group: String::new(),
+                kind: kind.into(),
+                name: name.into(),
+                namespace: None,
+            },
+            scope: InsightScope {
+                type_: ScopeType::WorkerPool,
+                pool: Some("worker".into()),
+            },
+            progress: None,
+            health: Some(HealthInsight {
+                started_at: None,
+                impact: Impact {
+                    level,
+                    type_: ImpactType::UpdateStalled,
+                    summary: "s".into(),
+                    description: String::new(),
+                },
+                remediation: Remediation {
+                    reference: "https://x".into(),
+                },
+                related: vec![],
+                source: source.into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn label_values_are_valid_and_stable() {
+        assert_eq!(
+            label_value("ip-10-0-1-2.ec2.internal"),
+            "ip-10-0-1-2.ec2.internal"
+        );
+        assert_eq!(label_value("Update Stalled"), "Update-Stalled");
+        let long = "a".repeat(40) + "." + &"b".repeat(40);
+        let v = label_value(&long);
+        assert!(v.len() <= 63, "{v}");
+        assert_eq!(v, label_value(&long));
+        assert_ne!(v, label_value(&(long.clone() + "c")));
+        assert!(v.chars().last().is_some_and(|c| c.is_ascii_alphanumeric()));
+    }
+
+    #[test]
+    fn names_are_dns_safe_deterministic_and_level_independent() {
+        let a = insight_name(
+            &health("NodeDegraded", "Node", "Node-A_1", ImpactLevel::Warning),
+            "",
+        );
+        let b = insight_name(
+            &health("NodeDegraded", "Node", "Node-A_1", ImpactLevel::Error),
+            "",
+        );
+        assert_eq!(a, b, "a level change keeps the object");
+        assert!(a.starts_with("node-degraded-node-a-1-"), "{a}");
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        );
+        let c = insight_name(
+            &health("NodeDegraded", "Node", "node-a-1", ImpactLevel::Error),
+            "",
+        );
+        assert_ne!(a, c, "distinct resources get distinct names");
+        let d = insight_name(
+            &health("Alert", "Alert", "X", ImpactLevel::Error),
+            "severity=warning",
+        );
+        let e = insight_name(
+            &health("Alert", "Alert", "X", ImpactLevel::Error),
+            "severity=critical",
+        );
+        assert_ne!(d, e);
+        let long = insight_name(
+            &health("NodeDegraded", "Node", &"n".repeat(300), ImpactLevel::Error),
+            "",
+        );
+        assert!(long.len() <= 253);
+    }
+
+    #[test]
+    fn labels_use_slugs() {
+        let l = insight_labels(&health(
+            "ClusterOperatorDegraded",
+            "ClusterOperator",
+            "etcd",
+            ImpactLevel::Error,
+        ));
+        assert_eq!(l[labels::IMPACT_LEVEL], "error");
+        assert_eq!(l[labels::IMPACT_TYPE], "update-stalled");
+        assert_eq!(l[labels::SOURCE], "cluster-operator-degraded");
+        assert_eq!(l[labels::INSIGHT_TYPE], "health");
+        assert_eq!(l[labels::POOL], "worker");
+        assert_eq!(kebab("NodeDrainFailed"), "node-drain-failed");
+        assert_eq!(kebab("CVFailing"), "cvfailing");
+    }
+}
