@@ -1,3 +1,10 @@
 //! update-status controllers: the pure assessment logic ([`assess`]) and the reconcilers that
-//! watch OpenShift inputs and write its results.
+//! watch OpenShift inputs and write its results ([`control_plane_reconciler`],
+//! [`worker_pools_reconciler`]), with the shared watch caches ([`watch`]), the change-only
+//! writer ([`writer`]) and the Prometheus metrics ([`metrics`]).
 pub mod assess;
+pub mod control_plane_reconciler;
+pub mod metrics;
+pub mod watch;
+pub mod worker_pools_reconciler;
+pub mod writer;

@@ -1,1 +1,194 @@
-fn main() {}
+//! `update-status-controller`: watches ClusterVersion, ClusterOperators, MachineConfigPools,
+//! MachineConfigs and Nodes, and writes ControlPlaneUpdateStatus, WorkerPoolUpdateStatus and
+//! UpdateInsight objects into its namespace. Serves `/metrics`, `/healthz` and `/readyz`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::get;
+use clap::Parser;
+use kube::Api;
+use kube::api::ListParams;
+use tokio::sync::watch;
+use update_status_api::crd::UpdateInsight;
+use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
+use update_status_controllers::metrics::Metrics;
+use update_status_controllers::watch::{self as watches, Wakers};
+use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
+
+/// Command-line flags.
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "Tells how an OpenShift cluster update goes, as Kubernetes objects"
+)]
+struct Args {
+    /// Namespace the objects are written to.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "openshift-update-status")]
+    namespace: String,
+    /// Address of the /metrics, /healthz and /readyz endpoints.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8080")]
+    metrics_bind_address: SocketAddr,
+    /// Cluster ID put in the `update.openshift.io/cluster` label (optional).
+    #[arg(long, env = "CLUSTER_ID")]
+    cluster_id: Option<String>,
+    /// Log format.
+    #[arg(long, env = "LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    if args.log_format == "json" {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+
+    let client = kube::Client::try_default()
+        .await
+        .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
+    preflight(&client, &args.namespace).await?;
+
+    let metrics = Arc::new(Metrics::new()?);
+    let synced = Arc::new(AtomicBool::new(false));
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+
+    let server = serve(args.metrics_bind_address, metrics.clone(), synced.clone()).await?;
+
+    let wakers = Wakers::default();
+    let caches = watches::start(&client, &args.namespace, &wakers, synced.clone());
+    let (master_tx, master_rx) = watch::channel(None);
+    let cp = ControlPlaneReconciler::new(
+        client.clone(),
+        &args.namespace,
+        caches.clone(),
+        master_rx,
+        metrics.clone(),
+        args.cluster_id.clone(),
+    );
+    let wp = WorkerPoolsReconciler::new(
+        client.clone(),
+        &args.namespace,
+        caches.clone(),
+        master_tx,
+        metrics.clone(),
+        args.cluster_id.clone(),
+    );
+    // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
+    // deleted objects and we would delete and re-create insights at every start.
+    let ready = {
+        let synced = synced.clone();
+        async move {
+            while !synced.load(Ordering::SeqCst) {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = ready => {}
+        _ = shutdown_signal() => { tracing::info!("shutting down before caches synced"); return Ok(()); }
+    }
+    let cp_task = tokio::spawn(cp.run(wakers.control_plane.clone(), shutdown_rx.clone()));
+    let wp_task = tokio::spawn(wp.run(wakers.worker_pools.clone(), shutdown_rx.clone()));
+    wakers.control_plane.notify_one();
+    wakers.worker_pools.notify_one();
+    tracing::info!(namespace = %args.namespace, "update-status-controller running");
+
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    let _ = shutdown_tx.send(true);
+    let _ = tokio::join!(cp_task, wp_task);
+    server.abort();
+    Ok(())
+}
+
+/// Fails early, with a clear message, if our CRDs are not installed or we may not use them.
+async fn preflight(client: &kube::Client, namespace: &str) -> anyhow::Result<()> {
+    let api: Api<UpdateInsight> = Api::namespaced(client.clone(), namespace);
+    match api.list(&ListParams::default().limit(1)).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_not_found() => anyhow::bail!(
+            "the update-status CRDs are not installed (no updateinsights.update.openshift.io resource): apply config/crd/ first"
+        ),
+        Err(kube::Error::Api(s)) if s.is_forbidden() => anyhow::bail!(
+            "not allowed to list updateinsights in namespace {namespace}: check the RBAC in config/rbac/ ({})",
+            s.message
+        ),
+        Err(e) => Err(e).context("checking that the update-status CRDs are installed"),
+    }
+}
+
+async fn serve(
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+    synced: Arc<AtomicBool>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let app = Router::new()
+        .route(
+            "/metrics",
+            get({
+                let m = metrics.clone();
+                move || {
+                    let m = m.clone();
+                    async move { m.render() }
+                }
+            }),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let synced = synced.clone();
+                async move {
+                    if synced.load(Ordering::SeqCst) {
+                        (StatusCode::OK, "ok")
+                    } else {
+                        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced")
+                    }
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding the metrics endpoint to {addr}"))?;
+    tracing::info!(%addr, "serving /metrics, /healthz, /readyz");
+    Ok(tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "metrics server stopped");
+        }
+    }))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the controller");
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

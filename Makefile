@@ -1,0 +1,66 @@
+# update-status: `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+NAMESPACE ?= openshift-update-status
+SNAPSHOT ?= ../shared/fixtures/oc-status/4.16.0-ec2-control-plane-updated-pdb-prohibits-draining
+export CLUSTER_DIR ?= $(CURDIR)/.cache/cluster
+KUBECONFIG_LOCAL := $(CLUSTER_DIR)/kubeconfig
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build the controller, the kubectl plugin and crdgen (debug)
+	$(CARGO) build --workspace --bins
+
+.PHONY: manifests
+manifests: ## Regenerate config/crd/*.yaml from the Rust types
+	$(CARGO) run -q -p update-status-controllers --bin crdgen
+
+.PHONY: manifests-check
+manifests-check: ## Fail if config/crd/*.yaml differs from what the code generates
+	$(CARGO) run -q -p update-status-controllers --bin crdgen -- --check
+
+.PHONY: lint
+lint: ## cargo fmt --check and clippy -D warnings
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+.PHONY: k8s-bins
+k8s-bins: ## Build the pinned etcd, kube-apiserver, kube-controller-manager into .cache/bin (cached)
+	hack/build-k8s.sh
+
+.PHONY: unit
+unit: ## Unit and fixture tests (no cluster)
+	$(CARGO) test --workspace --exclude update-status-e2e
+
+.PHONY: e2e
+e2e: k8s-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager
+	hack/e2e.sh
+
+.PHONY: test
+test: manifests-check unit e2e ## Everything CI runs: CRD drift check, unit tests, e2e tests
+
+.PHONY: dev-cluster
+dev-cluster: k8s-bins ## Start the local control plane (kubeconfig: .cache/cluster/kubeconfig)
+	hack/local-cluster.sh up
+
+.PHONY: dev-cluster-down
+dev-cluster-down: ## Stop the local control plane and remove its state
+	hack/local-cluster.sh down
+
+.PHONY: load-snapshot
+load-snapshot: ## Load SNAPSHOT=<dir> into the local control plane
+	hack/load-snapshot.sh $(SNAPSHOT)
+
+.PHONY: run
+run: ## Run the controller against the local control plane (make dev-cluster first)
+	KUBECONFIG=$(KUBECONFIG_LOCAL) kubectl create namespace $(NAMESPACE) --dry-run=client -o yaml | KUBECONFIG=$(KUBECONFIG_LOCAL) kubectl apply -f - >/dev/null
+	KUBECONFIG=$(KUBECONFIG_LOCAL) $(CARGO) run -p update-status-controllers --bin update-status-controller -- --namespace $(NAMESPACE) --metrics-bind-address 127.0.0.1:8080
+
+.PHONY: demo
+demo: k8s-bins ## Local control plane + a loaded snapshot + the controller, showing its objects live
+	hack/demo.sh $(SNAPSHOT)

@@ -1,0 +1,269 @@
+//! The control-plane reconciler: ClusterVersion + ClusterOperators (+ the master pool's node
+//! counts from the worker-pools reconciler) → the ControlPlaneUpdateStatus `cluster`, progress
+//! insights for the ClusterVersion and each platform ClusterOperator, and the control-plane
+//! health insights. It only watches, calls [`crate::assess::control_plane`], and writes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+use tokio::sync::{Notify, watch};
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsight,
+    UpdateInsightStatus, labels,
+};
+use update_status_api::input::{ClusterOperator, ClusterVersion};
+
+use crate::assess::ClusterInputs;
+use crate::assess::control_plane::{self, ControlPlaneAssessment};
+use crate::assess::naming;
+use crate::assess::nodes::PoolAssessment;
+use crate::metrics::Metrics;
+use crate::watch::Caches;
+use crate::writer::{Desired, Writer, owner_ref};
+
+/// Name of this reconciler (label value and field-manager suffix).
+pub const NAME: &str = "control-plane";
+
+/// Longest wait before re-evaluating when only time passes (thresholds are computed exactly;
+/// this bounds the effect of a clock jump).
+pub const MAX_REQUEUE: Duration = Duration::from_secs(300);
+
+/// The reconciler's state.
+pub struct ControlPlaneReconciler {
+    caches: Caches,
+    master_pool: watch::Receiver<Option<PoolAssessment>>,
+    statuses: Writer<ControlPlaneUpdateStatus>,
+    insights: Writer<UpdateInsight>,
+    metrics: Arc<Metrics>,
+    cluster_id: Option<String>,
+}
+
+/// Keeps what must survive recomputation: the first-seen `startedAt` of health insights and an
+/// estimate that moved less than the tolerance.
+pub fn carry_over(
+    desired_cp: &mut ControlPlaneUpdateStatusStatus,
+    existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
+    desired_insights: &mut [(String, UpdateInsightStatus)],
+    existing_insights: &HashMap<String, &UpdateInsightStatus>,
+    now: Timestamp,
+) {
+    if let Some(old) = existing_cp
+        && !estimate_moved(
+            old.estimated_completed_at,
+            desired_cp.estimated_completed_at,
+            now,
+        )
+    {
+        desired_cp.estimated_completed_at = old.estimated_completed_at;
+    }
+    keep_started_at(desired_insights, existing_insights);
+}
+
+/// TODO(lead): replace with control_plane::estimate_moved once the logic exports it.
+fn estimate_moved(old: Option<Timestamp>, new: Option<Timestamp>, now: Timestamp) -> bool {
+    match (old, new) {
+        (Some(o), Some(n)) => {
+            let diff = o.duration_since(n).as_secs().abs();
+            let remaining = n.duration_since(now).as_secs().abs();
+            diff > 60.max(remaining / 10)
+        }
+        (None, None) => false,
+        _ => true,
+    }
+}
+
+/// A health insight keeps the earliest `startedAt` it ever had: rules whose start is "first
+/// observed" (now) do not move on every pass, and a restart does not reset them.
+pub fn keep_started_at(
+    desired: &mut [(String, UpdateInsightStatus)],
+    existing: &HashMap<String, &UpdateInsightStatus>,
+) {
+    for (name, status) in desired.iter_mut() {
+        let (Some(h), Some(old)) = (
+            status.health.as_mut(),
+            existing.get(name).and_then(|e| e.health.as_ref()),
+        ) else {
+            continue;
+        };
+        if let Some(old_start) = old.started_at
+            && h.started_at.is_none_or(|new| new > old_start)
+        {
+            h.started_at = Some(old_start);
+        }
+    }
+}
+
+impl ControlPlaneReconciler {
+    /// Creates the reconciler.
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        caches: Caches,
+        master_pool: watch::Receiver<Option<PoolAssessment>>,
+        metrics: Arc<Metrics>,
+        cluster_id: Option<String>,
+    ) -> Self {
+        ControlPlaneReconciler {
+            statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
+            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            caches,
+            master_pool,
+            metrics,
+            cluster_id,
+        }
+    }
+
+    /// Runs until `shutdown` resolves: waits for a change (or a time threshold), reconciles.
+    pub async fn run(mut self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
+        let mut next: Option<Duration> = None;
+        loop {
+            let sleep = next.unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
+            tokio::select! {
+                _ = wake.notified() => {}
+                _ = self.master_pool.changed() => {}
+                _ = tokio::time::sleep(sleep) => {}
+                _ = shutdown.changed() => return,
+            }
+            // Debounce bursts (a relist, many operators flipping at once).
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let started = std::time::Instant::now();
+            let result = self.reconcile(Timestamp::now()).await;
+            let ok = result.is_ok();
+            self.metrics
+                .reconciled(NAME, started.elapsed().as_secs_f64(), ok);
+            next = match result {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(reconciler = NAME, error = %e, "reconcile failed; retrying in 10s");
+                    Some(Duration::from_secs(10))
+                }
+            };
+        }
+    }
+
+    /// One pass. Returns when time alone will next change the answer.
+    pub async fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> Result<Option<Duration>, crate::writer::WriteError> {
+        let cvs = self.caches.cluster_versions.state();
+        let cv: Option<ClusterVersion> = cvs
+            .iter()
+            .find(|c| c.name_any() == "version")
+            .or_else(|| cvs.first())
+            .map(|c| (**c).clone());
+        let cos: Vec<ClusterOperator> = self
+            .caches
+            .cluster_operators
+            .state()
+            .iter()
+            .map(|c| (**c).clone())
+            .collect();
+        let master = self.master_pool.borrow_and_update().clone();
+        let inputs = ClusterInputs {
+            cluster_version: cv.as_ref(),
+            cluster_operators: &cos,
+            ..Default::default()
+        };
+        let assessment = control_plane::assess_control_plane(&inputs, master.as_ref(), now);
+        // TODO(lead): switch to control_plane::requeue_after once the logic exports it.
+        let requeue: Option<Duration> = None;
+
+        let existing_cp_objs = self.caches.control_plane_statuses.state();
+        let existing_insight_objs = self.caches.insights.state();
+        let existing_insights: HashMap<String, &UpdateInsightStatus> = existing_insight_objs
+            .iter()
+            .filter_map(|o| o.status.as_ref().map(|s| (o.name_any(), s)))
+            .collect();
+
+        let (cp_desired, insight_desired) = match assessment {
+            None => (Vec::new(), Vec::new()),
+            Some(ControlPlaneAssessment {
+                mut status,
+                insights,
+            }) => {
+                let mut named: Vec<(String, UpdateInsightStatus)> = insights
+                    .into_iter()
+                    .map(|s| (naming::insight_name(&s, ""), s))
+                    .collect();
+                let existing_cp = existing_cp_objs
+                    .iter()
+                    .find(|o| o.name_any() == naming::CONTROL_PLANE_STATUS_NAME)
+                    .and_then(|o| o.status.as_ref());
+                carry_over(
+                    &mut status,
+                    existing_cp,
+                    &mut named,
+                    &existing_insights,
+                    now,
+                );
+                self.metrics.set_control_plane(
+                    Some(&status),
+                    status.conditions.iter().any(|c| {
+                        c.type_ == "Updating"
+                            && c.status == update_status_api::crd::ConditionStatus::True
+                    }),
+                );
+                self.metrics
+                    .set_health(ScopeType::ControlPlane.slug(), named.iter().map(|(_, s)| s));
+                let cv_owner = cv.as_ref().and_then(owner_ref);
+                let mut cp_labels = self.base_labels();
+                cp_labels.insert(labels::SCOPE.into(), ScopeType::ControlPlane.slug().into());
+                cp_labels.insert(labels::ASSESSMENT.into(), status.assessment.slug().into());
+                let cp = vec![Desired {
+                    name: naming::CONTROL_PLANE_STATUS_NAME.to_string(),
+                    labels: cp_labels,
+                    owner: cv_owner,
+                    status,
+                }];
+                let owners: HashMap<String, _> = cos
+                    .iter()
+                    .filter_map(|c| owner_ref(c).map(|o| (c.name().to_string(), o)))
+                    .collect();
+                let ins = named
+                    .into_iter()
+                    .map(|(name, status)| {
+                        let owner = match status.resource.kind.as_str() {
+                            "ClusterOperator" => owners.get(&status.resource.name).cloned(),
+                            _ => cv.as_ref().and_then(owner_ref),
+                        };
+                        let mut l = naming::insight_labels(&status);
+                        l.extend(self.base_labels());
+                        Desired {
+                            name,
+                            labels: l,
+                            owner,
+                            status,
+                        }
+                    })
+                    .collect();
+                (cp, ins)
+            }
+        };
+        let a = self.statuses.sync(&cp_desired, &existing_cp_objs).await?;
+        let b = self
+            .insights
+            .sync(&insight_desired, &existing_insight_objs)
+            .await?;
+        if a.writes() + b.writes() > 0 {
+            tracing::info!(
+                reconciler = NAME,
+                writes = a.writes() + b.writes(),
+                insights = insight_desired.len(),
+                "control plane updated"
+            );
+        }
+        Ok(requeue)
+    }
+
+    fn base_labels(&self) -> std::collections::BTreeMap<String, String> {
+        let mut l = std::collections::BTreeMap::new();
+        if let Some(id) = &self.cluster_id {
+            l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
+        }
+        l
+    }
+}

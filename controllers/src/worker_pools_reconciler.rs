@@ -1,0 +1,242 @@
+//! The worker-pools reconciler: MachineConfigPools + MachineConfigs + Nodes (+ the
+//! ClusterVersion's target) → one WorkerPoolUpdateStatus per non-master pool, one progress
+//! insight per node, and node/pool health insights. It hands the master pool's assessment to
+//! the control-plane reconciler. It only watches, calls [`crate::assess::nodes`], and writes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+use tokio::sync::{Notify, watch};
+use update_status_api::crd::{
+    Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
+    labels,
+};
+use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool, Node};
+
+use crate::assess::ClusterInputs;
+use crate::assess::naming;
+use crate::assess::nodes::{self, PoolAssessment};
+use crate::control_plane_reconciler::keep_started_at;
+use crate::metrics::Metrics;
+use crate::watch::Caches;
+use crate::writer::{Desired, Writer, owner_ref};
+
+/// Name of this reconciler (label value and field-manager suffix).
+pub const NAME: &str = "worker-pools";
+
+/// Longest wait before re-evaluating when only time passes.
+pub const MAX_REQUEUE: Duration = Duration::from_secs(300);
+
+/// The reconciler's state.
+pub struct WorkerPoolsReconciler {
+    caches: Caches,
+    master_pool: watch::Sender<Option<PoolAssessment>>,
+    statuses: Writer<WorkerPoolUpdateStatus>,
+    insights: Writer<UpdateInsight>,
+    metrics: Arc<Metrics>,
+    cluster_id: Option<String>,
+}
+
+impl WorkerPoolsReconciler {
+    /// Creates the reconciler; `master_pool` publishes the master pool's assessment.
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        caches: Caches,
+        master_pool: watch::Sender<Option<PoolAssessment>>,
+        metrics: Arc<Metrics>,
+        cluster_id: Option<String>,
+    ) -> Self {
+        WorkerPoolsReconciler {
+            statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
+            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            caches,
+            master_pool,
+            metrics,
+            cluster_id,
+        }
+    }
+
+    /// Runs until `shutdown` resolves.
+    pub async fn run(mut self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
+        let mut next: Option<Duration> = None;
+        loop {
+            let sleep = next.unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
+            tokio::select! {
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep(sleep) => {}
+                _ = shutdown.changed() => return,
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let started = std::time::Instant::now();
+            let result = self.reconcile(Timestamp::now()).await;
+            self.metrics
+                .reconciled(NAME, started.elapsed().as_secs_f64(), result.is_ok());
+            next = match result {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(reconciler = NAME, error = %e, "reconcile failed; retrying in 10s");
+                    Some(Duration::from_secs(10))
+                }
+            };
+        }
+    }
+
+    /// One pass. Returns when time alone will next change the answer.
+    pub async fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> Result<Option<Duration>, crate::writer::WriteError> {
+        let cvs = self.caches.cluster_versions.state();
+        let cv: Option<ClusterVersion> = cvs
+            .iter()
+            .find(|c| c.name_any() == "version")
+            .or_else(|| cvs.first())
+            .map(|c| (**c).clone());
+        let pools: Vec<MachineConfigPool> = self
+            .caches
+            .pools
+            .state()
+            .iter()
+            .map(|p| (**p).clone())
+            .collect();
+        let mcs: Vec<MachineConfig> = self
+            .caches
+            .machine_configs
+            .state()
+            .iter()
+            .map(|p| (**p).clone())
+            .collect();
+        let node_objs = self.caches.nodes.state();
+        let node_list: Vec<Node> = node_objs.iter().map(|n| (**n).clone()).collect();
+        let inputs = ClusterInputs {
+            cluster_version: cv.as_ref(),
+            pools: &pools,
+            machine_configs: &mcs,
+            nodes: &node_list,
+            ..Default::default()
+        };
+        let assessment = nodes::assess_nodes(&inputs, now);
+        // TODO(lead): switch to the per-node requeue of the logic once it exports it.
+        let requeue: Option<Duration> = None;
+
+        let master = assessment.control_plane_pool().map(|p| PoolAssessment {
+            insights: Vec::new(),
+            ..p.clone()
+        });
+        self.master_pool.send_if_modified(|old| {
+            if *old != master {
+                *old = master;
+                true
+            } else {
+                false
+            }
+        });
+
+        let existing_insight_objs = self.caches.insights.state();
+        let existing_insights: HashMap<String, &UpdateInsightStatus> = existing_insight_objs
+            .iter()
+            .filter_map(|o| o.status.as_ref().map(|s| (o.name_any(), s)))
+            .collect();
+        let node_owners: HashMap<&str, _> = node_objs
+            .iter()
+            .filter_map(|n| owner_ref(n.as_ref()).map(|o| (n.name(), o)))
+            .collect();
+        let pool_owners: HashMap<&str, _> = pools
+            .iter()
+            .filter_map(|p| owner_ref(p).map(|o| (p.name(), o)))
+            .collect();
+
+        let mut status_desired = Vec::new();
+        let mut named = Vec::new();
+        let mut metrics_pools = Vec::new();
+        for pool in &assessment.pools {
+            for s in &pool.insights {
+                named.push((naming::insight_name(s, ""), s.clone()));
+            }
+            if pool.is_master {
+                continue;
+            }
+            let mut l = self.base_labels();
+            l.insert(labels::SCOPE.into(), ScopeType::WorkerPool.slug().into());
+            l.insert(labels::POOL.into(), naming::label_value(&pool.name));
+            l.insert(
+                labels::ASSESSMENT.into(),
+                pool.status.assessment.slug().into(),
+            );
+            status_desired.push(Desired {
+                name: naming::pool_status_name(&pool.name),
+                labels: l,
+                owner: pool_owners.get(pool.name.as_str()).cloned(),
+                status: pool.status.clone(),
+            });
+            let mut by: BTreeMap<Assessment, u32> = BTreeMap::new();
+            for i in &pool.insights {
+                if let Some(p) = i
+                    .progress
+                    .as_ref()
+                    .filter(|_| i.type_ == InsightType::Progress)
+                {
+                    *by.entry(p.assessment).or_default() += 1;
+                }
+            }
+            metrics_pools.push((pool.name.as_str(), &pool.status, by));
+        }
+        self.metrics.set_pools(metrics_pools);
+        self.metrics.set_health(
+            ScopeType::WorkerPool.slug(),
+            named
+                .iter()
+                .map(|(_, s)| s)
+                .filter(|s| s.scope.type_ == ScopeType::WorkerPool),
+        );
+        keep_started_at(&mut named, &existing_insights);
+        let insight_desired: Vec<Desired<UpdateInsightStatus>> = named
+            .into_iter()
+            .map(|(name, status)| {
+                let owner = match status.resource.kind.as_str() {
+                    "Node" => node_owners.get(status.resource.name.as_str()).cloned(),
+                    "MachineConfigPool" => pool_owners.get(status.resource.name.as_str()).cloned(),
+                    _ => None,
+                };
+                let mut l = naming::insight_labels(&status);
+                l.extend(self.base_labels());
+                Desired {
+                    name,
+                    labels: l,
+                    owner,
+                    status,
+                }
+            })
+            .collect();
+        let existing_status_objs = self.caches.worker_pool_statuses.state();
+        let a = self
+            .statuses
+            .sync(&status_desired, &existing_status_objs)
+            .await?;
+        let b = self
+            .insights
+            .sync(&insight_desired, &existing_insight_objs)
+            .await?;
+        if a.writes() + b.writes() > 0 {
+            tracing::info!(
+                reconciler = NAME,
+                writes = a.writes() + b.writes(),
+                insights = insight_desired.len(),
+                "worker pools updated"
+            );
+        }
+        Ok(requeue)
+    }
+
+    fn base_labels(&self) -> BTreeMap<String, String> {
+        let mut l = BTreeMap::new();
+        if let Some(id) = &self.cluster_id {
+            l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
+        }
+        l
+    }
+}

@@ -1,0 +1,318 @@
+//! Our three CRDs on a real kube-apiserver: discovery, the `updatestatus` category, printer
+//! columns, schema and CEL validation, label selectors, and garbage collection of an insight
+//! whose owner is deleted (by the real kube-controller-manager).
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+use update_status_api::crd::UpdateInsight;
+use update_status_e2e::{TestEnv, wait_for};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn health_insight(name: &str, level: &str, pool: &str, owner: Option<(&str, &str)>) -> Value {
+    let mut meta = json!({
+        "name": name,
+        "labels": {
+            "update.openshift.io/insight-type": "health",
+            "update.openshift.io/impact-level": level.to_lowercase(),
+            "update.openshift.io/pool": pool,
+        },
+    });
+    if let Some((owner_name, uid)) = owner {
+        meta["ownerReferences"] = json!([{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": owner_name, "uid": uid,
+        }]);
+    }
+    json!({
+        "apiVersion": "update.openshift.io/v1alpha1",
+        "kind": "UpdateInsight",
+        "metadata": meta,
+        "spec": {},
+    })
+}
+
+fn health_status(level: &str, summary: &str) -> Value {
+    json!({
+        "apiVersion": "update.openshift.io/v1alpha1",
+        "kind": "UpdateInsight",
+        "status": {
+            "type": "Health",
+            "resource": {"group": "", "kind": "Node", "name": "node-a"},
+            "scope": {"type": "WorkerPool", "pool": "worker"},
+            "health": {
+                "impact": {"level": level, "type": "Update Stalled", "summary": summary, "description": "d"},
+                "remediation": {"reference": "https://example.com/runbook"},
+                "source": "NodeDegraded",
+            },
+        },
+    })
+}
+
+async fn create_insight(
+    api: &Api<UpdateInsight>,
+    name: &str,
+    level: &str,
+    pool: &str,
+) -> TestResult {
+    let pp = PatchParams::apply("update-status-e2e").force();
+    api.patch(
+        name,
+        &pp,
+        &Patch::Apply(health_insight(name, level, pool, None)),
+    )
+    .await?;
+    api.patch_status(
+        name,
+        &pp,
+        &Patch::Apply(health_status(level, &format!("{name} is degraded"))),
+    )
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn crds_are_discoverable_in_the_updatestatus_category() -> TestResult {
+    let env = TestEnv::new().await?;
+    let resources = env
+        .kubectl_ok([
+            "api-resources",
+            "--api-group=update.openshift.io",
+            "-o",
+            "wide",
+        ])
+        .await?;
+    for (plural, short) in [
+        ("updateinsights", "uins"),
+        ("controlplaneupdatestatuses", "cpus"),
+        ("workerpoolupdatestatuses", "wpus"),
+    ] {
+        let line = resources
+            .lines()
+            .find(|l| l.starts_with(plural))
+            .ok_or_else(|| format!("{plural} missing from api-resources:\n{resources}"))?;
+        assert!(line.contains(short), "{line}");
+        assert!(line.contains("true"), "namespaced: {line}");
+        assert!(line.contains("updatestatus"), "category: {line}");
+    }
+    let ns = env.namespace("cat").await?;
+    let api: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    create_insight(&api, "node-degraded-node-a", "Error", "worker").await?;
+    let out = env
+        .kubectl_ok(["get", "updatestatus", "-n", ns.name()])
+        .await?;
+    assert!(
+        out.contains("updateinsight.update.openshift.io/node-degraded-node-a"),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn printer_columns_render_in_kubectl_get() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("cols").await?;
+    let api: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    create_insight(&api, "node-degraded-node-a", "Error", "worker").await?;
+    let out = env.kubectl_ok(["get", "uins", "-n", ns.name()]).await?;
+    let mut lines = out.lines();
+    let header = lines.next().unwrap_or_default();
+    for col in [
+        "NAME", "TYPE", "SCOPE", "KIND", "RESOURCE", "LEVEL", "IMPACT", "AGE",
+    ] {
+        assert!(header.contains(col), "column {col} missing: {header}");
+    }
+    let row = lines.next().unwrap_or_default();
+    for cell in [
+        "node-degraded-node-a",
+        "Health",
+        "WorkerPool",
+        "Node",
+        "node-a",
+        "Error",
+        "Update Stalled",
+    ] {
+        assert!(row.contains(cell), "cell {cell} missing: {row}");
+    }
+    let wide = env
+        .kubectl_ok(["get", "uins", "-n", ns.name(), "-o", "wide"])
+        .await?;
+    assert!(
+        wide.contains("node-degraded-node-a is degraded"),
+        "summary column (wide): {wide}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn invalid_objects_are_rejected_with_a_clear_message() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("invalid").await?;
+    let api: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    let pp = PatchParams::apply("update-status-e2e").force();
+    api.patch(
+        "x",
+        &pp,
+        &Patch::Apply(health_insight("x", "Error", "worker", None)),
+    )
+    .await?;
+
+    // CEL: a Health insight must carry .health, not .progress.
+    let mut bad = health_status("Error", "s");
+    bad["status"]["progress"] = json!({"assessment": "Progressing"});
+    let err = api
+        .patch_status("x", &pp, &Patch::Apply(bad))
+        .await
+        .err()
+        .ok_or("a Health insight with .progress was accepted")?;
+    assert!(
+        err.to_string()
+            .contains("a Progress insight carries .progress only, a Health insight .health only"),
+        "{err}"
+    );
+
+    // Enum: an unknown impact level.
+    let err = api
+        .patch_status("x", &pp, &Patch::Apply(health_status("Disaster", "s")))
+        .await
+        .err()
+        .ok_or("an unknown impact level was accepted")?;
+    assert!(
+        err.to_string().contains("Unsupported value: \"Disaster\""),
+        "{err}"
+    );
+
+    // Length limit: summary longer than 256 characters.
+    let err = api
+        .patch_status(
+            "x",
+            &pp,
+            &Patch::Apply(health_status("Error", &"s".repeat(300))),
+        )
+        .await
+        .err()
+        .ok_or("a 300-character summary was accepted")?;
+    assert!(
+        err.to_string().contains("may not be more than 256"),
+        "{err}"
+    );
+
+    // CEL on the scope: a WorkerPool scope names its pool.
+    let mut no_pool = health_status("Error", "s");
+    no_pool["status"]["scope"] = json!({"type": "WorkerPool"});
+    let err = api
+        .patch_status("x", &pp, &Patch::Apply(no_pool))
+        .await
+        .err()
+        .ok_or("a WorkerPool scope without pool was accepted")?;
+    assert!(
+        err.to_string()
+            .contains("a WorkerPool scope names its pool"),
+        "{err}"
+    );
+
+    // And kubectl shows the message to a user writing a bad status.
+    let out = env
+        .kubectl([
+            "patch", "updateinsight", "x", "-n", ns.name(), "--subresource=status", "--type=merge",
+            "-p", r#"{"status":{"type":"Health","resource":{"kind":"Node","name":"n"},"scope":{"type":"Cluster"},"health":{"impact":{"level":"Sideways","type":"None","summary":"s"},"remediation":{"reference":"r"},"source":"x"}}}"#,
+        ])
+        .await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "kubectl accepted an invalid status");
+    assert!(
+        stderr.contains("Unsupported value: \"Sideways\""),
+        "{stderr}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn label_selectors_filter_insights() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("labels").await?;
+    let api: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    create_insight(&api, "a-error-worker", "Error", "worker").await?;
+    create_insight(&api, "b-warning-worker", "Warning", "worker").await?;
+    create_insight(&api, "c-critical-infra", "Critical", "infra").await?;
+    let names =
+        |out: String| -> Vec<String> { out.split_whitespace().map(str::to_string).collect() };
+    let q = |sel: &'static str| {
+        let ns = ns.name().to_string();
+        let env = &env;
+        async move {
+            env.kubectl_ok([
+                "get",
+                "updateinsights",
+                "-n",
+                &ns,
+                "-l",
+                sel,
+                "-o",
+                "jsonpath={.items[*].metadata.name}",
+            ])
+            .await
+        }
+    };
+    assert_eq!(
+        names(q("update.openshift.io/insight-type=health,update.openshift.io/impact-level in (error,critical)").await?),
+        ["a-error-worker", "c-critical-infra"]
+    );
+    assert_eq!(
+        names(q("update.openshift.io/pool=worker,update.openshift.io/impact-level=warning").await?),
+        ["b-warning-worker"]
+    );
+    assert_eq!(
+        names(q("update.openshift.io/pool=infra").await?),
+        ["c-critical-infra"]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_insight_is_garbage_collected_with_its_owner() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("gc").await?;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), ns.name());
+    let owner = cms
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "owner"}}))?,
+        )
+        .await?;
+    let uid = owner.metadata.uid.ok_or("owner has no uid")?;
+    let api: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    let pp = PatchParams::apply("update-status-e2e").force();
+    api.patch(
+        "owned",
+        &pp,
+        &Patch::Apply(health_insight(
+            "owned",
+            "Error",
+            "worker",
+            Some(("owner", &uid)),
+        )),
+    )
+    .await?;
+    api.patch(
+        "unowned",
+        &pp,
+        &Patch::Apply(health_insight("unowned", "Error", "worker", None)),
+    )
+    .await?;
+    cms.delete("owner", &DeleteParams::background()).await?;
+    wait_for(TIMEOUT, "the owned insight to be garbage-collected", || {
+        let api = api.clone();
+        async move { matches!(api.get_opt("owned").await, Ok(None)) }
+    })
+    .await?;
+    assert!(
+        api.get_opt("unowned").await?.is_some(),
+        "GC removed an insight without owner"
+    );
+    Ok(())
+}

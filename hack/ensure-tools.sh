@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Checks (and where possible installs) what the build and the tests need on a fresh machine:
+# Rust (cargo), Go (to build the pinned control plane), kubectl, openssl.
+set -euo pipefail
+missing=()
+command -v cargo >/dev/null || missing+=("cargo (Rust toolchain, https://rustup.rs)")
+command -v go >/dev/null || missing+=("go (Go toolchain >= 1.26, https://go.dev/dl)")
+apt_pkgs=()
+command -v openssl >/dev/null || apt_pkgs+=(openssl)
+command -v kubectl >/dev/null || apt_pkgs+=(kubectl)
+if ((${#apt_pkgs[@]})); then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    echo "ensure-tools: installing ${apt_pkgs[*]}" >&2
+    apt-get update -qq >/dev/null && apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null || missing+=("${apt_pkgs[@]}")
+  else
+    missing+=("${apt_pkgs[@]}")
+  fi
+fi
+for t in openssl kubectl; do command -v "$t" >/dev/null || missing+=("$t"); done
+if ((${#missing[@]})); then
+  printf 'ensure-tools: missing: %s\n' "${missing[@]}" >&2
+  exit 1
+fi
+rustup component list --installed 2>/dev/null | grep -q clippy || rustup component add clippy rustfmt >/dev/null 2>&1 || true
