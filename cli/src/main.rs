@@ -1,7 +1,133 @@
-// Not used by the renderer yet: allow dead code until the output module calls them.
+//! `kubectl-update_status` (`kubectl update-status`, `oc update-status`): prints how a cluster
+//! update goes, exactly like `oc adm upgrade status`, from the objects update-status writes —
+//! online from the API, or offline from a captured snapshot analysed with the controller's
+//! pure logic. See `cli/README.md`.
+
+// Go duration primitives: some (e.g. `HOUR`) are only used by its tests.
 #[allow(dead_code)]
 mod duration;
-#[allow(dead_code)]
+mod fleet;
+mod offline;
+mod online;
+mod render;
+mod report;
 mod tabwriter;
 
-fn main() {}
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser;
+use jiff::Timestamp;
+
+use crate::render::Details;
+use crate::report::{Format, UpdateStatusReport};
+
+/// Show how an OpenShift cluster update goes, like `oc adm upgrade status`.
+#[derive(Parser, Debug)]
+#[command(name = "kubectl-update_status", version, about, long_about = None)]
+struct Cli {
+    /// Detailed sections to show: none, all, nodes, operators or health.
+    #[arg(long, value_name = "SECTION", default_value = "none")]
+    details: String,
+
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Text)]
+    output: Format,
+
+    /// Namespace of the update-status objects.
+    #[arg(short = 'n', long, default_value = "openshift-update-status")]
+    namespace: String,
+
+    /// Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context to use.
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
+
+    /// Offline mode: analyse a captured cluster (clusterversion.yaml, clusteroperators.yaml,
+    /// machineconfigpools.yaml, machineconfigs.yaml, nodes.yaml, optional `now`) instead of
+    /// reading the API.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["kubeconfig", "context", "fleet"])]
+    from_dir: Option<PathBuf>,
+
+    /// The instant to evaluate at (RFC 3339). Offline default: the snapshot's `now` file, else
+    /// the latest condition transition plus 368975ns (oc's rule); online default: the clock.
+    #[arg(long, value_name = "RFC3339")]
+    now: Option<Timestamp>,
+
+    /// On a hub: one row per cluster namespace holding a ControlPlaneUpdateStatus, worst first.
+    #[arg(long)]
+    fleet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let details: Details = cli.details.parse()?;
+    let text = if cli.fleet {
+        let now = cli.now.unwrap_or_else(Timestamp::now);
+        let conn = connection(&cli);
+        let rows = runtime()?.block_on(async {
+            let client = online::client(&conn).await?;
+            fleet::fetch(&client).await
+        })?;
+        match cli.output {
+            Format::Text => fleet::render(&rows),
+            format => report::serialise(&fleet::FleetReport::new(rows, now), format)?,
+        }
+    } else {
+        let (view, now) = match &cli.from_dir {
+            Some(dir) => offline::load(dir, cli.now)?,
+            None => {
+                let now = cli.now.unwrap_or_else(Timestamp::now);
+                let conn = connection(&cli);
+                let namespace = cli.namespace.clone();
+                let view = runtime()?.block_on(async {
+                    let client = online::client(&conn).await?;
+                    online::fetch_view(&client, &namespace).await
+                })?;
+                (view, now)
+            }
+        };
+        match cli.output {
+            Format::Text => {
+                render::check(&view)?;
+                render::render(&view, now, details)
+            }
+            format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("cannot write to standard output")?;
+    Ok(())
+}
+
+fn connection(cli: &Cli) -> online::Connection {
+    online::Connection {
+        kubeconfig: cli.kubeconfig.clone(),
+        context: cli.context.clone(),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}

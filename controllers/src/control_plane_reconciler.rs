@@ -51,7 +51,7 @@ pub fn carry_over(
     now: Timestamp,
 ) {
     if let Some(old) = existing_cp
-        && !estimate_moved(
+        && !control_plane::estimate_moved(
             old.estimated_completed_at,
             desired_cp.estimated_completed_at,
             now,
@@ -60,19 +60,6 @@ pub fn carry_over(
         desired_cp.estimated_completed_at = old.estimated_completed_at;
     }
     keep_started_at(desired_insights, existing_insights);
-}
-
-/// TODO(lead): replace with control_plane::estimate_moved once the logic exports it.
-fn estimate_moved(old: Option<Timestamp>, new: Option<Timestamp>, now: Timestamp) -> bool {
-    match (old, new) {
-        (Some(o), Some(n)) => {
-            let diff = o.duration_since(n).as_secs().abs();
-            let remaining = n.duration_since(now).as_secs().abs();
-            diff > 60.max(remaining / 10)
-        }
-        (None, None) => false,
-        _ => true,
-    }
 }
 
 /// A health insight keeps the earliest `startedAt` it ever had: rules whose start is "first
@@ -169,8 +156,9 @@ impl ControlPlaneReconciler {
             ..Default::default()
         };
         let assessment = control_plane::assess_control_plane(&inputs, master.as_ref(), now);
-        // TODO(lead): switch to control_plane::requeue_after once the logic exports it.
-        let requeue: Option<Duration> = None;
+        let requeue = control_plane::requeue_after(&inputs, now)
+            .and_then(|d| Duration::try_from(d).ok())
+            .map(|d| d + Duration::from_millis(100));
 
         let existing_cp_objs = self.caches.control_plane_statuses.state();
         let existing_insight_objs = self.caches.insights.state();

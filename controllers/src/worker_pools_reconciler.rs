@@ -3,7 +3,7 @@
 //! insight per node, and node/pool health insights. It hands the master pool's assessment to
 //! the control-plane reconciler. It only watches, calls [`crate::assess::nodes`], and writes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,11 +14,10 @@ use update_status_api::crd::{
     Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
     labels,
 };
-use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool, Node};
+use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
-use crate::assess::ClusterInputs;
 use crate::assess::naming;
-use crate::assess::nodes::{self, PoolAssessment};
+use crate::assess::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
 use crate::control_plane_reconciler::keep_started_at;
 use crate::metrics::Metrics;
 use crate::watch::Caches;
@@ -38,6 +37,15 @@ pub struct WorkerPoolsReconciler {
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
+    context: Option<NodeContext>,
+    node_cache: HashMap<String, CachedNode>,
+}
+
+/// A node's assessment, valid while its resourceVersion and the context are unchanged and its
+/// time threshold (if any) has not passed.
+struct CachedNode {
+    resource_version: Option<String>,
+    assessment: Option<NodeAssessment>,
 }
 
 impl WorkerPoolsReconciler {
@@ -57,6 +65,8 @@ impl WorkerPoolsReconciler {
             master_pool,
             metrics,
             cluster_id,
+            context: None,
+            node_cache: HashMap::new(),
         }
     }
 
@@ -86,6 +96,11 @@ impl WorkerPoolsReconciler {
     }
 
     /// One pass. Returns when time alone will next change the answer.
+    ///
+    /// Nodes are assessed one by one and cached by resourceVersion: a node event re-assesses
+    /// that node only (all nodes when the ClusterVersion target, the pools or the
+    /// MachineConfigs change, or when a node's time threshold passes). The writer then writes
+    /// only the objects whose content changed.
     pub async fn reconcile(
         &mut self,
         now: Timestamp,
@@ -110,23 +125,68 @@ impl WorkerPoolsReconciler {
             .iter()
             .map(|p| (**p).clone())
             .collect();
-        let node_objs = self.caches.nodes.state();
-        let node_list: Vec<Node> = node_objs.iter().map(|n| (**n).clone()).collect();
-        let inputs = ClusterInputs {
-            cluster_version: cv.as_ref(),
-            pools: &pools,
-            machine_configs: &mcs,
-            nodes: &node_list,
-            ..Default::default()
-        };
-        let assessment = nodes::assess_nodes(&inputs, now);
-        // TODO(lead): switch to the per-node requeue of the logic once it exports it.
-        let requeue: Option<Duration> = None;
+        let ctx = NodeContext::new(cv.as_ref(), &pools, &mcs);
+        if self.context.as_ref() != Some(&ctx) {
+            self.node_cache.clear();
+            self.context = Some(ctx.clone());
+        }
 
-        let master = assessment.control_plane_pool().map(|p| PoolAssessment {
-            insights: Vec::new(),
-            ..p.clone()
-        });
+        let node_objs = self.caches.nodes.state();
+        let mut seen = HashSet::with_capacity(node_objs.len());
+        let mut next_change: Option<Timestamp> = None;
+        for node in &node_objs {
+            let name = node.name_any();
+            let rv = node.resource_version();
+            let fresh = self.node_cache.get(&name).is_some_and(|c| {
+                c.resource_version == rv
+                    && c.assessment
+                        .as_ref()
+                        .and_then(|a| a.changes_at)
+                        .is_none_or(|t| t > now)
+            });
+            if !fresh {
+                let assessment = nodes::assess_node(&ctx, node, now);
+                self.node_cache.insert(
+                    name.clone(),
+                    CachedNode {
+                        resource_version: rv,
+                        assessment,
+                    },
+                );
+            }
+            if let Some(t) = self
+                .node_cache
+                .get(&name)
+                .and_then(|c| c.assessment.as_ref())
+                .and_then(|a| a.changes_at)
+            {
+                next_change = Some(next_change.map_or(t, |n: Timestamp| n.min(t)));
+            }
+            seen.insert(name);
+        }
+        self.node_cache.retain(|name, _| seen.contains(name));
+        let requeue = next_change
+            .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
+            .map(|d| d + Duration::from_millis(500));
+
+        let assessed: Vec<&NodeAssessment> = self
+            .node_cache
+            .values()
+            .filter_map(|c| c.assessment.as_ref())
+            .collect();
+        let pool_assessments: Vec<PoolAssessment> = ctx
+            .pools()
+            .iter()
+            .map(|p| nodes::aggregate_pool(&ctx, p, assessed.iter().copied()))
+            .collect();
+
+        let master = pool_assessments
+            .iter()
+            .find(|p| p.is_master)
+            .map(|p| PoolAssessment {
+                insights: Vec::new(),
+                ..p.clone()
+            });
         self.master_pool.send_if_modified(|old| {
             if *old != master {
                 *old = master;
@@ -153,7 +213,7 @@ impl WorkerPoolsReconciler {
         let mut status_desired = Vec::new();
         let mut named = Vec::new();
         let mut metrics_pools = Vec::new();
-        for pool in &assessment.pools {
+        for pool in &pool_assessments {
             for s in &pool.insights {
                 named.push((naming::insight_name(s, ""), s.clone()));
             }

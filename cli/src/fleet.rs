@@ -1,0 +1,360 @@
+//! `--fleet`: on a hub, one row per cluster namespace holding a ControlPlaneUpdateStatus.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+use kube::api::{Api, ListParams};
+use kube::{Client, ResourceExt};
+use serde::Serialize;
+use update_status_api::crd::{
+    Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel, InsightType, UpdateInsight,
+    WorkerPoolUpdateStatus, labels,
+};
+
+use crate::online::{OnlineError, health_selector, list};
+use crate::report::API_VERSION;
+use crate::tabwriter::format_table;
+
+/// One cluster of the fleet.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetRow {
+    /// The cluster's name: the `open-cluster-management.io/cluster-name` label, else the
+    /// namespace.
+    pub cluster: String,
+    /// The namespace the objects live in.
+    pub namespace: String,
+    /// Version updated from (empty for an installation).
+    pub from: String,
+    /// Version updated to.
+    pub to: String,
+    /// Control-plane assessment.
+    pub assessment: Assessment,
+    /// Control-plane completion in percent.
+    pub completion_percent: u32,
+    /// Worker nodes in all pools.
+    pub worker_nodes: u32,
+    /// Updated worker nodes in all pools.
+    pub worker_nodes_updated: u32,
+    /// Pools that are neither `Completed` nor `Empty`, by name.
+    pub worker_pools_not_completed: Vec<PoolSummary>,
+    /// Health insights of the cluster by level.
+    pub health: HealthCounts,
+}
+
+/// A pool of a [`FleetRow`].
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct PoolSummary {
+    /// The pool's name.
+    pub name: String,
+    /// Its assessment.
+    pub assessment: Assessment,
+}
+
+/// The `--fleet -o json|yaml` document.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetReport {
+    /// Always `update.openshift.io/v1alpha1`.
+    pub api_version: &'static str,
+    /// Always `UpdateStatusFleetReport`.
+    pub kind: &'static str,
+    /// When the report was made.
+    pub now: Timestamp,
+    /// One entry per cluster, worst first.
+    pub clusters: Vec<FleetRow>,
+}
+
+impl FleetReport {
+    /// The report of `clusters` at `now`.
+    pub fn new(clusters: Vec<FleetRow>, now: Timestamp) -> Self {
+        FleetReport {
+            api_version: API_VERSION,
+            kind: "UpdateStatusFleetReport",
+            now,
+            clusters,
+        }
+    }
+}
+
+/// Reads every cluster's objects on the hub.
+pub async fn fetch(client: &Client) -> Result<Vec<FleetRow>, OnlineError> {
+    let cps = list(
+        &Api::<ControlPlaneUpdateStatus>::all(client.clone()),
+        &ListParams::default(),
+        None,
+    )
+    .await?;
+    let pools = list(
+        &Api::<WorkerPoolUpdateStatus>::all(client.clone()),
+        &ListParams::default(),
+        None,
+    )
+    .await?;
+    let health = list(
+        &Api::<UpdateInsight>::all(client.clone()),
+        &ListParams::default().labels(&health_selector()),
+        None,
+    )
+    .await?;
+    Ok(rows(&cps.items, &pools.items, &health.items))
+}
+
+fn worst_level(h: &HealthCounts) -> u8 {
+    if h.critical > 0 {
+        4
+    } else if h.error > 0 {
+        3
+    } else if h.warning > 0 {
+        2
+    } else if h.info > 0 || h.unknown > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+fn assessment_badness(a: Assessment) -> u8 {
+    match a {
+        Assessment::Stalled => 4,
+        Assessment::ProgressingSlow => 3,
+        Assessment::Unknown => 2,
+        Assessment::Completed => 0,
+        _ => 1,
+    }
+}
+
+/// Builds the rows, worst first: by the most severe health insight, then the control-plane
+/// assessment (Stalled, Progressing - Slow, Unknown, Progressing, Completed), then pools in
+/// trouble (Degraded before Excluded), then lowest completion, then cluster name.
+pub fn rows(
+    cps: &[ControlPlaneUpdateStatus],
+    pools: &[WorkerPoolUpdateStatus],
+    health: &[UpdateInsight],
+) -> Vec<FleetRow> {
+    let mut out: Vec<FleetRow> = Vec::new();
+    for cp in cps {
+        let Some(status) = cp.status.as_ref() else {
+            continue;
+        };
+        let namespace = cp.namespace().unwrap_or_default();
+        if out.iter().any(|r| r.namespace == namespace) {
+            continue;
+        }
+        let cluster = cp
+            .labels()
+            .get(labels::ACM_CLUSTER_NAME)
+            .cloned()
+            .unwrap_or_else(|| namespace.clone());
+        let mut row = FleetRow {
+            cluster,
+            namespace: namespace.clone(),
+            from: status.versions.previous.clone(),
+            to: status.versions.target.clone(),
+            assessment: status.assessment,
+            completion_percent: status.completion_percent,
+            worker_nodes: 0,
+            worker_nodes_updated: 0,
+            worker_pools_not_completed: Vec::new(),
+            health: HealthCounts::default(),
+        };
+        let mut not_completed = BTreeMap::new();
+        for pool in pools
+            .iter()
+            .filter(|p| p.namespace().as_deref() == Some(&namespace))
+        {
+            let Some(p) = pool.status.as_ref() else {
+                continue;
+            };
+            row.worker_nodes += p.nodes.total;
+            row.worker_nodes_updated += p.nodes.updated;
+            if !matches!(p.assessment, Assessment::Completed | Assessment::Empty) {
+                let name = if p.resource.name.is_empty() {
+                    pool.name_any()
+                } else {
+                    p.resource.name.clone()
+                };
+                not_completed.insert(name, p.assessment);
+            }
+        }
+        row.worker_pools_not_completed = not_completed
+            .into_iter()
+            .map(|(name, assessment)| PoolSummary { name, assessment })
+            .collect();
+        for i in health
+            .iter()
+            .filter(|i| i.namespace().as_deref() == Some(&namespace))
+        {
+            let Some(h) = i.status.as_ref().filter(|s| s.type_ == InsightType::Health) else {
+                continue;
+            };
+            let Some(h) = h.health.as_ref() else { continue };
+            let c = &mut row.health;
+            match h.impact.level {
+                ImpactLevel::Critical => c.critical += 1,
+                ImpactLevel::Error => c.error += 1,
+                ImpactLevel::Warning => c.warning += 1,
+                ImpactLevel::Info => c.info += 1,
+                ImpactLevel::Unknown => c.unknown += 1,
+            }
+        }
+        out.push(row);
+    }
+    out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    out
+}
+
+fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, u32, &str) {
+    let pools = r
+        .worker_pools_not_completed
+        .iter()
+        .map(|p| match p.assessment {
+            Assessment::Degraded => 2,
+            Assessment::Excluded => 1,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    (
+        Reverse(worst_level(&r.health)),
+        Reverse(assessment_badness(r.assessment)),
+        Reverse(pools),
+        r.completion_percent,
+        r.cluster.as_str(),
+    )
+}
+
+/// The fleet table.
+pub fn render(rows: &[FleetRow]) -> String {
+    if rows.is_empty() {
+        return "No ControlPlaneUpdateStatus found in any namespace.\n".to_owned();
+    }
+    let mut table = String::from("CLUSTER\tFROM\tTO\tASSESSMENT\tCOMPLETION\tWORKERS\tHEALTH\n");
+    for r in rows {
+        let from = if r.from.is_empty() { "-" } else { &r.from };
+        let mut workers = if r.worker_nodes == 0 {
+            "-".to_owned()
+        } else {
+            format!("{}/{} updated", r.worker_nodes_updated, r.worker_nodes)
+        };
+        if !r.worker_pools_not_completed.is_empty() {
+            let pools: Vec<String> = r
+                .worker_pools_not_completed
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.assessment.as_str()))
+                .collect();
+            let _ = write!(workers, " ({})", pools.join(", "));
+        }
+        let _ = writeln!(
+            table,
+            "{}\t{from}\t{}\t{}\t{}%\t{workers}\t{}",
+            r.cluster,
+            r.to,
+            r.assessment.as_str(),
+            r.completion_percent,
+            health_text(&r.health)
+        );
+    }
+    format_table(&table)
+}
+
+/// `2 Error, 1 Warning`; `-` without insights.
+fn health_text(h: &HealthCounts) -> String {
+    let parts: Vec<String> = [
+        (h.critical, ImpactLevel::Critical),
+        (h.error, ImpactLevel::Error),
+        (h.warning, ImpactLevel::Warning),
+        (h.info, ImpactLevel::Info),
+        (h.unknown, ImpactLevel::Unknown),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, l)| format!("{n} {}", l.as_str()))
+    .collect();
+    if parts.is_empty() {
+        "-".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::{
+        ControlPlaneUpdateStatusSpec, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
+        HealthInsight, Impact, UpdateInsightSpec, UpdateInsightStatus, WorkerPoolUpdateStatusSpec,
+        WorkerPoolUpdateStatusStatus,
+    };
+
+    fn cp(ns: &str, assessment: Assessment, pct: u32) -> ControlPlaneUpdateStatus {
+        let mut o = ControlPlaneUpdateStatus::new("cluster", ControlPlaneUpdateStatusSpec {});
+        o.metadata.namespace = Some(ns.into());
+        o.status = Some(ControlPlaneUpdateStatusStatus {
+            assessment,
+            completion_percent: pct,
+            versions: ControlPlaneVersions {
+                target: "4.16.1".into(),
+                previous: "4.16.0".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        o
+    }
+
+    fn insight(ns: &str, level: ImpactLevel) -> UpdateInsight {
+        let mut o = UpdateInsight::new("x", UpdateInsightSpec {});
+        o.metadata.namespace = Some(ns.into());
+        o.status = Some(UpdateInsightStatus {
+            type_: InsightType::Health,
+            health: Some(HealthInsight {
+                impact: Impact {
+                    level,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        o
+    }
+
+    #[test]
+    fn rows_are_sorted_worst_first_and_rendered() {
+        let cps = vec![
+            cp("alpha", Assessment::Completed, 100),
+            cp("bravo", Assessment::Stalled, 97),
+            cp("charlie", Assessment::Progressing, 40),
+            cp("delta", Assessment::Progressing, 10),
+        ];
+        let mut pool = WorkerPoolUpdateStatus::new("worker", WorkerPoolUpdateStatusSpec {});
+        pool.metadata.namespace = Some("alpha".into());
+        let mut status = WorkerPoolUpdateStatusStatus {
+            assessment: Assessment::Degraded,
+            ..Default::default()
+        };
+        status.resource.name = "worker".into();
+        status.nodes.total = 59;
+        status.nodes.updated = 22;
+        pool.status = Some(status);
+        let health = vec![
+            insight("charlie", ImpactLevel::Error),
+            insight("charlie", ImpactLevel::Warning),
+            insight("alpha", ImpactLevel::Warning),
+        ];
+        let rows = rows(&cps, &[pool], &health);
+        let order: Vec<&str> = rows.iter().map(|r| r.cluster.as_str()).collect();
+        assert_eq!(order, ["charlie", "alpha", "bravo", "delta"]);
+        let expected = "\
+CLUSTER   FROM     TO       ASSESSMENT    COMPLETION   WORKERS                           HEALTH
+charlie   4.16.0   4.16.1   Progressing   40%          -                                 1 Error, 1 Warning
+alpha     4.16.0   4.16.1   Completed     100%         22/59 updated (worker Degraded)   1 Warning
+bravo     4.16.0   4.16.1   Stalled       97%          -                                 -
+delta     4.16.0   4.16.1   Progressing   10%          -                                 -
+";
+        assert_eq!(render(&rows), expected);
+    }
+}

@@ -1,0 +1,58 @@
+//! Offline mode: analyse a captured cluster (a folder in the `shared/fixtures/oc-status`
+//! layout) with the controller's pure logic, then render it like the online objects.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use update_status_api::snapshot::{Snapshot, SnapshotError};
+use update_status_controllers::assess::{ClusterInputs, assess_cluster};
+
+use crate::render::View;
+
+/// What can go wrong in offline mode.
+#[derive(Debug, thiserror::Error)]
+pub enum OfflineError {
+    /// The snapshot could not be read (the text names the file).
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// No `--now`, no `now` file, and no condition timestamp to derive it from.
+    #[error(
+        "{dir}: cannot tell the instant to evaluate the snapshot at (no `now` file and no ClusterVersion or ClusterOperator condition with a lastTransitionTime); pass --now <RFC3339>"
+    )]
+    NoNow {
+        /// The snapshot folder.
+        dir: PathBuf,
+    },
+}
+
+/// Reads the snapshot in `dir` and assesses it at `now`: the `--now` value when given, else
+/// the snapshot's `now` file, else [`Snapshot::derived_now`]. Returns the view and the instant
+/// used.
+pub fn load(dir: &Path, now: Option<Timestamp>) -> Result<(View, Timestamp), OfflineError> {
+    let snap = Snapshot::from_dir(dir)?;
+    let now = now
+        .or(snap.now)
+        .or_else(|| snap.derived_now())
+        .ok_or_else(|| OfflineError::NoNow {
+            dir: dir.to_path_buf(),
+        })?;
+    Ok((assess(&snap, now), now))
+}
+
+/// Runs the pure assessment on a snapshot.
+pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
+    let inputs = ClusterInputs {
+        cluster_version: snap.cluster_version.as_ref(),
+        cluster_operators: &snap.cluster_operators,
+        pools: &snap.machine_config_pools,
+        machine_configs: &snap.machine_configs,
+        nodes: &snap.nodes,
+        mco_image: snap.mco_image.as_deref(),
+    };
+    let assessment = assess_cluster(&inputs, now);
+    View {
+        control_plane: assessment.control_plane,
+        worker_pools: assessment.worker_pools,
+        insights: assessment.insights,
+    }
+}

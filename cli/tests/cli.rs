@@ -1,0 +1,94 @@
+//! Command-line behaviour of the binary: flags, errors and exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    match std::env::var_os("UPDATE_STATUS_FIXTURES") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status"),
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubectl-update_status"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the binary: {e}"))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn invalid_details_uses_oc_text() {
+    let dir = fixtures().join("not-upgrading");
+    let dir = dir.to_string_lossy();
+    let out = run(&["--from-dir", &dir, "--details=everything"]);
+    assert!(!out.status.success());
+    assert_eq!(
+        stderr(&out),
+        "error: invalid value for --details: everything (must be one of none, all, nodes, health, operators)\n"
+    );
+}
+
+#[test]
+fn unreadable_snapshot_names_the_file() {
+    let tmp = std::env::temp_dir().join(format!("update-status-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap_or_else(|e| panic!("mkdir: {e}"));
+    let cv = tmp.join("clusterversion.yaml");
+    std::fs::write(&cv, "kind: [unclosed").unwrap_or_else(|e| panic!("write: {e}"));
+    let out = run(&["--from-dir", &tmp.to_string_lossy()]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("clusterversion.yaml"), "{err}");
+
+    let missing = run(&["--from-dir", "/nonexistent/snapshot"]);
+    assert!(!missing.status.success());
+    let err = stderr(&missing);
+    assert!(
+        err.contains("/nonexistent/snapshot/clusterversion.yaml is missing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_now_is_rejected() {
+    let dir = fixtures().join("not-upgrading");
+    let out = run(&["--from-dir", &dir.to_string_lossy(), "--now", "yesterday"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--now"), "{}", stderr(&out));
+}
+
+#[test]
+fn json_and_yaml_reports() {
+    let dir = fixtures().join("4.14.1-degraded");
+    let dir = dir.to_string_lossy();
+    let out = run(&["--from-dir", &dir, "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON: {e}"));
+    assert_eq!(v["apiVersion"], "update.openshift.io/v1alpha1");
+    assert_eq!(v["kind"], "UpdateStatusReport");
+    // The fixture's `now` file.
+    let now = std::fs::read_to_string(fixtures().join("4.14.1-degraded/now"))
+        .unwrap_or_else(|e| panic!("now: {e}"));
+    assert_eq!(v["now"].as_str(), Some(now.trim()));
+    assert!(v["controlPlane"].is_object(), "{v}");
+    assert!(v["workerPools"].is_array(), "{v}");
+    assert!(v["insights"].is_array(), "{v}");
+
+    let out = run(&["--from-dir", &dir, "--output=yaml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kind: UpdateStatusReport"), "{text}");
+}
+
+#[test]
+fn offline_conflicts_with_fleet() {
+    let out = run(&["--from-dir", "/tmp", "--fleet"]);
+    assert!(!out.status.success());
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# make e2e: starts one local control plane for all e2e test binaries, builds the binaries the
+# tests run (the controller, the kubectl plugin), runs the e2e tests, and tears down.
+# UPDATE_STATUS_E2E_KEEP=1 keeps the cluster (and its logs) for debugging.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export CLUSTER_DIR=${E2E_CLUSTER_DIR:-$root/.cache/e2e-cluster}
+hack/build-k8s.sh
+cargo build -q -p update-status-controllers -p update-status-cli --bins
+hack/local-cluster.sh down >/dev/null 2>&1 || true
+hack/local-cluster.sh up
+if [[ ${UPDATE_STATUS_E2E_KEEP:-} != 1 ]]; then
+  trap 'hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
+fi
+export KUBECONFIG=$CLUSTER_DIR/kubeconfig UPDATE_STATUS_E2E_REUSE=1
+cargo test -p update-status-e2e "$@"
