@@ -20,6 +20,7 @@ use crate::assess::ClusterInputs;
 use crate::assess::control_plane::{self, ControlPlaneAssessment};
 use crate::assess::naming;
 use crate::assess::nodes::PoolAssessment;
+use crate::clock::Clock;
 use crate::metrics::Metrics;
 use crate::watch::Caches;
 use crate::writer::{Desired, Writer, owner_ref};
@@ -39,6 +40,7 @@ pub struct ControlPlaneReconciler {
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
+    clock: Clock,
 }
 
 /// Keeps what must survive recomputation: the first-seen `startedAt` of health insights and an
@@ -100,7 +102,14 @@ impl ControlPlaneReconciler {
             master_pool,
             metrics,
             cluster_id,
+            clock: Clock::default(),
         }
+    }
+
+    /// Evaluates at the instants `clock` gives (the wall clock by default).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Runs until `shutdown` resolves: waits for a change (or a time threshold), reconciles.
@@ -117,7 +126,7 @@ impl ControlPlaneReconciler {
             // Debounce bursts (a relist, many operators flipping at once).
             tokio::time::sleep(Duration::from_millis(100)).await;
             let started = std::time::Instant::now();
-            let result = self.reconcile(Timestamp::now()).await;
+            let result = self.reconcile(self.clock.now()).await;
             let ok = result.is_ok();
             self.metrics
                 .reconciled(NAME, started.elapsed().as_secs_f64(), ok);
@@ -142,13 +151,15 @@ impl ControlPlaneReconciler {
             .find(|c| c.name_any() == "version")
             .or_else(|| cvs.first())
             .map(|c| (**c).clone());
-        let cos: Vec<ClusterOperator> = self
+        // The cache has no order; the API lists by name, and so does `oc`.
+        let mut cos: Vec<ClusterOperator> = self
             .caches
             .cluster_operators
             .state()
             .iter()
             .map(|c| (**c).clone())
             .collect();
+        cos.sort_by(|a, b| a.name().cmp(b.name()));
         let master = self.master_pool.borrow_and_update().clone();
         let inputs = ClusterInputs {
             cluster_version: cv.as_ref(),

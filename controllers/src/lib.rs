@@ -3,6 +3,7 @@
 //! [`worker_pools_reconciler`]), with the shared watch caches ([`watch`]), the change-only
 //! writer ([`writer`]) and the Prometheus metrics ([`metrics`]).
 pub mod assess;
+pub mod clock;
 pub mod control_plane_reconciler;
 pub mod metrics;
 pub mod watch;

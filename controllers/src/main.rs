@@ -15,6 +15,7 @@ use kube::Api;
 use kube::api::ListParams;
 use tokio::sync::watch;
 use update_status_api::crd::UpdateInsight;
+use update_status_controllers::clock::Clock;
 use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
 use update_status_controllers::metrics::Metrics;
 use update_status_controllers::watch::{self as watches, Wakers};
@@ -36,6 +37,10 @@ struct Args {
     /// Cluster ID put in the `update.openshift.io/cluster` label (optional).
     #[arg(long, env = "CLUSTER_ID")]
     cluster_id: Option<String>,
+    /// Evaluate at this fixed instant (RFC 3339) instead of the wall clock: reproduces a
+    /// captured cluster exactly (tests, demos of snapshots). Not for production.
+    #[arg(long, hide = true)]
+    assess_at: Option<jiff::Timestamp>,
     /// Log format.
     #[arg(long, env = "LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -77,6 +82,8 @@ async fn main() -> anyhow::Result<()> {
         metrics.clone(),
         args.cluster_id.clone(),
     );
+    let clock = args.assess_at.map_or(Clock::Wall, Clock::Fixed);
+    let cp = cp.with_clock(clock);
     let wp = WorkerPoolsReconciler::new(
         client.clone(),
         &args.namespace,
@@ -84,7 +91,8 @@ async fn main() -> anyhow::Result<()> {
         master_tx,
         metrics.clone(),
         args.cluster_id.clone(),
-    );
+    )
+    .with_clock(clock);
     // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
     // deleted objects and we would delete and re-create insights at every start.
     let ready = {

@@ -18,6 +18,7 @@ use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool}
 
 use crate::assess::naming;
 use crate::assess::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
+use crate::clock::Clock;
 use crate::control_plane_reconciler::keep_started_at;
 use crate::metrics::Metrics;
 use crate::watch::Caches;
@@ -37,6 +38,7 @@ pub struct WorkerPoolsReconciler {
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
+    clock: Clock,
     context: Option<NodeContext>,
     node_cache: HashMap<String, CachedNode>,
 }
@@ -65,9 +67,16 @@ impl WorkerPoolsReconciler {
             master_pool,
             metrics,
             cluster_id,
+            clock: Clock::default(),
             context: None,
             node_cache: HashMap::new(),
         }
+    }
+
+    /// Evaluates at the instants `clock` gives (the wall clock by default).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Runs until `shutdown` resolves.
@@ -82,7 +91,7 @@ impl WorkerPoolsReconciler {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
             let started = std::time::Instant::now();
-            let result = self.reconcile(Timestamp::now()).await;
+            let result = self.reconcile(self.clock.now()).await;
             self.metrics
                 .reconciled(NAME, started.elapsed().as_secs_f64(), result.is_ok());
             next = match result {

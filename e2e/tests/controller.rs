@@ -3,94 +3,17 @@
 //! with label selectors); then change inputs and check the objects follow; then count writes
 //! in steady state.
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 use update_status_api::input::{ClusterOperator, MachineConfigPool, Node};
-use update_status_e2e::{
-    TestEnv, exclusive_cluster_state, oc_status_case, poll_until, repo_root, wait_for,
-};
+use update_status_e2e::controller::Controller;
+use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, poll_until, wait_for};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The controller process; killed on drop.
-struct Controller {
-    child: Child,
-    metrics: String,
-    log: std::path::PathBuf,
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-fn start_controller(
-    env: &TestEnv,
-    namespace: &str,
-) -> Result<Controller, Box<dyn std::error::Error + Send + Sync>> {
-    let bin = std::env::var_os("UPDATE_STATUS_CONTROLLER_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/update-status-controller"));
-    if !bin.exists() {
-        return Err(format!(
-            "{} not built (run `cargo build -p update-status-controllers`)",
-            bin.display()
-        )
-        .into());
-    }
-    let port = free_port()?;
-    let log = std::env::temp_dir().join(format!("update-status-controller-{namespace}.log"));
-    let child = Command::new(&bin)
-        .args([
-            "--namespace",
-            namespace,
-            "--metrics-bind-address",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .env("KUBECONFIG", env.kubeconfig_path())
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log)?)
-        .stderr(std::fs::File::options().append(true).open(&log)?)
-        .spawn()?;
-    Ok(Controller {
-        child,
-        metrics: format!("http://127.0.0.1:{port}/metrics"),
-        log,
-    })
-}
-
-/// Sum of `update_status_api_writes_total` from the controller's /metrics (plain HTTP on loopback).
-fn writes(c: &Controller) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
-    use std::io::{Read, Write};
-    let addr = c
-        .metrics
-        .trim_start_matches("http://")
-        .trim_end_matches("/metrics")
-        .to_string();
-    let mut s = std::net::TcpStream::connect(&addr)?;
-    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())?;
-    let mut body = String::new();
-    s.read_to_string(&mut body)?;
-    Ok(body
-        .lines()
-        .filter(|l| l.starts_with("update_status_api_writes_total{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64)
-}
 
 async fn get_json(
     env: &TestEnv,
@@ -122,19 +45,26 @@ async fn control_plane_and_pools_follow_the_inputs_with_no_steady_state_writes()
     let ns = env.namespace("ctrl").await?;
     env.replace_snapshot(&oc_status_case("4.14.1-degraded"))
         .await?;
-    let controller = start_controller(&env, ns.name())?;
+    let controller = Controller::start(&env, ns.name(), &[])?;
     let n = ns.name();
     let log_hint = || format!("(controller log: {})", controller.log.display());
 
     // The control plane status, as in the snapshot's expected output.
-    let cp = poll_until(TIMEOUT, "ControlPlaneUpdateStatus cluster", || async {
-        get_json(
-            &env,
-            &["get", "controlplaneupdatestatus", "cluster", "-n", n],
-        )
-        .await
-        .ok()
-    })
+    // (The master pool's node counts come from the worker-pools reconciler, possibly a
+    // moment after the first version of the object.)
+    let cp = poll_until(
+        TIMEOUT,
+        "ControlPlaneUpdateStatus cluster with 3 nodes",
+        || async {
+            let cp = get_json(
+                &env,
+                &["get", "controlplaneupdatestatus", "cluster", "-n", n],
+            )
+            .await
+            .ok()?;
+            (cp["status"]["nodes"]["total"] == 3).then_some(cp)
+        },
+    )
     .await
     .map_err(|e| format!("{e} {}", log_hint()))?;
     let st = &cp["status"];
@@ -228,7 +158,7 @@ async fn control_plane_and_pools_follow_the_inputs_with_no_steady_state_writes()
 
     // Steady state: nothing changes, so nothing is written.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let before = writes(&controller)?;
+    let before = controller.writes()?;
     let quiet = Duration::from_secs(
         std::env::var("UPDATE_STATUS_E2E_QUIET_SECONDS")
             .ok()
@@ -236,7 +166,7 @@ async fn control_plane_and_pools_follow_the_inputs_with_no_steady_state_writes()
             .unwrap_or(30),
     );
     tokio::time::sleep(quiet).await;
-    let after = writes(&controller)?;
+    let after = controller.writes()?;
     assert_eq!(
         after,
         before,
