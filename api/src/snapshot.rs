@@ -92,8 +92,19 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads a snapshot folder. `clusterversion.yaml` is required; every other input file is
     /// optional (a missing one reads as empty).
+    ///
+    /// A must-gather is read too: when `dir` has no `clusterversion.yaml` but holds (itself, or
+    /// up to two levels below) a `cluster-scoped-resources` folder, the objects are read from
+    /// its `config.openshift.io/{clusterversions,clusteroperators}`,
+    /// `machineconfiguration.openshift.io/{machineconfigpools,machineconfigs}` and
+    /// `core/nodes` folders (one file per object, or lists).
     pub fn from_dir(dir: &Path) -> Result<Self, SnapshotError> {
         let cv_path = dir.join("clusterversion.yaml");
+        if !cv_path.exists()
+            && let Some(root) = find_must_gather(dir)
+        {
+            return Self::from_must_gather(&root);
+        }
         if !cv_path.exists() {
             return Err(SnapshotError::Missing {
                 path: cv_path,
@@ -141,6 +152,33 @@ impl Snapshot {
         Ok(snap)
     }
 
+    /// Reads a must-gather's `cluster-scoped-resources` folder.
+    fn from_must_gather(root: &Path) -> Result<Self, SnapshotError> {
+        let cv_dir = root.join("config.openshift.io/clusterversions");
+        let cluster_version = read_folder::<ClusterVersion>(&cv_dir)?.into_iter().next();
+        if cluster_version.is_none() {
+            return Err(SnapshotError::Missing {
+                path: cv_dir,
+                what: "the ClusterVersion",
+            });
+        }
+        let mut cluster_operators: Vec<ClusterOperator> =
+            read_folder(&root.join("config.openshift.io/clusteroperators"))?;
+        cluster_operators.sort_by(|a, b| a.name().cmp(b.name()));
+        Ok(Snapshot {
+            cluster_version,
+            cluster_operators,
+            machine_config_pools: read_folder(
+                &root.join("machineconfiguration.openshift.io/machineconfigpools"),
+            )?,
+            machine_configs: read_folder(
+                &root.join("machineconfiguration.openshift.io/machineconfigs"),
+            )?,
+            nodes: read_folder(&root.join("core/nodes"))?,
+            ..Default::default()
+        })
+    }
+
     /// The snapshot's rule for "now" when none is given: the latest `lastTransitionTime` over
     /// all ClusterVersion conditions and all ClusterOperator conditions, plus 368,975 ns
     /// (what `oc adm upgrade status` does in its mock mode).
@@ -161,6 +199,53 @@ impl Snapshot {
                     .ok()
             })
     }
+}
+
+/// The `cluster-scoped-resources` folder of a must-gather at `dir` or up to two levels below.
+fn find_must_gather(dir: &Path) -> Option<PathBuf> {
+    let mut level = vec![dir.to_path_buf()];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for d in &level {
+            let candidate = d.join("cluster-scoped-resources");
+            if candidate.is_dir() {
+                return Some(candidate);
+            }
+            if let Ok(entries) = std::fs::read_dir(d) {
+                let mut subdirs: Vec<PathBuf> = entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect();
+                subdirs.sort();
+                next.extend(subdirs);
+            }
+        }
+        level = next;
+    }
+    None
+}
+
+/// Reads every `*.yaml`/`*.json` file of a folder (missing folder: nothing), in name order.
+fn read_folder<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, SnapshotError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        })
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        out.extend(read_objects::<T>(&f)?);
+    }
+    Ok(out)
 }
 
 /// The image of the `machine-config-operator` container of a Deployment object.
@@ -303,6 +388,64 @@ mod tests {
             .filter_map(|v| v.pointer("/metadata/name").and_then(|n| n.as_str()))
             .collect();
         assert_eq!(names, ["a", "c"]);
+    }
+
+    #[test]
+    fn reads_a_must_gather_layout() {
+        let src = fixtures().join("4.14.1-degraded");
+        let expected = Snapshot::from_dir(&src).expect("fixture");
+        let root = std::env::temp_dir().join(format!("us-mg-{}", std::process::id()));
+        let csr = root.join("quay-io-release-sha256-abc/cluster-scoped-resources");
+        let write_each = |values: Vec<serde_json::Value>, sub: &str| {
+            let d = csr.join(sub);
+            std::fs::create_dir_all(&d).expect("mkdir");
+            for v in values {
+                let name = v
+                    .pointer("/metadata/name")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or("x")
+                    .to_string();
+                std::fs::write(
+                    d.join(format!("{name}.yaml")),
+                    serde_json::to_string(&v).expect("json"),
+                )
+                .expect("write");
+            }
+        };
+        write_each(
+            read_values(&src.join("clusterversion.yaml")).expect("cv"),
+            "config.openshift.io/clusterversions",
+        );
+        write_each(
+            read_values(&src.join("clusteroperators.yaml")).expect("co"),
+            "config.openshift.io/clusteroperators",
+        );
+        write_each(
+            read_values(&src.join("machineconfigpools.yaml")).expect("mcp"),
+            "machineconfiguration.openshift.io/machineconfigpools",
+        );
+        write_each(
+            read_values(&src.join("machineconfigs.yaml")).expect("mc"),
+            "machineconfiguration.openshift.io/machineconfigs",
+        );
+        write_each(
+            read_values(&src.join("nodes.yaml")).expect("nodes"),
+            "core/nodes",
+        );
+        let snap = Snapshot::from_dir(&root).expect("must-gather");
+        std::fs::remove_dir_all(&root).ok();
+        assert_eq!(snap.cluster_version, expected.cluster_version);
+        assert_eq!(
+            snap.cluster_operators.len(),
+            expected.cluster_operators.len()
+        );
+        assert_eq!(snap.nodes.len(), expected.nodes.len());
+        assert_eq!(
+            snap.machine_config_pools.len(),
+            expected.machine_config_pools.len()
+        );
+        assert_eq!(snap.machine_configs.len(), expected.machine_configs.len());
+        assert_eq!(snap.derived_now(), expected.now);
     }
 
     #[test]
