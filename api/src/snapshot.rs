@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
 
 use crate::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
@@ -277,37 +278,65 @@ pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError>
     Ok(out)
 }
 
-/// Parses YAML or JSON text into documents (several YAML documents allowed; empty ones skipped).
-pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
-    let trimmed = text.trim_start();
-    if (trimmed.starts_with('{') || trimmed.starts_with('['))
-        && let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed)
-    {
-        return Ok(vec![v]);
-    }
-    let docs: Vec<serde_json::Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| e.to_string())?;
-    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
-}
-
-fn flatten(doc: serde_json::Value, out: &mut Vec<serde_json::Value>) {
-    match doc {
-        serde_json::Value::Array(items) => items.into_iter().for_each(|d| flatten(d, out)),
-        serde_json::Value::Object(mut map)
-            if map
-                .get("items")
-                .is_some_and(|i| i.is_array() || i.is_null())
-                && map
-                    .get("kind")
-                    .and_then(|k| k.as_str())
-                    .is_none_or(|k| k.ends_with("List")) =>
-        {
-            if let Some(serde_json::Value::Array(items)) = map.remove("items") {
-                items.into_iter().for_each(|d| flatten(d, out));
+/// Parses YAML or JSON text into its documents (empty and `null` documents skipped).
+///
+/// YAML is parsed with `serde-saphyr`, which also reads JSON; `serde_json` is tried as a
+/// fallback for JSON text saphyr rejects (so that the better of the two errors is kept).
+pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
+    match serde_saphyr::from_multiple::<Value>(text) {
+        Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
+        Err(yaml_err) => {
+            let trimmed = text.trim_start();
+            if trimmed.starts_with('{') || trimmed.starts_with('[') {
+                serde_json::Deserializer::from_str(trimmed)
+                    .into_iter::<Value>()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|json_err| format!("as JSON: {json_err}; as YAML: {yaml_err}"))
+            } else {
+                Err(yaml_err.to_string())
             }
         }
+    }
+}
+
+/// Flattens lists (`kind: List`, typed `FooList`, any object with `items` and no kind, or a
+/// top-level array). Items of a typed list that lack `apiVersion`/`kind` (as the API
+/// returns them) inherit them from the list.
+pub fn flatten(doc: Value, out: &mut Vec<Value>) {
+    match doc {
+        Value::Array(items) => items.into_iter().for_each(|d| flatten(d, out)),
+        Value::Object(mut map) if is_list(&map) => {
+            let item_kind = map
+                .get("kind")
+                .and_then(Value::as_str)
+                .and_then(|k| k.strip_suffix("List"))
+                .filter(|k| !k.is_empty())
+                .map(str::to_string);
+            let api_version = map.get("apiVersion").cloned();
+            if let Some(Value::Array(items)) = map.remove("items") {
+                for mut item in items {
+                    if let (Some(kind), Value::Object(obj)) = (&item_kind, &mut item) {
+                        obj.entry("kind").or_insert_with(|| json!(kind));
+                        if let Some(av) = &api_version {
+                            obj.entry("apiVersion").or_insert_with(|| av.clone());
+                        }
+                    }
+                    flatten(item, out);
+                }
+            }
+        }
+        Value::Null => {}
         other => out.push(other),
     }
+}
+
+fn is_list(map: &Map<String, Value>) -> bool {
+    map.get("items")
+        .is_some_and(|i| i.is_array() || i.is_null())
+        && map
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_none_or(|k| k.ends_with("List"))
 }
 
 /// Reads a file of objects of one type.

@@ -22,6 +22,7 @@ use kube::core::GroupVersionKind;
 use kube::discovery::{self, ApiCapabilities, ApiResource, Scope};
 use kube::{Client, ResourceExt};
 use serde_json::{Map, Value, json};
+pub use update_status_api::snapshot::{flatten, parse_documents};
 
 /// The field manager of every write made by the loader.
 pub const FIELD_MANAGER: &str = "update-status-snapshot-loader";
@@ -224,67 +225,6 @@ pub fn snapshot_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     }
     files.sort();
     Ok(files)
-}
-
-/// Parses YAML or JSON text into its documents (empty and `null` documents skipped).
-///
-/// YAML is parsed with `serde-saphyr`, which also reads JSON; `serde_json` is tried as a
-/// fallback for JSON text saphyr rejects (so that the better of the two errors is kept).
-pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    match serde_saphyr::from_multiple::<Value>(text) {
-        Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
-        Err(yaml_err) => {
-            let trimmed = text.trim_start();
-            if trimmed.starts_with('{') || trimmed.starts_with('[') {
-                serde_json::Deserializer::from_str(trimmed)
-                    .into_iter::<Value>()
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|json_err| format!("as JSON: {json_err}; as YAML: {yaml_err}"))
-            } else {
-                Err(yaml_err.to_string())
-            }
-        }
-    }
-}
-
-/// Flattens lists (`kind: List`, typed `FooList`, any object with `items` and no kind, or a
-/// top-level array). Items of a typed list that lack `apiVersion`/`kind` (as the API
-/// returns them) inherit them from the list.
-fn flatten(doc: Value, out: &mut Vec<Value>) {
-    match doc {
-        Value::Array(items) => items.into_iter().for_each(|d| flatten(d, out)),
-        Value::Object(mut map) if is_list(&map) => {
-            let item_kind = map
-                .get("kind")
-                .and_then(Value::as_str)
-                .and_then(|k| k.strip_suffix("List"))
-                .filter(|k| !k.is_empty())
-                .map(str::to_string);
-            let api_version = map.get("apiVersion").cloned();
-            if let Some(Value::Array(items)) = map.remove("items") {
-                for mut item in items {
-                    if let (Some(kind), Value::Object(obj)) = (&item_kind, &mut item) {
-                        obj.entry("kind").or_insert_with(|| json!(kind));
-                        if let Some(av) = &api_version {
-                            obj.entry("apiVersion").or_insert_with(|| av.clone());
-                        }
-                    }
-                    flatten(item, out);
-                }
-            }
-        }
-        Value::Null => {}
-        other => out.push(other),
-    }
-}
-
-fn is_list(map: &Map<String, Value>) -> bool {
-    map.get("items")
-        .is_some_and(|i| i.is_array() || i.is_null())
-        && map
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_none_or(|k| k.ends_with("List"))
 }
 
 /// Reads every object of a file, with its identity checked. Fails on the first bad object.
