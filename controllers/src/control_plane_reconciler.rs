@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::ResourceExt;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsight,
     UpdateInsightStatus, labels,
@@ -20,17 +20,13 @@ use crate::assess::ClusterInputs;
 use crate::assess::control_plane::{self, ControlPlaneAssessment};
 use crate::assess::naming;
 use crate::assess::nodes::PoolAssessment;
-use crate::clock::Clock;
 use crate::metrics::Metrics;
+use crate::runner::Reconcile;
 use crate::watch::Caches;
 use crate::writer::{Desired, Writer, owner_ref};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "control-plane";
-
-/// Longest wait before re-evaluating when only time passes (thresholds are computed exactly;
-/// this bounds the effect of a clock jump).
-pub const MAX_REQUEUE: Duration = Duration::from_secs(300);
 
 /// The reconciler's state.
 pub struct ControlPlaneReconciler {
@@ -40,7 +36,6 @@ pub struct ControlPlaneReconciler {
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
-    clock: Clock,
 }
 
 /// Keeps what must survive recomputation: the first-seen `startedAt` of health insights and an
@@ -102,46 +97,11 @@ impl ControlPlaneReconciler {
             master_pool,
             metrics,
             cluster_id,
-            clock: Clock::default(),
         }
     }
 
-    /// Evaluates at the instants `clock` gives (the wall clock by default).
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// Runs until `shutdown` resolves: waits for a change (or a time threshold), reconciles.
-    pub async fn run(mut self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
-        let mut next: Option<Duration> = None;
-        loop {
-            let sleep = next.unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
-            tokio::select! {
-                _ = wake.notified() => {}
-                _ = self.master_pool.changed() => {}
-                _ = tokio::time::sleep(sleep) => {}
-                _ = shutdown.changed() => return,
-            }
-            // Debounce bursts (a relist, many operators flipping at once).
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let started = std::time::Instant::now();
-            let result = self.reconcile(self.clock.now()).await;
-            let ok = result.is_ok();
-            self.metrics
-                .reconciled(NAME, started.elapsed().as_secs_f64(), ok);
-            next = match result {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(reconciler = NAME, error = %e, "reconcile failed; retrying in 10s");
-                    Some(Duration::from_secs(10))
-                }
-            };
-        }
-    }
-
-    /// One pass. Returns when time alone will next change the answer.
-    pub async fn reconcile(
+    /// One pass (see [`Reconcile::reconcile`]).
+    async fn reconcile_at(
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
@@ -264,5 +224,16 @@ impl ControlPlaneReconciler {
             l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
         }
         l
+    }
+}
+
+impl Reconcile for ControlPlaneReconciler {
+    const NAME: &'static str = NAME;
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> impl std::future::Future<Output = Result<Option<Duration>, crate::writer::WriteError>> + Send
+    {
+        self.reconcile_at(now)
     }
 }

@@ -6,6 +6,7 @@ pub mod assess;
 pub mod clock;
 pub mod control_plane_reconciler;
 pub mod metrics;
+pub mod runner;
 pub mod watch;
 pub mod worker_pools_reconciler;
 pub mod writer;

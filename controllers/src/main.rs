@@ -18,6 +18,7 @@ use update_status_api::crd::UpdateInsight;
 use update_status_controllers::clock::Clock;
 use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
 use update_status_controllers::metrics::Metrics;
+use update_status_controllers::runner;
 use update_status_controllers::watch::{self as watches, Wakers};
 use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
 
@@ -73,7 +74,17 @@ async fn main() -> anyhow::Result<()> {
 
     let wakers = Wakers::default();
     let caches = watches::start(&client, &args.namespace, &wakers, synced.clone());
+    // The worker-pools reconciler hands the master pool's assessment to the control-plane one.
     let (master_tx, master_rx) = watch::channel(None);
+    {
+        let mut changes = master_rx.clone();
+        let wake = wakers.control_plane.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                wake.notify_one();
+            }
+        });
+    }
     let cp = ControlPlaneReconciler::new(
         client.clone(),
         &args.namespace,
@@ -83,7 +94,6 @@ async fn main() -> anyhow::Result<()> {
         args.cluster_id.clone(),
     );
     let clock = args.assess_at.map_or(Clock::Wall, Clock::Fixed);
-    let cp = cp.with_clock(clock);
     let wp = WorkerPoolsReconciler::new(
         client.clone(),
         &args.namespace,
@@ -91,8 +101,7 @@ async fn main() -> anyhow::Result<()> {
         master_tx,
         metrics.clone(),
         args.cluster_id.clone(),
-    )
-    .with_clock(clock);
+    );
     // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
     // deleted objects and we would delete and re-create insights at every start.
     let ready = {
@@ -107,8 +116,20 @@ async fn main() -> anyhow::Result<()> {
         _ = ready => {}
         _ = shutdown_signal() => { tracing::info!("shutting down before caches synced"); return Ok(()); }
     }
-    let cp_task = tokio::spawn(cp.run(wakers.control_plane.clone(), shutdown_rx.clone()));
-    let wp_task = tokio::spawn(wp.run(wakers.worker_pools.clone(), shutdown_rx.clone()));
+    let cp_task = tokio::spawn(runner::run(
+        cp,
+        clock,
+        metrics.clone(),
+        wakers.control_plane.clone(),
+        shutdown_rx.clone(),
+    ));
+    let wp_task = tokio::spawn(runner::run(
+        wp,
+        clock,
+        metrics.clone(),
+        wakers.worker_pools.clone(),
+        shutdown_rx.clone(),
+    ));
     wakers.control_plane.notify_one();
     wakers.worker_pools.notify_one();
     tracing::info!(namespace = %args.namespace, "update-status-controller running");

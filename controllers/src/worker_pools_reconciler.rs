@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::ResourceExt;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use update_status_api::crd::{
     Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
     labels,
@@ -18,17 +18,14 @@ use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool}
 
 use crate::assess::naming;
 use crate::assess::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
-use crate::clock::Clock;
 use crate::control_plane_reconciler::keep_started_at;
 use crate::metrics::Metrics;
+use crate::runner::Reconcile;
 use crate::watch::Caches;
 use crate::writer::{Desired, Writer, owner_ref};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";
-
-/// Longest wait before re-evaluating when only time passes.
-pub const MAX_REQUEUE: Duration = Duration::from_secs(300);
 
 /// The reconciler's state.
 pub struct WorkerPoolsReconciler {
@@ -38,7 +35,6 @@ pub struct WorkerPoolsReconciler {
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
-    clock: Clock,
     context: Option<NodeContext>,
     node_cache: HashMap<String, CachedNode>,
 }
@@ -67,50 +63,18 @@ impl WorkerPoolsReconciler {
             master_pool,
             metrics,
             cluster_id,
-            clock: Clock::default(),
             context: None,
             node_cache: HashMap::new(),
         }
     }
 
-    /// Evaluates at the instants `clock` gives (the wall clock by default).
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// Runs until `shutdown` resolves.
-    pub async fn run(mut self, wake: Arc<Notify>, mut shutdown: watch::Receiver<bool>) {
-        let mut next: Option<Duration> = None;
-        loop {
-            let sleep = next.unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
-            tokio::select! {
-                _ = wake.notified() => {}
-                _ = tokio::time::sleep(sleep) => {}
-                _ = shutdown.changed() => return,
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let started = std::time::Instant::now();
-            let result = self.reconcile(self.clock.now()).await;
-            self.metrics
-                .reconciled(NAME, started.elapsed().as_secs_f64(), result.is_ok());
-            next = match result {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(reconciler = NAME, error = %e, "reconcile failed; retrying in 10s");
-                    Some(Duration::from_secs(10))
-                }
-            };
-        }
-    }
-
-    /// One pass. Returns when time alone will next change the answer.
+    /// One pass (see [`Reconcile::reconcile`]).
     ///
     /// Nodes are assessed one by one and cached by resourceVersion: a node event re-assesses
     /// that node only (all nodes when the ClusterVersion target, the pools or the
     /// MachineConfigs change, or when a node's time threshold passes). The writer then writes
     /// only the objects whose content changed.
-    pub async fn reconcile(
+    async fn reconcile_at(
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
@@ -307,5 +271,16 @@ impl WorkerPoolsReconciler {
             l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
         }
         l
+    }
+}
+
+impl Reconcile for WorkerPoolsReconciler {
+    const NAME: &'static str = NAME;
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> impl std::future::Future<Output = Result<Option<Duration>, crate::writer::WriteError>> + Send
+    {
+        self.reconcile_at(now)
     }
 }
