@@ -25,7 +25,13 @@ trap cleanup INT TERM EXIT
 
 kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 hack/load-snapshot.sh "$snapshot"
-target/debug/update-status-controller --namespace "$namespace" --metrics-bind-address 127.0.0.1:0 \
+# A captured cluster is shown at the instant it was captured (its `now` file), as oc's mock
+# mode does; without one the wall clock is used.
+clock=()
+[[ -f $snapshot/now ]] && clock=(--assess-at "$(tr -d '[:space:]' <"$snapshot/now")")
+cli_now=()
+[[ -f $snapshot/now ]] && cli_now=(--now "$(tr -d '[:space:]' <"$snapshot/now")")
+target/debug/update-status-controller --namespace "$namespace" --metrics-bind-address 127.0.0.1:0 "${clock[@]}" \
   >"$CLUSTER_DIR/controller.log" 2>&1 &
 controller_pid=$!
 echo "demo: controller running (log: $CLUSTER_DIR/controller.log); KUBECONFIG=$KUBECONFIG"
@@ -33,9 +39,11 @@ while kill -0 "$controller_pid" 2>/dev/null; do
   out=$({
     echo "update-status demo — snapshot $(basename "$snapshot") — $(date -u +%H:%M:%S) — Ctrl-C to stop"
     echo
-    target/debug/kubectl-update_status -n "$namespace" 2>&1 || true
+    target/debug/kubectl-update_status -n "$namespace" "${cli_now[@]}" 2>&1 || true
     echo
-    kubectl get updatestatus -n "$namespace" 2>&1 | head -25
+    kubectl get controlplaneupdatestatus,workerpoolupdatestatus -n "$namespace" 2>&1
+    echo
+    kubectl get updateinsights -n "$namespace" -l update.openshift.io/insight-type=health 2>&1
   })
   clear 2>/dev/null || true
   echo "$out"
