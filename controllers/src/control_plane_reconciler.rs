@@ -237,3 +237,77 @@ impl Reconcile for ControlPlaneReconciler {
         self.reconcile_at(now)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::{
+        HealthInsight, Impact, InsightScope, InsightType, Remediation, ResourceRef,
+    };
+
+    fn health(started_at: Option<&str>) -> UpdateInsightStatus {
+        UpdateInsightStatus {
+            type_: InsightType::Health,
+            resource: ResourceRef {
+                kind: "ClusterVersion".into(),
+                name: "version".into(),
+                ..Default::default()
+            },
+            scope: InsightScope::default(),
+            progress: None,
+            health: Some(HealthInsight {
+                started_at: started_at.map(|s| s.parse().expect("timestamp")),
+                impact: Impact {
+                    summary: "s".into(),
+                    ..Default::default()
+                },
+                remediation: Remediation {
+                    reference: "r".into(),
+                },
+                related: vec![],
+                source: "ClusterVersionNoFailing".into(),
+            }),
+        }
+    }
+
+    fn started(s: &UpdateInsightStatus) -> Option<String> {
+        s.health
+            .as_ref()
+            .and_then(|h| h.started_at)
+            .map(|t| t.to_string())
+    }
+
+    #[test]
+    fn a_health_insight_keeps_its_first_started_at_across_passes_and_restarts() {
+        let stored = health(Some("2023-11-03T15:00:00Z"));
+        let existing: HashMap<String, &UpdateInsightStatus> = [("a".to_string(), &stored)].into();
+        // A rule whose start is "now" recomputes a later instant: the stored one wins.
+        let mut desired = vec![("a".to_string(), health(Some("2023-11-03T17:00:00Z")))];
+        keep_started_at(&mut desired, &existing);
+        assert_eq!(
+            started(&desired[0].1).as_deref(),
+            Some("2023-11-03T15:00:00Z")
+        );
+        // An earlier start (a condition's transition time) replaces it.
+        let mut desired = vec![("a".to_string(), health(Some("2023-11-03T14:00:00Z")))];
+        keep_started_at(&mut desired, &existing);
+        assert_eq!(
+            started(&desired[0].1).as_deref(),
+            Some("2023-11-03T14:00:00Z")
+        );
+        // An unknown start keeps the known one; another insight is left alone.
+        let mut desired = vec![
+            ("a".to_string(), health(None)),
+            ("b".to_string(), health(Some("2023-11-03T17:00:00Z"))),
+        ];
+        keep_started_at(&mut desired, &existing);
+        assert_eq!(
+            started(&desired[0].1).as_deref(),
+            Some("2023-11-03T15:00:00Z")
+        );
+        assert_eq!(
+            started(&desired[1].1).as_deref(),
+            Some("2023-11-03T17:00:00Z")
+        );
+    }
+}
