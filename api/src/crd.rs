@@ -34,8 +34,6 @@ pub mod labels {
     pub const POOL: &str = "update.openshift.io/pool";
     /// Slug of the assessment, on progress insights and status objects.
     pub const ASSESSMENT: &str = "update.openshift.io/assessment";
-    /// Slug of the node phase, on node progress insights.
-    pub const PHASE: &str = "update.openshift.io/phase";
     /// Slug of the impact level, on health insights.
     pub const IMPACT_LEVEL: &str = "update.openshift.io/impact-level";
     /// Slug of the impact type, on health insights.

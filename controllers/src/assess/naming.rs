@@ -199,9 +199,8 @@ pub fn insight_labels(status: &UpdateInsightStatus) -> BTreeMap<String, String> 
             labels::ASSESSMENT.to_string(),
             p.assessment.slug().to_string(),
         );
-        if let Some(phase) = p.phase {
-            l.insert(labels::PHASE.to_string(), phase.slug().to_string());
-        }
+        // No phase label: a node passes through up to five phases in one update and each
+        // label change costs a metadata write; the phase is in `.status.progress.phase`.
     }
     if let Some(h) = &status.health {
         l.insert(
