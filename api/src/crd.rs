@@ -1,5 +1,5 @@
 //! The three kinds update-status writes (group `update.openshift.io`, version `v1alpha1`,
-//! all namespaced, all in the kubectl category `updatestatus`). See `docs/api.md` and
+//! all namespaced, all in the kubectl category `updatestatus`). See `docs/assessment-contract.md` and
 //! `shared/reference/design.md`.
 //!
 //! Everything lives in `.status` (the status subresource); the objects have no spec. An object

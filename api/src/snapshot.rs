@@ -14,6 +14,35 @@ use crate::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
 
+/// Environment variable naming the folder of captured clusters used by tests and tools (the
+/// folder holding one sub-folder per case, like `shared/fixtures/oc-status`).
+pub const FIXTURES_ENV: &str = "UPDATE_STATUS_FIXTURES";
+
+/// The folder of captured clusters: `$UPDATE_STATUS_FIXTURES`, else
+/// `shared/fixtures/oc-status` beside this repository.
+pub fn fixtures_dir() -> PathBuf {
+    std::env::var_os(FIXTURES_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status")
+        })
+}
+
+/// The case folders of [`fixtures_dir`], sorted (empty when it cannot be read).
+pub fn fixture_cases() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
 /// What can go wrong reading a snapshot. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -372,11 +401,7 @@ mod tests {
     use super::*;
 
     fn fixtures() -> PathBuf {
-        std::env::var_os("UPDATE_STATUS_FIXTURES")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status")
-            })
+        fixtures_dir()
     }
 
     #[test]

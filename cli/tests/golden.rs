@@ -11,10 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn fixtures() -> PathBuf {
-    match std::env::var_os("UPDATE_STATUS_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status"),
-    }
+    update_status_api::snapshot::fixtures_dir()
 }
 
 /// Every fixture this file tests (`every_fixture_is_tested` keeps the list complete).

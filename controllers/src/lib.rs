@@ -5,6 +5,7 @@
 pub mod assess;
 pub mod clock;
 pub mod control_plane_reconciler;
+pub mod leader;
 pub mod metrics;
 pub mod runner;
 pub mod watch;

@@ -22,21 +22,8 @@ const SECOND: i128 = 1_000_000_000;
 const MINUTE: i128 = 60 * SECOND;
 const HOUR: i128 = 60 * MINUTE;
 
-fn fixtures_dir() -> PathBuf {
-    std::env::var_os("UPDATE_STATUS_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status")
-        })
-}
-
 fn fixture_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .expect("fixtures dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
+    let dirs = update_status_api::snapshot::fixture_cases();
     assert!(
         dirs.len() >= 8,
         "expected at least 8 fixtures, saw {}",
@@ -101,6 +88,7 @@ fn load(dir: &Path) -> Case {
         machine_configs: &snap.machine_configs,
         nodes: &snap.nodes,
         mco_image: snap.mco_image.as_deref(),
+        alerts: None,
     };
     let cp = assess_control_plane(&inputs, None, now).expect("a ClusterVersion");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("expected output");

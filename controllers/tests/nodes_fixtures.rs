@@ -13,21 +13,8 @@ use update_status_controllers::assess::nodes::{
     node_requeue_after,
 };
 
-fn fixtures_dir() -> PathBuf {
-    std::env::var_os("UPDATE_STATUS_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status")
-        })
-}
-
 fn fixture_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .expect("fixtures dir")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
+    let dirs = update_status_api::snapshot::fixture_cases();
     assert!(
         dirs.len() >= 8,
         "expected at least 8 fixtures, saw {}",
@@ -402,6 +389,7 @@ fn inputs(s: &Snapshot) -> ClusterInputs<'_> {
         machine_configs: &s.machine_configs,
         nodes: &s.nodes,
         mco_image: s.mco_image.as_deref(),
+        alerts: None,
     }
 }
 

@@ -36,8 +36,8 @@ use serde_json::json;
 pub const REUSE_ENV: &str = "UPDATE_STATUS_E2E_REUSE";
 /// Set to `1` to keep the cluster started by the harness, and the test namespaces.
 pub const KEEP_ENV: &str = "UPDATE_STATUS_E2E_KEEP";
-/// Overrides the fixtures folder (the one holding `oc-status/`).
-pub const FIXTURES_ENV: &str = "UPDATE_STATUS_FIXTURES";
+/// Overrides the fixtures folder (the one holding one folder per captured cluster).
+pub const FIXTURES_ENV: &str = update_status_api::snapshot::FIXTURES_ENV;
 /// Label put on every test namespace.
 pub const NAMESPACE_LABEL: &str = "update-status.openshift.io/e2e";
 /// Field manager of the harness's own writes.
@@ -123,16 +123,14 @@ pub fn repo_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
-/// The fixtures folder: `$UPDATE_STATUS_FIXTURES`, else `<repo>/../shared/fixtures`.
+/// The folder of captured clusters (see [`update_status_api::snapshot::fixtures_dir`]).
 pub fn fixtures_dir() -> PathBuf {
-    std::env::var_os(FIXTURES_ENV)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/fixtures"))
+    update_status_api::snapshot::fixtures_dir()
 }
 
 /// The folder of one `oc adm upgrade status` snapshot, e.g. `oc_status_case("4.14.1-degraded")`.
 pub fn oc_status_case(name: &str) -> PathBuf {
-    fixtures_dir().join("oc-status").join(name)
+    fixtures_dir().join(name)
 }
 
 fn shared_cluster() -> Result<&'static Cluster, Error> {

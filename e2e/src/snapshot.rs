@@ -617,10 +617,7 @@ mod tests {
 
     #[test]
     fn every_fixture_reads() {
-        let root = std::env::var_os("UPDATE_STATUS_FIXTURES")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"))
-            .join("oc-status");
+        let root = update_status_api::snapshot::fixtures_dir();
         let Ok(entries) = std::fs::read_dir(&root) else {
             panic!("fixtures not found at {}", root.display());
         };
