@@ -41,8 +41,14 @@ unit: ## Unit and fixture tests (no cluster)
 e2e: k8s-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager
 	hack/e2e.sh
 
+.PHONY: prometheus-rules
+prometheus-rules: ## Check and unit-test the alerting rules (promtool), and the PrometheusRule against them
+	hack/prometheus-rule.sh --check
+	promtool check rules config/prometheus/rules.yaml
+	cd config/prometheus && promtool test rules rules.test.yaml
+
 .PHONY: test
-test: manifests-check unit e2e ## Everything CI runs: CRD drift check, unit tests, e2e tests
+test: manifests-check prometheus-rules unit e2e ## Everything CI runs: CRD drift and rule checks, unit tests, e2e tests
 
 .PHONY: dev-cluster
 dev-cluster: k8s-bins ## Start the local control plane (kubeconfig: .cache/cluster/kubeconfig)
@@ -62,5 +68,5 @@ run: ## Run the controller against the local control plane (make dev-cluster fir
 	KUBECONFIG=$(KUBECONFIG_LOCAL) $(CARGO) run -p update-status-controllers --bin update-status-controller -- --namespace $(NAMESPACE) --metrics-bind-address 127.0.0.1:8080
 
 .PHONY: demo
-demo: k8s-bins ## Local control plane + a loaded snapshot + the controller, showing its objects live
-	hack/demo.sh $(SNAPSHOT)
+demo: k8s-bins ## Local control plane + controller + a simulated update, live (SNAPSHOT=dir: a captured cluster instead)
+	hack/demo.sh $(if $(filter-out file default undefined,$(origin SNAPSHOT)),$(SNAPSHOT))

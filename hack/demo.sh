@@ -1,54 +1,108 @@
 #!/usr/bin/env bash
-# make demo: local control plane + a loaded snapshot + the controller, showing its objects live.
-# Ctrl-C stops the controller and tears the control plane down.
+# make demo: a local control plane, the controller, and a simulated OpenShift update
+# (12 operators, 2 pools, 10 nodes, one worker's drain blocked by a PodDisruptionBudget for a
+# few steps), shown with `kubectl update-status` every 2 s until the update completes; then
+# the final state stays on screen until Ctrl-C. Ctrl-C stops the simulator and the controller
+# and tears the control plane down.
 #
-# usage: hack/demo.sh [SNAPSHOT_DIR]     (default: a worker pool blocked by a PodDisruptionBudget)
+# usage: hack/demo.sh                 a simulated update
+#        hack/demo.sh SNAPSHOT_DIR    a captured cluster (shared/fixtures/oc-status layout),
+#                                     shown at the instant it was captured
+#
+# environment:
+#   CLUSTER_DIR      control-plane state (default .cache/demo-cluster)
+#   NAMESPACE        where the controller writes (default openshift-update-status)
+#   DEMO_INTERVAL    wall-clock time per simulated step (default 1s)
+#   DEMO_SIM_ARGS    more simulate-update flags, e.g. "--paused-pool auto:8 --nodes-per-pool 20"
+#   DEMO_REFRESH     seconds between screens (default 2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-snapshot=${1:-../shared/fixtures/oc-status/4.16.0-ec2-control-plane-updated-pdb-prohibits-draining}
+snapshot=${1:-}
 namespace=${NAMESPACE:-openshift-update-status}
+interval=${DEMO_INTERVAL:-1s}
+refresh=${DEMO_REFRESH:-2}
 export CLUSTER_DIR=${CLUSTER_DIR:-$root/.cache/demo-cluster}
 
 hack/ensure-tools.sh
 cargo build -q -p update-status-controllers -p update-status-cli -p update-status-e2e --bins
 hack/local-cluster.sh up
 export KUBECONFIG=$CLUSTER_DIR/kubeconfig
+
 controller_pid=""
+simulator_pid=""
+stop() { # pid: SIGTERM, then wait for it
+  [[ -n $1 ]] || return 0
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 cleanup() {
   trap - INT TERM EXIT
-  [[ -n $controller_pid ]] && kill "$controller_pid" 2>/dev/null && wait "$controller_pid" 2>/dev/null
+  stop "$simulator_pid"
+  stop "$controller_pid"
   hack/local-cluster.sh down >/dev/null 2>&1 || true
-  echo "demo: stopped and cleaned up"
+  echo "demo: stopped the simulator, the controller and the control plane"
 }
 trap cleanup INT TERM EXIT
 
 kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-hack/load-snapshot.sh "$snapshot"
-# A captured cluster is shown at the instant it was captured (its `now` file), as oc's mock
-# mode does; without one the wall clock is used.
-clock=()
-[[ -f $snapshot/now ]] && clock=(--assess-at "$(tr -d '[:space:]' <"$snapshot/now")")
+
+clock=() # controller: evaluation instant
 cli_now=()
-[[ -f $snapshot/now ]] && cli_now=(--now "$(tr -d '[:space:]' <"$snapshot/now")")
-target/debug/update-status-controller --namespace "$namespace" --metrics-bind-address 127.0.0.1:0 "${clock[@]}" \
-  >"$CLUSTER_DIR/controller.log" 2>&1 &
+if [[ -n $snapshot ]]; then
+  hack/load-snapshot.sh --clean "$snapshot"
+  # A captured cluster is shown at the instant it was captured (its `now` file), as oc's mock
+  # mode does; without one the wall clock is used.
+  if [[ -f $snapshot/now ]]; then
+    clock=(--assess-at "$(tr -d '[:space:]' <"$snapshot/now")")
+    cli_now=(--now "$(tr -d '[:space:]' <"$snapshot/now")")
+  fi
+  title="snapshot $(basename "$snapshot")"
+else
+  # The simulated cluster replaces whatever an earlier demo left; it starts updating after a
+  # few seconds, so the first screens show it before the update.
+  # shellcheck disable=SC2086 # DEMO_SIM_ARGS is a list of flags
+  target/debug/simulate-update --clean --operators 12 --pools 2 --masters 3 --nodes-per-pool 7 \
+    --max-unavailable 2 --blocked-drain auto:6 --interval "$interval" --start-delay 6s \
+    ${DEMO_SIM_ARGS:-} >"$CLUSTER_DIR/simulator.log" 2>&1 &
+  simulator_pid=$!
+  title="simulated update"
+fi
+
+target/debug/update-status-controller --namespace "$namespace" --metrics-bind-address 127.0.0.1:0 \
+  "${clock[@]}" >"$CLUSTER_DIR/controller.log" 2>&1 &
 controller_pid=$!
 echo "demo: controller running (log: $CLUSTER_DIR/controller.log); KUBECONFIG=$KUBECONFIG"
-while kill -0 "$controller_pid" 2>/dev/null; do
+
+finished=""
+while true; do
+  if ! kill -0 "$controller_pid" 2>/dev/null; then
+    echo "demo: the controller exited; its log:" >&2
+    tail -20 "$CLUSTER_DIR/controller.log" >&2
+    exit 1
+  fi
+  status=""
+  if [[ -n $simulator_pid ]]; then
+    if [[ -z $finished ]] && ! kill -0 "$simulator_pid" 2>/dev/null; then
+      if wait "$simulator_pid"; then finished="the simulated update is over"; else
+        echo "demo: the simulator failed; its log:" >&2
+        tail -20 "$CLUSTER_DIR/simulator.log" >&2
+        exit 1
+      fi
+      simulator_pid=""
+    fi
+    status=$(grep -E '^(step|simulate-update)' "$CLUSTER_DIR/simulator.log" 2>/dev/null | tail -1 || true)
+  fi
   out=$({
-    echo "update-status demo — snapshot $(basename "$snapshot") — $(date -u +%H:%M:%S) — Ctrl-C to stop"
+    echo "update-status demo — $title — $(date -u +%H:%M:%S) — Ctrl-C to stop"
+    [[ -n $status ]] && echo "simulator: $status"
+    [[ -n $finished ]] && echo "demo: $finished; this is the final state (Ctrl-C to stop)"
     echo
-    target/debug/kubectl-update_status -n "$namespace" "${cli_now[@]}" 2>&1 || true
+    target/debug/kubectl-update_status -n "$namespace" "${cli_now[@]}" 2>&1 || echo "(waiting for the controller)"
     echo
     kubectl get controlplaneupdatestatus,workerpoolupdatestatus -n "$namespace" 2>&1
-    echo
-    kubectl get updateinsights -n "$namespace" -l update.openshift.io/insight-type=health 2>&1
   })
   clear 2>/dev/null || true
   echo "$out"
-  sleep 2
+  sleep "$refresh"
 done
-echo "demo: the controller exited; its log:" >&2
-tail -20 "$CLUSTER_DIR/controller.log" >&2
-exit 1

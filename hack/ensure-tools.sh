@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks (and where possible installs) what the build and the tests need on a fresh machine:
-# Rust (cargo), Go (to build the pinned control plane), kubectl, openssl.
+# Rust (cargo), Go (to build the pinned control plane), kubectl, openssl, and Prometheus
+# (`promtool` for the alerting-rule tests, `prometheus` for the alerts e2e tests: Debian's
+# `prometheus` package has both).
 set -euo pipefail
 missing=()
 command -v cargo >/dev/null || missing+=("cargo (Rust toolchain, https://rustup.rs)")
@@ -8,15 +10,17 @@ command -v go >/dev/null || missing+=("go (Go toolchain >= 1.26, https://go.dev/
 apt_pkgs=()
 command -v openssl >/dev/null || apt_pkgs+=(openssl)
 command -v kubectl >/dev/null || apt_pkgs+=(kubectl)
+{ command -v prometheus >/dev/null && command -v promtool >/dev/null; } || apt_pkgs+=(prometheus)
 if ((${#apt_pkgs[@]})); then
   if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
     echo "ensure-tools: installing ${apt_pkgs[*]}" >&2
-    apt-get update -qq >/dev/null && apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null || missing+=("${apt_pkgs[@]}")
+    # --no-install-recommends: the prometheus package would otherwise pull exporters and more.
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}" >/dev/null || missing+=("${apt_pkgs[@]}")
   else
     missing+=("${apt_pkgs[@]}")
   fi
 fi
-for t in openssl kubectl; do command -v "$t" >/dev/null || missing+=("$t"); done
+for t in openssl kubectl prometheus promtool; do command -v "$t" >/dev/null || missing+=("$t"); done
 if ((${#missing[@]})); then
   printf 'ensure-tools: missing: %s\n' "${missing[@]}" >&2
   exit 1

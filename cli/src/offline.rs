@@ -48,6 +48,7 @@ pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
         machine_configs: &snap.machine_configs,
         nodes: &snap.nodes,
         mco_image: snap.mco_image.as_deref(),
+        alerts: snap.alerts.as_ref().map(|a| a.data.alerts.as_slice()),
     };
     let assessment = assess_cluster(&inputs, now);
     View {

@@ -1,8 +1,10 @@
 //! `update-status-controller`: watches ClusterVersion, ClusterOperators, MachineConfigPools,
 //! MachineConfigs and Nodes, and writes ControlPlaneUpdateStatus, WorkerPoolUpdateStatus and
 //! UpdateInsight objects into its namespace. Serves `/metrics`, `/healthz` and `/readyz`.
+//! With `--prometheus-url`, it also polls Prometheus' firing alerts into health insights.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,9 +17,11 @@ use kube::Api;
 use kube::api::ListParams;
 use tokio::sync::watch;
 use update_status_api::crd::UpdateInsight;
+use update_status_controllers::alerts_reconciler::{self, AlertsReconciler, PollSettings};
 use update_status_controllers::clock::Clock;
 use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
 use update_status_controllers::metrics::Metrics;
+use update_status_controllers::prometheus::{PrometheusClient, PrometheusConfig};
 use update_status_controllers::runner;
 use update_status_controllers::watch::{self as watches, Wakers};
 use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
@@ -45,6 +49,37 @@ struct Args {
     /// Log format.
     #[arg(long, env = "LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
+    /// Base URL of the Prometheus (or Thanos Querier) HTTP API whose firing alerts become
+    /// health insights, e.g. `https://thanos-querier.openshift-monitoring.svc:9091`.
+    /// Unset: no alert insights.
+    #[arg(long, env = "PROMETHEUS_URL")]
+    prometheus_url: Option<String>,
+    /// File holding the bearer token sent to Prometheus (read before every poll: tokens rotate),
+    /// e.g. `/var/run/secrets/kubernetes.io/serviceaccount/token`.
+    #[arg(long, env = "PROMETHEUS_TOKEN_FILE")]
+    prometheus_token_file: Option<PathBuf>,
+    /// PEM file of the CA that signs Prometheus' serving certificate (default: the system's
+    /// CAs), e.g. `/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt`.
+    #[arg(long, env = "PROMETHEUS_CA_FILE")]
+    prometheus_ca_file: Option<PathBuf>,
+    /// Timeout of one request to Prometheus (`10s`, `1m`, ...).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    prometheus_timeout: std::time::Duration,
+    /// Interval between polls of Prometheus (±10 % jitter; exponential back-off up to 5m
+    /// while it fails).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    prometheus_interval: std::time::Duration,
+}
+
+/// A positive duration: `30s`, `1m`, `500ms`, `1h 30m` or ISO 8601 (`PT30S`).
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d: jiff::SignedDuration = s
+        .parse()
+        .map_err(|e| format!("{s:?} is not a duration like 30s, 1m or 500ms: {e}"))?;
+    std::time::Duration::try_from(d)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?}: the duration must be positive"))
 }
 
 #[tokio::main]
@@ -61,6 +96,21 @@ async fn main() -> anyhow::Result<()> {
         tracing_subscriber::fmt().with_env_filter(filter).init();
     }
 
+    // Checked before anything starts: a wrong URL is a configuration error.
+    let prometheus = args
+        .prometheus_url
+        .as_deref()
+        .map(|url| {
+            PrometheusClient::new(PrometheusConfig {
+                url: url.to_string(),
+                token_file: args.prometheus_token_file.clone(),
+                ca_file: args.prometheus_ca_file.clone(),
+                timeout: args.prometheus_timeout,
+            })
+        })
+        .transpose()
+        .context("--prometheus-url")?;
+
     let client = kube::Client::try_default()
         .await
         .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
@@ -74,6 +124,12 @@ async fn main() -> anyhow::Result<()> {
 
     let wakers = Wakers::default();
     let caches = watches::start(&client, &args.namespace, &wakers, synced.clone());
+    {
+        // Health series are computed from our insights at scrape time (every scope, whichever
+        // reconciler wrote them).
+        let insights = caches.insights.clone();
+        metrics.set_insight_source(Box::new(move || insights.state()));
+    }
     // The worker-pools reconciler hands the master pool's assessment to the control-plane one.
     let (master_tx, master_rx) = watch::channel(None);
     {
@@ -130,14 +186,50 @@ async fn main() -> anyhow::Result<()> {
         wakers.worker_pools.clone(),
         shutdown_rx.clone(),
     ));
+    let alerts_task = match prometheus {
+        Some(prometheus) => {
+            tracing::info!(
+                url = %prometheus.alerts_url(),
+                interval = ?args.prometheus_interval,
+                "alert insights on: polling Prometheus"
+            );
+            let r = AlertsReconciler::new(
+                client.clone(),
+                &args.namespace,
+                caches.clone(),
+                metrics.clone(),
+                prometheus,
+                PollSettings {
+                    interval: args.prometheus_interval,
+                    max_backoff: alerts_reconciler::MAX_BACKOFF,
+                },
+                args.cluster_id.clone(),
+            );
+            Some(tokio::spawn(runner::run(
+                r,
+                clock,
+                metrics.clone(),
+                wakers.alerts.clone(),
+                shutdown_rx.clone(),
+            )))
+        }
+        None => {
+            tracing::info!("no --prometheus-url: alert insights off");
+            None
+        }
+    };
     wakers.control_plane.notify_one();
     wakers.worker_pools.notify_one();
+    wakers.alerts.notify_one();
     tracing::info!(namespace = %args.namespace, "update-status-controller running");
 
     shutdown_signal().await;
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
     let _ = tokio::join!(cp_task, wp_task);
+    if let Some(t) = alerts_task {
+        let _ = t.await;
+    }
     server.abort();
     Ok(())
 }

@@ -1,13 +1,21 @@
 //! Prometheus metrics: the update's state for alerting (bounded cardinality: no per-node
 //! series) and the controller's internals.
+//!
+//! Health insights are exported from the insight cache at scrape time when one is attached
+//! ([`Metrics::set_insight_source`], as the controller does): then every health insight in the
+//! namespace counts, whichever reconciler wrote it (control-plane, worker-pools — master-pool
+//! node insights included — and alerts). Without a source, reconcilers push counts per scope
+//! with [`Metrics::set_health`].
+
+use std::sync::{Arc, Mutex, OnceLock};
 
 use prometheus::{
     Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
     TextEncoder,
 };
 use update_status_api::crd::{
-    Assessment, ControlPlaneUpdateStatusStatus, ImpactLevel, UpdateInsightStatus,
-    WorkerPoolUpdateStatusStatus,
+    Assessment, ControlPlaneUpdateStatusStatus, ImpactLevel, InsightType, ScopeType, UpdateInsight,
+    UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
 /// Control-plane assessments exported as a state set.
@@ -29,6 +37,20 @@ pub const NODE_ASSESSMENTS: [Assessment; 6] = [
     Assessment::Excluded,
 ];
 
+/// At most this many `update_status_health_insight_info` series (the most severe first): a
+/// mass outage (every node unavailable) must not blow up the series count.
+pub const MAX_INFO_SERIES: usize = 256;
+
+/// Scopes of `update_status_health_insights` (each always exported, zeros included).
+pub const SCOPES: [ScopeType; 3] = [
+    ScopeType::ControlPlane,
+    ScopeType::WorkerPool,
+    ScopeType::Cluster,
+];
+
+/// Where the health series come from at scrape time: our UpdateInsight objects.
+pub type InsightSource = Box<dyn Fn() -> Vec<Arc<UpdateInsight>> + Send + Sync>;
+
 /// All metrics of the controller.
 pub struct Metrics {
     registry: Registry,
@@ -42,6 +64,14 @@ pub struct Metrics {
     pool_completion: GaugeVec,
     pool_nodes: IntGaugeVec,
     health_insights: IntGaugeVec,
+    health_insight_info: IntGaugeVec,
+    prometheus_up: IntGaugeVec,
+    prometheus_polls: IntCounterVec,
+    prometheus_failures: IntCounterVec,
+    prometheus_last_success: GaugeVec,
+    names: Vec<String>,
+    insight_source: OnceLock<InsightSource>,
+    render_lock: Mutex<()>,
 }
 
 /// Errors building the registry (a programming error: duplicate or invalid metric).
@@ -53,7 +83,7 @@ impl Metrics {
     /// Creates and registers every metric.
     pub fn new() -> Result<Self, MetricsError> {
         let registry = Registry::new();
-        let m = Metrics {
+        let mut m = Metrics {
             reconciles: IntCounterVec::new(
                 Opts::new(
                     "update_status_reconciles_total",
@@ -127,7 +157,51 @@ impl Metrics {
                 ),
                 &["impact_level", "impact_type", "scope"],
             )?,
+            health_insight_info: IntGaugeVec::new(
+                Opts::new(
+                    "update_status_health_insight_info",
+                    "One series (value 1) per health insight: its object name, resource, impact level and type (at most 256, the most severe first).",
+                ),
+                &[
+                    "insight",
+                    "resource_kind",
+                    "resource_name",
+                    "impact_level",
+                    "impact_type",
+                ],
+            )?,
+            prometheus_up: IntGaugeVec::new(
+                Opts::new(
+                    "update_status_prometheus_up",
+                    "1 if the last poll of Prometheus' alerts succeeded, 0 if it failed (absent when no --prometheus-url is set).",
+                ),
+                &[],
+            )?,
+            prometheus_polls: IntCounterVec::new(
+                Opts::new(
+                    "update_status_prometheus_polls_total",
+                    "Polls of Prometheus' /api/v1/alerts.",
+                ),
+                &[],
+            )?,
+            prometheus_failures: IntCounterVec::new(
+                Opts::new(
+                    "update_status_prometheus_poll_failures_total",
+                    "Failed polls of Prometheus' /api/v1/alerts by reason (config, token, tls, connect, timeout, http, decode).",
+                ),
+                &["reason"],
+            )?,
+            prometheus_last_success: GaugeVec::new(
+                Opts::new(
+                    "update_status_prometheus_last_success_timestamp_seconds",
+                    "When alerts were last read from Prometheus (Unix seconds).",
+                ),
+                &[],
+            )?,
             registry,
+            names: Vec::new(),
+            insight_source: OnceLock::new(),
+            render_lock: Mutex::new(()),
         };
         for c in [
             Box::new(m.reconciles.clone()) as Box<dyn prometheus::core::Collector>,
@@ -140,10 +214,46 @@ impl Metrics {
             Box::new(m.pool_completion.clone()),
             Box::new(m.pool_nodes.clone()),
             Box::new(m.health_insights.clone()),
+            Box::new(m.health_insight_info.clone()),
+            Box::new(m.prometheus_up.clone()),
+            Box::new(m.prometheus_polls.clone()),
+            Box::new(m.prometheus_failures.clone()),
+            Box::new(m.prometheus_last_success.clone()),
         ] {
+            m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
         }
         Ok(m)
+    }
+
+    /// Names of every metric this process can export.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Computes the health series from `source` (our UpdateInsight objects) at every scrape;
+    /// [`Metrics::set_health`] is then ignored. Set once; later calls are ignored.
+    pub fn set_insight_source(&self, source: InsightSource) {
+        let _ = self.insight_source.set(source);
+    }
+
+    /// Records a poll of Prometheus: `Ok(unix seconds)` or `Err(reason)`.
+    pub fn prometheus_polled(&self, result: Result<f64, &str>) {
+        self.prometheus_polls
+            .with_label_values(&[] as &[&str])
+            .inc();
+        match result {
+            Ok(at) => {
+                self.prometheus_up.with_label_values(&[] as &[&str]).set(1);
+                self.prometheus_last_success
+                    .with_label_values(&[] as &[&str])
+                    .set(at);
+            }
+            Err(reason) => {
+                self.prometheus_up.with_label_values(&[] as &[&str]).set(0);
+                self.prometheus_failures.with_label_values(&[reason]).inc();
+            }
+        }
     }
 
     /// Counts a write.
@@ -230,8 +340,20 @@ impl Metrics {
         }
     }
 
-    /// Publishes health insight counts for one scope (replaces that scope's series).
+    /// Publishes health insight counts for one scope (replaces that scope's series). Ignored
+    /// when an insight source is attached ([`Metrics::set_insight_source`]).
     pub fn set_health<'a>(
+        &self,
+        scope: &str,
+        insights: impl IntoIterator<Item = &'a UpdateInsightStatus>,
+    ) {
+        if self.insight_source.get().is_some() {
+            return;
+        }
+        self.set_health_counts(scope, insights);
+    }
+
+    fn set_health_counts<'a>(
         &self,
         scope: &str,
         insights: impl IntoIterator<Item = &'a UpdateInsightStatus>,
@@ -260,8 +382,57 @@ impl Metrics {
         }
     }
 
+    /// Replaces every health series with those of `insights` (name, content): counts per
+    /// scope (all three scopes, zeros included) and one info series per health insight.
+    pub fn publish_health<'a>(
+        &self,
+        insights: impl IntoIterator<Item = (&'a str, &'a UpdateInsightStatus)>,
+    ) {
+        let mut health: Vec<(&str, &UpdateInsightStatus)> = insights
+            .into_iter()
+            .filter(|(_, s)| s.type_ == InsightType::Health && s.health.is_some())
+            .collect();
+        for scope in SCOPES {
+            self.set_health_counts(
+                scope.slug(),
+                health
+                    .iter()
+                    .filter(|(_, s)| s.scope.type_ == scope)
+                    .map(|(_, s)| *s),
+            );
+        }
+        let level = |s: &UpdateInsightStatus| s.health.as_ref().map(|h| h.impact.level);
+        health.sort_by(|a, b| level(b.1).cmp(&level(a.1)).then(a.0.cmp(b.0)));
+        self.health_insight_info.reset();
+        for (name, s) in health.into_iter().take(MAX_INFO_SERIES) {
+            let Some(h) = &s.health else { continue };
+            self.health_insight_info
+                .with_label_values(&[
+                    name,
+                    s.resource.kind.as_str(),
+                    s.resource.name.as_str(),
+                    h.impact.level.as_str(),
+                    h.impact.type_.as_str(),
+                ])
+                .set(1);
+        }
+    }
+
     /// The text exposition of every metric.
     pub fn render(&self) -> String {
+        let _guard = self
+            .render_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(source) = self.insight_source.get() {
+            let objects = source();
+            let named: Vec<(String, &UpdateInsightStatus)> = objects
+                .iter()
+                .filter(|o| o.metadata.deletion_timestamp.is_none())
+                .filter_map(|o| Some((o.metadata.name.clone()?, o.status.as_ref()?)))
+                .collect();
+            self.publish_health(named.iter().map(|(n, s)| (n.as_str(), *s)));
+        }
         let mut buf = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut buf) {
             tracing::warn!(error = %e, "encoding metrics");
@@ -313,5 +484,193 @@ mod tests {
             text.contains(r#"update_status_control_plane_assessment{assessment="Completed"} 0"#)
         );
         assert!(text.contains("update_status_update_in_progress 1"));
+    }
+
+    fn insight(name: &str, scope: ScopeType, kind: &str, level: ImpactLevel) -> Arc<UpdateInsight> {
+        use update_status_api::crd::*;
+        let mut o = UpdateInsight::new(name, UpdateInsightSpec {});
+        o.status = Some(UpdateInsightStatus {
+            type_: InsightType::Health,
+            resource: ResourceRef {
+                kind: kind.into(),
+                name: format!("{name}-resource"),
+                ..Default::default()
+            },
+            scope: InsightScope {
+                type_: scope,
+                pool: None,
+            },
+            progress: None,
+            health: Some(HealthInsight {
+                impact: Impact {
+                    level,
+                    type_: ImpactType::UpdateStalled,
+                    summary: "s".into(),
+                    description: "d".into(),
+                },
+                ..Default::default()
+            }),
+        });
+        Arc::new(o)
+    }
+
+    fn progress(name: &str) -> Arc<UpdateInsight> {
+        use update_status_api::crd::*;
+        let mut o = UpdateInsight::new(name, UpdateInsightSpec {});
+        o.status = Some(UpdateInsightStatus {
+            type_: InsightType::Progress,
+            resource: ResourceRef {
+                kind: "Node".into(),
+                name: name.into(),
+                ..Default::default()
+            },
+            progress: Some(Default::default()),
+            ..Default::default()
+        });
+        Arc::new(o)
+    }
+
+    fn series<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+        text.lines().filter(|l| l.starts_with(prefix)).collect()
+    }
+
+    #[test]
+    fn health_series_come_from_the_insight_cache_for_all_scopes() {
+        let m = Metrics::new().expect("metrics");
+        let objects = Arc::new(Mutex::new(vec![
+            insight(
+                "cp",
+                ScopeType::ControlPlane,
+                "ClusterOperator",
+                ImpactLevel::Error,
+            ),
+            // A master-pool node insight (written by the worker-pools reconciler).
+            insight(
+                "master-node",
+                ScopeType::ControlPlane,
+                "Node",
+                ImpactLevel::Warning,
+            ),
+            insight("wp", ScopeType::WorkerPool, "Node", ImpactLevel::Error),
+            insight("alert", ScopeType::Cluster, "Alert", ImpactLevel::Critical),
+            progress("node-a"),
+        ]));
+        let src = objects.clone();
+        m.set_insight_source(Box::new(move || {
+            src.lock().map(|v| v.clone()).unwrap_or_default()
+        }));
+        // Pushed counts are ignored once a source is attached.
+        let pushed = insight("x", ScopeType::WorkerPool, "Node", ImpactLevel::Info);
+        m.set_health("worker-pool", pushed.status.as_ref());
+        let text = m.render();
+        let count = |level: &str, scope: &str| {
+            format!(
+                r#"update_status_health_insights{{impact_level="{level}",impact_type="Update Stalled",scope="{scope}"}}"#
+            )
+        };
+        for (level, scope, n) in [
+            ("Error", "control-plane", 1),
+            ("Warning", "control-plane", 1),
+            ("Error", "worker-pool", 1),
+            ("Info", "worker-pool", 0),
+            ("Critical", "cluster", 1),
+            ("Critical", "control-plane", 0),
+        ] {
+            assert!(
+                text.contains(&format!("{} {n}\n", count(level, scope))),
+                "{level} {scope} {n}: {text}"
+            );
+        }
+        // 3 scopes × 5 levels × 9 types, zeros included: sums are meaningful.
+        assert_eq!(series(&text, "update_status_health_insights{").len(), 135);
+        let info = series(&text, "update_status_health_insight_info{");
+        assert_eq!(
+            info.len(),
+            4,
+            "one per health insight, none per progress: {info:?}"
+        );
+        assert_eq!(
+            info.iter()
+                .filter(|l| l.contains(r#"insight="alert""#))
+                .copied()
+                .collect::<Vec<_>>(),
+            [
+                r#"update_status_health_insight_info{impact_level="Critical",impact_type="Update Stalled",insight="alert",resource_kind="Alert",resource_name="alert-resource"} 1"#
+            ]
+        );
+
+        // A resolved insight disappears at the next scrape.
+        if let Ok(mut v) = objects.lock() {
+            v.retain(|o| o.metadata.name.as_deref() != Some("alert"));
+        }
+        let text = m.render();
+        assert!(!text.contains(r#"insight="alert""#), "{text}");
+        assert!(text.contains(&format!("{} 0\n", count("Critical", "cluster"))));
+    }
+
+    #[test]
+    fn info_series_are_capped_most_severe_first() {
+        let m = Metrics::new().expect("metrics");
+        let mut objects: Vec<Arc<UpdateInsight>> = (0..300)
+            .map(|i| {
+                insight(
+                    &format!("n{i:03}"),
+                    ScopeType::WorkerPool,
+                    "Node",
+                    ImpactLevel::Warning,
+                )
+            })
+            .collect();
+        objects.push(insight(
+            "z-critical",
+            ScopeType::Cluster,
+            "Alert",
+            ImpactLevel::Critical,
+        ));
+        m.set_insight_source(Box::new(move || objects.clone()));
+        let text = m.render();
+        let info = series(&text, "update_status_health_insight_info{");
+        assert_eq!(info.len(), MAX_INFO_SERIES);
+        assert!(info.iter().any(|l| l.contains("z-critical")));
+        assert!(text.contains(r#"update_status_health_insights{impact_level="Warning",impact_type="Update Stalled",scope="worker-pool"} 300"#));
+    }
+
+    #[test]
+    fn pushed_health_counts_without_a_source() {
+        let m = Metrics::new().expect("metrics");
+        let i = insight("a", ScopeType::Cluster, "Alert", ImpactLevel::Warning);
+        m.set_health("cluster", i.status.as_ref());
+        assert!(m.render().contains(r#"update_status_health_insights{impact_level="Warning",impact_type="Update Stalled",scope="cluster"} 1"#));
+    }
+
+    #[test]
+    fn prometheus_poll_metrics() {
+        let m = Metrics::new().expect("metrics");
+        assert!(
+            !m.render().contains("update_status_prometheus_up"),
+            "absent until polled"
+        );
+        m.prometheus_polled(Err("connect"));
+        let text = m.render();
+        assert!(text.contains("update_status_prometheus_up 0"), "{text}");
+        assert!(
+            text.contains(r#"update_status_prometheus_poll_failures_total{reason="connect"} 1"#)
+        );
+        m.prometheus_polled(Ok(1_700_000_000.0));
+        let text = m.render();
+        assert!(text.contains("update_status_prometheus_up 1"), "{text}");
+        assert!(
+            text.contains("update_status_prometheus_polls_total 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("update_status_prometheus_last_success_timestamp_seconds 1700000000"),
+            "{text}"
+        );
+        assert!(
+            m.names()
+                .iter()
+                .any(|n| n == "update_status_health_insight_info")
+        );
     }
 }

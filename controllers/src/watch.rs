@@ -46,6 +46,9 @@ pub struct Wakers {
     pub control_plane: Arc<Notify>,
     /// The worker-pools reconciler.
     pub worker_pools: Arc<Notify>,
+    /// The alerts reconciler (woken by our status objects: the update's start and whether an
+    /// update is in progress; it polls Prometheus on its own schedule).
+    pub alerts: Arc<Notify>,
 }
 
 /// Starts every watch. `synced` turns true when all caches have listed once.
@@ -79,13 +82,13 @@ pub fn start(
         control_plane_statuses: spawn(
             Api::namespaced(client.clone(), namespace),
             ours.clone(),
-            cp(),
+            vec![wakers.control_plane.clone(), wakers.alerts.clone()],
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: spawn(
             Api::namespaced(client.clone(), namespace),
             ours,
-            wp(),
+            vec![wakers.worker_pools.clone(), wakers.alerts.clone()],
             "WorkerPoolUpdateStatus",
         ),
     };

@@ -54,14 +54,26 @@ pub fn workspace_bin(name: &str, env: &str) -> PathBuf {
 impl Controller {
     /// Starts the controller writing into `namespace`, with extra flags (e.g. `--assess-at`).
     pub fn start(env: &TestEnv, namespace: &str, extra: &[&str]) -> Result<Self, ControllerError> {
-        let bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
-        if !bin.exists() {
-            return Err(ControllerError::NotBuilt(bin));
-        }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(io("picking a free port"))?
             .port();
+        Self::start_on(env, namespace, port, extra)
+    }
+
+    /// As [`Controller::start`], serving `/metrics` on `127.0.0.1:<metrics_port>` (e.g. a port
+    /// a Prometheus is already configured to scrape).
+    pub fn start_on(
+        env: &TestEnv,
+        namespace: &str,
+        metrics_port: u16,
+        extra: &[&str],
+    ) -> Result<Self, ControllerError> {
+        let bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
+        if !bin.exists() {
+            return Err(ControllerError::NotBuilt(bin));
+        }
+        let port = metrics_port;
         let log = std::env::temp_dir().join(format!("update-status-controller-{namespace}.log"));
         let out = std::fs::File::create(&log).map_err(io("creating the controller log"))?;
         let err = out.try_clone().map_err(io("creating the controller log"))?;
@@ -86,6 +98,11 @@ impl Controller {
             metrics_addr,
             log,
         })
+    }
+
+    /// `127.0.0.1:<port>` of its `/metrics`, `/healthz` and `/readyz`.
+    pub fn metrics_addr(&self) -> &str {
+        &self.metrics_addr
     }
 
     /// The controller's `/metrics` text (plain HTTP/1.0 on loopback).

@@ -16,6 +16,8 @@
 //! the cluster is shared.
 
 pub mod controller;
+pub mod prometheus;
+pub mod simulator;
 pub mod snapshot;
 
 use std::ffi::OsStr;

@@ -6,8 +6,10 @@
 //!   control-plane health insights (algorithms.md sections B and D.1–D.5).
 //! - [`nodes`]: MachineConfigPools + MachineConfigs + Nodes → per-node progress insights,
 //!   per-pool status content and node/pool health insights (sections C and D.6–D.8).
+//! - [`alerts`]: firing Prometheus alerts → health insights (section D.9).
 //! - [`naming`]: deterministic object names and labels of the desired objects.
 
+pub mod alerts;
 pub mod control_plane;
 pub mod naming;
 pub mod nodes;
@@ -17,7 +19,7 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    Alert, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
 
 /// Everything the assessment reads, borrowed.
@@ -35,6 +37,8 @@ pub struct ClusterInputs<'a> {
     pub nodes: &'a [Node],
     /// Image of the machine-config-operator container (multi-arch migration check), if known.
     pub mco_image: Option<&'a str>,
+    /// Prometheus alerts (`/api/v1/alerts`), when read (`None`: no alert insights).
+    pub alerts: Option<&'a [Alert]>,
 }
 
 /// The desired state of everything update-status writes for one cluster.
@@ -62,6 +66,17 @@ pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAsse
         if !pool.is_master {
             out.worker_pools.push((pool.name, pool.status));
         }
+    }
+    // Alert insights only while the cluster updates (as the alerts reconciler does).
+    if let Some(alerts) = inputs.alerts
+        && alerts::update_in_progress(
+            out.control_plane.as_ref(),
+            out.worker_pools.iter().map(|(_, p)| p),
+        )
+    {
+        let start = out.control_plane.as_ref().and_then(|cp| cp.started_at);
+        out.insights
+            .extend(alerts::assess_alerts(alerts, start, now));
     }
     out
 }

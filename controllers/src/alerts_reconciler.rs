@@ -1,0 +1,531 @@
+//! The alerts reconciler: firing Prometheus alerts → health insights (algorithms.md D.9).
+//!
+//! Prometheus has no watch, so this reconciler polls `/api/v1/alerts` every `interval` (with
+//! ±10 % jitter, so that replicas and restarts do not synchronise), backing off exponentially
+//! up to `max_backoff` while Prometheus fails. Between polls it is also woken when the
+//! ControlPlaneUpdateStatus or a WorkerPoolUpdateStatus changes (the update's start, or whether
+//! an update is in progress), and re-evaluates the last answer without polling.
+//!
+//! - Alert insights exist only while the cluster updates (B.1's gate, see
+//!   [`alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
+//!   (same namespace), so they go with it.
+//! - An alert that stops firing loses its insight at the next successful poll.
+//! - A failed poll changes nothing: the insights of the last successful answer stay (one
+//!   failure must not flap them away), a warning is logged, `update_status_prometheus_up` is 0
+//!   and the failure is counted. After [`UNAVAILABLE_AFTER_FAILURES`] consecutive failures
+//!   (about 1.5–2 minutes with the default 30 s interval) a single `Unknown`-level insight
+//!   (source `AlertsUnavailable`) says so; it goes at the next successful poll.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, ScopeType, UpdateInsight, UpdateInsightStatus,
+    WorkerPoolUpdateStatus, labels,
+};
+use update_status_api::input::Alert;
+
+use crate::assess::{alerts, naming};
+use crate::control_plane_reconciler::keep_started_at;
+use crate::metrics::Metrics;
+use crate::prometheus::PrometheusClient;
+use crate::runner::Reconcile;
+use crate::watch::Caches;
+use crate::writer::{Desired, WriteError, Writer, owner_ref};
+
+/// Name of this reconciler (label value and field-manager suffix).
+pub const NAME: &str = "alerts";
+/// Default poll interval.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+/// Longest wait between polls while Prometheus fails.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// Consecutive failed polls before the `AlertsUnavailable` insight appears.
+pub const UNAVAILABLE_AFTER_FAILURES: u32 = 3;
+
+/// How often to poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PollSettings {
+    /// Interval between successful polls.
+    pub interval: Duration,
+    /// Cap of the exponential back-off after failures.
+    pub max_backoff: Duration,
+}
+
+impl Default for PollSettings {
+    fn default() -> Self {
+        PollSettings {
+            interval: DEFAULT_INTERVAL,
+            max_backoff: MAX_BACKOFF,
+        }
+    }
+}
+
+/// What the polls so far tell (pure bookkeeping).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PollState {
+    /// The last successful answer (`None`: no success since the process started).
+    pub alerts: Option<Vec<Alert>>,
+    /// Consecutive failed polls.
+    pub failures: u32,
+    /// First failure of the current outage.
+    pub failing_since: Option<Timestamp>,
+    /// The last failure.
+    pub last_error: Option<String>,
+}
+
+impl PollState {
+    /// Records a successful poll.
+    pub fn succeeded(&mut self, alerts: Vec<Alert>) {
+        self.alerts = Some(alerts);
+        self.failures = 0;
+        self.failing_since = None;
+        self.last_error = None;
+    }
+
+    /// Records a failed poll at `now`; the last successful answer is kept.
+    pub fn failed(&mut self, error: String, now: Timestamp) {
+        self.failures = self.failures.saturating_add(1);
+        self.failing_since.get_or_insert(now);
+        self.last_error = Some(error);
+    }
+
+    /// The outage to report (last error, since when), once past the grace period.
+    pub fn unavailable(&self) -> Option<(&str, Timestamp)> {
+        if self.failures < UNAVAILABLE_AFTER_FAILURES {
+            return None;
+        }
+        Some((self.last_error.as_deref()?, self.failing_since?))
+    }
+
+    /// Wait before the next poll: the interval, doubled per consecutive failure up to
+    /// `max_backoff`, times `1 + jitter` (`jitter` in [-0.1, 0.1]).
+    pub fn next_delay(&self, settings: PollSettings, jitter: f64) -> Duration {
+        let cap = settings.max_backoff.max(settings.interval);
+        let exp = self.failures.saturating_sub(1).min(20);
+        let base = if self.failures == 0 {
+            settings.interval
+        } else {
+            settings.interval.saturating_mul(1u32 << exp).min(cap)
+        };
+        base.mul_f64(1.0 + jitter.clamp(-0.1, 0.1)).min(cap)
+    }
+}
+
+/// A pseudo-random jitter in [-0.1, 0.1) (no RNG crate needed for this).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    (h.finish() % 2001) as f64 / 10_000.0 - 0.1
+}
+
+/// The insights this reconciler wants (name, content), in a stable order.
+///
+/// - `control_plane`: the ControlPlaneUpdateStatus `cluster` (`None`: none yet → nothing);
+/// - `existing`: our UpdateInsight cache (alert insights are kept as they are while no poll
+///   succeeded since the start, and `startedAt` of the unavailable insight survives restarts);
+/// - `prometheus`: the URL polled (for the unavailable insight).
+pub fn desired_insights<'a>(
+    control_plane: Option<&ControlPlaneUpdateStatus>,
+    worker_pools: impl IntoIterator<Item = &'a WorkerPoolUpdateStatus>,
+    poll: &PollState,
+    existing: &[Arc<UpdateInsight>],
+    prometheus: &str,
+    now: Timestamp,
+) -> Vec<(String, UpdateInsightStatus)> {
+    let Some(cp) = control_plane.and_then(|c| c.status.as_ref()) else {
+        return Vec::new();
+    };
+    if !alerts::update_in_progress(
+        Some(cp),
+        worker_pools.into_iter().filter_map(|p| p.status.as_ref()),
+    ) {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, UpdateInsightStatus)> = Vec::new();
+    match &poll.alerts {
+        Some(firing) => {
+            let mut seen = HashSet::new();
+            for a in alerts::assess_alert_insights(firing, cp.started_at, now) {
+                let name = a.name();
+                // Identical label sets (e.g. two unmerged Prometheus replicas) are one object.
+                if seen.insert(name.clone()) {
+                    out.push((name, a.status));
+                }
+            }
+        }
+        None => {
+            for o in existing.iter().filter(|o| is_ours(o)) {
+                if let Some(s) = o.status.as_ref().filter(|s| {
+                    s.health
+                        .as_ref()
+                        .is_some_and(|h| h.source == alerts::SOURCE_ALERT)
+                }) {
+                    out.push((o.name_any(), s.clone()));
+                }
+            }
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+    }
+    if let Some((error, since)) = poll.unavailable() {
+        let s = alerts::alerts_unavailable_insight(prometheus, error, since);
+        out.push((naming::insight_name(&s, ""), s));
+    }
+    let existing_status: HashMap<String, &UpdateInsightStatus> = existing
+        .iter()
+        .filter(|o| is_ours(o))
+        .filter_map(|o| o.status.as_ref().map(|s| (o.name_any(), s)))
+        .collect();
+    keep_started_at(&mut out, &existing_status);
+    out
+}
+
+fn is_ours(o: &UpdateInsight) -> bool {
+    o.labels().get(labels::RECONCILER).map(String::as_str) == Some(NAME)
+}
+
+/// The reconciler's state.
+pub struct AlertsReconciler {
+    caches: Caches,
+    insights: Writer<UpdateInsight>,
+    metrics: Arc<Metrics>,
+    prometheus: PrometheusClient,
+    url: String,
+    settings: PollSettings,
+    cluster_id: Option<String>,
+    poll: PollState,
+    next_poll: Option<Instant>,
+}
+
+impl AlertsReconciler {
+    /// Creates the reconciler.
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        caches: Caches,
+        metrics: Arc<Metrics>,
+        prometheus: PrometheusClient,
+        settings: PollSettings,
+        cluster_id: Option<String>,
+    ) -> Self {
+        AlertsReconciler {
+            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            caches,
+            metrics,
+            url: prometheus.base_url().to_string(),
+            prometheus,
+            settings,
+            cluster_id,
+            poll: PollState::default(),
+            next_poll: None,
+        }
+    }
+
+    async fn poll_prometheus(&mut self, now: Timestamp) {
+        match self.prometheus.alerts().await {
+            Ok(firing) => {
+                if self.poll.failures > 0 {
+                    tracing::info!(
+                        reconciler = NAME,
+                        url = %self.prometheus.alerts_url(),
+                        failures = self.poll.failures,
+                        "reading alerts from Prometheus works again"
+                    );
+                }
+                tracing::debug!(
+                    reconciler = NAME,
+                    alerts = firing.len(),
+                    "polled Prometheus"
+                );
+                self.metrics
+                    .prometheus_polled(Ok(Timestamp::now().as_millisecond() as f64 / 1000.0));
+                self.poll.succeeded(firing);
+            }
+            Err(e) => {
+                self.metrics.prometheus_polled(Err(e.reason()));
+                self.poll.failed(e.to_string(), now);
+                let retry = self.poll.next_delay(self.settings, 0.0);
+                tracing::warn!(
+                    reconciler = NAME,
+                    error = %e,
+                    failures = self.poll.failures,
+                    "cannot read alerts from Prometheus; keeping the alert insights of the last successful poll, retrying in about {retry:?}"
+                );
+            }
+        }
+        self.next_poll = Some(Instant::now() + self.poll.next_delay(self.settings, jitter()));
+    }
+
+    /// One pass (see [`Reconcile::reconcile`]): polls when due, then writes.
+    async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        if self.next_poll.is_none_or(|t| Instant::now() >= t) {
+            self.poll_prometheus(now).await;
+        }
+        let cps = self.caches.control_plane_statuses.state();
+        let cp = cps
+            .iter()
+            .find(|c| c.name_any() == naming::CONTROL_PLANE_STATUS_NAME);
+        let pools = self.caches.worker_pool_statuses.state();
+        let existing = self.caches.insights.state();
+        let named = desired_insights(
+            cp.map(|c| c.as_ref()),
+            pools.iter().map(|p| p.as_ref()),
+            &self.poll,
+            &existing,
+            &self.url,
+            now,
+        );
+        self.metrics
+            .set_health(ScopeType::Cluster.slug(), named.iter().map(|(_, s)| s));
+        let owner = cp.and_then(|c| owner_ref(c.as_ref()));
+        let desired: Vec<Desired<UpdateInsightStatus>> = named
+            .into_iter()
+            .map(|(name, status)| {
+                let mut l = naming::insight_labels(&status);
+                l.extend(self.base_labels());
+                Desired {
+                    name,
+                    labels: l,
+                    owner: owner.clone(),
+                    status,
+                }
+            })
+            .collect();
+        let stats = self.insights.sync(&desired, &existing).await?;
+        if stats.writes() > 0 {
+            tracing::info!(
+                reconciler = NAME,
+                writes = stats.writes(),
+                insights = desired.len(),
+                "alert insights updated"
+            );
+        }
+        Ok(Some(self.next_poll.map_or(Duration::ZERO, |t| {
+            t.saturating_duration_since(Instant::now())
+        })))
+    }
+
+    fn base_labels(&self) -> BTreeMap<String, String> {
+        let mut l = BTreeMap::new();
+        if let Some(id) = &self.cluster_id {
+            l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
+        }
+        l
+    }
+}
+
+impl Reconcile for AlertsReconciler {
+    const NAME: &'static str = NAME;
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
+        self.reconcile_at(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::{
+        Condition, ConditionStatus, ControlPlaneUpdateStatusSpec, ControlPlaneUpdateStatusStatus,
+        ImpactLevel, UpdateInsightSpec,
+    };
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    const START: &str = "2024-01-01T12:00:00Z";
+    const NOW: &str = "2024-01-01T13:00:00Z";
+
+    fn cp(updating: bool) -> ControlPlaneUpdateStatus {
+        let mut o = ControlPlaneUpdateStatus::new("cluster", ControlPlaneUpdateStatusSpec {});
+        o.status = Some(ControlPlaneUpdateStatusStatus {
+            started_at: Some(ts(START)),
+            conditions: vec![Condition {
+                type_: "Updating".into(),
+                status: if updating {
+                    ConditionStatus::True
+                } else {
+                    ConditionStatus::False
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        o
+    }
+
+    fn firing(name: &str, severity: &str, active_at: &str) -> Alert {
+        Alert {
+            labels: [
+                ("alertname".to_string(), name.to_string()),
+                ("severity".to_string(), severity.to_string()),
+            ]
+            .into(),
+            state: "firing".into(),
+            active_at: Some(ts(active_at)),
+            ..Default::default()
+        }
+    }
+
+    fn object(name: &str, status: UpdateInsightStatus) -> Arc<UpdateInsight> {
+        let mut o = UpdateInsight::new(name, UpdateInsightSpec {});
+        o.metadata.labels = Some([(labels::RECONCILER.to_string(), NAME.to_string())].into());
+        o.status = Some(status);
+        Arc::new(o)
+    }
+
+    fn sources(d: &[(String, UpdateInsightStatus)]) -> Vec<(&str, &str, ImpactLevel)> {
+        d.iter()
+            .map(|(_, s)| {
+                let h = s.health.as_ref().expect("health");
+                (s.resource.name.as_str(), h.source.as_str(), h.impact.level)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn backoff_with_jitter_is_capped() {
+        let settings = PollSettings::default();
+        let mut p = PollState::default();
+        assert_eq!(p.next_delay(settings, 0.0), Duration::from_secs(30));
+        assert_eq!(p.next_delay(settings, 0.1), Duration::from_secs(33));
+        assert_eq!(p.next_delay(settings, -0.5), Duration::from_secs(27));
+        let mut delays = Vec::new();
+        for _ in 0..7 {
+            p.failed("x".into(), ts(NOW));
+            delays.push(p.next_delay(settings, 0.0).as_secs());
+        }
+        assert_eq!(delays, [30, 60, 120, 240, 300, 300, 300]);
+        assert_eq!(p.next_delay(settings, 0.1), Duration::from_secs(300));
+        p.succeeded(vec![]);
+        assert_eq!(p.next_delay(settings, 0.0), Duration::from_secs(30));
+        // An interval above the cap is not shortened by failures.
+        let slow = PollSettings {
+            interval: Duration::from_secs(600),
+            max_backoff: MAX_BACKOFF,
+        };
+        p.failed("x".into(), ts(NOW));
+        assert_eq!(p.next_delay(slow, 0.0), Duration::from_secs(600));
+        for _ in 0..100 {
+            let j = jitter();
+            assert!((-0.1..0.1).contains(&j), "{j}");
+        }
+    }
+
+    #[test]
+    fn a_failed_poll_keeps_alerts_and_reports_after_the_grace_period() {
+        let cp = cp(true);
+        let url = "https://thanos:9091";
+        let mut p = PollState::default();
+        p.succeeded(vec![
+            firing("A", "critical", "2024-01-01T12:30:00Z"),
+            firing("Early", "critical", "2024-01-01T11:00:00Z"),
+        ]);
+        let ok = desired_insights(Some(&cp), [], &p, &[], url, ts(NOW));
+        assert_eq!(sources(&ok), [("A", "Alert", ImpactLevel::Critical)]);
+
+        for i in 1..UNAVAILABLE_AFTER_FAILURES {
+            p.failed(format!("refused {i}"), ts(NOW));
+            let d = desired_insights(Some(&cp), [], &p, &[], url, ts(NOW));
+            assert_eq!(d, ok, "within the grace period nothing changes");
+        }
+        p.failed("refused again".into(), ts("2024-01-01T13:01:00Z"));
+        let d = desired_insights(Some(&cp), [], &p, &[], url, ts(NOW));
+        assert_eq!(
+            sources(&d),
+            [
+                ("A", "Alert", ImpactLevel::Critical),
+                ("thanos:9091", "AlertsUnavailable", ImpactLevel::Unknown)
+            ]
+        );
+        let h = d[1].1.health.as_ref().expect("health");
+        assert_eq!(h.started_at, Some(ts(NOW)), "since the first failure");
+        assert_eq!(
+            h.impact.summary,
+            "Cannot read alerts from Prometheus: refused again"
+        );
+
+        // The outage started earlier in a previous process: that start is kept.
+        let mut old = d[1].1.clone();
+        if let Some(h) = old.health.as_mut() {
+            h.started_at = Some(ts(START));
+        }
+        let existing = vec![object(&d[1].0, old)];
+        let d2 = desired_insights(Some(&cp), [], &p, &existing, url, ts(NOW));
+        assert_eq!(
+            d2[1].1.health.as_ref().and_then(|h| h.started_at),
+            Some(ts(START))
+        );
+
+        // Prometheus answers again: the unavailable insight goes, the answer counts.
+        p.succeeded(vec![]);
+        assert!(desired_insights(Some(&cp), [], &p, &[], url, ts(NOW)).is_empty());
+    }
+
+    #[test]
+    fn before_the_first_successful_poll_existing_alert_insights_are_kept() {
+        let cp = cp(true);
+        let mut p = PollState::default();
+        p.succeeded(vec![firing("A", "warning", "2024-01-01T12:30:00Z")]);
+        let (name, status) = desired_insights(Some(&cp), [], &p, &[], "http://p", ts(NOW))
+            .into_iter()
+            .next()
+            .expect("one");
+        let existing = vec![object(&name, status.clone())];
+        // A new process whose first poll fails.
+        let mut fresh = PollState::default();
+        fresh.failed("refused".into(), ts(NOW));
+        let d = desired_insights(Some(&cp), [], &fresh, &existing, "http://p", ts(NOW));
+        assert_eq!(d, [(name, status)]);
+    }
+
+    #[test]
+    fn nothing_without_an_update_or_a_control_plane_status() {
+        let mut p = PollState::default();
+        p.succeeded(vec![firing("A", "critical", "2024-01-01T12:30:00Z")]);
+        for _ in 0..UNAVAILABLE_AFTER_FAILURES {
+            p.failed("refused".into(), ts(NOW));
+        }
+        assert!(desired_insights(None, [], &p, &[], "http://p", ts(NOW)).is_empty());
+        let idle = cp(false);
+        assert!(desired_insights(Some(&idle), [], &p, &[], "http://p", ts(NOW)).is_empty());
+        // Workers still updating after the control plane completed: shown.
+        let mut pool = WorkerPoolUpdateStatus::new("worker", Default::default());
+        pool.status = Some(update_status_api::crd::WorkerPoolUpdateStatusStatus {
+            completion_percent: 50,
+            nodes: update_status_api::crd::NodeCounts {
+                total: 2,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(
+            desired_insights(Some(&idle), [&pool], &p, &[], "http://p", ts(NOW)).len(),
+            2
+        );
+    }
+
+    #[test]
+    fn identical_label_sets_are_one_object() {
+        let cp = cp(true);
+        let mut p = PollState::default();
+        let a = firing("A", "warning", "2024-01-01T12:30:00Z");
+        let mut b = a.clone();
+        b.labels.insert("pod".into(), "b".into());
+        p.succeeded(vec![a.clone(), a, b]);
+        let d = desired_insights(Some(&cp), [], &p, &[], "http://p", ts(NOW));
+        assert_eq!(d.len(), 2);
+        assert_ne!(d[0].0, d[1].0);
+    }
+}

@@ -1,0 +1,694 @@
+//! Firing Prometheus alerts → health insights (algorithms.md D.9), and the insight that says
+//! alerts cannot be read at all.
+//!
+//! Pure: the alerts (Prometheus' `/api/v1/alerts` answer), the update's start and `now` in;
+//! insights out. The alerts reconciler polls Prometheus and calls [`assess_alert_insights`];
+//! the CLI's offline mode passes a snapshot's `alerts.json` through
+//! [`crate::assess::assess_cluster`].
+
+use jiff::Timestamp;
+use update_status_api::crd::{
+    ControlPlaneUpdateStatusStatus, HealthInsight, Impact, ImpactLevel, ImpactType, InsightScope,
+    InsightType, Remediation, ResourceRef, ScopeType, UpdateInsightStatus,
+    WorkerPoolUpdateStatusStatus,
+};
+use update_status_api::input::Alert;
+
+use crate::assess::naming;
+
+/// `source` of an alert insight (D.9).
+pub const SOURCE_ALERT: &str = "Alert";
+/// `source` of the insight saying alerts cannot be read.
+pub const SOURCE_ALERTS_UNAVAILABLE: &str = "AlertsUnavailable";
+/// Group of the `Alert` resource kind (D.0).
+pub const ALERT_GROUP: &str = "config.openshift.io";
+/// Kind of the resource an alert insight is about.
+pub const ALERT_KIND: &str = "Alert";
+/// Alerts known to affect updates: shown even when they started firing before the update.
+pub const ALLOWED_ALERTS: [&str; 2] = ["PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"];
+/// Reference of an alert without a `runbook_url` annotation.
+pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
+/// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
+pub const ALERTS_UNAVAILABLE_REFERENCE: &str = "https://github.com/openshift/runbooks/blob/master/alerts/update-status/UpdateStatusPrometheusUnreachable.md";
+
+/// Schema limits (characters).
+const MAX_SUMMARY: usize = 256;
+const MAX_DESCRIPTION: usize = 4096;
+const MAX_REFERENCE: usize = 512;
+const MAX_RESOURCE_NAME: usize = 253;
+const MAX_NAMESPACE: usize = 63;
+
+/// An alert insight with the identity its object name is derived from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlertInsight {
+    /// The alert's full label set (sorted, JSON): duplicated alerts (same name, different
+    /// labels) get distinct objects, and the same alert keeps its object.
+    pub identity: String,
+    /// The insight.
+    pub status: UpdateInsightStatus,
+}
+
+impl AlertInsight {
+    /// Object name (see [`naming::insight_name`]).
+    pub fn name(&self) -> String {
+        naming::insight_name(&self.status, &self.identity)
+    }
+}
+
+/// D.9: the health insights of firing alerts, in alert order (duplicates kept, as `oc` does).
+///
+/// `update_started_at` is the update's start (B.1: `history[0].startedTime`, else the
+/// Progressing condition's transition time); unknown (`None`) counts as "long ago", like Go's
+/// zero time. `now` is not used by D.9 (an alert's start is its own `activeAt`); it is taken
+/// so that every rule has the same shape.
+pub fn assess_alerts(
+    alerts: &[Alert],
+    update_started_at: Option<Timestamp>,
+    now: Timestamp,
+) -> Vec<UpdateInsightStatus> {
+    assess_alert_insights(alerts, update_started_at, now)
+        .into_iter()
+        .map(|a| a.status)
+        .collect()
+}
+
+/// [`assess_alerts`] with each insight's identity (for its object name).
+pub fn assess_alert_insights(
+    alerts: &[Alert],
+    update_started_at: Option<Timestamp>,
+    _now: Timestamp,
+) -> Vec<AlertInsight> {
+    alerts
+        .iter()
+        .filter_map(|a| alert_insight(a, update_started_at))
+        .collect()
+}
+
+/// The alert's identity: its full label set, sorted, as JSON (unambiguous whatever the values).
+pub fn alert_identity(alert: &Alert) -> String {
+    serde_json::to_string(&alert.labels).unwrap_or_default()
+}
+
+/// A non-empty label or annotation value.
+fn non_empty<'a>(m: &'a std::collections::BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    m.get(key).map(String::as_str).filter(|v| !v.is_empty())
+}
+
+fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<AlertInsight> {
+    // 1. An alert without a name is not shown.
+    let name = non_empty(&alert.labels, "alertname")?;
+    // 2. Only alerts that started during the update, unless known to affect updates. Strict:
+    //    an alert active exactly at the start did not start during it. Unknown activeAt is
+    //    Go's zero time (before any start); unknown start is the zero time too.
+    let started_during_update = match (update_started_at, alert.active_at) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(start), Some(active)) => start < active,
+    };
+    let allowed = ALLOWED_ALERTS.contains(&name);
+    let prefix = match (allowed, started_during_update) {
+        (true, true) => "Alert known to affect updates started firing during the update.",
+        (true, false) => {
+            "Alert known to affect updates has been firing since before the update started."
+        }
+        (false, true) => "Alert started firing during the update.",
+        (false, false) => return None,
+    };
+    // 3. Pending alerts are not firing yet.
+    if alert.state == "pending" {
+        return None;
+    }
+    // 4. Severity → level; below Warning is not shown.
+    let level = match alert.labels.get("severity").map(String::as_str) {
+        Some("warning") => ImpactLevel::Warning,
+        Some("critical") => ImpactLevel::Critical,
+        _ => ImpactLevel::Info,
+    };
+    if level < ImpactLevel::Warning {
+        return None;
+    }
+    // 5. Reference.
+    let reference = non_empty(&alert.annotations, "runbook_url").unwrap_or(NO_RUNBOOK);
+    // 6. Description.
+    let suffix = match (
+        non_empty(&alert.annotations, "description"),
+        non_empty(&alert.annotations, "message"),
+    ) {
+        (Some(d), Some(m)) => format!(" The alert description is: {d} | {m}"),
+        (Some(d), None) => format!(" The alert description is: {d}"),
+        (None, Some(m)) => format!(" The alert description is: {m}"),
+        (None, None) => " The alert has no description.".to_string(),
+    };
+    // 7. Summary, impact, scope, resource, start.
+    let summary = format!(
+        "Alert is firing: {}",
+        non_empty(&alert.annotations, "summary").unwrap_or(name)
+    );
+    let status = UpdateInsightStatus {
+        type_: InsightType::Health,
+        resource: ResourceRef {
+            group: ALERT_GROUP.to_string(),
+            kind: ALERT_KIND.to_string(),
+            name: ellipsize(name, MAX_RESOURCE_NAME),
+            namespace: non_empty(&alert.labels, "namespace").map(|n| ellipsize(n, MAX_NAMESPACE)),
+        },
+        scope: InsightScope {
+            type_: ScopeType::Cluster,
+            pool: None,
+        },
+        progress: None,
+        health: Some(HealthInsight {
+            started_at: alert.active_at,
+            impact: Impact {
+                level,
+                type_: ImpactType::Unknown,
+                summary,
+                description: format!("{prefix}{suffix}"),
+            },
+            remediation: Remediation {
+                reference: reference.to_string(),
+            },
+            related: Vec::new(),
+            source: SOURCE_ALERT.to_string(),
+        }),
+    };
+    complete(status).map(|status| AlertInsight {
+        identity: alert_identity(alert),
+        status,
+    })
+}
+
+/// D.0: no insight without summary, description or reference; long texts are cut to the
+/// schema's limits (ending in `...`).
+fn complete(mut status: UpdateInsightStatus) -> Option<UpdateInsightStatus> {
+    let h = status.health.as_mut()?;
+    if h.impact.summary.is_empty()
+        || h.impact.description.is_empty()
+        || h.remediation.reference.is_empty()
+    {
+        return None;
+    }
+    h.impact.summary = ellipsize(&h.impact.summary, MAX_SUMMARY);
+    h.impact.description = ellipsize(&h.impact.description, MAX_DESCRIPTION);
+    h.remediation.reference = ellipsize(&h.remediation.reference, MAX_REFERENCE);
+    Some(status)
+}
+
+fn ellipsize(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(3)).collect();
+    out.push_str("...");
+    out
+}
+
+/// The Unknown-level insight shown while alerts cannot be read: firing alerts may be missing
+/// from the health insights, and resolved ones may still be shown.
+///
+/// `prometheus` is the URL polled (its credentials, if any, are not shown), `error` the last
+/// failure, `since` the first failure of this outage (the insight's `startedAt`).
+pub fn alerts_unavailable_insight(
+    prometheus: &str,
+    error: &str,
+    since: Timestamp,
+) -> UpdateInsightStatus {
+    let endpoint = redact_url(prometheus);
+    let authority = url_authority(&endpoint);
+    let resource_name = if authority.is_empty() {
+        "prometheus".to_string()
+    } else {
+        ellipsize(&authority, MAX_RESOURCE_NAME)
+    };
+    let summary = format!("Cannot read alerts from Prometheus: {}", one_line(error));
+    let description = format!(
+        "update-status reads the firing alerts from {endpoint}/api/v1/alerts to show them as health \
+         insights, and it has failed since {since}. Until it succeeds again, alerts that started \
+         firing are not shown and alerts that stopped firing are still shown. Check that \
+         Prometheus (or Thanos Querier) is up and reachable from the controller, that the bearer \
+         token in --prometheus-token-file is valid and allowed to read alerts \
+         (cluster-monitoring-view), and that --prometheus-ca-file holds the CA of its serving \
+         certificate. The last error was: {error}"
+    );
+    UpdateInsightStatus {
+        type_: InsightType::Health,
+        resource: ResourceRef {
+            group: "monitoring.coreos.com".to_string(),
+            kind: "Prometheus".to_string(),
+            name: resource_name,
+            namespace: None,
+        },
+        scope: InsightScope {
+            type_: ScopeType::Cluster,
+            pool: None,
+        },
+        progress: None,
+        health: Some(HealthInsight {
+            started_at: Some(since),
+            impact: Impact {
+                level: ImpactLevel::Unknown,
+                type_: ImpactType::Unknown,
+                summary: ellipsize(&summary, MAX_SUMMARY),
+                description: ellipsize(&description, MAX_DESCRIPTION),
+            },
+            remediation: Remediation {
+                reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),
+            },
+            related: Vec::new(),
+            source: SOURCE_ALERTS_UNAVAILABLE.to_string(),
+        }),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `scheme://host[:port]/path` without user information, query or fragment, and no trailing `/`.
+pub fn redact_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (Some(s), r),
+        None => (None, url),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let out = match scheme {
+        Some(s) => format!("{s}://{host}{path}"),
+        None => format!("{host}{path}"),
+    };
+    out.trim_end_matches('/').to_string()
+}
+
+fn url_authority(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split('/').next().unwrap_or_default().to_string()
+}
+
+/// B.1's gate: the cluster is updating while the ClusterVersion is progressing or some worker
+/// pool with nodes is not fully updated. `oc adm upgrade status` shows nothing (so no alert)
+/// otherwise; the alerts reconciler and [`crate::assess::assess_cluster`] show alert insights
+/// only while this holds, so a critical alert long after an update does not read as an update
+/// problem.
+pub fn update_in_progress<'a>(
+    control_plane: Option<&ControlPlaneUpdateStatusStatus>,
+    worker_pools: impl IntoIterator<Item = &'a WorkerPoolUpdateStatusStatus>,
+) -> bool {
+    let progressing = control_plane.is_some_and(|cp| {
+        cp.conditions.iter().any(|c| {
+            c.type_ == crate::assess::control_plane::CONDITION_UPDATING
+                && c.status == update_status_api::crd::ConditionStatus::True
+        })
+    });
+    progressing
+        || worker_pools
+            .into_iter()
+            .any(|p| p.nodes.total > 0 && p.completion_percent != 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use update_status_api::crd::{Condition, ConditionStatus, NodeCounts};
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    const START: &str = "2024-01-01T12:00:00Z";
+    const NOW: &str = "2024-01-01T13:00:00Z";
+
+    fn alert(
+        name: &str,
+        severity: &str,
+        state: &str,
+        active_at: &str,
+        annotations: &[(&str, &str)],
+    ) -> Alert {
+        let mut labels: BTreeMap<String, String> = BTreeMap::new();
+        if !name.is_empty() {
+            labels.insert("alertname".into(), name.into());
+        }
+        if !severity.is_empty() {
+            labels.insert("severity".into(), severity.into());
+        }
+        labels.insert("namespace".into(), "default".into());
+        Alert {
+            labels,
+            annotations: annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            state: state.into(),
+            active_at: Some(ts(active_at)),
+        }
+    }
+
+    fn run(alerts: &[Alert]) -> Vec<UpdateInsightStatus> {
+        assess_alerts(alerts, Some(ts(START)), ts(NOW))
+    }
+
+    fn health(i: &UpdateInsightStatus) -> &HealthInsight {
+        i.health.as_ref().expect("health")
+    }
+
+    // G.50: empty → none.
+    #[test]
+    fn no_alerts_no_insights() {
+        assert!(run(&[]).is_empty());
+    }
+
+    // G.50: the full shape of a critical alert insight.
+    #[test]
+    fn critical_alert_full_shape() {
+        let a = alert(
+            "NodeDown",
+            "critical",
+            "firing",
+            "2024-01-01T12:30:00Z",
+            &[("summary", "Node is down")],
+        );
+        let out = run(&[a]);
+        assert_eq!(out.len(), 1);
+        let expected = UpdateInsightStatus {
+            type_: InsightType::Health,
+            resource: ResourceRef {
+                group: "config.openshift.io".into(),
+                kind: "Alert".into(),
+                name: "NodeDown".into(),
+                namespace: Some("default".into()),
+            },
+            scope: InsightScope {
+                type_: ScopeType::Cluster,
+                pool: None,
+            },
+            progress: None,
+            health: Some(HealthInsight {
+                started_at: Some(ts("2024-01-01T12:30:00Z")),
+                impact: Impact {
+                    level: ImpactLevel::Critical,
+                    type_: ImpactType::Unknown,
+                    summary: "Alert is firing: Node is down".into(),
+                    description:
+                        "Alert started firing during the update. The alert has no description."
+                            .into(),
+                },
+                remediation: Remediation {
+                    reference: "<alert does not have a runbook_url annotation>".into(),
+                },
+                related: vec![],
+                source: "Alert".into(),
+            }),
+        };
+        assert_eq!(out[0], expected);
+    }
+
+    // G.50: active after start → kept; before start → dropped unless allow-listed.
+    #[test]
+    fn started_during_update_is_strict_and_pdb_alerts_are_allowed() {
+        let after = alert("A", "warning", "firing", "2024-01-01T12:00:01Z", &[]);
+        let at = alert("B", "warning", "firing", START, &[]);
+        let before = alert("C", "warning", "firing", "2024-01-01T11:00:00Z", &[]);
+        let pdb_before = alert(
+            "PodDisruptionBudgetAtLimit",
+            "warning",
+            "firing",
+            "2024-01-01T11:00:00Z",
+            &[],
+        );
+        let pdb_limit_after = alert(
+            "PodDisruptionBudgetLimit",
+            "critical",
+            "firing",
+            "2024-01-01T12:10:00Z",
+            &[],
+        );
+        let out = run(&[after, at, before, pdb_before, pdb_limit_after]);
+        let names: Vec<&str> = out.iter().map(|i| i.resource.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "A",
+                "PodDisruptionBudgetAtLimit",
+                "PodDisruptionBudgetLimit"
+            ]
+        );
+        assert_eq!(
+            health(&out[0]).impact.description,
+            "Alert started firing during the update. The alert has no description."
+        );
+        assert_eq!(
+            health(&out[1]).impact.description,
+            "Alert known to affect updates has been firing since before the update started. The alert has no description."
+        );
+        assert_eq!(
+            health(&out[2]).impact.description,
+            "Alert known to affect updates started firing during the update. The alert has no description."
+        );
+    }
+
+    // G.50: info severity → dropped; unknown severity is Info → dropped; pending → dropped;
+    // no alertname → dropped.
+    #[test]
+    fn filters() {
+        let t = "2024-01-01T12:30:00Z";
+        let out = run(&[
+            alert("Info", "info", "firing", t, &[]),
+            alert("None", "none", "firing", t, &[]),
+            alert("NoSeverity", "", "firing", t, &[]),
+            alert("Upper", "Critical", "firing", t, &[]),
+            alert("Pending", "critical", "pending", t, &[]),
+            alert("", "critical", "firing", t, &[]),
+            alert("Warn", "warning", "firing", t, &[]),
+        ]);
+        let names: Vec<&str> = out.iter().map(|i| i.resource.name.as_str()).collect();
+        assert_eq!(names, ["Warn"]);
+        assert_eq!(health(&out[0]).impact.level, ImpactLevel::Warning);
+    }
+
+    #[test]
+    fn unknown_times() {
+        let mut no_active = alert("A", "warning", "firing", START, &[]);
+        no_active.active_at = None;
+        let with_active = alert("B", "warning", "firing", "2020-01-01T00:00:00Z", &[]);
+        let out = assess_alerts(&[no_active.clone(), with_active], None, ts(NOW));
+        let names: Vec<&str> = out.iter().map(|i| i.resource.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["B"],
+            "unknown start: every active alert is during it"
+        );
+        assert!(run(&[no_active]).is_empty(), "unknown activeAt: before it");
+    }
+
+    #[test]
+    fn descriptions_references_and_summaries() {
+        let t = "2024-01-01T12:30:00Z";
+        let out = run(&[
+            alert(
+                "Both",
+                "warning",
+                "firing",
+                t,
+                &[
+                    ("description", "d"),
+                    ("message", "m"),
+                    ("summary", "S"),
+                    ("runbook_url", "https://r"),
+                ],
+            ),
+            alert("Desc", "warning", "firing", t, &[("description", "d")]),
+            alert(
+                "Msg",
+                "warning",
+                "firing",
+                t,
+                &[("message", "m"), ("description", "")],
+            ),
+            alert(
+                "Empty",
+                "warning",
+                "firing",
+                t,
+                &[("summary", ""), ("runbook_url", "")],
+            ),
+        ]);
+        let d: Vec<(&str, &str, &str)> = out
+            .iter()
+            .map(|i| {
+                let h = health(i);
+                (
+                    h.impact.summary.as_str(),
+                    h.impact.description.as_str(),
+                    h.remediation.reference.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            d,
+            [
+                (
+                    "Alert is firing: S",
+                    "Alert started firing during the update. The alert description is: d | m",
+                    "https://r"
+                ),
+                (
+                    "Alert is firing: Desc",
+                    "Alert started firing during the update. The alert description is: d",
+                    NO_RUNBOOK
+                ),
+                (
+                    "Alert is firing: Msg",
+                    "Alert started firing during the update. The alert description is: m",
+                    NO_RUNBOOK
+                ),
+                (
+                    "Alert is firing: Empty",
+                    "Alert started firing during the update. The alert has no description.",
+                    NO_RUNBOOK
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn long_texts_are_cut_to_the_schema() {
+        let t = "2024-01-01T12:30:00Z";
+        let long = "x".repeat(5000);
+        let url = format!("https://example.com/{}", "p".repeat(600));
+        let ns = "n".repeat(70);
+        let mut a = alert(
+            &"A".repeat(300),
+            "warning",
+            "firing",
+            t,
+            &[
+                ("summary", long.as_str()),
+                ("description", long.as_str()),
+                ("runbook_url", url.as_str()),
+            ],
+        );
+        a.labels.insert("namespace".into(), ns);
+        let out = run(&[a]);
+        let h = health(&out[0]);
+        assert_eq!(h.impact.summary.chars().count(), 256);
+        assert!(h.impact.summary.ends_with("..."));
+        assert_eq!(h.impact.description.chars().count(), 4096);
+        assert_eq!(h.remediation.reference.chars().count(), 512);
+        assert_eq!(out[0].resource.name.chars().count(), 253);
+        assert_eq!(
+            out[0]
+                .resource
+                .namespace
+                .as_deref()
+                .map(|n| n.chars().count()),
+            Some(63)
+        );
+    }
+
+    #[test]
+    fn duplicated_alerts_get_distinct_stable_names() {
+        let t = "2024-01-01T12:30:00Z";
+        let mut a = alert("KubePodNotReady", "warning", "firing", t, &[]);
+        let mut b = a.clone();
+        a.labels.insert("pod".into(), "a".into());
+        b.labels.insert("pod".into(), "b".into());
+        let out = assess_alert_insights(&[a.clone(), b], Some(ts(START)), ts(NOW));
+        assert_eq!(out.len(), 2, "oc shows duplicated alerts twice");
+        assert_eq!(out[0].status, out[1].status, "labels only differ");
+        assert_ne!(out[0].name(), out[1].name());
+        // The same alert, read again (another activeAt, annotations changed): same object.
+        let mut again = a.clone();
+        again.active_at = Some(ts("2024-01-01T12:40:00Z"));
+        again.annotations.insert("description".into(), "new".into());
+        let again = assess_alert_insights(&[again], Some(ts(START)), ts(NOW));
+        assert_eq!(again[0].name(), out[0].name());
+        assert!(
+            out[0].name().starts_with("alert-kubepodnotready-"),
+            "{}",
+            out[0].name()
+        );
+        let labels = naming::insight_labels(&out[0].status);
+        assert_eq!(labels["update.openshift.io/source"], "alert");
+        assert_eq!(labels["update.openshift.io/scope"], "cluster");
+        assert_eq!(labels["update.openshift.io/resource-kind"], "Alert");
+    }
+
+    #[test]
+    fn alerts_unavailable() {
+        let i = alerts_unavailable_insight(
+            "https://user:secret@thanos-querier.openshift-monitoring.svc:9091/?x=1",
+            "connecting to thanos-querier:\n connection refused",
+            ts(START),
+        );
+        let h = health(&i);
+        assert_eq!(h.impact.level, ImpactLevel::Unknown);
+        assert_eq!(h.impact.type_, ImpactType::Unknown);
+        assert_eq!(
+            h.impact.summary,
+            "Cannot read alerts from Prometheus: connecting to thanos-querier: connection refused"
+        );
+        assert!(!h.impact.description.contains("secret"));
+        assert!(
+            h.impact
+                .description
+                .contains("https://thanos-querier.openshift-monitoring.svc:9091/api/v1/alerts"),
+            "{}",
+            h.impact.description
+        );
+        assert_eq!(h.started_at, Some(ts(START)));
+        assert_eq!(h.source, SOURCE_ALERTS_UNAVAILABLE);
+        assert_eq!(i.scope.type_, ScopeType::Cluster);
+        assert_eq!(
+            i.resource.name,
+            "thanos-querier.openshift-monitoring.svc:9091"
+        );
+        assert_eq!(
+            naming::insight_labels(&i)["update.openshift.io/source"],
+            "alerts-unavailable"
+        );
+        assert_eq!(
+            redact_url("http://127.0.0.1:9090/"),
+            "http://127.0.0.1:9090"
+        );
+        assert_eq!(redact_url("127.0.0.1:9090/p/"), "127.0.0.1:9090/p");
+    }
+
+    #[test]
+    fn updating_gate_is_b1() {
+        let mut cp = ControlPlaneUpdateStatusStatus::default();
+        let updating = |s| Condition {
+            type_: "Updating".into(),
+            status: s,
+            ..Default::default()
+        };
+        assert!(!update_in_progress(None, []));
+        cp.conditions = vec![updating(ConditionStatus::False)];
+        assert!(!update_in_progress(Some(&cp), []));
+        let done = WorkerPoolUpdateStatusStatus {
+            completion_percent: 100,
+            nodes: NodeCounts {
+                total: 3,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let empty = WorkerPoolUpdateStatusStatus::default();
+        let outdated = WorkerPoolUpdateStatusStatus {
+            completion_percent: 33,
+            nodes: NodeCounts {
+                total: 3,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(!update_in_progress(Some(&cp), [&done, &empty]));
+        assert!(update_in_progress(Some(&cp), [&done, &outdated]));
+        cp.conditions = vec![updating(ConditionStatus::True)];
+        assert!(update_in_progress(Some(&cp), []));
+    }
+}

@@ -1,0 +1,516 @@
+//! A small client of Prometheus' HTTP API (`GET /api/v1/alerts`), for the alerts reconciler.
+//!
+//! Plain `http://` and `https://` (rustls with the `ring` provider; the CA is the
+//! `--prometheus-ca-file` when given, else the system's roots). The bearer token is read from
+//! its file before every request, because projected service-account tokens rotate; the CA
+//! file is re-read too, and the TLS client rebuilt only when its content changes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::body::Bytes;
+use hyper::{Request, StatusCode, Uri, header};
+use hyper_rustls::{ConfigBuilderExt, HttpsConnector};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use update_status_api::input::{Alert, AlertsResponse};
+
+/// Largest `/api/v1/alerts` answer read (a cluster with thousands of alerts stays far below).
+pub const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Where and how to reach Prometheus.
+#[derive(Clone, Debug)]
+pub struct PrometheusConfig {
+    /// Base URL, e.g. `https://thanos-querier.openshift-monitoring.svc:9091` (a path prefix is
+    /// kept: `<url>/api/v1/alerts` is requested).
+    pub url: String,
+    /// File holding a bearer token, read before every request.
+    pub token_file: Option<PathBuf>,
+    /// PEM file of the CA(s) to trust for `https` (instead of the system's roots).
+    pub ca_file: Option<PathBuf>,
+    /// Timeout of one request (connection, answer and body).
+    pub timeout: Duration,
+}
+
+/// Why alerts could not be read. `reason()` is a short, bounded label for metrics.
+#[derive(Debug, thiserror::Error)]
+pub enum PrometheusError {
+    /// The URL is not a valid `http`/`https` URL.
+    #[error("invalid Prometheus URL {url:?}: {message}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The token file could not be read.
+    #[error("reading the bearer token from {path}: {source}")]
+    Token {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CA file could not be read or holds no certificate; or no system roots.
+    #[error("TLS setup: {0}")]
+    Tls(String),
+    /// Connecting or sending failed.
+    #[error("requesting {url}: {message}")]
+    Request {
+        /// The URL requested.
+        url: String,
+        /// The error chain.
+        message: String,
+    },
+    /// No complete answer in time.
+    #[error("requesting {url}: no answer within {timeout:?}")]
+    Timeout {
+        /// The URL requested.
+        url: String,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// Prometheus answered with an HTTP error.
+    #[error("{url} answered {status}: {body}")]
+    Status {
+        /// The URL requested.
+        url: String,
+        /// The status.
+        status: StatusCode,
+        /// The start of the body.
+        body: String,
+    },
+    /// The answer is not the expected JSON, or says `"status": "error"`.
+    #[error("{url}: unexpected answer: {message}")]
+    Decode {
+        /// The URL requested.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl PrometheusError {
+    /// A bounded label value for the failure counter.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            PrometheusError::Url { .. } => "config",
+            PrometheusError::Token { .. } => "token",
+            PrometheusError::Tls(_) => "tls",
+            PrometheusError::Request { .. } => "connect",
+            PrometheusError::Timeout { .. } => "timeout",
+            PrometheusError::Status { .. } => "http",
+            PrometheusError::Decode { .. } => "decode",
+        }
+    }
+}
+
+type HttpsClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+
+/// A Prometheus API client.
+pub struct PrometheusClient {
+    config: PrometheusConfig,
+    alerts_uri: Uri,
+    /// The HTTP client and the CA file content it was built with.
+    client: Option<(Option<Vec<u8>>, HttpsClient)>,
+}
+
+impl PrometheusClient {
+    /// Checks the URL; the TLS setup happens at the first request.
+    pub fn new(config: PrometheusConfig) -> Result<Self, PrometheusError> {
+        let url = config.url.trim_end_matches('/');
+        let bad = |message: &str| PrometheusError::Url {
+            url: config.url.clone(),
+            message: message.to_string(),
+        };
+        let uri: Uri = format!("{url}/api/v1/alerts")
+            .parse()
+            .map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
+        match uri.scheme_str() {
+            Some("http") | Some("https") => {}
+            _ => return Err(bad("the scheme must be http or https")),
+        }
+        if uri.host().is_none_or(str::is_empty) {
+            return Err(bad("no host"));
+        }
+        if config.url.contains('?') || config.url.contains('#') {
+            return Err(bad("no query or fragment allowed"));
+        }
+        Ok(PrometheusClient {
+            config,
+            alerts_uri: uri,
+            client: None,
+        })
+    }
+
+    /// The configured base URL.
+    pub fn base_url(&self) -> &str {
+        &self.config.url
+    }
+
+    /// The URL of the alerts endpoint.
+    pub fn alerts_url(&self) -> String {
+        self.alerts_uri.to_string()
+    }
+
+    fn http_client(&mut self) -> Result<HttpsClient, PrometheusError> {
+        let ca = match &self.config.ca_file {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                PrometheusError::Tls(format!("reading the CA file {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+        if let Some((built_with, client)) = &self.client
+            && *built_with == ca
+        {
+            return Ok(client.clone());
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| PrometheusError::Tls(e.to_string()))?;
+        let tls = match &ca {
+            Some(pem) => {
+                let mut roots = rustls::RootCertStore::empty();
+                let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(pem)
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| {
+                        PrometheusError::Tls(format!("parsing the CA file {}: {e}", self.ca_name()))
+                    })?;
+                let (added, _) = roots.add_parsable_certificates(certs);
+                if added == 0 {
+                    return Err(PrometheusError::Tls(format!(
+                        "the CA file {} holds no usable certificate",
+                        self.ca_name()
+                    )));
+                }
+                builder.with_root_certificates(roots).with_no_client_auth()
+            }
+            None => builder
+                .with_native_roots()
+                .map_err(|e| PrometheusError::Tls(format!("loading the system's CAs: {e}")))?
+                .with_no_client_auth(),
+        };
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(self.config.timeout));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        self.client = Some((ca, client.clone()));
+        Ok(client)
+    }
+
+    fn ca_name(&self) -> String {
+        self.config
+            .ca_file
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    }
+
+    fn token(&self) -> Result<Option<String>, PrometheusError> {
+        let Some(path) = &self.config.token_file else {
+            return Ok(None);
+        };
+        let token = std::fs::read_to_string(path).map_err(|source| PrometheusError::Token {
+            path: path.clone(),
+            source,
+        })?;
+        let token = token.trim();
+        Ok((!token.is_empty()).then(|| token.to_string()))
+    }
+
+    /// The active alerts (firing and pending), as Prometheus lists them.
+    pub async fn alerts(&mut self) -> Result<Vec<Alert>, PrometheusError> {
+        let url = self.alerts_url();
+        let token = self.token()?;
+        let client = self.http_client()?;
+        let mut req =
+            Request::get(self.alerts_uri.clone()).header(header::ACCEPT, "application/json");
+        if let Some(t) = token {
+            req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        let req = req
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| PrometheusError::Request {
+                url: url.clone(),
+                message: e.to_string(),
+            })?;
+        let timeout = self.config.timeout;
+        let fetch = async {
+            let resp = client
+                .request(req)
+                .await
+                .map_err(|e| PrometheusError::Request {
+                    url: url.clone(),
+                    message: error_chain(&e),
+                })?;
+            let status = resp.status();
+            let body = Limited::new(resp.into_body(), MAX_BODY)
+                .collect()
+                .await
+                .map_err(|e| PrometheusError::Request {
+                    url: url.clone(),
+                    message: format!("reading the answer: {e}"),
+                })?
+                .to_bytes();
+            Ok::<_, PrometheusError>((status, body))
+        };
+        let (status, body) = tokio::time::timeout(timeout, fetch).await.map_err(|_| {
+            PrometheusError::Timeout {
+                url: url.clone(),
+                timeout,
+            }
+        })??;
+        parse_alerts(&url, status, &body)
+    }
+}
+
+/// Reads an `/api/v1/alerts` answer.
+pub fn parse_alerts(
+    url: &str,
+    status: StatusCode,
+    body: &[u8],
+) -> Result<Vec<Alert>, PrometheusError> {
+    let text = || {
+        let s = String::from_utf8_lossy(body);
+        let s = s.trim();
+        let mut cut: String = s.chars().take(300).collect();
+        if cut.len() < s.len() {
+            cut.push_str("...");
+        }
+        cut
+    };
+    // Prometheus answers API errors with a JSON body (`status: error`) and a 4xx/5xx status.
+    let parsed: Result<serde_json::Value, _> = serde_json::from_slice(body);
+    if !status.is_success() {
+        let detail = parsed
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+            .unwrap_or_else(text);
+        return Err(PrometheusError::Status {
+            url: url.to_string(),
+            status,
+            body: detail,
+        });
+    }
+    let value = parsed.map_err(|e| PrometheusError::Decode {
+        url: url.to_string(),
+        message: format!("not JSON ({e}): {}", text()),
+    })?;
+    if let Some(s) = value.get("status").and_then(|s| s.as_str())
+        && s != "success"
+    {
+        let error = value
+            .get("error")
+            .and_then(|e| e.as_str())
+            .unwrap_or("no error message");
+        return Err(PrometheusError::Decode {
+            url: url.to_string(),
+            message: format!("status {s}: {error}"),
+        });
+    }
+    let resp: AlertsResponse =
+        serde_json::from_value(value).map_err(|e| PrometheusError::Decode {
+            url: url.to_string(),
+            message: e.to_string(),
+        })?;
+    if resp.status != "success" {
+        return Err(PrometheusError::Decode {
+            url: url.to_string(),
+            message: format!("status {:?} instead of \"success\"", resp.status),
+        });
+    }
+    Ok(resp.data.alerts)
+}
+
+/// An error and its sources, `: `-separated (hyper's top-level message alone says little).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(inner) = cur {
+        let m = inner.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = inner.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(url: &str) -> PrometheusConfig {
+        PrometheusConfig {
+            url: url.to_string(),
+            token_file: None,
+            ca_file: None,
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn urls() {
+        let c = PrometheusClient::new(cfg("https://thanos:9091/")).expect("valid");
+        assert_eq!(c.alerts_url(), "https://thanos:9091/api/v1/alerts");
+        let c = PrometheusClient::new(cfg("http://127.0.0.1:9090/prom")).expect("valid");
+        assert_eq!(c.alerts_url(), "http://127.0.0.1:9090/prom/api/v1/alerts");
+        for bad in ["ftp://x", "thanos:9091", "", "http://", "http://x/?a=b"] {
+            let e = PrometheusClient::new(cfg(bad)).err();
+            assert!(
+                matches!(e, Some(PrometheusError::Url { .. })),
+                "{bad}: {e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn answers() {
+        let ok = br#"{"status":"success","data":{"alerts":[{"labels":{"alertname":"A"},"annotations":{},"state":"firing","activeAt":"2024-01-01T12:00:00.123456789Z","value":"1e+00"}]}}"#;
+        let alerts = parse_alerts("u", StatusCode::OK, ok).expect("parses");
+        assert_eq!(alerts.len(), 1);
+        assert_eq!(alerts[0].labels["alertname"], "A");
+        assert!(alerts[0].active_at.is_some());
+
+        let e = parse_alerts(
+            "u",
+            StatusCode::SERVICE_UNAVAILABLE,
+            br#"{"status":"error","errorType":"unavailable","error":"not ready"}"#,
+        )
+        .expect_err("http error");
+        assert_eq!(
+            e.to_string(),
+            "u answered 503 Service Unavailable: not ready"
+        );
+        assert_eq!(e.reason(), "http");
+
+        let e = parse_alerts(
+            "u",
+            StatusCode::FORBIDDEN,
+            b"Forbidden (user=system:anonymous)\n",
+        )
+        .expect_err("http error");
+        assert!(
+            e.to_string().ends_with("Forbidden (user=system:anonymous)"),
+            "{e}"
+        );
+
+        let e = parse_alerts("u", StatusCode::OK, b"<html>login</html>").expect_err("not json");
+        assert_eq!(e.reason(), "decode");
+        assert!(e.to_string().contains("<html>login</html>"), "{e}");
+
+        let e = parse_alerts("u", StatusCode::OK, br#"{"status":"error","error":"boom"}"#)
+            .expect_err("api error");
+        assert!(e.to_string().contains("boom"), "{e}");
+
+        let e =
+            parse_alerts("u", StatusCode::OK, br#"{"data":{"alerts":[]}}"#).expect_err("no status");
+        assert_eq!(e.reason(), "decode");
+    }
+
+    #[tokio::test]
+    async fn token_and_ca_errors_are_reported_not_fatal() {
+        let dir = std::env::temp_dir().join(format!("us-prom-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            token_file: Some(dir.join("missing-token")),
+            ..cfg("http://127.0.0.1:1")
+        })
+        .expect("valid");
+        let e = c.alerts().await.expect_err("no token file");
+        assert_eq!(e.reason(), "token");
+
+        let bad_ca = dir.join("ca.pem");
+        std::fs::write(&bad_ca, "not a certificate").expect("write");
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            ca_file: Some(bad_ca),
+            ..cfg("https://127.0.0.1:1")
+        })
+        .expect("valid");
+        let e = c.alerts().await.expect_err("bad CA");
+        assert_eq!(e.reason(), "tls", "{e}");
+
+        // Nothing listens on port 1: a connection error, quickly.
+        let mut c = PrometheusClient::new(cfg("http://127.0.0.1:1")).expect("valid");
+        let e = c.alerts().await.expect_err("refused");
+        assert_eq!(e.reason(), "connect", "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A one-shot HTTP server on loopback (a thread) that answers `body` and hands back the
+    /// request it got.
+    fn serve_once(
+        status: &'static str,
+        body: &'static str,
+    ) -> (String, std::thread::JoinHandle<String>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let task = std::thread::spawn(move || {
+            let Ok((mut s, _)) = listener.accept() else {
+                return String::new();
+            };
+            let mut buf = vec![0u8; 8192];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let resp = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = s.write_all(resp.as_bytes());
+            req
+        });
+        (format!("http://{addr}"), task)
+    }
+
+    #[tokio::test]
+    async fn reads_alerts_with_a_fresh_token_each_time() {
+        let dir = std::env::temp_dir().join(format!("us-prom-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let token = dir.join("token");
+        std::fs::write(&token, "first\n").expect("write");
+        let (url, server) = serve_once(
+            "200 OK",
+            r#"{"status":"success","data":{"alerts":[{"labels":{"alertname":"X"},"state":"firing"}]}}"#,
+        );
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            token_file: Some(token.clone()),
+            ..cfg(&url)
+        })
+        .expect("valid");
+        let alerts = c.alerts().await.expect("alerts");
+        assert_eq!(alerts.len(), 1);
+        let req = server.join().expect("server");
+        assert!(req.starts_with("GET /api/v1/alerts HTTP/1.1"), "{req}");
+        assert!(
+            req.to_ascii_lowercase()
+                .contains("authorization: bearer first"),
+            "{req}"
+        );
+
+        std::fs::write(&token, "second").expect("write");
+        let (url2, server) = serve_once("200 OK", r#"{"status":"success","data":{"alerts":[]}}"#);
+        c.alerts_uri = format!("{url2}/api/v1/alerts").parse().expect("uri");
+        assert!(c.alerts().await.expect("alerts").is_empty());
+        let req = server.join().expect("server");
+        assert!(
+            req.to_ascii_lowercase()
+                .contains("authorization: bearer second"),
+            "{req}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,254 @@
+//! `simulate-update`: creates a synthetic OpenShift cluster (ClusterVersion, platform
+//! ClusterOperators, MachineConfigPools, rendered MachineConfigs, Nodes) in the cluster of
+//! `KUBECONFIG` (or `--kubeconfig`), then plays an update from `--from` to `--to`, one step
+//! every `--interval`, with optional injected faults. See `update_status_e2e::simulator` and
+//! the README's "Simulator" section.
+//!
+//! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use jiff::{SignedDuration, Timestamp};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use update_status_e2e::simulator::{
+    self, FaultSpec, Faults, SimConfig, Simulation, Simulator, StepReport,
+};
+
+/// Plays a simulated OpenShift update against a Kubernetes API server.
+#[derive(Parser, Debug)]
+#[command(name = "simulate-update", version, about)]
+struct Args {
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// Platform ClusterOperators, machine-config included (it updates last).
+    #[arg(long, default_value_t = 12)]
+    operators: usize,
+    /// MachineConfigPools: master, worker, then custom pools (infra, gpu, edge, ...).
+    #[arg(long, default_value_t = 2)]
+    pools: usize,
+    /// Nodes of the master pool.
+    #[arg(long, default_value_t = 3)]
+    masters: usize,
+    /// Nodes of each non-master pool.
+    #[arg(long, default_value_t = 7)]
+    nodes_per_pool: usize,
+    /// maxUnavailable of the non-master pools (the master pool rolls one node at a time).
+    #[arg(long, default_value_t = 2)]
+    max_unavailable: u32,
+    /// Version the cluster was installed at (oldest history entry).
+    #[arg(long, default_value = "4.17.5")]
+    installed: String,
+    /// Version the cluster runs before the update.
+    #[arg(long, default_value = "4.17.12")]
+    from: String,
+    /// Version it updates to.
+    #[arg(long, default_value = "4.18.3")]
+    to: String,
+    /// Seed of step durations and node order: the same seed plays the same update.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Wall-clock time between steps (e.g. 500ms, 1s, 2s): the speed of the playback.
+    #[arg(long, default_value = "1s", value_parser = simulator::parse_duration)]
+    interval: SignedDuration,
+    /// Simulated time per step (default: the interval, so timestamps follow the wall clock;
+    /// longer: accelerated time, for a controller evaluating at a fixed --assess-at).
+    #[arg(long, value_parser = simulator::parse_duration)]
+    sim_step: Option<SignedDuration>,
+    /// Simulated instant of step 0 (RFC 3339; default: now + start delay − interval, so that
+    /// step timestamps follow the wall clock and are never in its future).
+    #[arg(long, value_name = "RFC3339")]
+    start: Option<Timestamp>,
+    /// Wait this long after creating the cluster before the update starts.
+    #[arg(long, default_value = "0s", value_parser = simulator::parse_duration)]
+    start_delay: SignedDuration,
+    /// Stop after this many steps (an update with a stalled operator never completes).
+    #[arg(long)]
+    max_steps: Option<u64>,
+    /// Fault: this operator is Degraded=True while it updates, for STEPS steps (TARGET `auto`:
+    /// one in the middle of the update).
+    #[arg(long, value_name = "TARGET[:STEPS]")]
+    degraded_operator: Option<FaultSpec>,
+    /// Fault: this node's drain is blocked by a PodDisruptionBudget for STEPS steps (`auto`:
+    /// the first worker node to drain).
+    #[arg(long, value_name = "TARGET[:STEPS]")]
+    blocked_drain: Option<FaultSpec>,
+    /// Fault: this node is NotReady for STEPS steps once the pools start rolling (`auto`: the
+    /// last worker node to update).
+    #[arg(long, value_name = "TARGET[:STEPS]")]
+    not_ready_node: Option<FaultSpec>,
+    /// Fault: this pool is paused for STEPS steps once the pools start rolling (`auto`: the
+    /// last pool).
+    #[arg(long, value_name = "TARGET[:STEPS]")]
+    paused_pool: Option<FaultSpec>,
+    /// Fault: this operator starts updating and never finishes (`auto`: one in the middle).
+    #[arg(long, value_name = "TARGET")]
+    stalled_operator: Option<FaultSpec>,
+    /// Delete every ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig and Node
+    /// first.
+    #[arg(long)]
+    clean: bool,
+    /// Concurrent API requests.
+    #[arg(long, default_value_t = simulator::DEFAULT_CONCURRENCY)]
+    concurrency: usize,
+    /// Write the final state as a snapshot folder (readable by `kubectl update-status --from-dir`).
+    #[arg(long, value_name = "DIR")]
+    snapshot: Option<PathBuf>,
+    /// No API server: print what each step does, as fast as possible.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn config(args: &Args) -> SimConfig {
+    let start = args.start.unwrap_or_else(|| {
+        let now = Timestamp::now();
+        now.checked_add(args.start_delay - args.interval)
+            .unwrap_or(now)
+    });
+    SimConfig {
+        operators: args.operators,
+        pools: args.pools,
+        masters: args.masters,
+        nodes_per_pool: args.nodes_per_pool,
+        max_unavailable: args.max_unavailable,
+        installed_version: args.installed.clone(),
+        from_version: args.from.clone(),
+        to_version: args.to.clone(),
+        seed: args.seed,
+        start,
+        step: args.sim_step.unwrap_or(args.interval),
+        faults: Faults {
+            degraded_operator: args.degraded_operator.clone(),
+            blocked_drain: args.blocked_drain.clone(),
+            not_ready_node: args.not_ready_node.clone(),
+            paused_pool: args.paused_pool.clone(),
+            stalled_operator: args.stalled_operator.clone(),
+        },
+    }
+}
+
+fn print_step(r: &StepReport, writes: Option<usize>) {
+    let writes = writes.map(|w| format!(" ({w} writes)")).unwrap_or_default();
+    println!(
+        "step {:>4}  {}  {:<13} {}{writes}",
+        r.step,
+        r.at.strftime("%H:%M:%SZ"),
+        r.stage.to_string(),
+        r.summary
+    );
+}
+
+fn done(sim: &Simulation, steps: u64, max: Option<u64>) -> bool {
+    sim.is_completed() || max.is_some_and(|m| steps >= m)
+}
+
+async fn client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
+    match kubeconfig {
+        Some(path) => {
+            let kc = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("using kubeconfig {}", path.display()))?;
+            Client::try_from(config).context("creating a client")
+        }
+        None => Client::try_default()
+            .await
+            .context("creating a client from KUBECONFIG / ~/.kube/config"),
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let mut sim = Simulation::new(config(&args))?;
+    println!(
+        "simulate-update: {} operators, {} pools, {} nodes, {} -> {}, seed {}",
+        args.operators,
+        args.pools,
+        sim.node_count(),
+        args.from,
+        args.to,
+        args.seed
+    );
+    if args.dry_run {
+        let mut steps = 0;
+        while !done(&sim, steps, args.max_steps.or(Some(100_000))) {
+            let r = sim.step();
+            sim.take_dirty();
+            steps += 1;
+            print_step(&r, None);
+        }
+        if let Some(dir) = &args.snapshot {
+            sim.write_snapshot(dir)?;
+        }
+        return Ok(());
+    }
+
+    let client = client(args.kubeconfig.as_ref()).await?;
+    if args.clean {
+        simulator::clear(&client)
+            .await
+            .context("deleting the earlier cluster")?;
+        println!("simulate-update: deleted the objects of an earlier cluster");
+    }
+    let mut simulator = Simulator::new(client, sim).with_concurrency(args.concurrency);
+    let started = std::time::Instant::now();
+    let n = simulator
+        .install()
+        .await
+        .context("creating the simulated cluster")?;
+    println!(
+        "simulate-update: created the cluster at {} ({n} writes in {:.1}s)",
+        args.from,
+        started.elapsed().as_secs_f64()
+    );
+    let interval = Duration::try_from(args.interval).unwrap_or(Duration::from_secs(1));
+    tokio::time::sleep(Duration::try_from(args.start_delay).unwrap_or_default()).await;
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut steps = 0;
+    while !done(simulator.simulation(), steps, args.max_steps) {
+        ticker.tick().await;
+        let before = simulator.writes();
+        let r = simulator.step().await?;
+        steps += 1;
+        print_step(&r, Some((simulator.writes() - before) as usize));
+    }
+    if let Some(dir) = &args.snapshot {
+        simulator.simulation().write_snapshot(dir)?;
+        println!(
+            "simulate-update: wrote the final state to {}",
+            dir.display()
+        );
+    }
+    println!(
+        "simulate-update: {} after {steps} steps ({} writes)",
+        if simulator.simulation().is_completed() {
+            "update completed"
+        } else {
+            "stopped"
+        },
+        simulator.writes()
+    );
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    tokio::select! {
+        result = run(args) => {
+            if let Err(e) = result {
+                eprintln!("simulate-update: error: {e:#}");
+                std::process::exit(1);
+            }
+        }
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("simulate-update: interrupted");
+            std::process::exit(130);
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! A simulated update against the real control plane and the real controller binary.
+//!
+//! The simulator plays a short update (5 operators, 2 pools, 10 nodes) with one injected
+//! fault: the first worker node's drain is blocked by a PodDisruptionBudget for 3 steps. The
+//! controller evaluates at a fixed instant after the simulated update (`--assess-at`), so at
+//! every step the objects it writes must equal what the pure logic
+//! (`update_status_controllers::assess::assess_cluster`) computes from the inputs read back
+//! from the API at that instant. The fault must show as a NodeDegraded health insight while it
+//! holds and be gone once it clears; the update must end Completed with no health insight.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use jiff::{SignedDuration, Timestamp};
+use kube::Client;
+use kube::api::{Api, ListParams};
+use update_status_api::crd::{
+    Assessment, ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ImpactLevel, ImpactType,
+    InsightType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
+    WorkerPoolUpdateStatusStatus,
+};
+use update_status_controllers::assess::control_plane::estimate_moved;
+use update_status_controllers::assess::nodes::SOURCE_NODE_DEGRADED;
+use update_status_controllers::assess::{assess_cluster, naming};
+use update_status_e2e::controller::Controller;
+use update_status_e2e::simulator::{
+    self, FaultSpec, Faults, SimConfig, SimInputs, Simulation, Simulator,
+};
+use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Per-step wait for the controller to catch up.
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Simulated start, and the instant the controller and the pure logic evaluate at (after the
+/// simulated update's end).
+const START: &str = "2026-01-01T03:00:00Z";
+const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
+
+/// What the controller wrote into the namespace.
+#[derive(Debug, Default, PartialEq)]
+struct Outputs {
+    control_plane: Option<ControlPlaneUpdateStatusStatus>,
+    pools: BTreeMap<String, WorkerPoolUpdateStatusStatus>,
+    insights: BTreeMap<String, UpdateInsightStatus>,
+}
+
+async fn read_outputs(client: &Client, ns: &str) -> Result<Outputs, kube::Error> {
+    let cps: Api<ControlPlaneUpdateStatus> = Api::namespaced(client.clone(), ns);
+    let wps: Api<WorkerPoolUpdateStatus> = Api::namespaced(client.clone(), ns);
+    let ins: Api<UpdateInsight> = Api::namespaced(client.clone(), ns);
+    let lp = ListParams::default();
+    Ok(Outputs {
+        control_plane: cps
+            .list(&lp)
+            .await?
+            .items
+            .into_iter()
+            .find(|o| o.metadata.name.as_deref() == Some(naming::CONTROL_PLANE_STATUS_NAME))
+            .and_then(|o| o.status),
+        pools: wps
+            .list(&lp)
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|o| Some((o.metadata.name?, o.status?)))
+            .collect(),
+        insights: ins
+            .list(&lp)
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|o| Some((o.metadata.name?, o.status?)))
+            .collect(),
+    })
+}
+
+/// What the pure logic says the namespace should hold.
+fn expected_outputs(inputs: &SimInputs, now: Timestamp) -> Outputs {
+    let a = assess_cluster(&inputs.as_cluster_inputs(), now);
+    Outputs {
+        control_plane: a.control_plane,
+        pools: a
+            .worker_pools
+            .into_iter()
+            .map(|(name, s)| (naming::pool_status_name(&name), s))
+            .collect(),
+        insights: a
+            .insights
+            .into_iter()
+            .map(|s| (naming::insight_name(&s, ""), s))
+            .collect(),
+    }
+}
+
+/// Differences between the controller's objects and the expected ones (empty: they match).
+/// The estimated completion may lag within the controller's tolerance (it is not rewritten
+/// for small moves).
+fn differences(want: &Outputs, got: &Outputs, now: Timestamp) -> Vec<String> {
+    let mut d = Vec::new();
+    match (&want.control_plane, &got.control_plane) {
+        (Some(w), Some(g)) => {
+            let mut g2 = g.clone();
+            if !estimate_moved(g.estimated_completed_at, w.estimated_completed_at, now) {
+                g2.estimated_completed_at = w.estimated_completed_at;
+            }
+            if *w != g2 {
+                d.push(format!(
+                    "ControlPlaneUpdateStatus:\n  want {w:?}\n  got  {g:?}"
+                ));
+            }
+        }
+        (w, g) if w != g => d.push(format!(
+            "ControlPlaneUpdateStatus: want {:?}, got {:?}",
+            w.is_some(),
+            g.is_some()
+        )),
+        _ => {}
+    }
+    for (name, w) in &want.pools {
+        match got.pools.get(name) {
+            Some(g) if g == w => {}
+            Some(g) => d.push(format!(
+                "WorkerPoolUpdateStatus {name}:\n  want {w:?}\n  got  {g:?}"
+            )),
+            None => d.push(format!("WorkerPoolUpdateStatus {name} missing")),
+        }
+    }
+    for name in got.pools.keys().filter(|n| !want.pools.contains_key(*n)) {
+        d.push(format!("WorkerPoolUpdateStatus {name} not expected"));
+    }
+    for (name, w) in &want.insights {
+        match got.insights.get(name) {
+            Some(g) if g == w => {}
+            Some(g) => d.push(format!("UpdateInsight {name}:\n  want {w:?}\n  got  {g:?}")),
+            None => d.push(format!("UpdateInsight {name} missing")),
+        }
+    }
+    for name in got
+        .insights
+        .keys()
+        .filter(|n| !want.insights.contains_key(*n))
+    {
+        d.push(format!("UpdateInsight {name} not expected"));
+    }
+    d
+}
+
+fn degraded_insight<'a>(outputs: &'a Outputs, node: &str) -> Option<&'a UpdateInsightStatus> {
+    outputs.insights.values().find(|i| {
+        i.resource.name == node
+            && i.health
+                .as_ref()
+                .is_some_and(|h| h.source == SOURCE_NODE_DEGRADED)
+    })
+}
+
+#[tokio::test]
+async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step() -> TestResult {
+    let _lock = exclusive_cluster_state().await;
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("sim").await?;
+    let client = env.client();
+    let now: Timestamp = ASSESS_AT.parse()?;
+    simulator::clear(&client).await?;
+
+    let sim = Simulation::new(SimConfig {
+        operators: 5,
+        pools: 2,
+        masters: 3,
+        nodes_per_pool: 7,
+        max_unavailable: 2,
+        seed: 3,
+        start: START.parse()?,
+        step: SignedDuration::from_secs(60),
+        faults: Faults {
+            blocked_drain: Some(FaultSpec::auto(3)),
+            ..Default::default()
+        },
+        ..Default::default()
+    })?;
+    let blocked = sim
+        .blocked_drain_target()
+        .ok_or("no blocked-drain target")?
+        .to_string();
+    let mut simulator = Simulator::new(client.clone(), sim);
+    let started = Instant::now();
+    simulator.install().await?;
+    let controller = Controller::start(&env, ns.name(), &["--assess-at", ASSESS_AT])?;
+    let log = controller.log.display().to_string();
+
+    let mut fault_steps = 0;
+    let mut cleared_steps = 0;
+    let mut stages = Vec::new();
+    let mut waits = Vec::new();
+    loop {
+        let step = simulator.simulation().steps();
+        // The API holds exactly what the simulation wrote (the fields the logic reads).
+        let inputs = SimInputs::read(&client).await?;
+        assert_eq!(
+            inputs.normalized(),
+            simulator.simulation().inputs()?.normalized(),
+            "inputs in the API at step {step}"
+        );
+        let want = expected_outputs(&inputs, now);
+        let t0 = Instant::now();
+        let last = std::cell::RefCell::new(Vec::new());
+        let got = poll_until(
+            STEP_TIMEOUT,
+            &format!("the controller's objects to match the pure logic at step {step}"),
+            || {
+                let client = client.clone();
+                let ns = ns.name().to_string();
+                let (want, last) = (&want, &last);
+                async move {
+                    let got = read_outputs(&client, &ns).await.ok()?;
+                    let diff = differences(want, &got, now);
+                    let matched = diff.is_empty();
+                    *last.borrow_mut() = diff;
+                    matched.then_some(got)
+                }
+            },
+        )
+        .await
+        .map_err(|e| {
+            format!(
+                "{e}; controller log {log}; differences:\n{}",
+                last.borrow().join("\n")
+            )
+        })?;
+        waits.push(t0.elapsed());
+
+        // The fault, as the administrator sees it.
+        let fault = simulator.simulation().fault_status();
+        match (&fault.blocked_drain, degraded_insight(&got, &blocked)) {
+            (Some(_), Some(i)) => {
+                fault_steps += 1;
+                let h = i.health.as_ref().ok_or("health")?;
+                assert_eq!(h.impact.level, ImpactLevel::Error);
+                assert_eq!(h.impact.type_, ImpactType::UpdateStalled);
+                assert_eq!(h.impact.summary, format!("Node {blocked} is degraded"));
+                assert!(
+                    h.impact.description.starts_with("failed to drain node: ")
+                        && h.impact.description.contains("PodDisruptionBudget"),
+                    "{}",
+                    h.impact.description
+                );
+                let pool = got.pools.get("worker").ok_or("worker pool status")?;
+                assert_eq!(pool.assessment, Assessment::Degraded);
+            }
+            (Some(_), None) => {
+                return Err(format!(
+                    "step {step}: the blocked drain of {blocked} has no NodeDegraded insight"
+                )
+                .into());
+            }
+            (None, Some(_)) => {
+                return Err(format!(
+                    "step {step}: NodeDegraded insight of {blocked} without the fault"
+                )
+                .into());
+            }
+            (None, None) => {
+                if fault_steps > 0 {
+                    cleared_steps += 1;
+                }
+            }
+        }
+
+        stages.push(simulator.simulation().stage());
+        if simulator.simulation().is_completed() {
+            break;
+        }
+        if step > 200 {
+            return Err("the simulated update did not complete in 200 steps".into());
+        }
+        simulator.step().await?;
+    }
+
+    assert_eq!(fault_steps, 3, "the fault held for 3 steps");
+    assert!(cleared_steps > 0, "the fault cleared before the end");
+    let end = read_outputs(&client, ns.name()).await?;
+    let cp = end
+        .control_plane
+        .as_ref()
+        .ok_or("no ControlPlaneUpdateStatus")?;
+    assert_eq!(cp.assessment, Assessment::Completed);
+    assert_eq!(cp.completion_percent, 100);
+    assert_eq!(cp.versions.target, "4.18.3");
+    assert_eq!(cp.versions.previous, "4.17.12");
+    assert_eq!(cp.nodes.updated, 3);
+    let worker = end.pools.get("worker").ok_or("worker pool status")?;
+    assert_eq!(worker.assessment, Assessment::Completed);
+    assert_eq!(worker.nodes.updated, 7);
+    assert!(
+        end.insights
+            .values()
+            .all(|i| i.type_ == InsightType::Progress),
+        "no health insight after the update"
+    );
+    let nodes_completed = end
+        .insights
+        .values()
+        .filter(|i| i.resource.kind == "Node")
+        .filter(|i| i.progress.as_ref().map(|p| p.assessment) == Some(Assessment::Completed))
+        .count();
+    assert_eq!(nodes_completed, 10);
+    let mut sorted = waits.clone();
+    sorted.sort();
+    eprintln!(
+        "simulated update: {} steps ({} checks) in {:.1}s; stages {:?} .. {:?}; controller caught up in median {:?}, max {:?}; {} simulator writes, {} controller writes",
+        simulator.simulation().steps(),
+        waits.len(),
+        started.elapsed().as_secs_f64(),
+        stages.first(),
+        stages.last(),
+        sorted.get(sorted.len() / 2),
+        sorted.last(),
+        simulator.writes(),
+        controller.writes()?,
+    );
+    Ok(())
+}
