@@ -20,6 +20,7 @@ use update_status_api::crd::UpdateInsight;
 use update_status_controllers::alerts_reconciler::{self, AlertsReconciler, PollSettings};
 use update_status_controllers::clock::Clock;
 use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
+use update_status_controllers::leader::Elector;
 use update_status_controllers::metrics::Metrics;
 use update_status_controllers::prometheus::{PrometheusClient, PrometheusConfig};
 use update_status_controllers::runner;
@@ -49,6 +50,16 @@ struct Args {
     /// Log format.
     #[arg(long, env = "LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
+    /// Run only while holding the Lease `<namespace>/<leader-election-id>` (one writer among
+    /// replicas). Off by default for local runs; the Deployment turns it on.
+    #[arg(long, env = "LEADER_ELECT", default_value_t = false)]
+    leader_elect: bool,
+    /// Name of the leader-election Lease.
+    #[arg(long, default_value = "update-status-controller")]
+    leader_election_id: String,
+    /// Identity in the Lease (default: `$POD_NAME`, else the host name and process id).
+    #[arg(long, env = "POD_NAME")]
+    leader_identity: Option<String>,
     /// Base URL of the Prometheus (or Thanos Querier) HTTP API whose firing alerts become
     /// health insights, e.g. `https://thanos-querier.openshift-monitoring.svc:9091`.
     /// Unset: no alert insights.
@@ -172,6 +183,27 @@ async fn main() -> anyhow::Result<()> {
         _ = ready => {}
         _ = shutdown_signal() => { tracing::info!("shutting down before caches synced"); return Ok(()); }
     }
+    // With leader election, only the Lease holder writes; losing the Lease stops the process
+    // (it is restarted and campaigns again) so two replicas never write at once.
+    let mut leadership = if args.leader_elect {
+        let me = args.leader_identity.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+            format!("{}-{}", host.trim(), std::process::id())
+        });
+        tracing::info!(lease = %args.leader_election_id, identity = %me, "waiting to become leader");
+        let elector = Elector::new(
+            client.clone(),
+            &args.namespace,
+            &args.leader_election_id,
+            &me,
+        );
+        tokio::select! {
+            rx = elector.acquire() => Some(rx),
+            _ = shutdown_signal() => { tracing::info!("shutting down before becoming leader"); return Ok(()); }
+        }
+    } else {
+        None
+    };
     let cp_task = tokio::spawn(runner::run(
         cp,
         clock,
@@ -223,14 +255,36 @@ async fn main() -> anyhow::Result<()> {
     wakers.alerts.notify_one();
     tracing::info!(namespace = %args.namespace, "update-status-controller running");
 
-    shutdown_signal().await;
-    tracing::info!("shutting down");
+    let lost = async {
+        match leadership.as_mut() {
+            Some(rx) => {
+                while *rx.borrow() {
+                    if rx.changed().await.is_err() {
+                        break;
+                    }
+                }
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    let lost_leadership = tokio::select! {
+        _ = shutdown_signal() => false,
+        _ = lost => true,
+    };
+    tracing::info!(lost_leadership, "shutting down");
     let _ = shutdown_tx.send(true);
     let _ = tokio::join!(cp_task, wp_task);
     if let Some(t) = alerts_task {
         let _ = t.await;
     }
     server.abort();
+    if lost_leadership {
+        anyhow::bail!(
+            "lost the leader-election Lease {}/{}",
+            args.namespace,
+            args.leader_election_id
+        );
+    }
     Ok(())
 }
 
