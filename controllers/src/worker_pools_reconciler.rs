@@ -2,17 +2,34 @@
 //! ClusterVersion's target) → one WorkerPoolUpdateStatus per non-master pool, one progress
 //! insight per node, and node/pool health insights. It hands the master pool's assessment to
 //! the control-plane reconciler. It only watches, calls [`crate::assess::nodes`], and writes.
+//!
+//! Built for thousands of nodes (see `docs/benchmarks.md`):
+//! - each node's assessment *and its desired insight objects* are cached by resourceVersion:
+//!   a node event re-assesses that node only, and a node event that changes nothing the
+//!   assessment reads (a kubelet heartbeat) ends there;
+//! - pools are re-aggregated only when a node assessment, the context (ClusterVersion target,
+//!   pools, MachineConfigs) or a pool's identity changed;
+//! - the writer is not even asked to compare when neither the desired objects nor our objects
+//!   in the watch cache changed since a pass that found nothing to write;
+//! - a WorkerPoolUpdateStatus whose change is only in its counts (node counts, completion,
+//!   condition messages) is written at most once per [`POOL_STATUS_MIN_INTERVAL`]: a rollout
+//!   that moves a node every few hundred milliseconds costs one pool write per interval, not
+//!   one per node change (the latest counts are always written, at most that much later).
+//!   Changes of assessment, pause, target version, health counts or condition status are
+//!   written at once.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use kube::ResourceExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::{Resource, ResourceExt};
 use tokio::sync::watch;
 use update_status_api::crd::{
     Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
-    labels,
+    WorkerPoolUpdateStatusStatus, labels,
 };
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
@@ -22,10 +39,13 @@ use crate::control_plane_reconciler::keep_started_at;
 use crate::metrics::Metrics;
 use crate::runner::Reconcile;
 use crate::watch::Caches;
-use crate::writer::{Desired, Writer, owner_ref};
+use crate::writer::{Desired, PENDING_TTL, Writer, owner_ref};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";
+
+/// Shortest time between two writes of a WorkerPoolUpdateStatus that differ only in counts.
+pub const POOL_STATUS_MIN_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The reconciler's state.
 pub struct WorkerPoolsReconciler {
@@ -37,13 +57,75 @@ pub struct WorkerPoolsReconciler {
     cluster_id: Option<String>,
     context: Option<NodeContext>,
     node_cache: HashMap<String, CachedNode>,
+    /// Owner references of the pools, by name (a re-created pool changes them).
+    pool_owners: BTreeMap<String, OwnerReference>,
+    /// Desired pool-level insights (D.8) of the last aggregation.
+    pool_insights: Vec<Desired<UpdateInsightStatus>>,
+    /// Desired WorkerPoolUpdateStatus objects of the last aggregation.
+    pool_statuses: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
+    /// Some input changed since the last aggregation.
+    dirty: bool,
+    /// Fingerprint of our objects in the watch caches when a pass last found nothing to write
+    /// (and nothing deferred or pending): while it holds and nothing is dirty, a pass stops
+    /// before comparing.
+    in_sync: Option<u64>,
+    /// Last status handed to the writer per pool, and when (the count-only throttle).
+    pool_writes: HashMap<String, (WorkerPoolUpdateStatusStatus, Instant)>,
 }
 
-/// A node's assessment, valid while its resourceVersion and the context are unchanged and its
-/// time threshold (if any) has not passed.
+/// A node's assessment and desired insights, valid while its resourceVersion (and uid) and
+/// the context are unchanged and its time threshold (if any) has not passed.
 struct CachedNode {
     resource_version: Option<String>,
+    uid: Option<String>,
     assessment: Option<NodeAssessment>,
+    /// Its progress insight then its health insights, named, labelled and owned.
+    desired: Vec<Desired<UpdateInsightStatus>>,
+}
+
+/// A pool status change that only moves counts (node counts, completion, condition
+/// messages): everything an alert or a label selector keys on is the same.
+fn counts_only(a: &WorkerPoolUpdateStatusStatus, b: &WorkerPoolUpdateStatusStatus) -> bool {
+    a.resource == b.resource
+        && a.assessment == b.assessment
+        && a.paused == b.paused
+        && a.target_version == b.target_version
+        && a.health_insights == b.health_insights
+        && a.conditions.len() == b.conditions.len()
+        && a.conditions
+            .iter()
+            .zip(&b.conditions)
+            .all(|(x, y)| x.type_ == y.type_ && x.status == y.status)
+}
+
+/// Order-independent fingerprint of this reconciler's objects (name and resourceVersion).
+fn fingerprint<K: Resource>(objs: &[Arc<K>]) -> u64 {
+    let mut sum = 0u64;
+    let mut count = 0u64;
+    for o in objs {
+        if o.meta()
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::RECONCILER))
+            .map(String::as_str)
+            != Some(NAME)
+        {
+            continue;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        o.meta().name.hash(&mut h);
+        o.meta().resource_version.hash(&mut h);
+        sum = sum.wrapping_add(h.finish());
+        count += 1;
+    }
+    sum ^ count.rotate_left(32)
+}
+
+fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 impl WorkerPoolsReconciler {
@@ -65,19 +147,21 @@ impl WorkerPoolsReconciler {
             cluster_id,
             context: None,
             node_cache: HashMap::new(),
+            pool_owners: BTreeMap::new(),
+            pool_insights: Vec::new(),
+            pool_statuses: Vec::new(),
+            dirty: true,
+            in_sync: None,
+            pool_writes: HashMap::new(),
         }
     }
 
-    /// One pass (see [`Reconcile::reconcile`]).
-    ///
-    /// Nodes are assessed one by one and cached by resourceVersion: a node event re-assesses
-    /// that node only (all nodes when the ClusterVersion target, the pools or the
-    /// MachineConfigs change, or when a node's time threshold passes). The writer then writes
-    /// only the objects whose content changed.
+    /// One pass (see [`Reconcile::reconcile`] and the module documentation).
     async fn reconcile_at(
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
+        let t0 = Instant::now();
         let cvs = self.caches.cluster_versions.state();
         let cv: Option<ClusterVersion> = cvs
             .iter()
@@ -102,16 +186,31 @@ impl WorkerPoolsReconciler {
         if self.context.as_ref() != Some(&ctx) {
             self.node_cache.clear();
             self.context = Some(ctx.clone());
+            self.dirty = true;
         }
+        let pool_owners: BTreeMap<String, OwnerReference> = pools
+            .iter()
+            .filter_map(|p| owner_ref(p).map(|o| (p.name().to_string(), o)))
+            .collect();
+        if pool_owners != self.pool_owners {
+            self.pool_owners = pool_owners;
+            self.dirty = true;
+        }
+        let base = self.base_labels();
 
+        // Nodes: re-assess those whose object changed or whose time threshold passed.
         let node_objs = self.caches.nodes.state();
-        let mut seen = HashSet::with_capacity(node_objs.len());
+        let mut seen: HashSet<&str> = HashSet::with_capacity(node_objs.len());
         let mut next_change: Option<Timestamp> = None;
+        let mut rebuild: Vec<(String, Option<OwnerReference>)> = Vec::new();
         for node in &node_objs {
-            let name = node.name_any();
-            let rv = node.resource_version();
-            let fresh = self.node_cache.get(&name).is_some_and(|c| {
-                c.resource_version == rv
+            let name = node.name();
+            let rv = node.metadata.resource_version.as_deref();
+            let uid = node.metadata.uid.as_deref();
+            let cached = self.node_cache.get(name);
+            let fresh = cached.is_some_and(|c| {
+                c.resource_version.as_deref() == rv
+                    && c.uid.as_deref() == uid
                     && c.assessment
                         .as_ref()
                         .and_then(|a| a.changes_at)
@@ -119,17 +218,29 @@ impl WorkerPoolsReconciler {
             });
             if !fresh {
                 let assessment = nodes::assess_node(&ctx, node, now);
-                self.node_cache.insert(
-                    name.clone(),
-                    CachedNode {
-                        resource_version: rv,
-                        assessment,
-                    },
-                );
+                let same =
+                    cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
+                if same {
+                    if let Some(c) = self.node_cache.get_mut(name) {
+                        c.resource_version = rv.map(str::to_string);
+                    }
+                } else {
+                    self.node_cache.insert(
+                        name.to_string(),
+                        CachedNode {
+                            resource_version: rv.map(str::to_string),
+                            uid: uid.map(str::to_string),
+                            assessment,
+                            desired: Vec::new(),
+                        },
+                    );
+                    rebuild.push((name.to_string(), owner_ref(node.as_ref())));
+                    self.dirty = true;
+                }
             }
             if let Some(t) = self
                 .node_cache
-                .get(&name)
+                .get(name)
                 .and_then(|c| c.assessment.as_ref())
                 .and_then(|a| a.changes_at)
             {
@@ -137,11 +248,160 @@ impl WorkerPoolsReconciler {
             }
             seen.insert(name);
         }
-        self.node_cache.retain(|name, _| seen.contains(name));
-        let requeue = next_change
+        let before = self.node_cache.len();
+        self.node_cache
+            .retain(|name, _| seen.contains(name.as_str()));
+        if self.node_cache.len() != before {
+            self.dirty = true;
+        }
+        let mut requeue = next_change
             .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
             .map(|d| d + Duration::from_millis(500));
 
+        let existing_insight_objs = self.caches.insights.state();
+        if !rebuild.is_empty() {
+            // Only health insights keep an earlier startedAt: skip the map when there is none.
+            let any_health = rebuild.iter().any(|(name, _)| {
+                self.node_cache
+                    .get(name)
+                    .and_then(|c| c.assessment.as_ref())
+                    .is_some_and(|a| !a.health.is_empty())
+            });
+            let existing = if any_health {
+                existing_statuses(&existing_insight_objs)
+            } else {
+                HashMap::new()
+            };
+            for (name, owner) in rebuild {
+                let Some(c) = self.node_cache.get_mut(&name) else {
+                    continue;
+                };
+                let Some(a) = &c.assessment else {
+                    c.desired.clear();
+                    continue;
+                };
+                let mut named: Vec<(String, UpdateInsightStatus)> = std::iter::once(&a.progress)
+                    .chain(&a.health)
+                    .map(|s| (naming::insight_name(s, ""), s.clone()))
+                    .collect();
+                keep_started_at(&mut named, &existing);
+                c.desired = named
+                    .into_iter()
+                    .map(|(name, status)| {
+                        let mut l = naming::insight_labels(&status);
+                        l.extend(base.clone());
+                        Desired {
+                            name,
+                            labels: l,
+                            owner: owner.clone(),
+                            status,
+                        }
+                    })
+                    .collect();
+            }
+        }
+
+        let t_assess = t0.elapsed();
+        let aggregated = self.dirty;
+        if self.dirty {
+            self.aggregate(&ctx, &base, &existing_insight_objs);
+            self.dirty = false;
+            self.in_sync = None;
+        }
+        let t_aggregate = t0.elapsed();
+
+        // Pool statuses, with count-only changes throttled.
+        let existing_status_objs = self.caches.worker_pool_statuses.state();
+        let mut statuses = self.pool_statuses.clone();
+        let mut deferred: Option<Duration> = None;
+        let wanted: HashSet<&str> = statuses.iter().map(|d| d.name.as_str()).collect();
+        self.pool_writes
+            .retain(|name, _| wanted.contains(name.as_str()));
+        for d in &mut statuses {
+            let cached = existing_status_objs
+                .iter()
+                .find(|o| o.metadata.name.as_deref() == Some(d.name.as_str()))
+                .and_then(|o| o.status.as_ref());
+            let last = self.pool_writes.get(&d.name);
+            if last.map(|(s, _)| s).or(cached) == Some(&d.status) {
+                continue;
+            }
+            match last {
+                Some((s, at))
+                    if at.elapsed() < POOL_STATUS_MIN_INTERVAL && counts_only(s, &d.status) =>
+                {
+                    let wait = POOL_STATUS_MIN_INTERVAL.saturating_sub(at.elapsed());
+                    deferred = min_duration(deferred, Some(wait + Duration::from_millis(10)));
+                    d.status = s.clone();
+                }
+                _ => {
+                    self.pool_writes
+                        .insert(d.name.clone(), (d.status.clone(), Instant::now()));
+                }
+            }
+        }
+        requeue = min_duration(requeue, deferred);
+
+        let print = fingerprint(&existing_insight_objs)
+            ^ fingerprint(&existing_status_objs).rotate_left(17);
+        if deferred.is_none() && self.in_sync == Some(print) {
+            tracing::debug!(
+                reconciler = NAME,
+                assess_ms = t_assess.as_secs_f64() * 1e3,
+                total_ms = t0.elapsed().as_secs_f64() * 1e3,
+                "pass: nothing changed"
+            );
+            return Ok(requeue);
+        }
+        let t_compare = t0.elapsed();
+        // Insights first: a node's own insight is what an event most directly changes.
+        let b = self
+            .insights
+            .sync(
+                self.node_cache
+                    .values()
+                    .flat_map(|c| c.desired.iter())
+                    .chain(self.pool_insights.iter()),
+                &existing_insight_objs,
+            )
+            .await?;
+        let a = self.statuses.sync(&statuses, &existing_status_objs).await?;
+        let writes = a.writes() + b.writes();
+        tracing::debug!(
+            reconciler = NAME,
+            aggregated,
+            writes,
+            assess_ms = t_assess.as_secs_f64() * 1e3,
+            aggregate_ms = (t_aggregate - t_assess).as_secs_f64() * 1e3,
+            prepare_ms = (t_compare - t_aggregate).as_secs_f64() * 1e3,
+            sync_ms = (t0.elapsed() - t_compare).as_secs_f64() * 1e3,
+            "pass"
+        );
+        let pending = self.statuses.has_pending() || self.insights.has_pending();
+        self.in_sync = (writes == 0 && deferred.is_none() && !pending).then_some(print);
+        if pending {
+            // Check again once our recent writes no longer vouch for the cache.
+            requeue = min_duration(requeue, Some(PENDING_TTL + Duration::from_secs(1)));
+        }
+        if writes > 0 {
+            tracing::info!(
+                reconciler = NAME,
+                writes,
+                insights = b.unchanged + b.meta_writes.max(b.status_writes),
+                "worker pools updated"
+            );
+        }
+        Ok(requeue)
+    }
+
+    /// Aggregates the pools from the cached node assessments: hands the master pool over,
+    /// publishes the metrics, and keeps the desired pool statuses and pool-level insights.
+    fn aggregate(
+        &mut self,
+        ctx: &NodeContext,
+        base: &BTreeMap<String, String>,
+        existing_insight_objs: &[Arc<UpdateInsight>],
+    ) {
         let assessed: Vec<&NodeAssessment> = self
             .node_cache
             .values()
@@ -150,7 +410,7 @@ impl WorkerPoolsReconciler {
         let pool_assessments: Vec<PoolAssessment> = ctx
             .pools()
             .iter()
-            .map(|p| nodes::aggregate_pool(&ctx, p, assessed.iter().copied()))
+            .map(|p| nodes::aggregate_pool(ctx, p, assessed.iter().copied()))
             .collect();
 
         let master = pool_assessments
@@ -169,41 +429,30 @@ impl WorkerPoolsReconciler {
             }
         });
 
-        let existing_insight_objs = self.caches.insights.state();
-        let existing_insights: HashMap<String, &UpdateInsightStatus> = existing_insight_objs
-            .iter()
-            .filter_map(|o| o.status.as_ref().map(|s| (o.name_any(), s)))
-            .collect();
-        let node_owners: HashMap<&str, _> = node_objs
-            .iter()
-            .filter_map(|n| owner_ref(n.as_ref()).map(|o| (n.name(), o)))
-            .collect();
-        let pool_owners: HashMap<&str, _> = pools
-            .iter()
-            .filter_map(|p| owner_ref(p).map(|o| (p.name(), o)))
-            .collect();
-
-        let mut status_desired = Vec::new();
-        let mut named = Vec::new();
         let mut metrics_pools = Vec::new();
+        let mut pool_level: Vec<(String, UpdateInsightStatus)> = Vec::new();
+        let mut statuses = Vec::new();
         for pool in &pool_assessments {
-            for s in &pool.insights {
-                named.push((naming::insight_name(s, ""), s.clone()));
-            }
+            pool_level.extend(
+                pool.insights
+                    .iter()
+                    .filter(|i| i.resource.kind != "Node")
+                    .map(|s| (naming::insight_name(s, ""), s.clone())),
+            );
             if pool.is_master {
                 continue;
             }
-            let mut l = self.base_labels();
+            let mut l = base.clone();
             l.insert(labels::SCOPE.into(), ScopeType::WorkerPool.slug().into());
             l.insert(labels::POOL.into(), naming::label_value(&pool.name));
             l.insert(
                 labels::ASSESSMENT.into(),
                 pool.status.assessment.slug().into(),
             );
-            status_desired.push(Desired {
+            statuses.push(Desired {
                 name: naming::pool_status_name(&pool.name),
                 labels: l,
-                owner: pool_owners.get(pool.name.as_str()).cloned(),
+                owner: self.pool_owners.get(&pool.name).cloned(),
                 status: pool.status.clone(),
             });
             let mut by: BTreeMap<Assessment, u32> = BTreeMap::new();
@@ -221,22 +470,23 @@ impl WorkerPoolsReconciler {
         self.metrics.set_pools(metrics_pools);
         self.metrics.set_health(
             ScopeType::WorkerPool.slug(),
-            named
+            pool_assessments
                 .iter()
-                .map(|(_, s)| s)
+                .flat_map(|p| p.insights.iter())
                 .filter(|s| s.scope.type_ == ScopeType::WorkerPool),
         );
-        keep_started_at(&mut named, &existing_insights);
-        let insight_desired: Vec<Desired<UpdateInsightStatus>> = named
+        if !pool_level.is_empty() {
+            keep_started_at(&mut pool_level, &existing_statuses(existing_insight_objs));
+        }
+        self.pool_insights = pool_level
             .into_iter()
             .map(|(name, status)| {
                 let owner = match status.resource.kind.as_str() {
-                    "Node" => node_owners.get(status.resource.name.as_str()).cloned(),
-                    "MachineConfigPool" => pool_owners.get(status.resource.name.as_str()).cloned(),
+                    "MachineConfigPool" => self.pool_owners.get(&status.resource.name).cloned(),
                     _ => None,
                 };
                 let mut l = naming::insight_labels(&status);
-                l.extend(self.base_labels());
+                l.extend(base.clone());
                 Desired {
                     name,
                     labels: l,
@@ -245,24 +495,7 @@ impl WorkerPoolsReconciler {
                 }
             })
             .collect();
-        let existing_status_objs = self.caches.worker_pool_statuses.state();
-        let a = self
-            .statuses
-            .sync(&status_desired, &existing_status_objs)
-            .await?;
-        let b = self
-            .insights
-            .sync(&insight_desired, &existing_insight_objs)
-            .await?;
-        if a.writes() + b.writes() > 0 {
-            tracing::info!(
-                reconciler = NAME,
-                writes = a.writes() + b.writes(),
-                insights = insight_desired.len(),
-                "worker pools updated"
-            );
-        }
-        Ok(requeue)
+        self.pool_statuses = statuses;
     }
 
     fn base_labels(&self) -> BTreeMap<String, String> {
@@ -274,6 +507,13 @@ impl WorkerPoolsReconciler {
     }
 }
 
+/// Status of every insight in the cache, by name (for [`keep_started_at`]).
+fn existing_statuses(objs: &[Arc<UpdateInsight>]) -> HashMap<String, &UpdateInsightStatus> {
+    objs.iter()
+        .filter_map(|o| Some((o.metadata.name.clone()?, o.status.as_ref()?)))
+        .collect()
+}
+
 impl Reconcile for WorkerPoolsReconciler {
     const NAME: &'static str = NAME;
     fn reconcile(
@@ -282,5 +522,81 @@ impl Reconcile for WorkerPoolsReconciler {
     ) -> impl std::future::Future<Output = Result<Option<Duration>, crate::writer::WriteError>> + Send
     {
         self.reconcile_at(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::{Condition, ConditionStatus, HealthCounts, NodeCounts};
+
+    fn status(
+        assessment: Assessment,
+        updated: u32,
+        updating: ConditionStatus,
+    ) -> WorkerPoolUpdateStatusStatus {
+        WorkerPoolUpdateStatusStatus {
+            assessment,
+            completion_percent: updated * 10,
+            nodes: NodeCounts {
+                total: 10,
+                updated,
+                ..Default::default()
+            },
+            conditions: vec![Condition {
+                type_: "Updating".into(),
+                status: updating,
+                message: format!("{updated} of 10"),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_count_changes_are_throttled() {
+        let a = status(Assessment::Progressing, 3, ConditionStatus::True);
+        assert!(counts_only(
+            &a,
+            &status(Assessment::Progressing, 4, ConditionStatus::True)
+        ));
+        assert!(!counts_only(
+            &a,
+            &status(Assessment::Degraded, 4, ConditionStatus::True)
+        ));
+        assert!(!counts_only(
+            &a,
+            &status(Assessment::Progressing, 4, ConditionStatus::False)
+        ));
+        let mut b = a.clone();
+        b.health_insights = HealthCounts {
+            error: 1,
+            ..Default::default()
+        };
+        assert!(!counts_only(&a, &b));
+        let mut c = a.clone();
+        c.target_version = "4.18.3".into();
+        assert!(!counts_only(&a, &c));
+    }
+
+    #[test]
+    fn fingerprints_ignore_order_and_other_reconcilers() {
+        let obj = |name: &str, rv: &str, reconciler: &str| {
+            let mut o = UpdateInsight::new(name, Default::default());
+            o.metadata.resource_version = Some(rv.into());
+            o.metadata.labels =
+                Some([(labels::RECONCILER.to_string(), reconciler.to_string())].into());
+            Arc::new(o)
+        };
+        let a = vec![obj("a", "1", NAME), obj("b", "2", NAME)];
+        let b = vec![
+            obj("b", "2", NAME),
+            obj("a", "1", NAME),
+            obj("c", "9", "control-plane"),
+        ];
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let c = vec![obj("a", "1", NAME), obj("b", "3", NAME)];
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+        assert_ne!(fingerprint(&a), fingerprint(&a[..1]));
     }
 }

@@ -16,6 +16,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
@@ -154,11 +155,34 @@ fn our_label(key: &str) -> bool {
     key.starts_with("update.openshift.io/") || key == labels::MANAGED_BY
 }
 
-fn our_labels(all: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    all.iter()
-        .filter(|(k, _)| our_label(k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+/// Do an object's labels `have` equal `desired` plus the reconciler's and managed-by labels,
+/// as far as our labels go (labels set by others are left alone)? Allocates nothing.
+fn labels_match(
+    have: &BTreeMap<String, String>,
+    desired: &BTreeMap<String, String>,
+    reconciler: &str,
+) -> bool {
+    let fixed = |k: &str| k == labels::RECONCILER || k == labels::MANAGED_BY;
+    let want = |k: &str| -> Option<&str> {
+        if k == labels::RECONCILER {
+            Some(reconciler)
+        } else if k == labels::MANAGED_BY {
+            Some(labels::MANAGED_BY_VALUE)
+        } else {
+            desired.get(k).map(String::as_str)
+        }
+    };
+    // Every wanted label is there with its value...
+    let present = [labels::RECONCILER, labels::MANAGED_BY]
+        .into_iter()
+        .chain(desired.keys().map(String::as_str).filter(|k| !fixed(k)))
+        .all(|k| have.get(k).map(String::as_str) == want(k));
+    // ...and no label of ours is there that we do not want.
+    present
+        && have
+            .keys()
+            .filter(|k| our_label(k))
+            .all(|k| want(k).is_some())
 }
 
 fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
@@ -205,39 +229,95 @@ impl<K: StatusObject> Writer<K> {
 
     /// Makes the objects of this reconciler exactly `desired`: applies what differs from
     /// `existing` (the watch cache), deletes the reconciler's objects not in `desired`.
-    pub async fn sync(
+    ///
+    /// The comparison allocates nothing for an unchanged object (a pass over thousands of
+    /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time, each
+    /// object's status after its metadata.
+    pub async fn sync<'d, I>(
         &mut self,
-        desired: &[Desired<K::Status>],
+        desired: I,
         existing: &[Arc<K>],
-    ) -> Result<SyncStats, WriteError> {
+    ) -> Result<SyncStats, WriteError>
+    where
+        I: IntoIterator<Item = &'d Desired<K::Status>>,
+        K::Status: 'd,
+    {
         let now = Instant::now();
         self.pending
             .retain(|_, p| now.duration_since(p.at) < PENDING_TTL);
         self.deleted
             .retain(|_, at| now.duration_since(*at) < PENDING_TTL);
-        let existing: HashMap<String, &Arc<K>> = existing
+        let existing: HashMap<&str, &Arc<K>> = existing
             .iter()
             .filter(|o| {
                 o.labels().get(labels::RECONCILER).map(String::as_str) == Some(self.reconciler)
             })
-            .map(|o| (o.name_any(), o))
+            .filter_map(|o| Some((o.meta().name.as_deref()?, o)))
             .collect();
         let mut stats = SyncStats::default();
         let mut first_error = None;
-        let mut wanted = HashSet::with_capacity(desired.len());
+        let mut wanted = HashSet::new();
+        let mut jobs = Vec::new();
         for d in desired {
             wanted.insert(d.name.as_str());
-            if let Err(e) = self
-                .sync_one(d, existing.get(&d.name).copied(), &mut stats)
-                .await
-            {
-                tracing::warn!(error = %e, "write failed");
-                first_error.get_or_insert(e);
+            match self.plan(d, existing.get(d.name.as_str()).copied()) {
+                Some(job) => jobs.push(job),
+                None => stats.unchanged += 1,
+            }
+        }
+        let api = self.api.clone();
+        let params = PatchParams::apply(&self.manager).force();
+        let results: Vec<JobResult<K::Status>> = futures::stream::iter(jobs)
+            .map(|job| {
+                let api = api.clone();
+                let params = params.clone();
+                async move {
+                    let r = execute(&api, &params, &job).await;
+                    (job, r)
+                }
+            })
+            .buffer_unordered(WRITE_CONCURRENCY)
+            .collect()
+            .await;
+        let kind = K::kind(&()).to_string();
+        for (job, result) in results {
+            match result {
+                Ok(rv) => {
+                    if job.meta {
+                        stats.meta_writes += 1;
+                        self.metrics.write(&kind, "apply");
+                        self.deleted.remove(&job.name);
+                    }
+                    if job.status_body {
+                        stats.status_writes += 1;
+                        self.metrics.write(&kind, "apply-status");
+                    }
+                    self.pending.insert(
+                        job.name,
+                        Pending {
+                            resource_version: rv,
+                            labels: job.labels,
+                            owner: job.owner,
+                            status: Some(job.status),
+                            at: Instant::now(),
+                        },
+                    );
+                }
+                Err((verb, e)) => {
+                    // A failed status write after a metadata write: the metadata write counts.
+                    if verb == "apply-status" && job.meta {
+                        stats.meta_writes += 1;
+                        self.metrics.write(&kind, "apply");
+                    }
+                    let e = self.error(verb, &job.name, e);
+                    tracing::warn!(error = %e, "write failed");
+                    first_error.get_or_insert(e);
+                }
             }
         }
         for (name, obj) in &existing {
-            if wanted.contains(name.as_str())
-                || self.deleted.contains_key(name)
+            if wanted.contains(name)
+                || self.deleted.contains_key(*name)
                 || obj.meta().deletion_timestamp.is_some()
             {
                 continue;
@@ -246,8 +326,8 @@ impl<K: StatusObject> Writer<K> {
                 Ok(_) => {
                     stats.deletes += 1;
                     self.metrics.write(K::kind(&()).as_ref(), "delete");
-                    self.deleted.insert(name.clone(), now);
-                    self.pending.remove(name);
+                    self.deleted.insert(name.to_string(), now);
+                    self.pending.remove(*name);
                 }
                 Err(kube::Error::Api(s)) if s.is_not_found() => {}
                 Err(e) => {
@@ -263,6 +343,15 @@ impl<K: StatusObject> Writer<K> {
         }
     }
 
+    /// Whether writes made in the last [`PENDING_TTL`] may not show in the watch cache yet
+    /// (a reconciler should not conclude "all in sync" from the cache alone meanwhile).
+    pub fn has_pending(&self) -> bool {
+        let now = Instant::now();
+        self.pending
+            .values()
+            .any(|p| now.duration_since(p.at) < PENDING_TTL)
+    }
+
     fn error(&self, verb: &'static str, name: &str, e: kube::Error) -> WriteError {
         WriteError::Api {
             verb,
@@ -273,98 +362,142 @@ impl<K: StatusObject> Writer<K> {
         }
     }
 
-    async fn sync_one(
-        &mut self,
-        d: &Desired<K::Status>,
-        existing: Option<&Arc<K>>,
-        stats: &mut SyncStats,
-    ) -> Result<(), WriteError> {
-        let want_labels = self.full_labels(&d.labels);
+    /// What to write for one desired object (`None`: nothing).
+    fn plan(&self, d: &Desired<K::Status>, existing: Option<&Arc<K>>) -> Option<Job<K::Status>> {
         // What the object looks like, as far as we know: the cache, unless we wrote more
         // recently than the cache shows.
         let pending = self
             .pending
             .get(&d.name)
             .filter(|p| existing.is_none_or(|o| o.meta().resource_version != p.resource_version));
-        let (have_labels, have_owner, have_status, exists) = match (pending, existing) {
-            (Some(p), _) => (p.labels.clone(), p.owner.clone(), p.status.clone(), true),
-            (None, Some(o)) => (
-                our_labels(o.labels()),
-                o.meta()
-                    .owner_references
-                    .as_ref()
-                    .and_then(|r| r.first().cloned()),
-                o.status_ref().cloned(),
+        let (meta_ok, status_ok, exists) = match (pending, existing) {
+            (Some(p), _) => (
+                p.labels == self.full_labels(&d.labels)
+                    && same_owner(p.owner.as_ref(), d.owner.as_ref()),
+                p.status.as_ref() == Some(&d.status),
                 true,
             ),
-            (None, None) => (BTreeMap::new(), None, None, false),
+            (None, Some(o)) => (
+                labels_match(o.labels(), &d.labels, self.reconciler)
+                    && same_owner(
+                        o.meta().owner_references.as_ref().and_then(|r| r.first()),
+                        d.owner.as_ref(),
+                    ),
+                o.status_ref() == Some(&d.status),
+                true,
+            ),
+            (None, None) => (false, false, false),
         };
-        let meta_ok = exists
-            && have_labels == want_labels
-            && same_owner(have_owner.as_ref(), d.owner.as_ref());
-        let status_ok = have_status.as_ref() == Some(&d.status);
         if meta_ok && status_ok {
-            stats.unchanged += 1;
-            return Ok(());
+            return None;
         }
-        let params = PatchParams::apply(&self.manager).force();
-        let kind = K::kind(&()).to_string();
-        let api_version = K::api_version(&()).to_string();
-        let mut rv = None;
-        if !meta_ok {
-            let body = serde_json::json!({
-                "apiVersion": api_version,
-                "kind": kind,
-                "metadata": {
-                    "name": d.name,
-                    "labels": want_labels,
-                    "ownerReferences": d.owner.iter().collect::<Vec<_>>(),
-                },
-                "spec": {},
-            });
-            let obj = self
-                .api
-                .patch(&d.name, &params, &Patch::Apply(&body))
-                .await
-                .map_err(|e| self.error("apply", &d.name, e))?;
-            stats.meta_writes += 1;
-            self.metrics.write(&kind, "apply");
-            rv = obj.meta().resource_version.clone();
-            self.deleted.remove(&d.name);
-        }
-        if !status_ok || !exists {
-            let status =
-                serde_json::to_value(&d.status).map_err(|source| WriteError::Serialize {
-                    name: d.name.clone(),
-                    source,
-                })?;
-            let body = serde_json::json!({
-                "apiVersion": api_version,
-                "kind": kind,
-                "metadata": {"name": d.name},
-                "status": status,
-            });
-            let obj = self
-                .api
-                .patch_status(&d.name, &params, &Patch::Apply(&body))
-                .await
-                .map_err(|e| self.error("apply-status", &d.name, e))?;
-            stats.status_writes += 1;
-            self.metrics.write(&kind, "apply-status");
-            rv = obj.meta().resource_version.clone();
-        }
-        self.pending.insert(
-            d.name.clone(),
-            Pending {
-                resource_version: rv,
-                labels: want_labels,
-                owner: d.owner.clone(),
-                status: Some(d.status.clone()),
-                at: Instant::now(),
-            },
-        );
-        Ok(())
+        let want_labels = self.full_labels(&d.labels);
+        Some(Job {
+            name: d.name.clone(),
+            meta: !meta_ok,
+            status_body: !status_ok || !exists,
+            labels: want_labels,
+            owner: d.owner.clone(),
+            status: d.status.clone(),
+        })
     }
+}
+
+/// Writes made concurrently by one [`Writer::sync`].
+pub const WRITE_CONCURRENCY: usize = 8;
+
+/// A job and how its writes went (the resourceVersion, or the verb that failed).
+type JobResult<S> = (Job<S>, Result<Option<String>, (&'static str, kube::Error)>);
+
+/// The writes one object needs.
+struct Job<S> {
+    name: String,
+    /// Apply the metadata: the labels or the owner changed (or a creation).
+    meta: bool,
+    /// Apply the status: it changed (or a creation).
+    status_body: bool,
+    labels: BTreeMap<String, String>,
+    owner: Option<OwnerReference>,
+    status: S,
+}
+
+/// Body of a metadata apply (serialized straight from the desired object: the bodies of a
+/// large sync never all exist at once).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct MetaBody<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    metadata: MetaPart<'a>,
+    spec: Empty,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct MetaPart<'a> {
+    name: &'a str,
+    labels: &'a BTreeMap<String, String>,
+    owner_references: Vec<&'a OwnerReference>,
+}
+
+#[derive(Serialize, Debug)]
+struct Empty {}
+
+/// Body of a status apply.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct StatusBody<'a, S> {
+    api_version: &'a str,
+    kind: &'a str,
+    metadata: NamePart<'a>,
+    status: &'a S,
+}
+
+#[derive(Serialize, Debug)]
+struct NamePart<'a> {
+    name: &'a str,
+}
+
+/// Runs a job's writes; returns the last resourceVersion, or the verb that failed.
+async fn execute<K: StatusObject, S: Serialize + Debug>(
+    api: &Api<K>,
+    params: &PatchParams,
+    job: &Job<S>,
+) -> Result<Option<String>, (&'static str, kube::Error)> {
+    let kind = K::kind(&());
+    let api_version = K::api_version(&());
+    let mut rv = None;
+    if job.meta {
+        let body = MetaBody {
+            api_version: &api_version,
+            kind: &kind,
+            metadata: MetaPart {
+                name: &job.name,
+                labels: &job.labels,
+                owner_references: job.owner.iter().collect(),
+            },
+            spec: Empty {},
+        };
+        let obj = api
+            .patch(&job.name, params, &Patch::Apply(&body))
+            .await
+            .map_err(|e| ("apply", e))?;
+        rv = obj.meta().resource_version.clone();
+    }
+    if job.status_body {
+        let body = StatusBody {
+            api_version: &api_version,
+            kind: &kind,
+            metadata: NamePart { name: &job.name },
+            status: &job.status,
+        };
+        let obj = api
+            .patch_status(&job.name, params, &Patch::Apply(&body))
+            .await
+            .map_err(|e| ("apply-status", e))?;
+        rv = obj.meta().resource_version.clone();
+    }
+    Ok(rv)
 }
 
 /// An owner reference to an input object (never a controller reference, never blocking owner
@@ -379,4 +512,64 @@ pub fn owner_ref<K: Resource<DynamicType = ()>>(obj: &K) -> Option<OwnerReferenc
         controller: None,
         block_owner_deletion: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn labels_match_ours_and_ignore_the_others() {
+        let desired = map(&[
+            (labels::INSIGHT_TYPE, "progress"),
+            (labels::ASSESSMENT, "outdated"),
+            (labels::MANAGED_BY, labels::MANAGED_BY_VALUE),
+        ]);
+        let mut have = map(&[
+            (labels::INSIGHT_TYPE, "progress"),
+            (labels::ASSESSMENT, "outdated"),
+            (labels::MANAGED_BY, labels::MANAGED_BY_VALUE),
+            (labels::RECONCILER, "worker-pools"),
+            ("team", "someone else's"),
+        ]);
+        assert!(labels_match(&have, &desired, "worker-pools"));
+        // Another reconciler's object.
+        assert!(!labels_match(&have, &desired, "control-plane"));
+        // A changed value.
+        have.insert(labels::ASSESSMENT.into(), "progressing".into());
+        assert!(!labels_match(&have, &desired, "worker-pools"));
+        have.insert(labels::ASSESSMENT.into(), "outdated".into());
+        // A label of ours we no longer want.
+        have.insert(labels::SOURCE.into(), "node-degraded".into());
+        assert!(!labels_match(&have, &desired, "worker-pools"));
+        have.remove(labels::SOURCE);
+        // A missing one.
+        have.remove(labels::INSIGHT_TYPE);
+        assert!(!labels_match(&have, &desired, "worker-pools"));
+        // The same decision as comparing the full label sets.
+        let full = |d: &BTreeMap<String, String>, r: &str| {
+            let mut l = d.clone();
+            l.insert(labels::RECONCILER.into(), r.into());
+            l.insert(labels::MANAGED_BY.into(), labels::MANAGED_BY_VALUE.into());
+            l
+        };
+        let ours = |h: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+            h.iter()
+                .filter(|(k, _)| our_label(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        let have = full(&desired, "worker-pools");
+        assert_eq!(
+            labels_match(&have, &desired, "worker-pools"),
+            ours(&have) == full(&desired, "worker-pools")
+        );
+    }
 }

@@ -2101,6 +2101,15 @@ impl Simulation {
         Ok(inputs)
     }
 
+    /// One node as the controller reads it.
+    pub fn node_input(&self, index: usize) -> Result<Node, SimError> {
+        let v = self.object(ObjectRef::Node(index)).unwrap_or(Value::Null);
+        serde_json::from_value(v).map_err(|source| SimError::Json {
+            what: format!("node #{index}"),
+            source,
+        })
+    }
+
     /// Writes the cluster as a snapshot folder (the `shared/fixtures/oc-status` layout, JSON
     /// lists) that `kubectl update-status --from-dir` reads, with a `now` file holding the
     /// current simulated instant.
