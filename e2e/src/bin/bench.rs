@@ -48,6 +48,9 @@ use update_status_e2e::repo_root;
 use update_status_e2e::simulator::{NodeStep, SimConfig, Simulation, Simulator, Stage};
 
 const NAMESPACE: &str = "openshift-update-status";
+/// What follows this line in the report is kept when the report is regenerated.
+const KEEP_MARKER: &str =
+    "<!-- Notes below this line are kept when `make bench` rewrites the file. -->";
 
 /// Scale benchmarks of update-status on the local control plane.
 #[derive(Parser, Debug)]
@@ -347,16 +350,26 @@ fn expected_node(
 
 type Seen = Arc<Mutex<HashMap<String, (Assessment, Option<NodePhase>, Instant)>>>;
 
-/// Watches the node progress insights; records the last content and when it arrived.
-fn watch_node_insights(client: &Client) -> Seen {
+/// Watches the node progress insights; records the last content and when it arrived. The
+/// flag turns true once the initial list is complete (before that, events of the list may
+/// still be in flight and would distort the first latencies).
+fn watch_node_insights(client: &Client) -> (Seen, Arc<std::sync::atomic::AtomicBool>) {
     let seen: Seen = Arc::default();
+    let listed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let api: Api<UpdateInsight> = Api::namespaced(client.clone(), NAMESPACE);
     let cfg = watcher::Config::default().labels(&format!("{}=Node", labels::RESOURCE_KIND));
-    let s = seen.clone();
+    let (s, done) = (seen.clone(), listed.clone());
     tokio::spawn(async move {
-        let mut stream = std::pin::pin!(watcher(api, cfg).default_backoff().applied_objects());
+        let mut stream = std::pin::pin!(watcher(api, cfg).default_backoff());
         while let Some(ev) = stream.next().await {
-            let Ok(obj) = ev else { continue };
+            let obj = match ev {
+                Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => o,
+                Ok(watcher::Event::InitDone) => {
+                    done.store(true, std::sync::atomic::Ordering::SeqCst);
+                    continue;
+                }
+                _ => continue,
+            };
             let at = Instant::now();
             let (Some(name), Some(p)) = (
                 obj.metadata.name.clone(),
@@ -369,7 +382,7 @@ fn watch_node_insights(client: &Client) -> Seen {
             }
         }
     });
-    seen
+    (seen, listed)
 }
 
 async fn wait_seen(
@@ -561,7 +574,7 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     ));
 
     // Isolated changes: worker nodes walk their update one phase at a time.
-    let seen = watch_node_insights(&client);
+    let (seen, listed) = watch_node_insights(&client);
     let ctx = NodeContext::from_inputs(&simulator.simulation().inputs()?.as_cluster_inputs());
     let pending: Vec<usize> = (0..simulator.simulation().node_count())
         .filter(|&i| {
@@ -570,6 +583,13 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
         })
         .collect();
     // Let the watch list everything first.
+    let listing = Instant::now();
+    while !listed.load(std::sync::atomic::Ordering::SeqCst) {
+        if listing.elapsed() > Duration::from_secs(120) {
+            bail!("the benchmark's watch of the insights never finished listing");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let first = pending.first().copied().context("no pending worker node")?;
     wait_seen(
         &seen,
@@ -615,12 +635,11 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
             run.change_writes.insert(k.clone(), d);
         }
     }
-    let mut slowest = run.latencies.clone();
-    slowest.sort();
-    slowest.reverse();
+    let mut slowest: Vec<(usize, Duration)> = run.latencies.iter().copied().enumerate().collect();
+    slowest.sort_by_key(|s| std::cmp::Reverse(s.1));
     slowest.truncate(5);
     log(&format!(
-        "{n} nodes: {done} isolated changes: {:.2} writes/change, p50 {:?}, p99 {:?} (slowest {slowest:?}; node write p50 {:?} p99 {:?}; mean worker-pools pass {:.1} ms)",
+        "{n} nodes: {done} isolated changes: {:.2} writes/change, p50 {:?}, p99 {:?} (slowest (change #, latency) {slowest:?}; node write p50 {:?} p99 {:?}; mean worker-pools pass {:.1} ms)",
         run.per_change(),
         run.percentile(0.5),
         run.percentile(0.99),
@@ -920,6 +939,12 @@ fn report(args: &Args, runs: &[Run], started: Timestamp, took: Duration) -> Stri
     });
     row(
         &mut s,
+        "worker-pools reconcile pass, mean during the isolated changes",
+        "",
+        &|r| format!("{:.0} ms", r.pass_ms),
+    );
+    row(
+        &mut s,
         "burst (nodes starting to drain at once): all insights updated / writes per node",
         "",
         &|r| {
@@ -969,8 +994,8 @@ fn report(args: &Args, runs: &[Run], started: Timestamp, took: Duration) -> Stri
         "How each figure is measured:\n\n\
 - *cold start*: the controller starts on the populated cluster; convergence is the time of its last write before every expected object exists and its write counter (`update_status_api_writes_total` on `/metrics`) has not moved for 3 s. A new object costs two writes (metadata, then the status subresource).\n\
 - *steady state*: nothing changes but kubelet heartbeats (`lastHeartbeatTime` of every node's conditions, each node every 5 min, spread evenly): the controller re-reads those nodes and must write nothing.\n\
-- *isolated node changes*: worker nodes walk their update one phase at a time (Draining → Updating → Rebooting → Done (still cordoned) → uncordoned), one change in flight at a time; latency is from just before the node write to the arrival of the node's UpdateInsight watch event showing the new assessment and phase (so it includes the API round trips, the controller's 100 ms debounce and the benchmark's own watch). Every change rewrites the node's insight status and its pool's counts; the changes that move the node's assessment (Outdated → Progressing → Unavailable → Completed) also rewrite the insight's `assessment` label, a separate metadata write since the status subresource cannot change labels.\n\
-- *burst*: as many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`); the debounce folds them into few reconciles, so the pool status is written a few times instead of once per node.\n\
+- *isolated node changes*: worker nodes walk their update one phase at a time (Draining → Updating → Rebooting → Done (still cordoned) → uncordoned), one change in flight at a time; latency is from just before the node write to the arrival of the node's UpdateInsight watch event showing the new assessment and phase (so it includes the API round trips, the controller's 100 ms debounce and the benchmark's own watch). Every change rewrites the node's insight status (1 write); the 3 of 5 changes that move the node's assessment (Outdated → Progressing → Unavailable → Completed) also rewrite the insight's `assessment` label, a separate metadata write since the status subresource cannot change labels (0.6 per change); the pool's counts change too, but a WorkerPoolUpdateStatus change that is only in its counts is written at most once per second (`POOL_STATUS_MIN_INTERVAL`), so the pool costs a fraction of a write per change. The isolated p99 is the 99th of the 100 samples (nearest rank); the slowest sample is in the log of `make bench`.\n\
+- *burst*: that many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`): two writes per node insight (label and status, the assessment moves), while the pool status is written once or twice for the whole wave.\n\
 - *RSS and CPU*: `/proc/<pid>/status` `VmHWM`/`VmRSS` and `/proc/<pid>/stat` `utime + stime` of the controller process (the API server and etcd run on the same 2 CPUs).\n"
     );
     if let Some(t) = criterion_table(&args.criterion) {
@@ -1016,7 +1041,15 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
-    let text = report(&args, &runs, started, t.elapsed());
+    let mut text = report(&args, &runs, started, t.elapsed());
+    // Notes written by hand below the marker survive a re-run.
+    if let Some(notes) = std::fs::read_to_string(&args.out).ok().and_then(|old| {
+        old.split_once(KEEP_MARKER)
+            .map(|(_, rest)| rest.to_string())
+    }) {
+        text.push_str(KEEP_MARKER);
+        text.push_str(&notes);
+    }
     if let Some(parent) = args.out.parent() {
         std::fs::create_dir_all(parent)?;
     }
