@@ -314,11 +314,7 @@ impl AlertsReconciler {
     }
 
     fn base_labels(&self) -> BTreeMap<String, String> {
-        let mut l = BTreeMap::new();
-        if let Some(id) = &self.cluster_id {
-            l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
-        }
-        l
+        naming::cluster_labels(self.cluster_id.as_deref())
     }
 }
 

@@ -105,12 +105,7 @@ impl ControlPlaneReconciler {
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
-        let cvs = self.caches.cluster_versions.state();
-        let cv: Option<ClusterVersion> = cvs
-            .iter()
-            .find(|c| c.name_any() == "version")
-            .or_else(|| cvs.first())
-            .map(|c| (**c).clone());
+        let cv: Option<ClusterVersion> = self.caches.cluster_version();
         // The cache has no order; the API lists by name, and so does `oc`.
         let mut cos: Vec<ClusterOperator> = self
             .caches
@@ -219,11 +214,7 @@ impl ControlPlaneReconciler {
     }
 
     fn base_labels(&self) -> std::collections::BTreeMap<String, String> {
-        let mut l = std::collections::BTreeMap::new();
-        if let Some(id) = &self.cluster_id {
-            l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
-        }
-        l
+        naming::cluster_labels(self.cluster_id.as_deref())
     }
 }
 

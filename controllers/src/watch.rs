@@ -39,6 +39,17 @@ pub struct Caches {
     pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
 }
 
+impl Caches {
+    /// The ClusterVersion (`version`, else the only one there is).
+    pub fn cluster_version(&self) -> Option<ClusterVersion> {
+        let all = self.cluster_versions.state();
+        all.iter()
+            .find(|c| c.metadata.name.as_deref() == Some("version"))
+            .or_else(|| all.first())
+            .map(|c| (**c).clone())
+    }
+}
+
 /// Which reconcilers to wake.
 #[derive(Clone, Default)]
 pub struct Wakers {

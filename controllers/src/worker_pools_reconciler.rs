@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::{Resource, ResourceExt};
+use kube::Resource;
 use tokio::sync::watch;
 use update_status_api::crd::{
     Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
@@ -162,12 +162,7 @@ impl WorkerPoolsReconciler {
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
         let t0 = Instant::now();
-        let cvs = self.caches.cluster_versions.state();
-        let cv: Option<ClusterVersion> = cvs
-            .iter()
-            .find(|c| c.name_any() == "version")
-            .or_else(|| cvs.first())
-            .map(|c| (**c).clone());
+        let cv: Option<ClusterVersion> = self.caches.cluster_version();
         let pools: Vec<MachineConfigPool> = self
             .caches
             .pools
@@ -499,11 +494,7 @@ impl WorkerPoolsReconciler {
     }
 
     fn base_labels(&self) -> BTreeMap<String, String> {
-        let mut l = BTreeMap::new();
-        if let Some(id) = &self.cluster_id {
-            l.insert(labels::CLUSTER.to_string(), naming::label_value(id));
-        }
-        l
+        naming::cluster_labels(self.cluster_id.as_deref())
     }
 }
 

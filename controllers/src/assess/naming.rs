@@ -216,6 +216,14 @@ pub fn insight_labels(status: &UpdateInsightStatus) -> BTreeMap<String, String> 
     l
 }
 
+/// The labels every object of a cluster carries besides its own: the cluster ID, when known.
+pub fn cluster_labels(cluster_id: Option<&str>) -> BTreeMap<String, String> {
+    cluster_id
+        .map(|id| (labels::CLUSTER.to_string(), label_value(id)))
+        .into_iter()
+        .collect()
+}
+
 /// Object name of a WorkerPoolUpdateStatus: the pool's name (made DNS-safe if it is not).
 pub fn pool_status_name(pool: &str) -> String {
     dns_subdomain(pool, MAX_NAME)
