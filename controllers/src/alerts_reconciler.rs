@@ -124,7 +124,12 @@ fn jitter() -> f64 {
             .map(|d| d.as_nanos())
             .unwrap_or_default(),
     );
-    (h.finish() % 2001) as f64 / 10_000.0 - 0.1
+    jitter_from(h.finish())
+}
+
+/// Maps any hash to [-0.1, 0.1): 2,000 steps of 0.0001 starting at -0.1.
+fn jitter_from(hash: u64) -> f64 {
+    (hash % 2000) as f64 / 10_000.0 - 0.1
 }
 
 /// The insights this reconciler wants (name, content), in a stable order.
@@ -416,6 +421,12 @@ mod tests {
         for _ in 0..100 {
             let j = jitter();
             assert!((-0.1..0.1).contains(&j), "{j}");
+        }
+        // The bounds, deterministically: the extremes of the hash range stay inside.
+        assert_eq!(jitter_from(0), -0.1);
+        for hash in [1999, 2000, 3999, u64::MAX, u64::MAX - 1, 2000 * 7 + 1999] {
+            let j = jitter_from(hash);
+            assert!((-0.1..0.1).contains(&j), "{hash} -> {j}");
         }
     }
 
