@@ -6,10 +6,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export CLUSTER_DIR=${E2E_CLUSTER_DIR:-$root/.cache/e2e-cluster}
+# Two runs on the same cluster directory would tear each other's control plane down: the second
+# waits for the first.
+mkdir -p "$(dirname "$CLUSTER_DIR")"
+exec 9>"$CLUSTER_DIR.lock"
+if ! flock -n 9; then
+  echo "e2e: waiting for another run using $CLUSTER_DIR" >&2
+  flock 9
+fi
 hack/build-k8s.sh
 cargo build -q -p update-status-controllers -p update-status-cli --bins
 hack/local-cluster.sh down >/dev/null 2>&1 || true
-hack/local-cluster.sh up
+hack/local-cluster.sh up 9>&- # the daemons must not hold the lock
 if [[ ${UPDATE_STATUS_E2E_KEEP:-} != 1 ]]; then
   trap 'hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
 fi

@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use kube::ResourceExt;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, ScopeType, UpdateInsight, UpdateInsightStatus,
-    WorkerPoolUpdateStatus, labels,
+    ControlPlaneUpdateStatus, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::input::Alert;
 
@@ -288,8 +287,6 @@ impl AlertsReconciler {
             &self.url,
             now,
         );
-        self.metrics
-            .set_health(ScopeType::Cluster.slug(), named.iter().map(|(_, s)| s));
         let owner = cp.and_then(|c| owner_ref(c.as_ref()));
         let desired: Vec<Desired<UpdateInsightStatus>> = named
             .into_iter()

@@ -161,8 +161,6 @@ impl ControlPlaneReconciler {
                             && c.status == update_status_api::crd::ConditionStatus::True
                     }),
                 );
-                self.metrics
-                    .set_health(ScopeType::ControlPlane.slug(), named.iter().map(|(_, s)| s));
                 let cv_owner = cv.as_ref().and_then(owner_ref);
                 let mut cp_labels = self.base_labels();
                 cp_labels.insert(labels::SCOPE.into(), ScopeType::ControlPlane.slug().into());

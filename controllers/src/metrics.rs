@@ -1,11 +1,10 @@
 //! Prometheus metrics: the update's state for alerting (bounded cardinality: no per-node
 //! series) and the controller's internals.
 //!
-//! Health insights are exported from the insight cache at scrape time when one is attached
-//! ([`Metrics::set_insight_source`], as the controller does): then every health insight in the
+//! Health insights are exported from one place only: the insight cache, read at scrape time
+//! ([`Metrics::set_insight_source`], attached by the controller). Every health insight in the
 //! namespace counts, whichever reconciler wrote it (control-plane, worker-pools — master-pool
-//! node insights included — and alerts). Without a source, reconcilers push counts per scope
-//! with [`Metrics::set_health`].
+//! node insights included — and alerts), so the series always match the objects.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -231,8 +230,8 @@ impl Metrics {
         &self.names
     }
 
-    /// Computes the health series from `source` (our UpdateInsight objects) at every scrape;
-    /// [`Metrics::set_health`] is then ignored. Set once; later calls are ignored.
+    /// Computes the health series from `source` (our UpdateInsight objects) at every scrape.
+    /// Without a source no health series are exported. Set once; later calls are ignored.
     pub fn set_insight_source(&self, source: InsightSource) {
         let _ = self.insight_source.set(source);
     }
@@ -340,19 +339,6 @@ impl Metrics {
         }
     }
 
-    /// Publishes health insight counts for one scope (replaces that scope's series). Ignored
-    /// when an insight source is attached ([`Metrics::set_insight_source`]).
-    pub fn set_health<'a>(
-        &self,
-        scope: &str,
-        insights: impl IntoIterator<Item = &'a UpdateInsightStatus>,
-    ) {
-        if self.insight_source.get().is_some() {
-            return;
-        }
-        self.set_health_counts(scope, insights);
-    }
-
     fn set_health_counts<'a>(
         &self,
         scope: &str,
@@ -384,7 +370,7 @@ impl Metrics {
 
     /// Replaces every health series with those of `insights` (name, content): counts per
     /// scope (all three scopes, zeros included) and one info series per health insight.
-    pub fn publish_health<'a>(
+    fn publish_health<'a>(
         &self,
         insights: impl IntoIterator<Item = (&'a str, &'a UpdateInsightStatus)>,
     ) {
@@ -559,9 +545,6 @@ mod tests {
         m.set_insight_source(Box::new(move || {
             src.lock().map(|v| v.clone()).unwrap_or_default()
         }));
-        // Pushed counts are ignored once a source is attached.
-        let pushed = insight("x", ScopeType::WorkerPool, "Node", ImpactLevel::Info);
-        m.set_health("worker-pool", pushed.status.as_ref());
         let text = m.render();
         let count = |level: &str, scope: &str| {
             format!(
@@ -636,11 +619,17 @@ mod tests {
     }
 
     #[test]
-    fn pushed_health_counts_without_a_source() {
+    fn no_health_series_without_a_source() {
         let m = Metrics::new().expect("metrics");
-        let i = insight("a", ScopeType::Cluster, "Alert", ImpactLevel::Warning);
-        m.set_health("cluster", i.status.as_ref());
-        assert!(m.render().contains(r#"update_status_health_insights{impact_level="Warning",impact_type="Update Stalled",scope="cluster"} 1"#));
+        let text = m.render();
+        assert!(
+            series(&text, "update_status_health_insights{").is_empty(),
+            "{text}"
+        );
+        assert!(
+            series(&text, "update_status_health_insight_info{").is_empty(),
+            "{text}"
+        );
     }
 
     #[test]

@@ -463,13 +463,6 @@ impl WorkerPoolsReconciler {
             metrics_pools.push((pool.name.as_str(), &pool.status, by));
         }
         self.metrics.set_pools(metrics_pools);
-        self.metrics.set_health(
-            ScopeType::WorkerPool.slug(),
-            pool_assessments
-                .iter()
-                .flat_map(|p| p.insights.iter())
-                .filter(|s| s.scope.type_ == ScopeType::WorkerPool),
-        );
         if !pool_level.is_empty() {
             keep_started_at(&mut pool_level, &existing_statuses(existing_insight_objs));
         }

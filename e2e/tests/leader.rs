@@ -59,7 +59,12 @@ async fn only_the_leader_writes_and_a_follower_takes_over() -> TestResult {
     } else {
         "replica-a"
     };
-    assert!(leader.writes()? > 0, "the leader wrote nothing");
+    // The writer counts a batch of writes when the whole batch is done, so an object can be
+    // visible a moment before its write is counted.
+    wait_for(TIMEOUT, "the leader's writes to be counted", || async {
+        leader.writes().is_ok_and(|w| w > 0)
+    })
+    .await?;
     assert_eq!(follower.writes()?, 0, "the follower wrote");
 
     // The leader dies; its objects stay. Something removes the status object meanwhile.
@@ -80,6 +85,9 @@ async fn only_the_leader_writes_and_a_follower_takes_over() -> TestResult {
         },
     )
     .await?;
-    assert!(follower.writes()? > 0, "the new leader wrote nothing");
+    wait_for(TIMEOUT, "the new leader's writes to be counted", || async {
+        follower.writes().is_ok_and(|w| w > 0)
+    })
+    .await?;
     Ok(())
 }
