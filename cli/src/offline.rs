@@ -41,15 +41,7 @@ pub fn load(dir: &Path, now: Option<Timestamp>) -> Result<(View, Timestamp), Off
 
 /// Runs the pure assessment on a snapshot.
 pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
-    let inputs = ClusterInputs {
-        cluster_version: snap.cluster_version.as_ref(),
-        cluster_operators: &snap.cluster_operators,
-        pools: &snap.machine_config_pools,
-        machine_configs: &snap.machine_configs,
-        nodes: &snap.nodes,
-        mco_image: snap.mco_image.as_deref(),
-        alerts: snap.alerts.as_ref().map(|a| a.data.alerts.as_slice()),
-    };
+    let inputs = ClusterInputs::from_snapshot(snap);
     let assessment = assess_cluster(&inputs, now);
     View {
         control_plane: assessment.control_plane,

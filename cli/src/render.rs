@@ -852,6 +852,39 @@ mod tests {
         }
     }
 
+    /// [`progressing_cp`] with every operator updated: what is left is the nodes.
+    fn operators_updated_cp() -> ControlPlaneUpdateStatusStatus {
+        let mut cp = progressing_cp();
+        cp.operators.updated = 20;
+        cp.operators.updating_names.clear();
+        cp
+    }
+
+    /// A health insight about a ClusterOperator.
+    fn operator_health(
+        name: &str,
+        source: &str,
+        level: ImpactLevel,
+        since: &str,
+    ) -> UpdateInsightStatus {
+        let scope = ScopeType::ControlPlane;
+        health(
+            "ClusterOperator",
+            name,
+            None,
+            scope,
+            source,
+            level,
+            Some(since),
+        )
+    }
+
+    /// A `NodeDegraded` health insight (no start time).
+    fn node_degraded(name: &str, pool: &str, scope: ScopeType) -> UpdateInsightStatus {
+        let level = ImpactLevel::Error;
+        health("Node", name, Some(pool), scope, "NodeDegraded", level, None)
+    }
+
     fn pool_status(total: u32, updated: u32) -> WorkerPoolUpdateStatusStatus {
         WorkerPoolUpdateStatusStatus {
             assessment: if updated == total {
@@ -954,10 +987,8 @@ SINCE   LEVEL   IMPACT   MESSAGE
 
     #[test]
     fn completed_control_plane_block() {
-        let mut cp = progressing_cp();
+        let mut cp = operators_updated_cp();
         cp.assessment = Assessment::Completed;
-        cp.operators.updated = 20;
-        cp.operators.updating_names.clear();
         cp.started_at = Some(ts("2024-01-01T08:11:02Z"));
         cp.completed_at = Some(ts("2024-01-01T11:42:58.5Z"));
         cp.estimated_completed_at = None;
@@ -1208,10 +1239,7 @@ etcd   1m59s   NodeInstaller::Pe...   first
 
     #[test]
     fn node_omission_footer_counts() {
-        let mut cp = progressing_cp();
-        cp.operators.updated = 20;
-        cp.operators.updating_names.clear();
-        let mut v = view(cp);
+        let mut v = view(operators_updated_cp());
         let mut nodes = Vec::new();
         // 10 draining nodes fill the always-printed rows (sorted before the q* ones by name).
         for i in 0..10 {
@@ -1274,32 +1302,19 @@ etcd   1m59s   NodeInstaller::Pe...   first
 
     #[test]
     fn interesting_nodes_beyond_row_ten_are_printed() {
-        let mut cp = progressing_cp();
-        cp.operators.updated = 20;
-        cp.operators.updating_names.clear();
-        let mut v = view(cp);
+        let mut v = view(operators_updated_cp());
+        use Assessment::{Degraded, Outdated, Unavailable};
+        use NodePhase::{Draining, Pending};
+        let mut add = |name: &str, assessment, phase| {
+            v.insights.push(node("worker", name, assessment, phase));
+        };
         for i in 0..12 {
-            v.insights.push(node(
-                "worker",
-                &format!("d{i:02}"),
-                Assessment::Degraded,
-                NodePhase::Draining,
-            ));
+            add(&format!("d{i:02}"), Degraded, Draining);
         }
         for i in 0..2 {
-            v.insights.push(node(
-                "worker",
-                &format!("u{i}"),
-                Assessment::Unavailable,
-                NodePhase::Pending,
-            ));
+            add(&format!("u{i}"), Unavailable, Pending);
         }
-        v.insights.push(node(
-            "worker",
-            "z-pending",
-            Assessment::Outdated,
-            NodePhase::Pending,
-        ));
+        add("z-pending", Outdated, Pending);
         v.worker_pools.push(("worker".into(), pool_status(15, 0)));
         let out = render(&v, ts(NOW), Details::None);
         assert!(out.contains("\nd11 "), "{out}");
@@ -1310,10 +1325,7 @@ etcd   1m59s   NodeInstaller::Pe...   first
 
     #[test]
     fn node_name_substitution_needs_eight_bytes() {
-        let mut cp = progressing_cp();
-        cp.operators.updated = 20;
-        cp.operators.updating_names.clear();
-        let mut v = view(cp);
+        let mut v = view(operators_updated_cp());
         let mut long = node(
             "worker",
             "worker-1",
@@ -1343,6 +1355,8 @@ etcd   1m59s   NodeInstaller::Pe...   first
     fn health_sorting_and_hint_line() {
         let mut v = view(progressing_cp());
         use ImpactLevel::{Error, Warning};
+        const DEGRADED: &str = "ClusterOperatorDegraded";
+        const AT_11: &str = "2024-01-01T11:00:00Z";
         v.insights = vec![
             health(
                 "ClusterVersion",
@@ -1353,69 +1367,13 @@ etcd   1m59s   NodeInstaller::Pe...   first
                 Warning,
                 Some("2024-01-01T12:00:00Z"),
             ),
-            health(
-                "ClusterOperator",
-                "kube-scheduler",
-                None,
-                ScopeType::ControlPlane,
-                "ClusterOperatorDegraded",
-                Error,
-                Some("2024-01-01T11:00:00Z"),
-            ),
-            health(
-                "ClusterOperator",
-                "etcd",
-                None,
-                ScopeType::ControlPlane,
-                "ClusterOperatorDegraded",
-                Error,
-                Some("2024-01-01T11:00:00Z"),
-            ),
-            health(
-                "ClusterOperator",
-                "etcd",
-                None,
-                ScopeType::ControlPlane,
-                "ClusterOperatorUnavailable",
-                Error,
-                Some("2024-01-01T11:00:00Z"),
-            ),
-            health(
-                "ClusterOperator",
-                "dns",
-                None,
-                ScopeType::ControlPlane,
-                "ClusterOperatorDegraded",
-                Error,
-                Some("2024-01-01T11:30:00Z"),
-            ),
-            health(
-                "Node",
-                "b-node",
-                Some("worker"),
-                ScopeType::WorkerPool,
-                "NodeDegraded",
-                Error,
-                None,
-            ),
-            health(
-                "Node",
-                "a-node",
-                Some("infra"),
-                ScopeType::WorkerPool,
-                "NodeDegraded",
-                Error,
-                None,
-            ),
-            health(
-                "Node",
-                "m-node",
-                Some("master"),
-                ScopeType::ControlPlane,
-                "NodeDegraded",
-                Error,
-                None,
-            ),
+            operator_health("kube-scheduler", DEGRADED, Error, AT_11),
+            operator_health("etcd", DEGRADED, Error, AT_11),
+            operator_health("etcd", "ClusterOperatorUnavailable", Error, AT_11),
+            operator_health("dns", DEGRADED, Error, "2024-01-01T11:30:00Z"),
+            node_degraded("b-node", "worker", ScopeType::WorkerPool),
+            node_degraded("a-node", "infra", ScopeType::WorkerPool),
+            node_degraded("m-node", "master", ScopeType::ControlPlane),
             health(
                 "Alert",
                 "NodeDown",
@@ -1497,15 +1455,7 @@ SINCE   LEVEL   IMPACT   MESSAGE
     #[test]
     fn detailed_health_view() {
         let mut v = view(progressing_cp());
-        let mut node_insight = health(
-            "Node",
-            "worker-1",
-            Some("worker"),
-            ScopeType::WorkerPool,
-            "NodeDegraded",
-            ImpactLevel::Error,
-            None,
-        );
+        let mut node_insight = node_degraded("worker-1", "worker", ScopeType::WorkerPool);
         if let Some(h) = node_insight.health.as_mut() {
             h.related.push(ResourceRef {
                 group: "machineconfiguration.openshift.io".into(),
@@ -1516,14 +1466,11 @@ SINCE   LEVEL   IMPACT   MESSAGE
         }
         v.insights = vec![
             node_insight,
-            health(
-                "ClusterOperator",
+            operator_health(
                 "etcd",
-                None,
-                ScopeType::ControlPlane,
                 "ClusterOperatorDegraded",
                 ImpactLevel::Warning,
-                Some("2024-01-01T11:58:47Z"),
+                "2024-01-01T11:58:47Z",
             ),
         ];
         let out = render(&v, ts(NOW), Details::Health);
@@ -1554,10 +1501,7 @@ Message: ClusterOperatorDegraded etcd
 
     #[test]
     fn pools_table_order_and_empty_pool() {
-        let mut cp = progressing_cp();
-        cp.operators.updated = 20;
-        cp.operators.updating_names.clear();
-        let mut v = view(cp);
+        let mut v = view(operators_updated_cp());
         let mut degraded = pool_status(59, 22);
         degraded.assessment = Assessment::Degraded;
         degraded.completion_percent = 37;

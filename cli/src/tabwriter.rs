@@ -160,9 +160,103 @@ mod tests {
             .collect()
     }
 
+    /// [`input`] of rows built at run time.
+    fn input_of(rows: &[Vec<&str>]) -> String {
+        input(&rows.iter().map(Vec::as_slice).collect::<Vec<_>>())
+    }
+
     /// Joins expected output lines, each newline-terminated.
     fn lines(lines: &[&str]) -> String {
         lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// The header row of the node tables.
+    const NODE_HEADER: [&str; 6] = ["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"];
+
+    /// One row per name: the name, then `cells`.
+    fn same_cells<'a>(names: &[&'a str], cells: &[&'a str]) -> Vec<Vec<&'a str>> {
+        names
+            .iter()
+            .map(|name| {
+                std::iter::once(*name)
+                    .chain(cells.iter().copied())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The control-plane nodes of the cluster of the `4.14.1-degraded` and `4.15.0-ec2-*` fixtures.
+    const US_EAST_2_MASTERS: [&str; 3] = [
+        "ip-10-0-30-217.us-east-2.compute.internal",
+        "ip-10-0-53-40.us-east-2.compute.internal",
+        "ip-10-0-92-180.us-east-2.compute.internal",
+    ];
+
+    /// The worker nodes of that cluster.
+    const US_EAST_2_WORKERS: [&str; 3] = [
+        "ip-10-0-20-162.us-east-2.compute.internal",
+        "ip-10-0-4-159.us-east-2.compute.internal",
+        "ip-10-0-99-40.us-east-2.compute.internal",
+    ];
+
+    /// A node table (after the newline oc starts it with) where no node has started updating
+    /// from `version`.
+    fn not_started_rows(nodes: &[&'static str], version: &'static str) -> Vec<Vec<&'static str>> {
+        let mut rows = vec![vec![""], NODE_HEADER.to_vec()];
+        rows.extend(same_cells(
+            nodes,
+            &["Outdated", "Pending", version, "?", ""],
+        ));
+        rows
+    }
+
+    /// The worker nodes of `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining` that need
+    /// attention: all the worker rows of `expected.output`, and the first rows of
+    /// `expected.detailed-output`.
+    fn pdb_attention_rows() -> Vec<Vec<&'static str>> {
+        let mut rows = same_cells(
+            &[
+                "build0-gstfj-ci-prowjobs-worker-b-9lztv",
+                "build0-gstfj-ci-prowjobs-worker-b-bg9f5",
+                "build0-gstfj-ci-prowjobs-worker-b-mrxwn",
+                "build0-gstfj-ci-tests-worker-b-4h7pn",
+                "build0-gstfj-ci-tests-worker-b-jv5bg",
+                "build0-gstfj-ci-tests-worker-b-kj6gk",
+                "build0-gstfj-ci-tests-worker-c-dcz9p",
+            ],
+            &[
+                "Degraded",
+                "Draining",
+                "4.16.0-ec.2",
+                "?",
+                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
+            ],
+        );
+        rows.push(vec![
+            "build0-gstfj-ci-prowjobs-worker-d-ddnxd",
+            "Unavailable",
+            "Pending",
+            "?",
+            "?",
+            "Machine Config Daemon is processing the node",
+        ]);
+        rows.push(vec![
+            "build0-gstfj-ci-tests-worker-b-d9vz2",
+            "Unavailable",
+            "Pending",
+            "?",
+            "?",
+            "Not ready",
+        ]);
+        rows.push(vec![
+            "build0-gstfj-ci-tests-worker-c-jq5rk",
+            "Unavailable",
+            "Updated",
+            "4.16.0-ec.3",
+            "-",
+            "Node is marked unschedulable",
+        ]);
+        rows
     }
 
     #[test]
@@ -330,34 +424,7 @@ mod tests {
     /// `4.14.1-degraded/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_14_1_degraded_control_plane_nodes() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-30-217.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0-rc.3",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-53-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0-rc.3",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-92-180.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0-rc.3",
-                "?",
-                "",
-            ],
-        ];
+        let rows = not_started_rows(&US_EAST_2_MASTERS, "4.14.0-rc.3");
         let want = lines(&[
             "",
             "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
@@ -365,7 +432,7 @@ mod tests {
             "ip-10-0-53-40.us-east-2.compute.internal    Outdated     Pending   4.14.0-rc.3   ?     ",
             "ip-10-0-92-180.us-east-2.compute.internal   Outdated     Pending   4.14.0-rc.3   ?     ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.14.1-degraded/expected.output` (oc starts the table with the newline that ends the line above).
@@ -392,34 +459,7 @@ mod tests {
     /// `4.14.1-degraded/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_14_1_degraded_worker_nodes_worker() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-20-162.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0-rc.3",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-4-159.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0-rc.3",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-99-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0-rc.3",
-                "?",
-                "",
-            ],
-        ];
+        let rows = not_started_rows(&US_EAST_2_WORKERS, "4.14.0-rc.3");
         let want = lines(&[
             "",
             "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
@@ -427,7 +467,7 @@ mod tests {
             "ip-10-0-4-159.us-east-2.compute.internal    Outdated     Pending   4.14.0-rc.3   ?     ",
             "ip-10-0-99-40.us-east-2.compute.internal    Outdated     Pending   4.14.0-rc.3   ?     ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.14.1-degraded/expected.output`.
@@ -662,34 +702,7 @@ mod tests {
     /// `4.15.0-ec2-b02-cos-not-annotated/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_15_0_ec2_b02_cos_not_annotated_control_plane_nodes() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-30-217.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.15.0-ec.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-53-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.15.0-ec.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-92-180.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.15.0-ec.1",
-                "?",
-                "",
-            ],
-        ];
+        let rows = not_started_rows(&US_EAST_2_MASTERS, "4.15.0-ec.1");
         let want = lines(&[
             "",
             "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
@@ -697,7 +710,7 @@ mod tests {
             "ip-10-0-53-40.us-east-2.compute.internal    Outdated     Pending   4.15.0-ec.1   ?     ",
             "ip-10-0-92-180.us-east-2.compute.internal   Outdated     Pending   4.15.0-ec.1   ?     ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.15.0-ec2-b02-cos-not-annotated/expected.output` (oc starts the table with the newline that ends the line above).
@@ -726,34 +739,7 @@ mod tests {
     /// `4.15.0-ec2-b02-cos-not-annotated/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_15_0_ec2_b02_cos_not_annotated_worker_nodes_worker() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-20-162.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.15.0-ec.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-4-159.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.15.0-ec.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-99-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.15.0-ec.1",
-                "?",
-                "",
-            ],
-        ];
+        let rows = not_started_rows(&US_EAST_2_WORKERS, "4.15.0-ec.1");
         let want = lines(&[
             "",
             "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
@@ -761,7 +747,7 @@ mod tests {
             "ip-10-0-4-159.us-east-2.compute.internal    Outdated     Pending   4.15.0-ec.1   ?     ",
             "ip-10-0-99-40.us-east-2.compute.internal    Outdated     Pending   4.15.0-ec.1   ?     ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.15.0-ec2-b02-cos-not-annotated/expected.output`.
@@ -781,34 +767,7 @@ mod tests {
     /// `4.15.0-ec2-early/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_15_0_ec2_early_control_plane_nodes() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-30-217.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-53-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-92-180.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.1",
-                "?",
-                "",
-            ],
-        ];
+        let rows = not_started_rows(&US_EAST_2_MASTERS, "4.14.1");
         let want = lines(&[
             "",
             "NAME                                        ASSESSMENT   PHASE     VERSION   EST   MESSAGE",
@@ -816,40 +775,13 @@ mod tests {
             "ip-10-0-53-40.us-east-2.compute.internal    Outdated     Pending   4.14.1    ?     ",
             "ip-10-0-92-180.us-east-2.compute.internal   Outdated     Pending   4.14.1    ?     ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.15.0-ec2-early/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_15_0_ec2_early_worker_nodes_worker() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-20-162.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-4-159.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.1",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-99-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.1",
-                "?",
-                "",
-            ],
-        ];
+        let rows = not_started_rows(&US_EAST_2_WORKERS, "4.14.1");
         let want = lines(&[
             "",
             "NAME                                        ASSESSMENT   PHASE     VERSION   EST   MESSAGE",
@@ -857,7 +789,7 @@ mod tests {
             "ip-10-0-4-159.us-east-2.compute.internal    Outdated     Pending   4.14.1    ?     ",
             "ip-10-0-99-40.us-east-2.compute.internal    Outdated     Pending   4.14.1    ?     ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.15.0-ec2-early/expected.output`.
@@ -929,90 +861,8 @@ mod tests {
     /// `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining/expected.output` (oc starts the table with the newline that ends the line above).
     #[test]
     fn fixture_4_16_0_ec2_control_plane_updated_pdb_prohibits_draining_worker_nodes_worker() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-9lztv",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-bg9f5",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-mrxwn",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-4h7pn",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-jv5bg",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-kj6gk",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-c-dcz9p",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-d-ddnxd",
-                "Unavailable",
-                "Pending",
-                "?",
-                "?",
-                "Machine Config Daemon is processing the node",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-d9vz2",
-                "Unavailable",
-                "Pending",
-                "?",
-                "?",
-                "Not ready",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-c-jq5rk",
-                "Unavailable",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "Node is marked unschedulable",
-            ],
-        ];
+        let mut rows = vec![vec![""], NODE_HEADER.to_vec()];
+        rows.extend(pdb_attention_rows());
         let want = lines(&[
             "",
             "NAME                                      ASSESSMENT    PHASE      VERSION       EST   MESSAGE",
@@ -1027,7 +877,7 @@ mod tests {
             "build0-gstfj-ci-tests-worker-b-d9vz2      Unavailable   Pending    ?             ?     Not ready",
             "build0-gstfj-ci-tests-worker-c-jq5rk      Unavailable   Updated    4.16.0-ec.3   -     Node is marked unschedulable",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining/expected.output`.
@@ -1109,482 +959,72 @@ mod tests {
     #[test]
     fn fixture_4_16_0_ec2_control_plane_updated_pdb_prohibits_draining_worker_nodes_worker_detailed()
      {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-9lztv",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-bg9f5",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-mrxwn",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-4h7pn",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-jv5bg",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-kj6gk",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-c-dcz9p",
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-            &[
-                "build0-gstfj-ci-prowjobs-worker-d-ddnxd",
-                "Unavailable",
-                "Pending",
-                "?",
-                "?",
-                "Machine Config Daemon is processing the node",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-b-d9vz2",
-                "Unavailable",
-                "Pending",
-                "?",
-                "?",
-                "Not ready",
-            ],
-            &[
-                "build0-gstfj-ci-tests-worker-c-jq5rk",
-                "Unavailable",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "Node is marked unschedulable",
-            ],
+        let mut rows = vec![vec![""], NODE_HEADER.to_vec()];
+        rows.extend(pdb_attention_rows());
+        rows.extend(same_cells(
             &[
                 "build0-gstfj-ci-tests-worker-c-2kz4m",
-                "Progressing",
-                "Draining",
-                "4.16.0-ec.2",
-                "+10m",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-55hpj",
-                "Progressing",
-                "Draining",
-                "4.16.0-ec.2",
-                "+10m",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-8tmjv",
-                "Progressing",
-                "Draining",
-                "4.16.0-ec.2",
-                "+10m",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-lfz8m",
-                "Progressing",
-                "Draining",
-                "4.16.0-ec.2",
-                "+10m",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-r55wv",
-                "Progressing",
-                "Draining",
-                "4.16.0-ec.2",
-                "+10m",
-                "",
             ],
+            &["Progressing", "Draining", "4.16.0-ec.2", "+10m", ""],
+        ));
+        rows.extend(same_cells(
             &[
                 "build0-gstfj-ci-longtests-worker-c-vspm9",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-longtests-worker-d-hksc9",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-prowjobs-worker-c-f6dkk",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-prowjobs-worker-c-kkm72",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-prowjobs-worker-c-p5df7",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-prowjobs-worker-c-tgrsc",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-2c4vg",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-5twk4",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-65n48",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-79nrd",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-82z85",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-glhn7",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-hnxl9",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-jpzfm",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-lxqgs",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-rqch4",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-c-zd9c7",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-d-6hddk",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-d-kc6xt",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-d-r2k42",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-d-r9zqc",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-d-w2bgd",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-d-7rj9w.c.openshift-ci-build-farm.internal",
-                "Outdated",
-                "Pending",
-                "4.16.0-ec.2",
-                "?",
-                "",
             ],
+            &["Outdated", "Pending", "4.16.0-ec.2", "?", ""],
+        ));
+        rows.extend(same_cells(
             &[
                 "build0-gstfj-ci-builds-worker-b-65df4",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-b-dvrd2",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-b-f7rlh",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-b-m4vgr",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-b-mg8bd",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-c-2hzgm",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-c-dmjft",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-c-ng8s5",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-c-vmmfj",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-d-4pjlz",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-builds-worker-d-z49wm",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-b-fkn28",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-b-mc7fm",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-ci-tests-worker-b-pqz8t",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-b-f7dkq.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-b-infra-2stfh.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-b-infra-mhb8g.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-b-infra-n9kc5.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-b-mwf8t.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-c-nsmn5.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
-            ],
-            &[
                 "build0-gstfj-w-c-qjbdl.c.openshift-ci-build-farm.internal",
-                "Completed",
-                "Updated",
-                "4.16.0-ec.3",
-                "-",
-                "",
             ],
-        ];
+            &["Completed", "Updated", "4.16.0-ec.3", "-", ""],
+        ));
         let want = lines(&[
             "",
             "NAME                                                              ASSESSMENT    PHASE      VERSION       EST    MESSAGE",
@@ -1648,7 +1088,7 @@ mod tests {
             "build0-gstfj-w-c-nsmn5.c.openshift-ci-build-farm.internal         Completed     Updated    4.16.0-ec.3   -      ",
             "build0-gstfj-w-c-qjbdl.c.openshift-ci-build-farm.internal         Completed     Updated    4.16.0-ec.3   -      ",
         ]);
-        assert_eq!(format_table(&input(rows)), want);
+        assert_eq!(format_table(&input_of(&rows)), want);
     }
 
     /// `4.16.0-single-node/expected.output` (oc starts the table with the newline that ends the line above).

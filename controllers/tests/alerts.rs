@@ -8,6 +8,8 @@
 //! 2024-02-27T12:12:27Z): alerts from before the update, allow-listed PDB alerts, a pending
 //! and an info alert, a `message`-only alert, duplicated `KubePodNotReady`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -190,13 +192,8 @@ fn a_snapshot_with_alerts_json_gets_alert_insights() {
     let alerts = snap.alerts.as_ref().map(|a| a.data.alerts.as_slice());
     assert_eq!(alerts.map(<[_]>::len), Some(11));
     let inputs = ClusterInputs {
-        cluster_version: snap.cluster_version.as_ref(),
-        cluster_operators: &snap.cluster_operators,
-        pools: &snap.machine_config_pools,
-        machine_configs: &snap.machine_configs,
-        nodes: &snap.nodes,
-        mco_image: snap.mco_image.as_deref(),
         alerts,
+        ..common::inputs(&snap)
     };
     let out = assess_cluster(&inputs, now);
     let alert_insights: Vec<UpdateInsightStatus> = out
@@ -219,18 +216,14 @@ fn a_snapshot_with_alerts_json_gets_alert_insights() {
     assert_eq!(without.control_plane, out.control_plane);
 
     // A cluster that is not updating shows no alert insight.
-    let idle = Snapshot::from_dir(&fixtures_dir().join("not-upgrading")).expect("snapshot");
+    let (idle, idle_now) = common::load_case(&fixtures_dir().join("not-upgrading"));
     let idle_out = assess_cluster(
         &ClusterInputs {
-            cluster_version: idle.cluster_version.as_ref(),
-            cluster_operators: &idle.cluster_operators,
-            pools: &idle.machine_config_pools,
-            machine_configs: &idle.machine_configs,
-            nodes: &idle.nodes,
             mco_image: None,
             alerts,
+            ..common::inputs(&idle)
         },
-        idle.now.expect("now"),
+        idle_now,
     );
     assert!(
         idle_out

@@ -5,14 +5,14 @@
 //! Durations are compared as numbers: the expected text is parsed back into nanoseconds and
 //! compared with what the renderer derives from our objects.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use jiff::Timestamp;
 use update_status_api::crd::{
     Assessment, ConditionStatus, ControlPlaneUpdateStatusStatus, InsightType, UpdateInsightStatus,
 };
-use update_status_api::snapshot::Snapshot;
-use update_status_controllers::assess::ClusterInputs;
 use update_status_controllers::assess::control_plane::{
     ControlPlaneAssessment, assess_control_plane, estimated_duration, estimated_time_to_complete,
     operator_health_display, target_version_display, update_duration,
@@ -21,16 +21,6 @@ use update_status_controllers::assess::control_plane::{
 const SECOND: i128 = 1_000_000_000;
 const MINUTE: i128 = 60 * SECOND;
 const HOUR: i128 = 60 * MINUTE;
-
-fn fixture_dirs() -> Vec<PathBuf> {
-    let dirs = update_status_api::snapshot::fixture_cases();
-    assert!(
-        dirs.len() >= 8,
-        "expected at least 8 fixtures, saw {}",
-        dirs.len()
-    );
-    dirs
-}
 
 /// Parses a shortDuration / Go duration text (`1h59m`, `1m29s`, `45s`, `now`, `-4m50s`).
 fn parse_short(s: &str) -> i128 {
@@ -79,18 +69,8 @@ struct Case {
 }
 
 fn load(dir: &Path) -> Case {
-    let snap = Snapshot::from_dir(dir).unwrap_or_else(|e| panic!("{e}"));
-    let now = snap.now.expect("every fixture has a now file");
-    let inputs = ClusterInputs {
-        cluster_version: snap.cluster_version.as_ref(),
-        cluster_operators: &snap.cluster_operators,
-        pools: &snap.machine_config_pools,
-        machine_configs: &snap.machine_configs,
-        nodes: &snap.nodes,
-        mco_image: snap.mco_image.as_deref(),
-        alerts: None,
-    };
-    let cp = assess_control_plane(&inputs, None, now).expect("a ClusterVersion");
+    let (snap, now) = common::load_case(dir);
+    let cp = assess_control_plane(&common::inputs(&snap), None, now).expect("a ClusterVersion");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("expected output");
     Case {
         name: dir
@@ -107,7 +87,7 @@ fn load(dir: &Path) -> Case {
 /// Every fixture, read and assessed once for all tests.
 fn cases() -> &'static [Case] {
     static CASES: std::sync::OnceLock<Vec<Case>> = std::sync::OnceLock::new();
-    CASES.get_or_init(|| fixture_dirs().iter().map(|d| load(d)).collect())
+    CASES.get_or_init(|| common::fixture_dirs().iter().map(|d| load(d)).collect())
 }
 
 /// Lines of a `= Title =` section up to the next blank line.

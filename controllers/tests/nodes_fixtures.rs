@@ -2,26 +2,18 @@
 //! node tables, the worker pool table and the node/pool health insights of
 //! `expected.detailed-output` show must come out of `assess_nodes`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{fixture_dirs, inputs};
 use jiff::Timestamp;
 use update_status_api::crd::{Assessment, ImpactLevel, InsightType, UpdateInsightStatus};
 use update_status_api::snapshot::Snapshot;
-use update_status_controllers::assess::ClusterInputs;
 use update_status_controllers::assess::nodes::{
     NodeContext, NodesAssessment, PoolAssessment, assess_node, assess_nodes, compare_node_insights,
     node_requeue_after,
 };
-
-fn fixture_dirs() -> Vec<PathBuf> {
-    let dirs = update_status_api::snapshot::fixture_cases();
-    assert!(
-        dirs.len() >= 8,
-        "expected at least 8 fixtures, saw {}",
-        dirs.len()
-    );
-    dirs
-}
 
 // ------------------------------------------------------------------------------------------------
 // Parsing expected.detailed-output
@@ -372,24 +364,11 @@ struct Loaded {
 }
 
 fn load(dir: &Path) -> Loaded {
-    let snap = Snapshot::from_dir(dir).unwrap_or_else(|e| panic!("{e}"));
-    let now = snap.now.expect("fixture has a now file");
+    let (snap, now) = common::load_case(dir);
     Loaded {
         dir: dir.to_path_buf(),
         snap,
         now,
-    }
-}
-
-fn inputs(s: &Snapshot) -> ClusterInputs<'_> {
-    ClusterInputs {
-        cluster_version: s.cluster_version.as_ref(),
-        cluster_operators: &s.cluster_operators,
-        pools: &s.machine_config_pools,
-        machine_configs: &s.machine_configs,
-        nodes: &s.nodes,
-        mco_image: s.mco_image.as_deref(),
-        alerts: None,
     }
 }
 

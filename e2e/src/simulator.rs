@@ -89,6 +89,21 @@ pub const MACHINE_CONFIG: &str = "machine-config";
 const CUSTOM_POOLS: [&str; 5] = ["infra", "gpu", "edge", "storage", "batch"];
 const ROLE_PREFIX: &str = "node-role.kubernetes.io/";
 
+/// The five cluster-scoped kinds the simulator lists, applies and deletes.
+trait ClusterObject:
+    Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+    + Clone
+    + fmt::Debug
+    + DeserializeOwned
+{
+}
+
+impl ClusterObject for ClusterVersion {}
+impl ClusterObject for ClusterOperator {}
+impl ClusterObject for MachineConfigPool {}
+impl ClusterObject for MachineConfig {}
+impl ClusterObject for Node {}
+
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -380,6 +395,18 @@ struct Operator {
     phase: OpPhase,
 }
 
+/// Reason and message of a platform operator with nothing to report.
+const ALL_IS_WELL: (&str, &str) = ("AsExpected", "All is well");
+
+impl Operator {
+    /// The operator reports `version`: done, `Progressing=False` with `reason` and `message`.
+    fn finish(&mut self, version: &str, (reason, message): (&str, &str), at: i64) {
+        self.phase = OpPhase::Done;
+        self.version = version.to_string();
+        self.progressing.set("False", reason, message, at);
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Pool {
     name: String,
@@ -448,12 +475,51 @@ struct SimNode {
     left: u32,
 }
 
+/// Reason and message of a node's `Ready=True` condition, as the kubelet posts it.
+const KUBELET_READY: (&str, &str) = ("KubeletReady", "kubelet is posting ready status");
+
+impl SimNode {
+    /// The kubelet posts `Ready=True` at `at`; true when the condition changed.
+    fn post_ready(&mut self, at: i64) -> bool {
+        self.heartbeat = at;
+        let (reason, message) = KUBELET_READY;
+        self.ready.set("True", reason, message, at)
+    }
+    /// The kubelet posts `Ready=False` at `at` (the not-ready-node fault).
+    fn post_not_ready(&mut self, at: i64) {
+        self.heartbeat = at;
+        self.ready.set(
+            "False",
+            "KubeletNotReady",
+            "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: No CNI configuration file in /etc/kubernetes/cni/net.d/. Has your network provider started?",
+            at,
+        );
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Mc {
     name: String,
     role: String,
     version: Option<String>,
     created: i64,
+}
+
+impl Mc {
+    /// A MachineConfig of pool `role`; `version`: the release that rendered it, if rendered.
+    fn new(name: String, role: &str, version: Option<&str>, created: i64) -> Self {
+        Mc {
+            name,
+            role: role.to_string(),
+            version: version.map(str::to_string),
+            created,
+        }
+    }
+}
+
+/// Name of the rendered MachineConfig of `pool` at `version`.
+fn rendered_config(pool: &str, version: &str) -> String {
+    format!("rendered-{pool}-{}", hex32(&format!("{pool}/{version}")))
 }
 
 #[derive(Clone, Debug)]
@@ -463,6 +529,19 @@ struct HistoryEntry {
     completed: Option<i64>,
     version: String,
     image: String,
+}
+
+impl HistoryEntry {
+    /// An update to `version` (its release image) started at `started`.
+    fn new(state: &'static str, version: &str, started: i64, completed: Option<i64>) -> Self {
+        HistoryEntry {
+            state,
+            started,
+            completed,
+            version: version.to_string(),
+            image: release_image(version),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -476,6 +555,21 @@ struct Cv {
     failing: Cond,
     progressing: Cond,
     retrieved: Cond,
+}
+
+impl Cv {
+    /// `spec.desiredUpdate` (and `status.desired`): `version` and its release image.
+    fn desire(&mut self, version: &str) {
+        self.desired_version = version.to_string();
+        self.desired_image = release_image(version);
+    }
+    /// The cluster runs `version`, nothing in progress: `Available=True`, `Progressing=False`.
+    fn settle(&mut self, version: &str, at: i64) {
+        self.progressing
+            .set("False", "", &format!("Cluster version is {version}"), at);
+        self.available
+            .set("True", "", &format!("Done applying {version}"), at);
+    }
 }
 
 /// An object of the simulated cluster.
@@ -585,6 +679,41 @@ impl Fault {
     fn active(&self) -> bool {
         matches!(self.state, FaultState::Active(_))
     }
+    /// Active on `target`.
+    fn holds(&self, target: usize) -> bool {
+        self.target == target && self.active()
+    }
+    /// The target, while active.
+    fn active_target(&self) -> Option<usize> {
+        self.active().then_some(self.target)
+    }
+    /// Starts an armed fault that lasts at least one step; true when it started.
+    fn trigger(&mut self) -> bool {
+        let start = self.state == FaultState::Armed && self.steps > 0;
+        if start {
+            self.state = FaultState::Active(self.steps);
+        }
+        start
+    }
+    /// Counts one step of an active fault down; returns its target on the step it clears.
+    fn tick(&mut self) -> Option<usize> {
+        match self.state {
+            FaultState::Active(left) if left <= 1 => {
+                self.state = FaultState::Cleared;
+                Some(self.target)
+            }
+            FaultState::Active(left) => {
+                self.state = FaultState::Active(left - 1);
+                None
+            }
+            FaultState::Armed | FaultState::Cleared => None,
+        }
+    }
+}
+
+/// `fault` is configured and active on `target`.
+fn holds(fault: &Option<Fault>, target: usize) -> bool {
+    fault.as_ref().is_some_and(|f| f.holds(target))
 }
 
 #[derive(Clone, Debug, Default)]
@@ -594,6 +723,13 @@ struct ActiveFaults {
     blocked_drain: Option<Fault>,
     not_ready_node: Option<Fault>,
     paused_pool: Option<Fault>,
+}
+
+impl ActiveFaults {
+    /// Operator `i` cannot finish: it is the stalled operator, or degraded right now.
+    fn holds_operator(&self, i: usize) -> bool {
+        self.stalled_operator == Some(i) || holds(&self.degraded_operator, i)
+    }
 }
 
 /// Which injected faults hold right now.
@@ -654,13 +790,7 @@ pub struct SimInputs {
 impl SimInputs {
     /// Reads the inputs from an API server (every object of the five kinds).
     pub async fn read(client: &Client) -> Result<Self, SimError> {
-        async fn list<K>(client: &Client) -> Result<Vec<K>, SimError>
-        where
-            K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-                + Clone
-                + fmt::Debug
-                + DeserializeOwned,
-        {
+        async fn list<K: ClusterObject>(client: &Client) -> Result<Vec<K>, SimError> {
             let api: Api<K> = Api::all(client.clone());
             api.list(&ListParams::default())
                 .await
@@ -764,7 +894,7 @@ impl Simulation {
         let from_started = start - 40 * DAY;
         let from_completed = from_started + 70 * 60;
 
-        let cv = Cv {
+        let mut cv = Cv {
             cluster_id: format!(
                 "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
                 fnv(config.seed, "id") as u32,
@@ -773,42 +903,26 @@ impl Simulation {
                 fnv(config.seed, "c") as u16 & 0xfff,
                 fnv(config.seed, "d") & 0xffff_ffff_ffff
             ),
-            desired_version: from.clone(),
-            desired_image: release_image(&from),
+            desired_version: String::new(),
+            desired_image: String::new(),
             desired_update: false,
             history: vec![
-                HistoryEntry {
-                    state: "Completed",
-                    started: from_started,
-                    completed: Some(from_completed),
-                    version: from.clone(),
-                    image: release_image(&from),
-                },
-                HistoryEntry {
-                    state: "Completed",
-                    started: installed_at,
-                    completed: Some(installed_at + 45 * 60),
-                    version: config.installed_version.clone(),
-                    image: release_image(&config.installed_version),
-                },
+                HistoryEntry::new("Completed", &from, from_started, Some(from_completed)),
+                HistoryEntry::new(
+                    "Completed",
+                    &config.installed_version,
+                    installed_at,
+                    Some(installed_at + 45 * 60),
+                ),
             ],
-            available: Cond::new(
-                "Available",
-                "True",
-                "",
-                &format!("Done applying {from}"),
-                from_completed,
-            ),
+            // Messages: `settle` below.
+            available: Cond::new("Available", "True", "", "", from_completed),
             failing: Cond::new("Failing", "False", "", "", from_completed),
-            progressing: Cond::new(
-                "Progressing",
-                "False",
-                "",
-                &format!("Cluster version is {from}"),
-                from_completed,
-            ),
+            progressing: Cond::new("Progressing", "False", "", "", from_completed),
             retrieved: Cond::new("RetrievedUpdates", "True", "", "", installed_at),
         };
+        cv.desire(&from);
+        cv.settle(&from, from_completed);
 
         let mut names: Vec<String> = OPERATORS
             .iter()
@@ -825,16 +939,16 @@ impl Simulation {
                 available: Cond::new(
                     "Available",
                     "True",
-                    "AsExpected",
-                    "All is well",
+                    ALL_IS_WELL.0,
+                    ALL_IS_WELL.1,
                     from_completed,
                 ),
                 degraded: Cond::new("Degraded", "False", "AsExpected", "", from_completed),
                 progressing: Cond::new(
                     "Progressing",
                     "False",
-                    "AsExpected",
-                    "All is well",
+                    ALL_IS_WELL.0,
+                    ALL_IS_WELL.1,
                     from_completed,
                 ),
                 upgradeable: Cond::new("Upgradeable", "True", "AsExpected", "", from_completed),
@@ -855,25 +969,17 @@ impl Simulation {
                     .get(n - 2)
                     .map_or_else(|| format!("pool-{n}"), |s| s.to_string()),
             };
-            let old_config = format!("rendered-{name}-{}", hex32(&format!("{name}/{from}")));
-            let new_config = format!(
-                "rendered-{name}-{}",
-                hex32(&format!("{name}/{}", config.to_version))
-            );
+            let old_config = rendered_config(&name, &from);
+            let new_config = rendered_config(&name, &config.to_version);
             for base in [format!("00-{name}"), format!("01-{name}-kubelet")] {
-                mcs.push(Mc {
-                    name: base,
-                    role: name.clone(),
-                    version: None,
-                    created: installed_at,
-                });
+                mcs.push(Mc::new(base, &name, None, installed_at));
             }
-            mcs.push(Mc {
-                name: old_config.clone(),
-                role: name.clone(),
-                version: Some(from.clone()),
-                created: from_started,
-            });
+            mcs.push(Mc::new(
+                old_config.clone(),
+                &name,
+                Some(&from),
+                from_started,
+            ));
             let size = if p == 0 {
                 config.masters
             } else {
@@ -919,8 +1025,8 @@ impl Simulation {
                     ready: Cond::new(
                         "Ready",
                         "True",
-                        "KubeletReady",
-                        "kubelet is posting ready status",
+                        KUBELET_READY.0,
+                        KUBELET_READY.1,
                         from_completed,
                     ),
                     heartbeat: start,
@@ -1080,27 +1186,13 @@ impl Simulation {
         let f = &self.faults;
         let op_name = |i: usize| self.operators.get(i).map(|o| o.name.clone());
         let node_name = |i: usize| self.nodes.get(i).map(|n| n.name.clone());
+        let active = |fault: &Option<Fault>| fault.as_ref().and_then(Fault::active_target);
         FaultStatus {
-            degraded_operator: f
-                .degraded_operator
-                .as_ref()
-                .filter(|x| x.active())
-                .and_then(|x| op_name(x.target)),
-            blocked_drain: f
-                .blocked_drain
-                .as_ref()
-                .filter(|x| x.active())
-                .and_then(|x| node_name(x.target)),
-            not_ready_node: f
-                .not_ready_node
-                .as_ref()
-                .filter(|x| x.active())
-                .and_then(|x| node_name(x.target)),
-            paused_pool: f
-                .paused_pool
-                .as_ref()
-                .filter(|x| x.active())
-                .and_then(|x| self.pools.get(x.target).map(|p| p.name.clone())),
+            degraded_operator: active(&f.degraded_operator).and_then(op_name),
+            blocked_drain: active(&f.blocked_drain).and_then(node_name),
+            not_ready_node: active(&f.not_ready_node).and_then(node_name),
+            paused_pool: active(&f.paused_pool)
+                .and_then(|i| self.pools.get(i).map(|p| p.name.clone())),
             stalled_operator: f
                 .stalled_operator
                 .filter(|&i| {
@@ -1312,18 +1404,10 @@ impl Simulation {
         let to = self.config.to_version.clone();
         let now = self.now;
         self.cv.desired_update = true;
-        self.cv.desired_version = to.clone();
-        self.cv.desired_image = release_image(&to);
-        self.cv.history.insert(
-            0,
-            HistoryEntry {
-                state: "Partial",
-                started: now,
-                completed: None,
-                version: to.clone(),
-                image: release_image(&to),
-            },
-        );
+        self.cv.desire(&to);
+        self.cv
+            .history
+            .insert(0, HistoryEntry::new("Partial", &to, now, None));
         let total = self.operators.len();
         self.cv.progressing.set(
             "True",
@@ -1344,13 +1428,7 @@ impl Simulation {
             done * 100 / total.max(1)
         );
         if let Some(op) = self.operators.get(self.current_op)
-            && (op.name == MACHINE_CONFIG
-                || self.faults.stalled_operator == Some(self.current_op)
-                || self
-                    .faults
-                    .degraded_operator
-                    .as_ref()
-                    .is_some_and(|f| f.target == self.current_op && f.active()))
+            && (op.name == MACHINE_CONFIG || self.faults.holds_operator(self.current_op))
             && matches!(op.phase, OpPhase::Updating { .. })
         {
             msg.push_str(&format!(", waiting on {}", op.name));
@@ -1364,75 +1442,37 @@ impl Simulation {
     fn tick_faults(&mut self) {
         let now = self.now;
         // Degraded operator: recovers when its time is up.
-        if let Some(f) = self.faults.degraded_operator.as_mut()
-            && let FaultState::Active(left) = f.state
-        {
-            if left <= 1 {
-                f.state = FaultState::Cleared;
-                let target = f.target;
-                if let Some(op) = self.operators.get_mut(target) {
-                    op.degraded.set("False", "AsExpected", "", now);
-                }
-                self.touch(ObjectRef::Operator(target), Part::Status);
-            } else {
-                f.state = FaultState::Active(left - 1);
+        if let Some(target) = self.faults.degraded_operator.as_mut().and_then(Fault::tick) {
+            if let Some(op) = self.operators.get_mut(target) {
+                op.degraded.set("False", "AsExpected", "", now);
             }
+            self.touch(ObjectRef::Operator(target), Part::Status);
         }
         // Blocked drain: the PodDisruptionBudget lets the eviction through.
-        if let Some(f) = self.faults.blocked_drain.as_mut()
-            && let FaultState::Active(left) = f.state
-        {
-            if left <= 1 {
-                f.state = FaultState::Cleared;
-                let target = f.target;
-                if let Some(n) = self.nodes.get_mut(target) {
-                    n.state = "Working";
-                    n.reason = String::new();
-                    // One more step draining, now that evictions go through.
-                    n.left = 2;
-                }
-                self.touch(ObjectRef::Node(target), Part::Main);
-            } else {
-                f.state = FaultState::Active(left - 1);
+        if let Some(target) = self.faults.blocked_drain.as_mut().and_then(Fault::tick) {
+            if let Some(n) = self.nodes.get_mut(target) {
+                n.state = "Working";
+                n.reason = String::new();
+                // One more step draining, now that evictions go through.
+                n.left = 2;
             }
+            self.touch(ObjectRef::Node(target), Part::Main);
         }
         // NotReady node: the kubelet comes back.
-        if let Some(f) = self.faults.not_ready_node.as_mut()
-            && let FaultState::Active(left) = f.state
-        {
-            if left <= 1 {
-                f.state = FaultState::Cleared;
-                let target = f.target;
-                if let Some(n) = self.nodes.get_mut(target)
-                    && n.step != NodeStep::Rebooting
-                {
-                    n.ready.set(
-                        "True",
-                        "KubeletReady",
-                        "kubelet is posting ready status",
-                        now,
-                    );
-                    n.heartbeat = now;
-                }
-                self.touch(ObjectRef::Node(target), Part::Status);
-            } else {
-                f.state = FaultState::Active(left - 1);
+        if let Some(target) = self.faults.not_ready_node.as_mut().and_then(Fault::tick) {
+            if let Some(n) = self.nodes.get_mut(target)
+                && n.step != NodeStep::Rebooting
+            {
+                n.post_ready(now);
             }
+            self.touch(ObjectRef::Node(target), Part::Status);
         }
         // Paused pool: the administrator unpauses it.
-        if let Some(f) = self.faults.paused_pool.as_mut()
-            && let FaultState::Active(left) = f.state
-        {
-            if left <= 1 {
-                f.state = FaultState::Cleared;
-                let target = f.target;
-                if let Some(p) = self.pools.get_mut(target) {
-                    p.paused = false;
-                }
-                self.touch(ObjectRef::Pool(target), Part::Main);
-            } else {
-                f.state = FaultState::Active(left - 1);
+        if let Some(target) = self.faults.paused_pool.as_mut().and_then(Fault::tick) {
+            if let Some(p) = self.pools.get_mut(target) {
+                p.paused = false;
             }
+            self.touch(ObjectRef::Pool(target), Part::Main);
         }
     }
 
@@ -1457,10 +1497,8 @@ impl Simulation {
                 op.progressing.set("True", reason, &message, now);
                 if let Some(f) = self.faults.degraded_operator.as_mut()
                     && f.target == i
-                    && f.state == FaultState::Armed
-                    && f.steps > 0
+                    && f.trigger()
                 {
-                    f.state = FaultState::Active(f.steps);
                     let name = op.name.clone();
                     op.degraded.set(
                         "True",
@@ -1478,13 +1516,7 @@ impl Simulation {
                 self.cv_progress_message();
             }
             OpPhase::Updating { left } => {
-                let stalled = self.faults.stalled_operator == Some(i);
-                let degraded = self
-                    .faults
-                    .degraded_operator
-                    .as_ref()
-                    .is_some_and(|f| f.target == i && f.active());
-                if stalled || degraded || is_mco {
+                if is_mco || self.faults.holds_operator(i) {
                     // machine-config finishes with the master pool (finish_machine_config).
                     self.cv_progress_message();
                     return;
@@ -1493,11 +1525,7 @@ impl Simulation {
                     self.operators[i].phase = OpPhase::Updating { left: left - 1 };
                     return;
                 }
-                let op = &mut self.operators[i];
-                op.phase = OpPhase::Done;
-                op.version = to.clone();
-                op.progressing
-                    .set("False", "AsExpected", "All is well", now);
+                self.operators[i].finish(&to, ALL_IS_WELL, now);
                 self.touch(ObjectRef::Operator(i), Part::Status);
                 self.current_op += 1;
                 // The cluster-version operator moves on at once.
@@ -1519,40 +1547,25 @@ impl Simulation {
                 pool.updating = true;
                 (pool.name.clone(), pool.new_config.clone())
             };
-            self.mcs.push(Mc {
-                name: new_config,
-                role: name,
-                version: Some(to.clone()),
-                created: now,
-            });
+            self.mcs.push(Mc::new(new_config, &name, Some(&to), now));
             self.touch(ObjectRef::MachineConfig(self.mcs.len() - 1), Part::Main);
             self.touch(ObjectRef::Pool(p), Part::Main);
             self.touch(ObjectRef::Pool(p), Part::Status);
         }
         if let Some(f) = self.faults.paused_pool.as_mut()
-            && f.state == FaultState::Armed
-            && f.steps > 0
+            && f.trigger()
         {
-            f.state = FaultState::Active(f.steps);
             let target = f.target;
             if let Some(p) = self.pools.get_mut(target) {
                 p.paused = true;
             }
         }
         if let Some(f) = self.faults.not_ready_node.as_mut()
-            && f.state == FaultState::Armed
-            && f.steps > 0
+            && f.trigger()
         {
-            f.state = FaultState::Active(f.steps);
             let target = f.target;
             if let Some(n) = self.nodes.get_mut(target) {
-                n.ready.set(
-                    "False",
-                    "KubeletNotReady",
-                    "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: No CNI configuration file in /etc/kubernetes/cni/net.d/. Has your network provider started?",
-                    now,
-                );
-                n.heartbeat = now;
+                n.post_not_ready(now);
             }
             self.touch(ObjectRef::Node(target), Part::Status);
         }
@@ -1599,12 +1612,7 @@ impl Simulation {
     }
 
     fn advance_node_in_rollout(&mut self, i: usize) {
-        if self
-            .faults
-            .blocked_drain
-            .as_ref()
-            .is_some_and(|f| f.target == i && f.active())
-        {
+        if holds(&self.faults.blocked_drain, i) {
             return;
         }
         let n = &mut self.nodes[i];
@@ -1629,13 +1637,9 @@ impl Simulation {
             && self
                 .faults
                 .blocked_drain
-                .as_ref()
-                .is_some_and(|f| f.target == i && f.state == FaultState::Armed && f.steps > 0);
-        let not_ready_fault = self
-            .faults
-            .not_ready_node
-            .as_ref()
-            .is_some_and(|f| f.target == i && f.active());
+                .as_mut()
+                .is_some_and(|f| f.target == i && f.trigger());
+        let not_ready_fault = holds(&self.faults.not_ready_node, i);
         let n = &mut self.nodes[i];
         n.step = step;
         n.left = left;
@@ -1672,22 +1676,13 @@ impl Simulation {
                 n.state = "Done";
                 n.desired_drain = format!("uncordon-{new}");
                 if !not_ready_fault {
-                    status = n.ready.set(
-                        "True",
-                        "KubeletReady",
-                        "kubelet is posting ready status",
-                        now,
-                    );
-                    n.heartbeat = now;
+                    status = n.post_ready(now);
                 }
             }
             NodeStep::Updated => {
                 n.last_applied_drain = format!("uncordon-{new}");
                 n.unschedulable = false;
             }
-        }
-        if blocked && let Some(f) = self.faults.blocked_drain.as_mut() {
-            f.state = FaultState::Active(f.steps);
         }
         self.touch(ObjectRef::Node(i), Part::Main);
         if status {
@@ -1721,23 +1716,15 @@ impl Simulation {
         let i = self.operators.len() - 1;
         if self.current_op != i
             || !matches!(self.operators[i].phase, OpPhase::Updating { .. })
-            || self.faults.stalled_operator == Some(i)
-            || self
-                .faults
-                .degraded_operator
-                .as_ref()
-                .is_some_and(|f| f.target == i && f.active())
+            || self.faults.holds_operator(i)
             || !self.pool_done(0)
         {
             return;
         }
         let now = self.now;
         let to = self.config.to_version.clone();
-        let op = &mut self.operators[i];
-        op.phase = OpPhase::Done;
-        op.version = to.clone();
-        op.progressing
-            .set("False", "", &format!("Cluster version is {to}"), now);
+        let message = format!("Cluster version is {to}");
+        self.operators[i].finish(&to, ("", &message), now);
         self.touch(ObjectRef::Operator(i), Part::Status);
         self.current_op += 1;
         self.cv_progress_message();
@@ -1760,12 +1747,7 @@ impl Simulation {
                 h.state = "Completed";
                 h.completed = Some(now);
             }
-            self.cv
-                .progressing
-                .set("False", "", &format!("Cluster version is {to}"), now);
-            self.cv
-                .available
-                .set("True", "", &format!("Done applying {to}"), now);
+            self.cv.settle(&to, now);
             self.touch(ObjectRef::ClusterVersion, Part::Status);
         }
         if self.cv.progressing.status == "False" && all_done {
@@ -2159,13 +2141,12 @@ pub struct Simulator {
     writes: u64,
 }
 
-async fn apply<K>(client: &Client, name: &str, part: Part, body: &Value) -> Result<(), SimError>
-where
-    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-        + Clone
-        + fmt::Debug
-        + DeserializeOwned,
-{
+async fn apply<K: ClusterObject>(
+    client: &Client,
+    name: &str,
+    part: Part,
+    body: &Value,
+) -> Result<(), SimError> {
     let api: Api<K> = Api::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let result = match part {
@@ -2292,13 +2273,7 @@ impl Simulator {
 /// Deletes every ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig and Node
 /// (one collection delete per kind), and waits until they are gone.
 pub async fn clear(client: &Client) -> Result<(), SimError> {
-    async fn clear_kind<K>(client: &Client) -> Result<(), SimError>
-    where
-        K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-            + Clone
-            + fmt::Debug
-            + DeserializeOwned,
-    {
+    async fn clear_kind<K: ClusterObject>(client: &Client) -> Result<(), SimError> {
         let api: Api<K> = Api::all(client.clone());
         let err = |source| SimError::Api {
             action: format!("deleting every {}", K::kind(&())),
@@ -2366,6 +2341,11 @@ mod tests {
             max_unavailable: 2,
             ..Default::default()
         }
+    }
+
+    /// The [`small`] cluster with `faults`.
+    fn small_with(faults: Faults) -> Simulation {
+        Simulation::new(SimConfig { faults, ..small() }).expect("sim")
     }
 
     fn annotation<'a>(n: &'a Node, key: &str) -> &'a str {
@@ -2667,14 +2647,10 @@ mod tests {
 
     #[test]
     fn a_blocked_drain_degrades_the_node_then_clears() {
-        let mut sim = Simulation::new(SimConfig {
-            faults: Faults {
-                blocked_drain: Some(FaultSpec::auto(3)),
-                ..Default::default()
-            },
-            ..small()
-        })
-        .expect("sim");
+        let mut sim = small_with(Faults {
+            blocked_drain: Some(FaultSpec::auto(3)),
+            ..Default::default()
+        });
         let target = sim.blocked_drain_target().expect("target").to_string();
         let mut seen_steps = 0;
         let mut cleared_after = false;
@@ -2720,14 +2696,10 @@ mod tests {
 
     #[test]
     fn a_degraded_operator_holds_the_update_until_it_recovers() {
-        let mut sim = Simulation::new(SimConfig {
-            faults: Faults {
-                degraded_operator: Some(FaultSpec::on("kube-controller-manager", 4)),
-                ..Default::default()
-            },
-            ..small()
-        })
-        .expect("sim");
+        let mut sim = small_with(Faults {
+            degraded_operator: Some(FaultSpec::on("kube-controller-manager", 4)),
+            ..Default::default()
+        });
         sim.take_dirty();
         let mut degraded_steps = 0;
         while !sim.is_completed() && sim.steps() < 500 {
@@ -2763,14 +2735,10 @@ mod tests {
 
     #[test]
     fn a_paused_pool_excludes_its_nodes_until_unpaused() {
-        let mut sim = Simulation::new(SimConfig {
-            faults: Faults {
-                paused_pool: Some(FaultSpec::on("worker", 5)),
-                ..Default::default()
-            },
-            ..small()
-        })
-        .expect("sim");
+        let mut sim = small_with(Faults {
+            paused_pool: Some(FaultSpec::on("worker", 5)),
+            ..Default::default()
+        });
         let mut paused_steps = 0;
         while !sim.is_completed() && sim.steps() < 500 {
             sim.step();
@@ -2794,14 +2762,10 @@ mod tests {
 
     #[test]
     fn a_not_ready_node_is_unavailable_and_skipped_until_it_recovers() {
-        let mut sim = Simulation::new(SimConfig {
-            faults: Faults {
-                not_ready_node: Some(FaultSpec::auto(6)),
-                ..Default::default()
-            },
-            ..small()
-        })
-        .expect("sim");
+        let mut sim = small_with(Faults {
+            not_ready_node: Some(FaultSpec::auto(6)),
+            ..Default::default()
+        });
         let mut steps = 0;
         while !sim.is_completed() && sim.steps() < 500 {
             sim.step();
@@ -2835,14 +2799,10 @@ mod tests {
 
     #[test]
     fn a_stalled_operator_never_completes() {
-        let mut sim = Simulation::new(SimConfig {
-            faults: Faults {
-                stalled_operator: Some(FaultSpec::auto(0)),
-                ..Default::default()
-            },
-            ..small()
-        })
-        .expect("sim");
+        let mut sim = small_with(Faults {
+            stalled_operator: Some(FaultSpec::auto(0)),
+            ..Default::default()
+        });
         sim.run_to_completion(200);
         assert!(!sim.is_completed());
         assert_eq!(sim.stage(), Stage::ControlPlane);

@@ -22,7 +22,8 @@ use kube::core::GroupVersionKind;
 use kube::discovery::{self, ApiCapabilities, ApiResource, Scope};
 use kube::{Client, ResourceExt};
 use serde_json::{Map, Value, json};
-pub use update_status_api::snapshot::{flatten, parse_documents};
+use update_status_api::snapshot::read_values;
+pub use update_status_api::snapshot::{SnapshotError, flatten, parse_documents};
 
 /// The field manager of every write made by the loader.
 pub const FIELD_MANAGER: &str = "update-status-snapshot-loader";
@@ -69,23 +70,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A file could not be read (or is not UTF-8).
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file is neither valid YAML nor valid JSON.
-    #[error("{path} is not valid YAML or JSON: {message}")]
-    Syntax {
-        /// The file.
-        path: PathBuf,
-        /// What the parser said.
-        message: String,
-    },
+    /// A file could not be read (or is not UTF-8), or is neither valid YAML nor valid JSON
+    /// (the text names the file).
+    #[error(transparent)]
+    File(#[from] SnapshotError),
     /// An object of a file is not a usable Kubernetes object.
     #[error("{path}: object #{index} ({object}): {problem}")]
     Invalid {
@@ -229,26 +217,11 @@ pub fn snapshot_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 
 /// Reads every object of a file, with its identity checked. Fails on the first bad object.
 pub fn read_file(path: &Path) -> Result<Vec<SnapshotObject>, Error> {
-    parse_file(path)?
+    read_values(path)?
         .into_iter()
         .enumerate()
         .map(|(index, value)| identify(path, index, value))
         .collect()
-}
-
-/// Parses a file into its objects, lists flattened.
-fn parse_file(path: &Path) -> Result<Vec<Value>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let docs = parse_documents(&text).map_err(|message| Error::Syntax {
-        path: path.to_path_buf(),
-        message,
-    })?;
-    let mut values = Vec::new();
-    docs.into_iter().for_each(|d| flatten(d, &mut values));
-    Ok(values)
 }
 
 fn identify(path: &Path, index: usize, value: Value) -> Result<SnapshotObject, Error> {
@@ -457,7 +430,7 @@ pub async fn load_dir(client: &Client, dir: &Path) -> Result<usize, Error> {
     let mut errors = Vec::new();
     let mut objects = Vec::new();
     for file in snapshot_files(dir)? {
-        match parse_file(&file) {
+        match read_values(&file) {
             Ok(values) => {
                 for (index, value) in values.into_iter().enumerate() {
                     match identify(&file, index, value) {
@@ -466,7 +439,7 @@ pub async fn load_dir(client: &Client, dir: &Path) -> Result<usize, Error> {
                     }
                 }
             }
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.into()),
         }
     }
     objects.sort_by_key(|o| kind_rank(&o.kind)); // stable: file order within a kind
@@ -652,7 +625,10 @@ mod tests {
         let bad = dir.join("clusterversion.yaml");
         std::fs::write(&bad, "kind: ClusterVersion\nmetadata: [unclosed\n").expect("write");
         let err = read_file(&bad).expect_err("bad yaml");
-        assert!(matches!(err, Error::Syntax { .. }), "{err}");
+        assert!(
+            matches!(err, Error::File(SnapshotError::Syntax { .. })),
+            "{err}"
+        );
         assert!(err.to_string().contains("clusterversion.yaml"), "{err}");
 
         std::fs::write(

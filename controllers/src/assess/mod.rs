@@ -21,6 +21,7 @@ use update_status_api::crd::{
 use update_status_api::input::{
     Alert, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
+use update_status_api::snapshot::Snapshot;
 
 /// Everything the assessment reads, borrowed.
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,6 +40,22 @@ pub struct ClusterInputs<'a> {
     pub mco_image: Option<&'a str>,
     /// Prometheus alerts (`/api/v1/alerts`), when read (`None`: no alert insights).
     pub alerts: Option<&'a [Alert]>,
+}
+
+impl<'a> ClusterInputs<'a> {
+    /// The inputs a captured cluster holds (its alerts included, when captured): what the
+    /// CLI's offline mode and the fixture tests assess.
+    pub fn from_snapshot(snap: &'a Snapshot) -> Self {
+        ClusterInputs {
+            cluster_version: snap.cluster_version.as_ref(),
+            cluster_operators: &snap.cluster_operators,
+            pools: &snap.machine_config_pools,
+            machine_configs: &snap.machine_configs,
+            nodes: &snap.nodes,
+            mco_image: snap.mco_image.as_deref(),
+            alerts: snap.alerts.as_ref().map(|a| a.data.alerts.as_slice()),
+        }
+    }
 }
 
 /// The desired state of everything update-status writes for one cluster.

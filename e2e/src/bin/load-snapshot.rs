@@ -6,11 +6,11 @@
 //! `--clean` first deletes every ClusterVersion, ClusterOperator, MachineConfigPool,
 //! MachineConfig and Node, so the cluster holds exactly the loaded snapshot.
 
+mod common;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use update_status_e2e::snapshot;
 
 const USAGE: &str = "usage: load-snapshot [--kubeconfig FILE] [--clean] DIR...";
@@ -51,19 +51,7 @@ async fn run() -> anyhow::Result<()> {
         bail!("no snapshot folder given\n{USAGE}");
     }
 
-    let client = match &kubeconfig {
-        Some(path) => {
-            let kc = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("using kubeconfig {}", path.display()))?;
-            Client::try_from(config).context("creating a client")?
-        }
-        None => Client::try_default()
-            .await
-            .context("creating a client from KUBECONFIG / ~/.kube/config")?,
-    };
+    let client = common::client(kubeconfig.as_deref()).await?;
 
     if clean {
         let n = snapshot::clear(&client).await?;

@@ -6,14 +6,14 @@
 //!
 //! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 use jiff::{SignedDuration, Timestamp};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use update_status_e2e::simulator::{
     self, FaultSpec, Faults, SimConfig, Simulation, Simulator, StepReport,
 };
@@ -146,22 +146,6 @@ fn done(sim: &Simulation, steps: u64, max: Option<u64>) -> bool {
     sim.is_completed() || max.is_some_and(|m| steps >= m)
 }
 
-async fn client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
-    match kubeconfig {
-        Some(path) => {
-            let kc = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("using kubeconfig {}", path.display()))?;
-            Client::try_from(config).context("creating a client")
-        }
-        None => Client::try_default()
-            .await
-            .context("creating a client from KUBECONFIG / ~/.kube/config"),
-    }
-}
-
 async fn run(args: Args) -> anyhow::Result<()> {
     let mut sim = Simulation::new(config(&args))?;
     println!(
@@ -187,7 +171,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let client = client(args.kubeconfig.as_ref()).await?;
+    let client = common::client(args.kubeconfig.as_deref()).await?;
     if args.clean {
         simulator::clear(&client)
             .await
