@@ -3,7 +3,7 @@
 # etcd + kube-apiserver + kube-controller-manager on loopback, built from pinned
 # Go modules by hack/build-k8s.sh into .cache/bin.
 #
-# usage: hack/local-cluster.sh up|down|env|status
+# usage: hack/local-cluster.sh up|down|env|status|stop-apiserver|start-apiserver
 #
 #   up      start the control plane (no-op apart from re-applying the CRDs when it is
 #           already healthy), install hack/crds/*.yaml and config/crd/*.yaml and wait
@@ -11,6 +11,8 @@
 #   down    stop the processes (pid files) and remove $CLUSTER_DIR
 #   env     print `export KUBECONFIG=...` (use: eval "$(hack/local-cluster.sh env)")
 #   status  print the state of each component; exit 1 unless all are healthy
+#   stop-apiserver / start-apiserver
+#           an outage of kube-apiserver alone (same port, data kept in etcd), for tests
 #
 # environment:
 #   CLUSTER_DIR      state dir (default <repo>/.cache/cluster): pki, data, logs, kubeconfig
@@ -190,6 +192,21 @@ wait_ready() { # name check-function
   done
 }
 
+# Starts kube-apiserver on $APISERVER_PORT (the data stays in etcd across restarts).
+start_apiserver() {
+  local pki=$CLUSTER_DIR/pki
+  start kube-apiserver --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
+    --cert-dir="$CLUSTER_DIR/apiserver-certs" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" --authorization-mode=RBAC \
+    --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
+    --service-account-issuer="https://127.0.0.1:$APISERVER_PORT" \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --endpoint-reconciler-type=none --profiling=false \
+    --disable-admission-plugins=TaintNodesByCondition
+}
+
 # --- PKI -------------------------------------------------------------------------
 
 sign() { # name subject extensions...
@@ -350,16 +367,7 @@ EOF
   wait_ready etcd etcd_ok
 
   local pki=$CLUSTER_DIR/pki
-  start kube-apiserver --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
-    --cert-dir="$CLUSTER_DIR/apiserver-certs" \
-    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-    --client-ca-file="$pki/ca.crt" --authorization-mode=RBAC \
-    --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
-    --service-account-issuer="https://127.0.0.1:$APISERVER_PORT" \
-    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --endpoint-reconciler-type=none --profiling=false \
-    --disable-admission-plugins=TaintNodesByCondition
+  start_apiserver
   wait_ready kube-apiserver apiserver_ok
 
   # CRDs before kube-controller-manager: the garbage collector then watches their kinds
@@ -391,6 +399,25 @@ cmd_down() {
   stop_components
   rm -rf "$CLUSTER_DIR"
   log "stopped and removed $CLUSTER_DIR"
+}
+
+# An outage of the API server alone (etcd and the data stay): for tests of clients that
+# must survive one.
+cmd_stop_apiserver() {
+  load_ports || die "no cluster in $CLUSTER_DIR (run '$0 up' first)"
+  signal_and_wait TERM kube-apiserver
+  log "kube-apiserver stopped (https://127.0.0.1:$APISERVER_PORT)"
+}
+
+cmd_start_apiserver() {
+  load_ports || die "no cluster in $CLUSTER_DIR (run '$0 up' first)"
+  if live_pid kube-apiserver >/dev/null; then
+    log "kube-apiserver already running"
+    return 0
+  fi
+  start_apiserver
+  wait_ready kube-apiserver apiserver_ok
+  log "kube-apiserver started (https://127.0.0.1:$APISERVER_PORT)"
 }
 
 cmd_env() {
@@ -431,5 +458,7 @@ up) cmd_up ;;
 down) cmd_down ;;
 env) cmd_env ;;
 status) cmd_status || exit 1 ;;
+stop-apiserver) cmd_stop_apiserver ;;
+start-apiserver) cmd_start_apiserver ;;
 *) usage ;;
 esac

@@ -126,7 +126,7 @@ fn assessment_badness(a: Assessment) -> u8 {
     }
 }
 
-/// Builds the rows, worst first: by the most severe health insight, then the control-plane
+/// Builds the rows (one per namespace holding a ControlPlaneUpdateStatus), worst first: by the most severe health insight, then the control-plane
 /// assessment (Stalled, Progressing - Slow, Unknown, Progressing, Completed), then pools in
 /// trouble (Degraded before Excluded), then lowest completion, then cluster name.
 pub fn rows(
@@ -135,6 +135,20 @@ pub fn rows(
     health: &[UpdateInsight],
 ) -> Vec<FleetRow> {
     let mut out: Vec<FleetRow> = Vec::new();
+    // One row per namespace, from its ControlPlaneUpdateStatus named after the namespace (the
+    // hub copy, named after the cluster: design.md), else `cluster` (a standalone cluster's),
+    // else the first by name.
+    let mut cps: Vec<&ControlPlaneUpdateStatus> = cps.iter().collect();
+    cps.sort_by_cached_key(|c| {
+        let namespace = c.namespace().unwrap_or_default();
+        let name = c.name_any();
+        (
+            namespace.clone(),
+            name != namespace,
+            name != "cluster",
+            name,
+        )
+    });
     for cp in cps {
         let Some(status) = cp.status.as_ref() else {
             continue;
@@ -320,6 +334,29 @@ mod tests {
             ..Default::default()
         });
         o
+    }
+
+    #[test]
+    fn a_hub_namespace_row_comes_from_the_status_named_after_the_cluster() {
+        let mut stale = cp("prod-east", Assessment::Stalled, 10);
+        stale.metadata.name = Some("cluster".into());
+        let mut copy = cp("prod-east", Assessment::Progressing, 60);
+        copy.metadata.name = Some("prod-east".into());
+        copy.metadata.labels = Some(
+            [(
+                labels::ACM_CLUSTER_NAME.to_string(),
+                "prod-east".to_string(),
+            )]
+            .into_iter()
+            .collect(),
+        );
+        let mut other = cp("prod-east", Assessment::Unknown, 0);
+        other.metadata.name = Some("aaa".into());
+        let rows = rows(&[stale, other, copy], &[], &[]);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].cluster, "prod-east");
+        assert_eq!(rows[0].assessment, Assessment::Progressing);
+        assert_eq!(rows[0].completion_percent, 60);
     }
 
     #[test]

@@ -113,24 +113,6 @@ impl PollState {
     }
 }
 
-/// A pseudo-random jitter in [-0.1, 0.1) (no RNG crate needed for this).
-fn jitter() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    jitter_from(h.finish())
-}
-
-/// Maps any hash to [-0.1, 0.1): 2,000 steps of 0.0001 starting at -0.1.
-fn jitter_from(hash: u64) -> f64 {
-    (hash % 2000) as f64 / 10_000.0 - 0.1
-}
-
 /// The insights this reconciler wants (name, content), in a stable order.
 ///
 /// - `control_plane`: the ControlPlaneUpdateStatus `cluster` (`None`: none yet → nothing);
@@ -265,7 +247,8 @@ impl AlertsReconciler {
                 );
             }
         }
-        self.next_poll = Some(Instant::now() + self.poll.next_delay(self.settings, jitter()));
+        self.next_poll =
+            Some(Instant::now() + self.poll.next_delay(self.settings, crate::clock::jitter()));
     }
 
     /// One pass (see [`Reconcile::reconcile`]): polls when due, then writes.
@@ -415,16 +398,6 @@ mod tests {
         };
         p.failed("x".into(), ts(NOW));
         assert_eq!(p.next_delay(slow, 0.0), Duration::from_secs(600));
-        for _ in 0..100 {
-            let j = jitter();
-            assert!((-0.1..0.1).contains(&j), "{j}");
-        }
-        // The bounds, deterministically: the extremes of the hash range stay inside.
-        assert_eq!(jitter_from(0), -0.1);
-        for hash in [1999, 2000, 3999, u64::MAX, u64::MAX - 1, 2000 * 7 + 1999] {
-            let j = jitter_from(hash);
-            assert!((-0.1..0.1).contains(&j), "{hash} -> {j}");
-        }
     }
 
     #[test]

@@ -2,11 +2,13 @@
 //! watch OpenShift inputs and write its results ([`control_plane_reconciler`],
 //! [`worker_pools_reconciler`], and [`alerts_reconciler`] which polls Prometheus through
 //! [`prometheus`]), with the shared watch caches ([`watch`]), the change-only
-//! writer ([`writer`]) and the Prometheus metrics ([`metrics`]).
+//! writer ([`writer`]) and the Prometheus metrics ([`metrics`]); and the optional
+//! [`hub_sync`], which copies our objects to a fleet hub.
 pub mod alerts_reconciler;
 pub mod assess;
 pub mod clock;
 pub mod control_plane_reconciler;
+pub mod hub_sync;
 pub mod leader;
 pub mod metrics;
 pub mod prometheus;

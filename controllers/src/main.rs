@@ -1,7 +1,8 @@
 //! `update-status-controller`: watches ClusterVersion, ClusterOperators, MachineConfigPools,
 //! MachineConfigs and Nodes, and writes ControlPlaneUpdateStatus, WorkerPoolUpdateStatus and
 //! UpdateInsight objects into its namespace. Serves `/metrics`, `/healthz` and `/readyz`.
-//! With `--prometheus-url`, it also polls Prometheus' firing alerts into health insights.
+//! With `--prometheus-url`, it also polls Prometheus' firing alerts into health insights; with
+//! `--hub-kubeconfig` and `--cluster-name`, it copies its objects to a fleet hub.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use update_status_api::crd::UpdateInsight;
 use update_status_controllers::alerts_reconciler::{self, AlertsReconciler, PollSettings};
 use update_status_controllers::clock::Clock;
 use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
+use update_status_controllers::hub_sync::{self, HubConfig, HubSync};
 use update_status_controllers::leader::Elector;
 use update_status_controllers::metrics::Metrics;
 use update_status_controllers::prometheus::{PrometheusClient, PrometheusConfig};
@@ -80,6 +82,30 @@ struct Args {
     /// while it fails).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     prometheus_interval: std::time::Duration,
+    /// Kubeconfig of a fleet hub (e.g. ACM) to report to: the ControlPlaneUpdateStatus, the
+    /// WorkerPoolUpdateStatus objects and the health insights are copied into namespace
+    /// `<cluster-name>` there. Unset: no hub sync. Needs `--cluster-name`.
+    #[arg(
+        long,
+        env = "HUB_KUBECONFIG",
+        value_name = "PATH",
+        requires = "cluster_name"
+    )]
+    hub_kubeconfig: Option<PathBuf>,
+    /// This cluster's name on the hub (a DNS-1123 label): the namespace of the copies, the
+    /// name of the ControlPlaneUpdateStatus copy, label `open-cluster-management.io/cluster-name`.
+    #[arg(long, env = "CLUSTER_NAME", value_name = "NAME", value_parser = parse_cluster_name)]
+    cluster_name: Option<String>,
+    /// Also copy progress insights (one per node, operator and the ClusterVersion) to the hub.
+    #[arg(long, env = "HUB_INCLUDE_PROGRESS", default_value_t = false)]
+    hub_include_progress: bool,
+}
+
+/// `--cluster-name`: a DNS-1123 label.
+fn parse_cluster_name(s: &str) -> Result<String, String> {
+    hub_sync::validate_cluster_name(s)
+        .map(|()| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// A positive duration: `30s`, `1m`, `500ms`, `1h 30m` or ISO 8601 (`PT30S`).
@@ -135,6 +161,25 @@ async fn main() -> anyhow::Result<()> {
 
     let wakers = Wakers::default();
     let caches = watches::start(&client, &args.namespace, &wakers, synced.clone());
+    // Checked before the reconcilers start (the hub is not contacted yet): an unreadable hub
+    // kubeconfig is a configuration error.
+    let hub = match (&args.hub_kubeconfig, &args.cluster_name) {
+        (Some(kubeconfig), Some(cluster_name)) => Some(
+            HubSync::new(
+                HubConfig {
+                    kubeconfig: kubeconfig.clone(),
+                    cluster_name: cluster_name.clone(),
+                    include_progress: args.hub_include_progress,
+                },
+                caches.clone(),
+                wakers.hub_sync.clone(),
+                metrics.clone(),
+            )
+            .await
+            .context("--hub-kubeconfig")?,
+        ),
+        _ => None,
+    };
     {
         // Health series are computed from our insights at scrape time (every scope, whichever
         // reconciler wrote them).
@@ -250,9 +295,18 @@ async fn main() -> anyhow::Result<()> {
             None
         }
     };
+    // Like the reconcilers, the hub sync runs only while we lead.
+    let hub_task = match hub {
+        Some(hub) => Some(tokio::spawn(hub.run(shutdown_rx.clone()))),
+        None => {
+            tracing::info!("no --hub-kubeconfig: hub sync off");
+            None
+        }
+    };
     wakers.control_plane.notify_one();
     wakers.worker_pools.notify_one();
     wakers.alerts.notify_one();
+    wakers.hub_sync.notify_one();
     tracing::info!(namespace = %args.namespace, "update-status-controller running");
 
     let lost = async {
@@ -275,6 +329,9 @@ async fn main() -> anyhow::Result<()> {
     let _ = shutdown_tx.send(true);
     let _ = tokio::join!(cp_task, wp_task);
     if let Some(t) = alerts_task {
+        let _ = t.await;
+    }
+    if let Some(t) = hub_task {
         let _ = t.await;
     }
     server.abort();

@@ -68,6 +68,10 @@ pub struct Metrics {
     prometheus_polls: IntCounterVec,
     prometheus_failures: IntCounterVec,
     prometheus_last_success: GaugeVec,
+    hub_writes: IntCounterVec,
+    hub_up: IntGaugeVec,
+    hub_errors: IntCounterVec,
+    hub_last_success: GaugeVec,
     names: Vec<String>,
     insight_source: OnceLock<InsightSource>,
     render_lock: Mutex<()>,
@@ -197,6 +201,34 @@ impl Metrics {
                 ),
                 &[],
             )?,
+            hub_writes: IntCounterVec::new(
+                Opts::new(
+                    "update_status_hub_writes_total",
+                    "Writes to the fleet hub (--hub-kubeconfig) by kind and verb.",
+                ),
+                &["kind", "verb"],
+            )?,
+            hub_up: IntGaugeVec::new(
+                Opts::new(
+                    "update_status_hub_sync_up",
+                    "1 if the last hub sync pass succeeded, 0 after a failed pass or hub watch (absent without --hub-kubeconfig).",
+                ),
+                &[],
+            )?,
+            hub_errors: IntCounterVec::new(
+                Opts::new(
+                    "update_status_hub_sync_errors_total",
+                    "Failed hub sync passes and hub watch errors by reason (connect, timeout, unauthorized, forbidden, not-found, api, config, other).",
+                ),
+                &["reason"],
+            )?,
+            hub_last_success: GaugeVec::new(
+                Opts::new(
+                    "update_status_hub_sync_last_success_timestamp_seconds",
+                    "When a hub sync pass last succeeded (Unix seconds).",
+                ),
+                &[],
+            )?,
             registry,
             names: Vec::new(),
             insight_source: OnceLock::new(),
@@ -218,6 +250,10 @@ impl Metrics {
             Box::new(m.prometheus_polls.clone()),
             Box::new(m.prometheus_failures.clone()),
             Box::new(m.prometheus_last_success.clone()),
+            Box::new(m.hub_writes.clone()),
+            Box::new(m.hub_up.clone()),
+            Box::new(m.hub_errors.clone()),
+            Box::new(m.hub_last_success.clone()),
         ] {
             m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
@@ -260,18 +296,47 @@ impl Metrics {
         self.api_writes.with_label_values(&[kind, verb]).inc();
     }
 
-    /// Total writes so far (all kinds and verbs).
-    pub fn total_writes(&self) -> u64 {
+    /// Counts a write to the fleet hub.
+    pub fn hub_write(&self, kind: &str, verb: &str) {
+        self.hub_writes.with_label_values(&[kind, verb]).inc();
+    }
+
+    /// Total writes to the fleet hub so far (all kinds and verbs).
+    pub fn total_hub_writes(&self) -> u64 {
+        self.sum_counter("update_status_hub_writes_total")
+    }
+
+    /// Records a successful hub sync pass at `at` (Unix seconds).
+    pub fn hub_sync_succeeded(&self, at: f64) {
+        self.hub_up.with_label_values(&[] as &[&str]).set(1);
+        self.hub_last_success
+            .with_label_values(&[] as &[&str])
+            .set(at);
+    }
+
+    /// Records a failed hub sync pass or hub watch error.
+    pub fn hub_sync_failed(&self, reason: &str) {
+        self.hub_up.with_label_values(&[] as &[&str]).set(0);
+        self.hub_errors.with_label_values(&[reason]).inc();
+    }
+
+    /// Sum of a counter's series.
+    fn sum_counter(&self, name: &str) -> u64 {
         self.registry
             .gather()
             .iter()
-            .filter(|f| f.name() == "update_status_api_writes_total")
+            .filter(|f| f.name() == name)
             .flat_map(|f| {
                 f.get_metric()
                     .iter()
                     .map(|m| m.get_counter().get_value() as u64)
             })
             .sum()
+    }
+
+    /// Total writes so far (all kinds and verbs).
+    pub fn total_writes(&self) -> u64 {
+        self.sum_counter("update_status_api_writes_total")
     }
 
     /// Records a reconcile pass.
@@ -452,6 +517,40 @@ mod tests {
         let text = m.render();
         assert!(
             text.contains(r#"update_status_api_writes_total{kind="UpdateInsight",verb="apply"} 1"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn hub_writes_and_sync_state_are_apart_from_local_writes() {
+        let m = Metrics::new().expect("metrics");
+        assert!(
+            !m.render().contains("update_status_hub_sync_up"),
+            "absent without a hub"
+        );
+        m.write("UpdateInsight", "apply");
+        m.hub_write("UpdateInsight", "apply");
+        m.hub_write("UpdateInsight", "delete");
+        assert_eq!(m.total_writes(), 1);
+        assert_eq!(m.total_hub_writes(), 2);
+        m.hub_sync_failed("forbidden");
+        let text = m.render();
+        assert!(text.contains("update_status_hub_sync_up 0"), "{text}");
+        assert!(
+            text.contains(r#"update_status_hub_sync_errors_total{reason="forbidden"} 1"#),
+            "{text}"
+        );
+        m.hub_sync_succeeded(1_700_000_000.0);
+        let text = m.render();
+        assert!(text.contains("update_status_hub_sync_up 1"), "{text}");
+        assert!(
+            text.contains("update_status_hub_sync_last_success_timestamp_seconds 1700000000"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"update_status_hub_writes_total{kind="UpdateInsight",verb="delete"} 1"#
+            ),
             "{text}"
         );
     }

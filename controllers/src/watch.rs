@@ -4,9 +4,11 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use futures::StreamExt;
 use kube::runtime::reflector::{self, Store};
+use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
@@ -60,6 +62,8 @@ pub struct Wakers {
     /// The alerts reconciler (woken by our status objects: the update's start and whether an
     /// update is in progress; it polls Prometheus on its own schedule).
     pub alerts: Arc<Notify>,
+    /// The hub sync (woken by any of our objects; idle without `--hub-kubeconfig`).
+    pub hub_sync: Arc<Notify>,
 }
 
 /// Starts every watch. `synced` turns true when all caches have listed once.
@@ -72,6 +76,7 @@ pub fn start(
     let cp = || vec![wakers.control_plane.clone()];
     let wp = || vec![wakers.worker_pools.clone()];
     let both = || vec![wakers.control_plane.clone(), wakers.worker_pools.clone()];
+    let hub = || wakers.hub_sync.clone();
     let ours = watcher::Config::default().labels(&format!(
         "{}={}",
         labels::MANAGED_BY,
@@ -87,19 +92,23 @@ pub fn start(
         insights: spawn(
             Api::namespaced(client.clone(), namespace),
             ours.clone(),
-            both(),
+            vec![
+                wakers.control_plane.clone(),
+                wakers.worker_pools.clone(),
+                hub(),
+            ],
             "UpdateInsight",
         ),
         control_plane_statuses: spawn(
             Api::namespaced(client.clone(), namespace),
             ours.clone(),
-            vec![wakers.control_plane.clone(), wakers.alerts.clone()],
+            vec![wakers.control_plane.clone(), wakers.alerts.clone(), hub()],
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: spawn(
             Api::namespaced(client.clone(), namespace),
             ours,
-            vec![wakers.worker_pools.clone(), wakers.alerts.clone()],
+            vec![wakers.worker_pools.clone(), wakers.alerts.clone(), hub()],
             "WorkerPoolUpdateStatus",
         ),
     };
@@ -124,11 +133,72 @@ pub fn start(
 }
 
 /// Drops what we never read from cached objects (managed fields are large).
-fn slim<K: Resource>(obj: &mut K) {
+pub(crate) fn slim<K: Resource>(obj: &mut K) {
     let meta = obj.meta_mut();
     meta.managed_fields = None;
     if let Some(a) = meta.annotations.as_mut() {
         a.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+}
+
+/// Shortest and longest wait between two attempts of a failing watch.
+const WATCH_RETRY_MIN: Duration = Duration::from_millis(500);
+const WATCH_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// Retry delays of a failing watch: 0.5 s doubling up to 5 s, ±10 % jitter, back to 0.5 s after
+/// a minute without errors. kube's default goes up to 30 s (client-go's choice for thousands of
+/// clients); one controller with a handful of watches can afford to notice a returning API
+/// server within seconds: that is when an admin looks.
+fn watch_backoff() -> ResetTimerBackoff<WatchBackoff> {
+    ResetTimerBackoff::new(
+        WatchBackoff {
+            next: WATCH_RETRY_MIN,
+        },
+        Duration::from_secs(60),
+    )
+}
+
+/// Exponential backoff without a limit on attempts (see [`watch_backoff`]).
+struct WatchBackoff {
+    next: Duration,
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(WATCH_RETRY_MAX);
+        Some(delay.mul_f64(1.0 + crate::clock::jitter()))
+    }
+}
+
+impl Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = WATCH_RETRY_MIN;
+    }
+}
+
+/// What an admin should check when a watch fails, from the error.
+pub fn watch_error_hint(e: &watcher::Error) -> &'static str {
+    let code = match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s))
+        | watcher::Error::WatchError(s) => Some(s.code),
+        watcher::Error::NoResourceVersion => {
+            return "the API server sent no resourceVersion; does this resource support watch?";
+        }
+        _ => None,
+    };
+    match code {
+        Some(404) => "the kind is not served: is its CRD installed?",
+        Some(401) => "the API server does not accept our credentials",
+        Some(403) => "RBAC: is the controller allowed to list and watch it?",
+        Some(410) => "the watch expired (resourceVersion too old); re-listing",
+        Some(c) if c >= 500 => "the API server is failing (see its logs)",
+        Some(_) => "the API server rejected the request",
+        None => "cannot reach the API server (down, restarting, or the network)",
     }
 }
 
@@ -143,7 +213,7 @@ where
 {
     let (reader, writer) = reflector::store();
     let stream = watcher(api, config)
-        .default_backoff()
+        .backoff(watch_backoff())
         .modify(slim::<K>)
         .reflect(writer);
     tokio::spawn(async move {
@@ -151,8 +221,10 @@ where
         let mut failing = false;
         while let Some(ev) = stream.next().await {
             match ev {
-                Ok(_) => {
-                    if failing {
+                Ok(ev) => {
+                    // `Init` comes before every (re-)list attempt, successful or not: only a
+                    // listed or watched object, or the end of a list, shows a recovery.
+                    if failing && !matches!(ev, watcher::Event::Init) {
                         tracing::info!(kind = what, "watch recovered");
                         failing = false;
                     }
@@ -163,7 +235,7 @@ where
                 Err(e) => {
                     // The watcher retries with backoff; say why once per outage.
                     if !failing {
-                        tracing::warn!(kind = what, error = %e, "watch failing (is the CRD installed and are we allowed to list/watch it?); retrying with backoff");
+                        tracing::warn!(kind = what, error = %e, hint = watch_error_hint(&e), "watch failing; retrying with backoff");
                         failing = true;
                     }
                 }
@@ -171,4 +243,51 @@ where
         }
     });
     reader
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::Status;
+
+    fn api(code: u16) -> kube::Error {
+        kube::Error::Api(Status::failure("x", "y").with_code(code).boxed())
+    }
+
+    #[test]
+    fn watch_retries_back_off_to_five_seconds_and_reset() {
+        let mut b = WatchBackoff {
+            next: WATCH_RETRY_MIN,
+        };
+        let secs: Vec<f64> = (0..7)
+            .filter_map(|_| b.next())
+            .map(|d| d.as_secs_f64())
+            .collect();
+        for (got, want) in secs.iter().zip([0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0]) {
+            assert!((got / want - 1.0).abs() <= 0.1 + 1e-9, "{secs:?}");
+        }
+        b.reset();
+        let first = b.next().map(|d| d.as_secs_f64()).unwrap_or_default();
+        assert!((0.45..0.55).contains(&first), "{first}");
+    }
+
+    #[test]
+    fn watch_errors_say_what_to_check() {
+        assert!(watch_error_hint(&watcher::Error::InitialListFailed(api(404))).contains("CRD"));
+        assert!(watch_error_hint(&watcher::Error::WatchStartFailed(api(403))).contains("RBAC"));
+        assert!(watch_error_hint(&watcher::Error::WatchFailed(api(401))).contains("credentials"));
+        assert!(
+            watch_error_hint(&watcher::Error::WatchError(
+                Status::failure("gone", "Expired").with_code(410).boxed()
+            ))
+            .contains("expired")
+        );
+        assert!(watch_error_hint(&watcher::Error::InitialListFailed(api(503))).contains("failing"));
+        let unreachable = kube::Error::Service("connection refused".into());
+        assert!(
+            watch_error_hint(&watcher::Error::InitialListFailed(unreachable))
+                .contains("cannot reach the API server")
+        );
+        assert!(watch_error_hint(&watcher::Error::NoResourceVersion).contains("resourceVersion"));
+    }
 }

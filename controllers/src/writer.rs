@@ -6,6 +6,10 @@
 //! owner references) and `.status` are separate API calls (the status subresource), so a new
 //! object costs two writes and a changed one one or two.
 //!
+//! A writer for a fleet hub ([`Writer::for_hub`], used by [`crate::hub_sync`]) counts its writes
+//! apart (`update_status_hub_writes_total`) and stops a pass at the first failed call: an
+//! unreachable hub, a missing namespace or missing permissions would fail every other call too.
+//!
 //! The comparison is against the watch cache of our own objects. Right after a write the cache
 //! may lag, so the writer remembers what it wrote ("pending") until the cache shows that
 //! resourceVersion or [`PENDING_TTL`] passes; this keeps a burst of events from writing the
@@ -14,6 +18,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -139,6 +144,18 @@ struct Pending<S> {
     at: Instant,
 }
 
+/// Which API server a writer writes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// The cluster's own: writes counted in `update_status_api_writes_total`; a failed call
+    /// does not stop the others (one object's problem is not another's).
+    Local,
+    /// A fleet hub: writes counted in `update_status_hub_writes_total`; the first failed call
+    /// stops the pass (the cause is almost always shared: unreachable, forbidden, no
+    /// namespace), and the caller reports it.
+    Hub,
+}
+
 /// Writes one kind for one reconciler in one namespace.
 pub struct Writer<K: StatusObject> {
     api: Api<K>,
@@ -148,6 +165,7 @@ pub struct Writer<K: StatusObject> {
     pending: HashMap<String, Pending<K::Status>>,
     deleted: HashMap<String, Instant>,
     metrics: Arc<Metrics>,
+    target: Target,
 }
 
 /// Is this label ours (so its absence in the desired set means "remove")?
@@ -209,6 +227,38 @@ impl<K: StatusObject> Writer<K> {
             pending: HashMap::new(),
             deleted: HashMap::new(),
             metrics,
+            target: Target::Local,
+        }
+    }
+
+    /// A writer for `reconciler`'s copies of kind `K` in `namespace` on a fleet hub (`client`
+    /// talks to the hub): writes are counted as hub writes, and a pass stops at the first
+    /// failed call, which the caller reports (the writer logs it at debug level only).
+    pub fn for_hub(
+        client: kube::Client,
+        namespace: &str,
+        reconciler: &'static str,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Writer {
+            target: Target::Hub,
+            ..Writer::new(client, namespace, reconciler, metrics)
+        }
+    }
+
+    /// Counts one write.
+    fn count(&self, kind: &str, verb: &str) {
+        match self.target {
+            Target::Local => self.metrics.write(kind, verb),
+            Target::Hub => self.metrics.hub_write(kind, verb),
+        }
+    }
+
+    /// Logs a failed call (a hub writer's caller reports failures itself).
+    fn log_failure(&self, e: &WriteError, what: &str) {
+        match self.target {
+            Target::Local => tracing::warn!(error = %e, "{what} failed"),
+            Target::Hub => tracing::debug!(error = %e, "hub {what} failed"),
         }
     }
 
@@ -267,13 +317,24 @@ impl<K: StatusObject> Writer<K> {
         }
         let api = self.api.clone();
         let params = PatchParams::apply(&self.manager).force();
+        // A hub writer starts no new call once one has failed (see [`Target::Hub`]); the jobs
+        // skipped are planned again at the next pass.
+        let stop_on_error = self.target == Target::Hub;
+        let failed = AtomicBool::new(false);
+        let failed = &failed;
         let results: Vec<JobResult<K::Status>> = futures::stream::iter(jobs)
             .map(|job| {
                 let api = api.clone();
                 let params = params.clone();
                 async move {
+                    if stop_on_error && failed.load(Ordering::Relaxed) {
+                        return (job, None);
+                    }
                     let r = execute(&api, &params, &job).await;
-                    (job, r)
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    (job, Some(r))
                 }
             })
             .buffer_unordered(WRITE_CONCURRENCY)
@@ -281,21 +342,22 @@ impl<K: StatusObject> Writer<K> {
             .await;
         let kind = K::kind(&()).to_string();
         for (job, result) in results {
+            let Some(result) = result else { continue };
             match result {
-                Ok(rv) => {
-                    if job.meta {
+                Ok(written) => {
+                    if written.meta {
                         stats.meta_writes += 1;
-                        self.metrics.write(&kind, "apply");
+                        self.count(&kind, "apply");
                         self.deleted.remove(&job.name);
                     }
                     if job.status_body {
                         stats.status_writes += 1;
-                        self.metrics.write(&kind, "apply-status");
+                        self.count(&kind, "apply-status");
                     }
                     self.pending.insert(
                         job.name,
                         Pending {
-                            resource_version: rv,
+                            resource_version: written.resource_version,
                             labels: job.labels,
                             owner: job.owner,
                             status: Some(job.status),
@@ -307,15 +369,18 @@ impl<K: StatusObject> Writer<K> {
                     // A failed status write after a metadata write: the metadata write counts.
                     if verb == "apply-status" && job.meta {
                         stats.meta_writes += 1;
-                        self.metrics.write(&kind, "apply");
+                        self.count(&kind, "apply");
                     }
                     let e = self.error(verb, &job.name, e);
-                    tracing::warn!(error = %e, "write failed");
+                    self.log_failure(&e, "write");
                     first_error.get_or_insert(e);
                 }
             }
         }
         for (name, obj) in &existing {
+            if stop_on_error && first_error.is_some() {
+                break;
+            }
             if wanted.contains(name)
                 || self.deleted.contains_key(*name)
                 || obj.meta().deletion_timestamp.is_some()
@@ -325,14 +390,14 @@ impl<K: StatusObject> Writer<K> {
             match self.api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => {
                     stats.deletes += 1;
-                    self.metrics.write(K::kind(&()).as_ref(), "delete");
+                    self.count(K::kind(&()).as_ref(), "delete");
                     self.deleted.insert(name.to_string(), now);
                     self.pending.remove(*name);
                 }
                 Err(kube::Error::Api(s)) if s.is_not_found() => {}
                 Err(e) => {
                     let e = self.error("delete", name, e);
-                    tracing::warn!(error = %e, "delete failed");
+                    self.log_failure(&e, "delete");
                     first_error.get_or_insert(e);
                 }
             }
@@ -406,8 +471,9 @@ impl<K: StatusObject> Writer<K> {
 /// Writes made concurrently by one [`Writer::sync`].
 pub const WRITE_CONCURRENCY: usize = 8;
 
-/// A job and how its writes went (the resourceVersion, or the verb that failed).
-type JobResult<S> = (Job<S>, Result<Option<String>, (&'static str, kube::Error)>);
+/// A job and how its writes went (what was written, or the verb that failed; `None`: not
+/// run, a hub writer having stopped at an earlier failure).
+type JobResult<S> = (Job<S>, Option<Result<Written, (&'static str, kube::Error)>>);
 
 /// The writes one object needs.
 struct Job<S> {
@@ -463,41 +529,79 @@ async fn execute<K: StatusObject, S: Serialize + Debug>(
     api: &Api<K>,
     params: &PatchParams,
     job: &Job<S>,
+) -> Result<Written, (&'static str, kube::Error)> {
+    let mut written = Written::default();
+    if job.meta {
+        written.resource_version = apply_meta(api, params, job).await?;
+        written.meta = true;
+    }
+    if job.status_body {
+        let status = apply_status(api, params, job).await;
+        written.resource_version = match status {
+            // Deleted behind our back since we last saw it (e.g. while the API server was away
+            // and our cache did not show it yet): create it again now, not after a retry.
+            Err(kube::Error::Api(s)) if s.is_not_found() && !written.meta => {
+                apply_meta(api, params, job).await?;
+                written.meta = true;
+                apply_status(api, params, job).await
+            }
+            other => other,
+        }
+        .map_err(|e| ("apply-status", e))?;
+    }
+    Ok(written)
+}
+
+/// What [`execute`] wrote.
+#[derive(Default)]
+struct Written {
+    /// The object's resourceVersion after the last write.
+    resource_version: Option<String>,
+    /// Whether its metadata was applied (a creation included).
+    meta: bool,
+}
+
+async fn apply_meta<K: StatusObject, S: Serialize + Debug>(
+    api: &Api<K>,
+    params: &PatchParams,
+    job: &Job<S>,
 ) -> Result<Option<String>, (&'static str, kube::Error)> {
     let kind = K::kind(&());
     let api_version = K::api_version(&());
-    let mut rv = None;
-    if job.meta {
-        let body = MetaBody {
-            api_version: &api_version,
-            kind: &kind,
-            metadata: MetaPart {
-                name: &job.name,
-                labels: &job.labels,
-                owner_references: job.owner.iter().collect(),
-            },
-            spec: Empty {},
-        };
-        let obj = api
-            .patch(&job.name, params, &Patch::Apply(&body))
-            .await
-            .map_err(|e| ("apply", e))?;
-        rv = obj.meta().resource_version.clone();
-    }
-    if job.status_body {
-        let body = StatusBody {
-            api_version: &api_version,
-            kind: &kind,
-            metadata: NamePart { name: &job.name },
-            status: &job.status,
-        };
-        let obj = api
-            .patch_status(&job.name, params, &Patch::Apply(&body))
-            .await
-            .map_err(|e| ("apply-status", e))?;
-        rv = obj.meta().resource_version.clone();
-    }
-    Ok(rv)
+    let body = MetaBody {
+        api_version: &api_version,
+        kind: &kind,
+        metadata: MetaPart {
+            name: &job.name,
+            labels: &job.labels,
+            owner_references: job.owner.iter().collect(),
+        },
+        spec: Empty {},
+    };
+    let obj = api
+        .patch(&job.name, params, &Patch::Apply(&body))
+        .await
+        .map_err(|e| ("apply", e))?;
+    Ok(obj.meta().resource_version.clone())
+}
+
+async fn apply_status<K: StatusObject, S: Serialize + Debug>(
+    api: &Api<K>,
+    params: &PatchParams,
+    job: &Job<S>,
+) -> Result<Option<String>, kube::Error> {
+    let kind = K::kind(&());
+    let api_version = K::api_version(&());
+    let body = StatusBody {
+        api_version: &api_version,
+        kind: &kind,
+        metadata: NamePart { name: &job.name },
+        status: &job.status,
+    };
+    let obj = api
+        .patch_status(&job.name, params, &Patch::Apply(&body))
+        .await?;
+    Ok(obj.meta().resource_version.clone())
 }
 
 /// An owner reference to an input object (never a controller reference, never blocking owner

@@ -100,6 +100,15 @@ impl Controller {
         })
     }
 
+    /// Whether the process is still running (`Err(status)`: it exited, how).
+    pub fn running(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!("the controller exited: {status}")),
+            Err(e) => Err(format!("cannot tell whether the controller runs: {e}")),
+        }
+    }
+
     /// `127.0.0.1:<port>` of its `/metrics`, `/healthz` and `/readyz`.
     pub fn metrics_addr(&self) -> &str {
         &self.metrics_addr

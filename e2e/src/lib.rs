@@ -57,6 +57,9 @@ pub enum Error {
     /// The local control plane did not start (shared by every test of the process).
     #[error("the local control plane did not start: {0}")]
     ClusterStart(String),
+    /// A `hack/local-cluster.sh` command on the running control plane failed.
+    #[error("local control plane: {0}")]
+    LocalCluster(String),
     /// A program could not be run.
     #[error("cannot run {program}: {source}")]
     Spawn {
@@ -152,10 +155,13 @@ fn start_or_reuse_cluster() -> Result<Cluster, String> {
         if value.contains(':') {
             return Err(Error::SeveralKubeconfigs(value).to_string());
         }
-        return Ok(Cluster {
-            kubeconfig: PathBuf::from(value),
-            dir: None,
-        });
+        // `hack/e2e.sh` exports the CLUSTER_DIR of the control plane it started: then tests
+        // may also drive that control plane (e.g. stop and start its API server).
+        let kubeconfig = PathBuf::from(value);
+        let dir = std::env::var_os("CLUSTER_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.join("kubeconfig") == kubeconfig);
+        return Ok(Cluster { kubeconfig, dir });
     }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -262,9 +268,42 @@ impl TestEnv {
         &self.cluster.kubeconfig
     }
 
-    /// The `CLUSTER_DIR` (logs, PKI) when the harness started the cluster itself.
+    /// The `CLUSTER_DIR` (logs, PKI) when the cluster was started by `hack/local-cluster.sh`
+    /// (by the harness itself, or by `hack/e2e.sh`).
     pub fn cluster_dir(&self) -> Option<&Path> {
         self.cluster.dir.as_deref()
+    }
+
+    /// Runs `hack/local-cluster.sh <command>` on this cluster (e.g. `stop-apiserver`); `None`
+    /// when the cluster was not started by that script (a cluster given by `KUBECONFIG`).
+    pub async fn local_cluster(&self, command: &str) -> Option<Result<(), Error>> {
+        let dir = self.cluster_dir()?.to_path_buf();
+        let script = repo_root().join("hack/local-cluster.sh");
+        let command = command.to_string();
+        let run = tokio::task::spawn_blocking(move || {
+            Command::new(&script)
+                .arg(&command)
+                .env("CLUSTER_DIR", &dir)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run {}: {e}", script.display()))
+                .and_then(|out| {
+                    if out.status.success() {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "{} {command} ({}): {}",
+                            script.display(),
+                            out.status,
+                            String::from_utf8_lossy(&out.stderr)
+                        ))
+                    }
+                })
+        });
+        Some(match run.await {
+            Ok(r) => r.map_err(Error::LocalCluster),
+            Err(e) => Err(Error::LocalCluster(format!("task failed: {e}"))),
+        })
     }
 
     /// Runs the real kubectl against the cluster (`--kubeconfig` set), off the runtime's
