@@ -304,6 +304,7 @@ impl<K: StatusObject> Writer<K> {
             })
             .filter_map(|o| Some((o.meta().name.as_deref()?, o)))
             .collect();
+        self.forget_confirmed(&existing);
         let mut stats = SyncStats::default();
         let mut first_error = None;
         let mut wanted = HashSet::new();
@@ -406,6 +407,16 @@ impl<K: StatusObject> Writer<K> {
             Some(e) => Err(e),
             None => Ok(stats),
         }
+    }
+
+    /// Forgets the writes the cache shows: from then on the cache is the truth (were the object
+    /// deleted later, a pending entry would otherwise still claim it exists until the TTL).
+    fn forget_confirmed(&mut self, existing: &HashMap<&str, &Arc<K>>) {
+        self.pending.retain(|name, p| {
+            existing
+                .get(name.as_str())
+                .is_none_or(|o| o.meta().resource_version != p.resource_version)
+        });
     }
 
     /// Whether writes made in the last [`PENDING_TTL`] may not show in the watch cache yet
@@ -627,6 +638,62 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    fn cp(rv: &str, completion: u32) -> Arc<ControlPlaneUpdateStatus> {
+        let mut o = ControlPlaneUpdateStatus::new("cluster", Default::default());
+        o.metadata.resource_version = Some(rv.into());
+        o.metadata.labels = Some(map(&[
+            (labels::RECONCILER, "control-plane"),
+            (labels::MANAGED_BY, labels::MANAGED_BY_VALUE),
+        ]));
+        o.status = Some(ControlPlaneUpdateStatusStatus {
+            completion_percent: completion,
+            ..Default::default()
+        });
+        Arc::new(o)
+    }
+
+    #[tokio::test]
+    async fn a_write_is_trusted_until_the_cache_shows_it_then_a_deletion_is_seen() {
+        // plan() makes no call: the client only has to exist.
+        let config = kube::Config::new("https://127.0.0.1:9".parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        let metrics = Arc::new(Metrics::new().expect("metrics"));
+        let mut w: Writer<ControlPlaneUpdateStatus> =
+            Writer::new(client, "ns", "control-plane", metrics);
+        let desired = Desired {
+            name: "cluster".to_string(),
+            labels: BTreeMap::new(),
+            owner: None,
+            status: ControlPlaneUpdateStatusStatus {
+                completion_percent: 50,
+                ..Default::default()
+            },
+        };
+        let written = cp("7", 50);
+        w.pending.insert(
+            "cluster".into(),
+            Pending {
+                resource_version: Some("7".into()),
+                labels: w.full_labels(&BTreeMap::new()),
+                owner: None,
+                status: Some(desired.status.clone()),
+                at: Instant::now(),
+            },
+        );
+        // Just written, not in the cache yet: nothing to do.
+        assert!(w.plan(&desired, None).is_none());
+        // The cache is behind (an older version): our write still counts.
+        assert!(w.plan(&desired, Some(&cp("6", 10))).is_none());
+        // The cache shows our write: forgotten.
+        let cache: HashMap<&str, &Arc<ControlPlaneUpdateStatus>> =
+            HashMap::from([("cluster", &written)]);
+        w.forget_confirmed(&cache);
+        assert!(w.pending.is_empty());
+        // Deleted afterwards: created again (metadata and status).
+        let job = w.plan(&desired, None).expect("a creation");
+        assert!(job.meta && job.status_body);
     }
 
     #[test]

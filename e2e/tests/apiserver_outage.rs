@@ -139,8 +139,10 @@ async fn the_controller_survives_an_api_server_outage_and_catches_up() -> TestRe
     let deleted = std::time::Instant::now();
     env.kubectl_ok(["delete", "controlplaneupdatestatus", "cluster", "-n", &n])
         .await?;
+    // Well within the writer's memory of its recent writes (PENDING_TTL, 30 s), which must not
+    // keep it from seeing the deletion.
     wait_for(
-        TIMEOUT,
+        Duration::from_secs(15),
         "the control-plane status to be restored",
         || async {
             env.kubectl(["get", "controlplaneupdatestatus", "cluster", "-n", &n])
