@@ -13,7 +13,8 @@
 //! The comparison is against the watch cache of our own objects. Right after a write the cache
 //! may lag, so the writer remembers what it wrote ("pending") until the cache shows that
 //! resourceVersion or [`PENDING_TTL`] passes; this keeps a burst of events from writing the
-//! same content twice, and an object deleted behind our back is rewritten after the TTL.
+//! same content twice. An object deleted behind our back is written again at the next pass once
+//! the cache showed our write; if not yet, a status write answered `404` recreates it at once.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
