@@ -393,6 +393,28 @@ impl TestEnv {
         snapshot::clear(&self.client).await?;
         snapshot::load_dir(&self.client, dir).await
     }
+
+    /// A ClusterOperator recovers: its `Degraded` condition becomes `False` (`AsExpected`), the
+    /// other conditions stay as they are.
+    pub async fn clear_operator_degraded(&self, operator: &str) -> Result<(), kube::Error> {
+        let cos: Api<update_status_api::input::ClusterOperator> = Api::all(self.client());
+        let co = cos.get(operator).await?;
+        let mut conditions =
+            serde_json::to_value(&co.status.conditions).map_err(kube::Error::SerdeError)?;
+        for c in conditions.as_array_mut().into_iter().flatten() {
+            if c["type"] == "Degraded" {
+                c["status"] = json!("False");
+                c["reason"] = json!("AsExpected");
+            }
+        }
+        cos.patch_status(
+            operator,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": conditions}})),
+        )
+        .await?;
+        Ok(())
+    }
 }
 
 /// Serialises the tests of one process that change cluster-scoped state (snapshots:

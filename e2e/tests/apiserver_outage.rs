@@ -5,9 +5,7 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, Patch, PatchParams};
-use serde_json::{Value, json};
-use update_status_api::input::ClusterOperator;
+use serde_json::Value;
 use update_status_e2e::controller::Controller;
 use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, wait_for};
 
@@ -107,21 +105,7 @@ async fn the_controller_survives_an_api_server_outage_and_catches_up() -> TestRe
 
     // Back: an input change is followed (the watches resumed) ...
     let back = std::time::Instant::now();
-    let cos: Api<ClusterOperator> = Api::all(env.client());
-    let co = cos.get("etcd").await?;
-    let mut conditions = serde_json::to_value(&co.status.conditions)?;
-    for c in conditions.as_array_mut().into_iter().flatten() {
-        if c["type"] == "Degraded" {
-            c["status"] = json!("False");
-            c["reason"] = json!("AsExpected");
-        }
-    }
-    cos.patch_status(
-        "etcd",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"conditions": conditions}})),
-    )
-    .await?;
+    env.clear_operator_degraded("etcd").await?;
     let rest: Vec<&str> = all.iter().copied().filter(|n| *n != "etcd").collect();
     wait_for(
         TIMEOUT,

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams};
 use serde_json::json;
-use update_status_api::input::{ClusterOperator, MachineConfigPool, Node};
+use update_status_api::input::{MachineConfigPool, Node};
 use update_status_e2e::controller::Controller;
 use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, poll_until, wait_for};
 
@@ -176,22 +176,8 @@ async fn control_plane_and_pools_follow_the_inputs_with_no_steady_state_writes()
     eprintln!("steady state: {before} writes to converge, 0 over {quiet:?}");
 
     // An operator recovers: its Degraded insight goes away, and only it.
-    let cos: Api<ClusterOperator> = Api::all(env.client());
     let started = Instant::now();
-    let co = cos.get("kube-apiserver").await?;
-    let mut conditions = serde_json::to_value(&co.status.conditions)?;
-    for c in conditions.as_array_mut().into_iter().flatten() {
-        if c["type"] == "Degraded" {
-            c["status"] = json!("False");
-            c["reason"] = json!("AsExpected");
-        }
-    }
-    cos.patch_status(
-        "kube-apiserver",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"conditions": conditions}})),
-    )
-    .await?;
+    env.clear_operator_degraded("kube-apiserver").await?;
     wait_for(TIMEOUT, "the kube-apiserver degraded insight to be deleted", || async {
         get_json(&env, &["get", "updateinsights", "-n", n, "-l", "update.openshift.io/insight-type=health,update.openshift.io/impact-level=error"])
             .await

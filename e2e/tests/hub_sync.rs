@@ -15,9 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
-use update_status_api::input::ClusterOperator;
 use update_status_e2e::controller::{Controller, workspace_bin};
 use update_status_e2e::{
     TestEnv, exclusive_cluster_state, oc_status_case, poll_until, repo_root, wait_for,
@@ -333,26 +331,6 @@ fn hub_writes(c: &Controller) -> Result<f64, BoxError> {
     Ok(metric(&c.metrics()?, "update_status_hub_writes_total{"))
 }
 
-/// Marks an operator no longer Degraded.
-async fn recover_operator(env: &TestEnv, operator: &str) -> TestResult {
-    let cos: Api<ClusterOperator> = Api::all(env.client());
-    let co = cos.get(operator).await?;
-    let mut conditions = serde_json::to_value(&co.status.conditions)?;
-    for c in conditions.as_array_mut().into_iter().flatten() {
-        if c["type"] == "Degraded" {
-            c["status"] = json!("False");
-            c["reason"] = json!("AsExpected");
-        }
-    }
-    cos.patch_status(
-        operator,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"conditions": conditions}})),
-    )
-    .await?;
-    Ok(())
-}
-
 /// The local health insight about a ClusterOperator.
 async fn operator_insight(env: &TestEnv, ns: &str, operator: &str) -> Result<String, BoxError> {
     list(env, "updateinsights", ns)
@@ -593,7 +571,7 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
     let gone = operator_insight(&env, local, "kube-apiserver").await?;
     assert!(exists(&env, "updateinsight", &gone, cluster).await);
     let changed = Instant::now();
-    recover_operator(&env, "kube-apiserver").await?;
+    env.clear_operator_degraded("kube-apiserver").await?;
     wait_for(
         TIMEOUT,
         "the hub copy of the resolved insight to go",
@@ -624,7 +602,7 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
     // back, the copies converge.
     proxy.down();
     let stale = operator_insight(&env, local, "etcd").await?;
-    recover_operator(&env, "etcd").await?;
+    env.clear_operator_degraded("etcd").await?;
     wait_for(TIMEOUT, "the local etcd insight to go", || {
         let stale = stale.clone();
         let env = &env;
