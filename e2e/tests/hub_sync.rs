@@ -331,6 +331,18 @@ fn hub_writes(c: &Controller) -> Result<f64, BoxError> {
     Ok(metric(&c.metrics()?, "update_status_hub_writes_total{"))
 }
 
+/// Waits until the controller reports the hub failing for `reason` (`update_status_hub_sync_up`
+/// 0 and an error counted with that reason).
+async fn hub_failing(controller: &Controller, reason: &str, what: &str) -> TestResult {
+    let series = format!(r#"update_status_hub_sync_errors_total{{reason="{reason}"}}"#);
+    wait_for(TIMEOUT, what, || async {
+        let m = controller.metrics().unwrap_or_default();
+        metric(&m, &series) > 0.0 && m.contains("update_status_hub_sync_up 0")
+    })
+    .await?;
+    Ok(())
+}
+
 /// The local health insight about a ClusterOperator.
 async fn operator_insight(env: &TestEnv, ns: &str, operator: &str) -> Result<String, BoxError> {
     list(env, "updateinsights", ns)
@@ -447,16 +459,9 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
     .await
     .map_err(|e| format!("{e} {}", log_hint()))?;
     write_hub_kubeconfig(&dir, proxy.port, &ca, token.trim())?;
-    wait_for(TIMEOUT, "a forbidden hub to be reported", || async {
-        let m = controller.metrics().unwrap_or_default();
-        metric(
-            &m,
-            r#"update_status_hub_sync_errors_total{reason="forbidden"}"#,
-        ) > 0.0
-            && m.contains("update_status_hub_sync_up 0")
-    })
-    .await
-    .map_err(|e| format!("{e} {}", log_hint()))?;
+    hub_failing(&controller, "forbidden", "a forbidden hub to be reported")
+        .await
+        .map_err(|e| format!("{e} {}", log_hint()))?;
     let text = std::fs::read_to_string(&log)?;
     assert!(
         text.lines().any(|l| l.contains("WARN")
@@ -609,16 +614,9 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
         async move { !exists(env, "updateinsight", &stale, local).await }
     })
     .await?;
-    wait_for(TIMEOUT, "an unreachable hub to be reported", || async {
-        let m = controller.metrics().unwrap_or_default();
-        metric(
-            &m,
-            r#"update_status_hub_sync_errors_total{reason="connect"}"#,
-        ) > 0.0
-            && m.contains("update_status_hub_sync_up 0")
-    })
-    .await
-    .map_err(|e| format!("{e} {}", log_hint()))?;
+    hub_failing(&controller, "connect", "an unreachable hub to be reported")
+        .await
+        .map_err(|e| format!("{e} {}", log_hint()))?;
     assert!(
         exists(&env, "updateinsight", &stale, cluster).await,
         "the hub copy cannot have been deleted while the hub was away"
