@@ -271,18 +271,10 @@ impl AlertsReconciler {
             now,
         );
         let owner = cp.and_then(|c| owner_ref(c.as_ref()));
+        let base = self.base_labels();
         let desired: Vec<Desired<UpdateInsightStatus>> = named
             .into_iter()
-            .map(|(name, status)| {
-                let mut l = naming::insight_labels(&status);
-                l.extend(self.base_labels());
-                Desired {
-                    name,
-                    labels: l,
-                    owner: owner.clone(),
-                    status,
-                }
-            })
+            .map(|(name, status)| Desired::insight(name, status, &base, owner.clone()))
             .collect();
         let stats = self.insights.sync(&desired, &existing).await?;
         if stats.writes() > 0 {

@@ -175,6 +175,7 @@ impl ControlPlaneReconciler {
                     .iter()
                     .filter_map(|c| owner_ref(c).map(|o| (c.name().to_string(), o)))
                     .collect();
+                let base = self.base_labels();
                 let ins = named
                     .into_iter()
                     .map(|(name, status)| {
@@ -182,14 +183,7 @@ impl ControlPlaneReconciler {
                             "ClusterOperator" => owners.get(&status.resource.name).cloned(),
                             _ => cv.as_ref().and_then(owner_ref),
                         };
-                        let mut l = naming::insight_labels(&status);
-                        l.extend(self.base_labels());
-                        Desired {
-                            name,
-                            labels: l,
-                            owner,
-                            status,
-                        }
+                        Desired::insight(name, status, &base, owner)
                     })
                     .collect();
                 (cp, ins)

@@ -282,16 +282,7 @@ impl WorkerPoolsReconciler {
                 keep_started_at(&mut named, &existing);
                 c.desired = named
                     .into_iter()
-                    .map(|(name, status)| {
-                        let mut l = naming::insight_labels(&status);
-                        l.extend(base.clone());
-                        Desired {
-                            name,
-                            labels: l,
-                            owner: owner.clone(),
-                            status,
-                        }
-                    })
+                    .map(|(name, status)| Desired::insight(name, status, &base, owner.clone()))
                     .collect();
             }
         }
@@ -473,14 +464,7 @@ impl WorkerPoolsReconciler {
                     "MachineConfigPool" => self.pool_owners.get(&status.resource.name).cloned(),
                     _ => None,
                 };
-                let mut l = naming::insight_labels(&status);
-                l.extend(base.clone());
-                Desired {
-                    name,
-                    labels: l,
-                    owner,
-                    status,
-                }
+                Desired::insight(name, status, base, owner)
             })
             .collect();
         self.pool_statuses = statuses;

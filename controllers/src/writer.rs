@@ -33,6 +33,7 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
+use crate::assess::naming;
 use crate::metrics::Metrics;
 
 /// How long a write we made is trusted over a watch cache that does not show it yet.
@@ -114,6 +115,26 @@ pub struct Desired<S> {
     pub owner: Option<OwnerReference>,
     /// Status content.
     pub status: S,
+}
+
+impl Desired<UpdateInsightStatus> {
+    /// An UpdateInsight as a reconciler wants it: the labels derived from its content
+    /// ([`naming::insight_labels`]) plus `base` (the cluster labels), and its single owner.
+    pub fn insight(
+        name: String,
+        status: UpdateInsightStatus,
+        base: &BTreeMap<String, String>,
+        owner: Option<OwnerReference>,
+    ) -> Self {
+        let mut labels = naming::insight_labels(&status);
+        labels.extend(base.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Desired {
+            name,
+            labels,
+            owner,
+            status,
+        }
+    }
 }
 
 /// What a sync did.
