@@ -103,13 +103,7 @@ impl PollState {
     /// `max_backoff`, times `1 + jitter` (`jitter` in [-0.1, 0.1]).
     pub fn next_delay(&self, settings: PollSettings, jitter: f64) -> Duration {
         let cap = settings.max_backoff.max(settings.interval);
-        let exp = self.failures.saturating_sub(1).min(20);
-        let base = if self.failures == 0 {
-            settings.interval
-        } else {
-            settings.interval.saturating_mul(1u32 << exp).min(cap)
-        };
-        base.mul_f64(1.0 + jitter.clamp(-0.1, 0.1)).min(cap)
+        crate::clock::backoff(settings.interval, cap, self.failures, jitter)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Where "now" comes from: the wall clock, or a fixed instant (`--assess-at`, for reproducing a
 //! captured cluster exactly, as `oc adm upgrade status` does in its mock mode).
 
+use std::time::Duration;
+
 use jiff::Timestamp;
 
 /// The reconcilers' clock.
@@ -21,6 +23,18 @@ impl Clock {
             Clock::Fixed(t) => *t,
         }
     }
+}
+
+/// Exponential back-off, shared by everything that retries: `first` before the first retry
+/// (and with no failure yet), doubled per further consecutive failure up to `cap`, times
+/// `1 + jitter` (clamped to [-0.1, 0.1]), never above `cap`.
+pub fn backoff(first: Duration, cap: Duration, failures: u32, jitter: f64) -> Duration {
+    let exp = failures.saturating_sub(1).min(20);
+    first
+        .saturating_mul(1u32 << exp)
+        .min(cap)
+        .mul_f64(1.0 + jitter.clamp(-0.1, 0.1))
+        .min(cap)
 }
 
 /// A pseudo-random jitter in [-0.1, 0.1) (no RNG crate needed for this).

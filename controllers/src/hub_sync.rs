@@ -359,12 +359,7 @@ pub async fn load_client(path: &Path) -> Result<kube::Client, HubError> {
 /// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
 /// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
 pub fn backoff(failures: u32, jitter: f64) -> Duration {
-    let exp = failures.saturating_sub(1).min(16);
-    MIN_BACKOFF
-        .saturating_mul(1u32 << exp)
-        .min(MAX_BACKOFF)
-        .mul_f64(1.0 + jitter.clamp(-0.1, 0.1))
-        .min(MAX_BACKOFF)
+    crate::clock::backoff(MIN_BACKOFF, MAX_BACKOFF, failures, jitter)
 }
 
 /// What the hub watches tell the sync loop (shared by successive sessions).

@@ -150,32 +150,32 @@ const WATCH_RETRY_MAX: Duration = Duration::from_secs(5);
 /// clients); one controller with a handful of watches can afford to notice a returning API
 /// server within seconds: that is when an admin looks.
 fn watch_backoff() -> ResetTimerBackoff<WatchBackoff> {
-    ResetTimerBackoff::new(
-        WatchBackoff {
-            next: WATCH_RETRY_MIN,
-        },
-        Duration::from_secs(60),
-    )
+    ResetTimerBackoff::new(WatchBackoff { failures: 0 }, Duration::from_secs(60))
 }
 
 /// Exponential backoff without a limit on attempts (see [`watch_backoff`]).
 struct WatchBackoff {
-    next: Duration,
+    /// Consecutive failures so far.
+    failures: u32,
 }
 
 impl Iterator for WatchBackoff {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        let delay = self.next;
-        self.next = (self.next * 2).min(WATCH_RETRY_MAX);
-        Some(delay.mul_f64(1.0 + crate::clock::jitter()))
+        self.failures = self.failures.saturating_add(1);
+        Some(crate::clock::backoff(
+            WATCH_RETRY_MIN,
+            WATCH_RETRY_MAX,
+            self.failures,
+            crate::clock::jitter(),
+        ))
     }
 }
 
 impl Backoff for WatchBackoff {
     fn reset(&mut self) {
-        self.next = WATCH_RETRY_MIN;
+        self.failures = 0;
     }
 }
 
@@ -256,9 +256,7 @@ mod tests {
 
     #[test]
     fn watch_retries_back_off_to_five_seconds_and_reset() {
-        let mut b = WatchBackoff {
-            next: WATCH_RETRY_MIN,
-        };
+        let mut b = WatchBackoff { failures: 0 };
         let secs: Vec<f64> = (0..7)
             .filter_map(|_| b.next())
             .map(|d| d.as_secs_f64())
