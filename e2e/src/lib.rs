@@ -394,6 +394,21 @@ impl TestEnv {
         snapshot::load_dir(&self.client, dir).await
     }
 
+    /// Runs the built kubectl plugin (`kubectl update-status`, `UPDATE_STATUS_CLI_BIN` overrides
+    /// the binary) against the cluster, as a user would.
+    pub fn plugin(&self, args: &[&str]) -> Result<Output, Error> {
+        let bin = controller::workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
+        Command::new(&bin)
+            .args(args)
+            .env("KUBECONFIG", &self.cluster.kubeconfig)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| Error::Spawn {
+                program: bin.display().to_string(),
+                source,
+            })
+    }
+
     /// A ClusterOperator recovers: its `Degraded` condition becomes `False` (`AsExpected`), the
     /// other conditions stay as they are.
     pub async fn clear_operator_degraded(&self, operator: &str) -> Result<(), kube::Error> {
@@ -415,6 +430,17 @@ impl TestEnv {
         .await?;
         Ok(())
     }
+}
+
+/// How long the steady-state checks watch for writes: `UPDATE_STATUS_E2E_QUIET_SECONDS`, else
+/// `default_seconds`.
+pub fn quiet_period(default_seconds: u64) -> Duration {
+    Duration::from_secs(
+        std::env::var("UPDATE_STATUS_E2E_QUIET_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default_seconds),
+    )
 }
 
 /// Serialises the tests of one process that change cluster-scoped state (snapshots:

@@ -3,10 +3,9 @@
 //! exactly what `oc adm upgrade status` printed for that cluster — the same bytes as the
 //! offline mode's golden outputs.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use update_status_e2e::controller::{Controller, workspace_bin};
+use update_status_e2e::controller::Controller;
 use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -17,12 +16,7 @@ fn cli(
     env: &TestEnv,
     args: &[&str],
 ) -> Result<(String, String, bool), Box<dyn std::error::Error + Send + Sync>> {
-    let bin = workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
-    let out = Command::new(&bin)
-        .args(args)
-        .env("KUBECONFIG", env.kubeconfig_path())
-        .output()
-        .map_err(|e| format!("running {}: {e}", bin.display()))?;
+    let out = env.plugin(args)?;
     Ok((
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

@@ -9,7 +9,9 @@ use kube::api::{Api, DeleteParams};
 use serde_json::json;
 use update_status_api::input::{MachineConfigPool, Node};
 use update_status_e2e::controller::Controller;
-use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, poll_until, wait_for};
+use update_status_e2e::{
+    TestEnv, exclusive_cluster_state, oc_status_case, poll_until, quiet_period, wait_for,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -159,12 +161,7 @@ async fn control_plane_and_pools_follow_the_inputs_with_no_steady_state_writes()
     // Steady state: nothing changes, so nothing is written.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = controller.writes()?;
-    let quiet = Duration::from_secs(
-        std::env::var("UPDATE_STATUS_E2E_QUIET_SECONDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(30),
-    );
+    let quiet = quiet_period(30);
     tokio::time::sleep(quiet).await;
     let after = controller.writes()?;
     assert_eq!(

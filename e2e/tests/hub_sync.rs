@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use update_status_e2e::controller::{Controller, workspace_bin};
 use update_status_e2e::{
-    TestEnv, exclusive_cluster_state, oc_status_case, poll_until, repo_root, wait_for,
+    TestEnv, exclusive_cluster_state, oc_status_case, poll_until, quiet_period, repo_root, wait_for,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -369,18 +369,13 @@ fn fleet(env: &TestEnv, args: &[&str]) -> Result<String, BoxError> {
     cli(env, &a)
 }
 
-/// Runs `kubectl update-status` (the built plugin) against the cluster.
+/// Runs `kubectl update-status` (the built plugin) against the cluster; a failed exit is an
+/// error carrying its standard error.
 fn cli(env: &TestEnv, args: &[&str]) -> Result<String, BoxError> {
-    let bin = workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
-    let out = Command::new(&bin)
-        .args(args)
-        .env("KUBECONFIG", env.kubeconfig_path())
-        .output()
-        .map_err(|e| format!("running {}: {e}", bin.display()))?;
+    let out = env.plugin(args)?;
     if !out.status.success() {
         return Err(format!(
-            "{} {args:?}: {}",
-            bin.display(),
+            "kubectl update-status {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         )
         .into());
@@ -552,12 +547,7 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
     // 4. Steady state: nothing changes, nothing is written, to the hub or locally.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (hub_before, local_before) = (hub_writes(&controller)?, controller.writes()?);
-    let quiet = Duration::from_secs(
-        std::env::var("UPDATE_STATUS_E2E_QUIET_SECONDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(20),
-    );
+    let quiet = quiet_period(20);
     tokio::time::sleep(quiet).await;
     let (hub_after, local_after) = (hub_writes(&controller)?, controller.writes()?);
     assert_eq!(
