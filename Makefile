@@ -4,13 +4,17 @@ SHELL := /bin/bash
 
 CARGO ?= cargo
 NAMESPACE ?= openshift-update-status
-SNAPSHOT ?= ../shared/fixtures/oc-status/4.16.0-ec2-control-plane-updated-pdb-prohibits-draining
+SNAPSHOT ?= testdata/oc-status/4.16.0-ec2-control-plane-updated-pdb-prohibits-draining
 export CLUSTER_DIR ?= $(CURDIR)/.cache/cluster
 KUBECONFIG_LOCAL := $(CLUSTER_DIR)/kubeconfig
 
 .PHONY: help
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: tools
+tools: ## Check the tools the build and tests need; install the missing Debian packages (hack/ensure-tools.sh)
+	@hack/ensure-tools.sh
 
 .PHONY: build
 build: ## Build the controller, the kubectl plugin and crdgen (debug)
@@ -30,28 +34,28 @@ lint: ## cargo fmt --check and clippy -D warnings
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 .PHONY: k8s-bins
-k8s-bins: ## Build the pinned etcd, kube-apiserver, kube-controller-manager into .cache/bin (cached)
+k8s-bins: tools ## Build the pinned etcd, kube-apiserver, kube-controller-manager into .cache/bin (cached)
 	hack/build-k8s.sh
 
 .PHONY: unit
-unit: ## Unit and fixture tests (no cluster)
-	$(CARGO) test --workspace --exclude update-status-e2e
+unit: ## Unit and fixture tests (no cluster, no Go: the e2e tests need `--features e2e`)
+	$(CARGO) test --workspace
 
 .PHONY: e2e
-e2e: k8s-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager
+e2e: tools k8s-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager
 	hack/e2e.sh
 
 .PHONY: prometheus-rules
-prometheus-rules: ## Check and unit-test the alerting rules (promtool), and the PrometheusRule against them
+prometheus-rules: tools ## Check and unit-test the alerting rules (promtool), and the PrometheusRule against them
 	hack/prometheus-rule.sh --check
 	promtool check rules config/prometheus/rules.yaml
 	cd config/prometheus && promtool test rules rules.test.yaml
 
 .PHONY: test
-test: manifests-check prometheus-rules unit e2e ## Everything CI runs: CRD drift and rule checks, unit tests, e2e tests
+test: tools manifests-check prometheus-rules unit e2e ## Everything CI runs: CRD drift and rule checks, unit tests, e2e tests
 
 .PHONY: dev-cluster
-dev-cluster: k8s-bins ## Start the local control plane (kubeconfig: .cache/cluster/kubeconfig)
+dev-cluster: tools k8s-bins ## Start the local control plane (kubeconfig: .cache/cluster/kubeconfig)
 	hack/local-cluster.sh up
 
 .PHONY: dev-cluster-down
@@ -68,11 +72,11 @@ run: ## Run the controller against the local control plane (make dev-cluster fir
 	KUBECONFIG=$(KUBECONFIG_LOCAL) $(CARGO) run -p update-status-controllers --bin update-status-controller -- --namespace $(NAMESPACE) --metrics-bind-address 127.0.0.1:8080
 
 .PHONY: bench
-bench: k8s-bins ## Benchmarks: pure assessment (criterion), then the controller at 500/2,000/5,000 simulated nodes on the local control plane; writes docs/benchmarks.md (BENCH_ARGS="--sizes 500" for a quick run)
+bench: tools k8s-bins ## Benchmarks: pure assessment (criterion), then the controller at 500/2,000/5,000 simulated nodes on the local control plane; writes docs/benchmarks.md (BENCH_ARGS="--sizes 500" for a quick run)
 	$(CARGO) bench -p update-status-controllers --bench assess
 	$(CARGO) build --release -p update-status-controllers -p update-status-cli -p update-status-e2e --bins
 	BENCH_COMMAND='make bench$(if $(BENCH_ARGS), BENCH_ARGS="$(BENCH_ARGS)")' target/release/bench $(BENCH_ARGS)
 
 .PHONY: demo
-demo: k8s-bins ## Local control plane + controller + a simulated update, live (SNAPSHOT=dir: a captured cluster instead)
+demo: tools k8s-bins ## Local control plane + controller + a simulated update, live (SNAPSHOT=dir: a captured cluster instead)
 	hack/demo.sh $(if $(filter-out file default undefined,$(origin SNAPSHOT)),$(SNAPSHOT))

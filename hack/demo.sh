@@ -6,7 +6,7 @@
 # and tears the control plane down.
 #
 # usage: hack/demo.sh                 a simulated update
-#        hack/demo.sh SNAPSHOT_DIR    a captured cluster (shared/fixtures/oc-status layout),
+#        hack/demo.sh SNAPSHOT_DIR    a captured cluster (testdata/oc-status layout),
 #                                     shown at the instant it was captured
 #
 # environment:

@@ -6,12 +6,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export CLUSTER_DIR=${E2E_CLUSTER_DIR:-$root/.cache/e2e-cluster}
-# Two runs on the same cluster directory would tear each other's control plane down: the second
-# waits for the first.
+# Two runs at once would tear down each other's control plane (same directory) or, on 2 cores,
+# break each other's timing (other checkouts): the second waits for the first.
 mkdir -p "$(dirname "$CLUSTER_DIR")"
-exec 9>"$CLUSTER_DIR.lock"
+lock=${E2E_LOCK:-/tmp/update-status-e2e.lock}
+exec 9>"$lock"
 if ! flock -n 9; then
-  echo "e2e: waiting for another run using $CLUSTER_DIR" >&2
+  echo "e2e: waiting for another e2e run to finish (lock $lock)" >&2
   flock 9
 fi
 hack/build-k8s.sh
@@ -22,4 +23,4 @@ if [[ ${UPDATE_STATUS_E2E_KEEP:-} != 1 ]]; then
   trap 'hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
 fi
 export KUBECONFIG=$CLUSTER_DIR/kubeconfig UPDATE_STATUS_E2E_REUSE=1
-cargo test -p update-status-e2e "$@"
+cargo test -p update-status-e2e --features e2e "$@"

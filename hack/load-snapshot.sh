@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Loads snapshot folders (shared/fixtures/oc-status/<case>/ layout) into the local cluster
+# Loads snapshot folders (testdata/oc-status/<case>/ layout) into the local cluster
 # started by hack/local-cluster.sh (same CLUSTER_DIR), through the e2e crate's
 # `load-snapshot` binary.
 #

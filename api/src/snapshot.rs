@@ -1,4 +1,4 @@
-//! Reading a captured cluster: a folder in the `shared/fixtures/oc-status` layout, or a
+//! Reading a captured cluster: a folder in the `testdata/oc-status` layout, or a
 //! must-gather's cluster-scoped resources. Used by the CLI's offline mode and the fixture tests.
 //!
 //! Files may be YAML or JSON whatever their extension, hold a single object, a `kind: List`,
@@ -13,35 +13,6 @@ use serde_json::{Map, Value, json};
 use crate::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
-
-/// Environment variable naming the folder of captured clusters used by tests and tools (the
-/// folder holding one sub-folder per case, like `shared/fixtures/oc-status`).
-pub const FIXTURES_ENV: &str = "UPDATE_STATUS_FIXTURES";
-
-/// The folder of captured clusters: `$UPDATE_STATUS_FIXTURES`, else
-/// `shared/fixtures/oc-status` beside this repository.
-pub fn fixtures_dir() -> PathBuf {
-    std::env::var_os(FIXTURES_ENV)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/oc-status")
-        })
-}
-
-/// The case folders of [`fixtures_dir`], sorted (empty when it cannot be read).
-pub fn fixture_cases() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
-}
 
 /// What can go wrong reading a snapshot. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -401,7 +372,7 @@ mod tests {
     use super::*;
 
     fn fixtures() -> PathBuf {
-        fixtures_dir()
+        update_status_testdata::oc_status_dir()
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Offline mode: analyse a captured cluster (a folder in the `shared/fixtures/oc-status`
+//! Offline mode: analyse a captured cluster (a folder in the `testdata/oc-status`
 //! layout) with the controller's pure logic, then render it like the online objects.
 
 use std::path::{Path, PathBuf};

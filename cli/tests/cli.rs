@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn fixtures() -> PathBuf {
-    update_status_api::snapshot::fixtures_dir()
+    update_status_testdata::oc_status_dir()
 }
 
 fn run(args: &[&str]) -> Output {

@@ -1,8 +1,8 @@
-//! Golden tests: the built binary, run offline on each `shared/fixtures/oc-status` snapshot,
+//! Golden tests: the built binary, run offline on each `testdata/oc-status` snapshot,
 //! must print `expected.output` (default) and `expected.detailed-output` (`--details=all`)
 //! byte for byte.
 //!
-//! Fixtures: `$UPDATE_STATUS_FIXTURES`, else `<CARGO_MANIFEST_DIR>/../../shared/fixtures/oc-status`.
+//! Fixtures: `$UPDATE_STATUS_FIXTURES`, else `testdata/oc-status` (vendored: `testdata/PROVENANCE.md`).
 //!
 //! Deliberate differences from `oc adm upgrade status`: none so far. Where one is introduced,
 //! document it next to the fixture's test below and keep it minimal.
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn fixtures() -> PathBuf {
-    update_status_api::snapshot::fixtures_dir()
+    update_status_testdata::oc_status_dir()
 }
 
 /// Every fixture this file tests (`every_fixture_is_tested` keeps the list complete).

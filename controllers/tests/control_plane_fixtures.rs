@@ -1,4 +1,4 @@
-//! Control-plane facts of every fixture in `shared/fixtures/oc-status`, checked against the
+//! Control-plane facts of every fixture in `testdata/oc-status`, checked against the
 //! facts printed in `expected.output` and `expected.detailed-output` (parsed from those files,
 //! nothing hard-coded per fixture).
 //!

@@ -1,4 +1,4 @@
-//! Node and pool assessment against every fixture of `shared/fixtures/oc-status`: the facts the
+//! Node and pool assessment against every fixture of `testdata/oc-status`: the facts the
 //! node tables, the worker pool table and the node/pool health insights of
 //! `expected.detailed-output` show must come out of `assess_nodes`.
 

@@ -39,7 +39,7 @@ pub const REUSE_ENV: &str = "UPDATE_STATUS_E2E_REUSE";
 /// Set to `1` to keep the cluster started by the harness, and the test namespaces.
 pub const KEEP_ENV: &str = "UPDATE_STATUS_E2E_KEEP";
 /// Overrides the fixtures folder (the one holding one folder per captured cluster).
-pub const FIXTURES_ENV: &str = update_status_api::snapshot::FIXTURES_ENV;
+pub const FIXTURES_ENV: &str = update_status_testdata::FIXTURES_ENV;
 /// Label put on every test namespace.
 pub const NAMESPACE_LABEL: &str = "update-status.openshift.io/e2e";
 /// Field manager of the harness's own writes.
@@ -128,9 +128,9 @@ pub fn repo_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
-/// The folder of captured clusters (see [`update_status_api::snapshot::fixtures_dir`]).
+/// The folder of captured clusters (see [`update_status_testdata::oc_status_dir`]).
 pub fn fixtures_dir() -> PathBuf {
-    update_status_api::snapshot::fixtures_dir()
+    update_status_testdata::oc_status_dir()
 }
 
 /// The folder of one `oc adm upgrade status` snapshot, e.g. `oc_status_case("4.14.1-degraded")`.

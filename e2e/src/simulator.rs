@@ -2092,7 +2092,7 @@ impl Simulation {
         })
     }
 
-    /// Writes the cluster as a snapshot folder (the `shared/fixtures/oc-status` layout, JSON
+    /// Writes the cluster as a snapshot folder (the `testdata/oc-status` layout, JSON
     /// lists) that `kubectl update-status --from-dir` reads, with a `now` file holding the
     /// current simulated instant.
     pub fn write_snapshot(&self, dir: &Path) -> Result<(), SimError> {

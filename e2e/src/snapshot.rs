@@ -1,4 +1,4 @@
-//! Loading a captured cluster (a folder in the `shared/fixtures/oc-status/<case>/` layout)
+//! Loading a captured cluster (a folder in the `testdata/oc-status/<case>/` layout)
 //! into a kube-apiserver, so the controller sees it as a live cluster.
 //!
 //! Every `*.yaml`, `*.yml` and `*.json` file of the folder is read, except the expected
@@ -590,7 +590,7 @@ mod tests {
 
     #[test]
     fn every_fixture_reads() {
-        let root = update_status_api::snapshot::fixtures_dir();
+        let root = update_status_testdata::oc_status_dir();
         let Ok(entries) = std::fs::read_dir(&root) else {
             panic!("fixtures not found at {}", root.display());
         };

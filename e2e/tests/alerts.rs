@@ -12,6 +12,7 @@
 //!
 //! The controller runs on the wall clock: alerts' `activeAt` is now, and the snapshots'
 //! updates started in 2023/2024, so the alerts "started firing during the update".
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::path::Path;
 use std::time::Duration;

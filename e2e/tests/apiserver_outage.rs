@@ -2,6 +2,7 @@
 //! started again; etcd keeps the data): the controller says why it cannot watch, keeps running
 //! and serving `/metrics`, and once the API server is back its watches resume and it catches
 //! up with changes, including an object of its own deleted behind its back.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::Duration;
 

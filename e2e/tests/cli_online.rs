@@ -2,6 +2,7 @@
 //! snapshot (evaluating at the snapshot's instant), `kubectl update-status` online prints
 //! exactly what `oc adm upgrade status` printed for that cluster — the same bytes as the
 //! offline mode's golden outputs.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::{Duration, Instant};
 

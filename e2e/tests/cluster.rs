@@ -1,5 +1,6 @@
 //! The local control plane itself: apiserver, CRDs, snapshot loading and the controllers
 //! of kube-controller-manager we rely on (garbage collector, namespace, service accounts).
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::Duration;
 

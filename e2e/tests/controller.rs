@@ -2,6 +2,7 @@
 //! `update-status-controller` binary, and check what it writes the way a user would (kubectl
 //! with label selectors); then change inputs and check the objects follow; then count writes
 //! in steady state.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::{Duration, Instant};
 

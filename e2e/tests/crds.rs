@@ -1,6 +1,7 @@
 //! Our three CRDs on a real kube-apiserver: discovery, the `updatestatus` category, printer
 //! columns, schema and CEL validation, label selectors, and garbage collection of an insight
 //! whose owner is deleted (by the real kube-controller-manager).
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::Duration;
 

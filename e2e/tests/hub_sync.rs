@@ -6,6 +6,7 @@
 //! mirrored and stale copies deleted, no hub writes in steady state, progress insights only on
 //! request, rotated credentials picked up, and a hub that rejects us, forbids us or is away never
 //! holding up the local objects.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::collections::BTreeMap;
 use std::net::{Shutdown, SocketAddr};

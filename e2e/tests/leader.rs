@@ -1,5 +1,6 @@
 //! Two replicas with `--leader-elect`: only the Lease holder writes; when it dies, the other
 //! takes the Lease over (after it expires) and carries on.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! One node walked through an update by editing its machine-config annotations, as the
 //! machine-config daemon does: Pending → Draining → Updating → Rebooting → Updated. Its
 //! UpdateInsight and the pool's WorkerPoolUpdateStatus follow, with few writes per step.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::{Duration, Instant};
 

@@ -7,6 +7,7 @@
 //! (`update_status_controllers::assess::assess_cluster`) computes from the inputs read back
 //! from the API at that instant. The fault must show as a NodeDegraded health insight while it
 //! holds and be gone once it clears; the update must end Completed with no health insight.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

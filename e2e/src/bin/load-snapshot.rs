@@ -1,4 +1,4 @@
-//! Loads snapshot folders (the `shared/fixtures/oc-status/<case>/` layout) into the cluster
+//! Loads snapshot folders (the `testdata/oc-status/<case>/` layout) into the cluster
 //! of `KUBECONFIG` (or `--kubeconfig FILE`).
 //!
 //! usage: load-snapshot [--kubeconfig FILE] [--clean] DIR...

@@ -1,0 +1,51 @@
+//! Where the vendored test data lives (see `PROVENANCE.md`). Dev-only: used by tests, benches
+//! and dev tools, never by the shipped binaries.
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming another folder of `oc-status` cases (same layout), e.g. a larger
+/// private collection.
+pub const FIXTURES_ENV: &str = "UPDATE_STATUS_FIXTURES";
+
+/// The folder of captured clusters with `oc adm upgrade status` outputs: `$UPDATE_STATUS_FIXTURES`,
+/// else `testdata/oc-status` in this repository.
+pub fn oc_status_dir() -> PathBuf {
+    std::env::var_os(FIXTURES_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("oc-status"))
+}
+
+/// One case of [`oc_status_dir`], e.g. `oc_status_case("4.14.1-degraded")`.
+pub fn oc_status_case(name: &str) -> PathBuf {
+    oc_status_dir().join(name)
+}
+
+/// The case folders of [`oc_status_dir`], sorted.
+///
+/// # Panics
+/// If the folder cannot be read: a test without its data must fail, not pass on nothing.
+pub fn oc_status_cases() -> Vec<PathBuf> {
+    let root = oc_status_dir();
+    let entries = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("test data folder {} cannot be read: {e}", root.display()));
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_eight_vendored_cases_are_there() {
+        let cases = super::oc_status_cases();
+        assert!(cases.len() >= 8, "{cases:?}");
+        for c in &cases {
+            assert!(c.join("expected.output").is_file(), "{}", c.display());
+            assert!(c.join("now").is_file(), "{}", c.display());
+        }
+    }
+}
