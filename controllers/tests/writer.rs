@@ -139,27 +139,55 @@ fn failure(code: u16, reason: &str) -> (u16, Value) {
     )
 }
 
-/// Answers every apply with success, every delete with the last state.
+/// What an API server answers to a delete.
+fn deleted() -> (u16, Value) {
+    (
+        200,
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
+    )
+}
+
+/// Answers every apply with success (a new resourceVersion each time), every delete too.
 fn accept_all() -> Script {
     let mut version = 100;
     Box::new(move |call| {
         version += 1;
         match call.method.as_str() {
             "PATCH" => (200, applied(call, version)),
-            _ => (
-                200,
-                json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
-            ),
+            _ => deleted(),
         }
     })
 }
 
-fn writer(client: kube::Client, metrics: &Arc<Metrics>) -> Writer<ControlPlaneUpdateStatus> {
-    Writer::new(client, NAMESPACE, RECONCILER, metrics.clone())
+type MakeWriter =
+    fn(kube::Client, &str, &'static str, Arc<Metrics>) -> Writer<ControlPlaneUpdateStatus>;
+
+/// A writer made by `make` for `reconciler`, whose calls `script` answers; the server and the
+/// metrics it counts in.
+fn writer_with(
+    make: MakeWriter,
+    reconciler: &'static str,
+    script: Script,
+) -> (Writer<ControlPlaneUpdateStatus>, ApiServer, Arc<Metrics>) {
+    let (client, server) = ApiServer::start(script);
+    let metrics = Arc::new(Metrics::new().expect("metrics"));
+    let w = make(client, NAMESPACE, reconciler, metrics.clone());
+    (w, server, metrics)
 }
 
-fn metrics() -> Arc<Metrics> {
-    Arc::new(Metrics::new().expect("metrics"))
+/// A local writer of the control-plane reconciler, whose calls `script` answers.
+fn writer(script: Script) -> (Writer<ControlPlaneUpdateStatus>, ApiServer, Arc<Metrics>) {
+    writer_with(Writer::new, RECONCILER, script)
+}
+
+/// Expected [`SyncStats`]: metadata applies, status applies, deletes, unchanged objects.
+fn counts(meta_writes: u32, status_writes: u32, deletes: u32, unchanged: u32) -> SyncStats {
+    SyncStats {
+        meta_writes,
+        status_writes,
+        deletes,
+        unchanged,
+    }
 }
 
 fn owner() -> OwnerReference {
@@ -216,22 +244,12 @@ fn patch_status(name: &str) -> String {
 
 #[tokio::test]
 async fn a_new_object_costs_a_metadata_apply_then_a_status_apply() {
-    let (client, server) = ApiServer::start(accept_all());
-    let metrics = metrics();
-    let mut w = writer(client, &metrics);
+    let (mut w, server, metrics) = writer(accept_all());
     let d = desired("cluster", 40);
 
     let stats = w.sync([&d], &[]).await.expect("sync");
 
-    assert_eq!(
-        stats,
-        SyncStats {
-            meta_writes: 1,
-            status_writes: 1,
-            deletes: 0,
-            unchanged: 0
-        }
-    );
+    assert_eq!(stats, counts(1, 1, 0, 0));
     assert_eq!(server.lines(), [patch("cluster"), patch_status("cluster")]);
     let calls = server.calls();
     for c in &calls {
@@ -272,29 +290,19 @@ async fn a_new_object_costs_a_metadata_apply_then_a_status_apply() {
 
 #[tokio::test]
 async fn an_unchanged_object_costs_no_call() {
-    let (client, server) = ApiServer::start(accept_all());
-    let metrics = metrics();
-    let mut w = writer(client, &metrics);
+    let (mut w, server, metrics) = writer(accept_all());
     let d = desired("cluster", 40);
 
     let stats = w.sync([&d], &[cached(&d, RECONCILER)]).await.expect("sync");
 
-    assert_eq!(
-        stats,
-        SyncStats {
-            unchanged: 1,
-            ..Default::default()
-        }
-    );
+    assert_eq!(stats, counts(0, 0, 0, 1));
     assert!(server.lines().is_empty(), "{:?}", server.lines());
     assert_eq!(metrics.total_writes(), 0);
 }
 
 #[tokio::test]
 async fn a_write_the_cache_does_not_show_yet_is_not_made_twice() {
-    let (client, server) = ApiServer::start(accept_all());
-    let metrics = metrics();
-    let mut w = writer(client, &metrics);
+    let (mut w, server, metrics) = writer(accept_all());
     let d = desired("cluster", 40);
 
     w.sync([&d], &[]).await.expect("first sync");
@@ -306,24 +314,23 @@ async fn a_write_the_cache_does_not_show_yet_is_not_made_twice() {
     assert_eq!(stats.unchanged, 1);
     assert_eq!(server.calls().len(), 2, "{:?}", server.lines());
     assert!(w.has_pending());
+    assert_eq!(metrics.total_writes(), 2);
 }
 
 #[tokio::test]
 async fn a_changed_status_costs_one_status_apply_and_changed_labels_one_metadata_apply() {
-    let (client, server) = ApiServer::start(accept_all());
-    let metrics = metrics();
-    let mut w = writer(client, &metrics);
+    let (mut w, server, metrics) = writer(accept_all());
     let old = desired("cluster", 40);
 
     let stats = w
         .sync([&desired("cluster", 60)], &[cached(&old, RECONCILER)])
         .await
         .expect("sync");
-    assert_eq!((stats.meta_writes, stats.status_writes), (0, 1));
+    assert_eq!(stats, counts(0, 1, 0, 0));
     assert_eq!(server.lines(), [patch_status("cluster")]);
+    assert_eq!(metrics.total_writes(), 1);
 
-    let (client, server) = ApiServer::start(accept_all());
-    let mut w = writer(client, &metrics);
+    let (mut w, server, metrics) = writer(accept_all());
     let mut relabelled = old.clone();
     relabelled
         .labels
@@ -332,15 +339,16 @@ async fn a_changed_status_costs_one_status_apply_and_changed_labels_one_metadata
         .sync([&relabelled], &[cached(&old, RECONCILER)])
         .await
         .expect("sync");
-    assert_eq!((stats.meta_writes, stats.status_writes), (1, 0));
+    assert_eq!(stats, counts(1, 0, 0, 0));
     assert_eq!(server.lines(), [patch("cluster")]);
+    assert_eq!(metrics.total_writes(), 1);
 }
 
 #[tokio::test]
 async fn a_404_on_an_object_the_cache_believed_existed_recreates_it() {
     let mut status_calls = 0;
     let mut ok = accept_all();
-    let (client, server) = ApiServer::start(Box::new(move |call| {
+    let (mut w, server, metrics) = writer(Box::new(move |call| {
         if call.is_status() {
             status_calls += 1;
             if status_calls == 1 {
@@ -349,8 +357,6 @@ async fn a_404_on_an_object_the_cache_believed_existed_recreates_it() {
         }
         ok(call)
     }));
-    let metrics = metrics();
-    let mut w = writer(client, &metrics);
     // The cache shows an older status: only the status needs writing, but the object is gone.
     let old = desired("cluster", 40);
     let d = desired("cluster", 60);
@@ -368,15 +374,7 @@ async fn a_404_on_an_object_the_cache_believed_existed_recreates_it() {
             patch_status("cluster")
         ]
     );
-    assert_eq!(
-        stats,
-        SyncStats {
-            meta_writes: 1,
-            status_writes: 1,
-            deletes: 0,
-            unchanged: 0
-        }
-    );
+    assert_eq!(stats, counts(1, 1, 0, 0));
     let calls = server.calls();
     assert_eq!(
         calls[1].body["metadata"]["labels"][labels::RECONCILER],
@@ -388,9 +386,7 @@ async fn a_404_on_an_object_the_cache_believed_existed_recreates_it() {
 
 #[tokio::test]
 async fn an_object_no_longer_desired_is_deleted_and_others_objects_are_left_alone() {
-    let (client, server) = ApiServer::start(accept_all());
-    let metrics = metrics();
-    let mut w = writer(client, &metrics);
+    let (mut w, server, metrics) = writer(accept_all());
     let kept = desired("cluster", 40);
     let existing = [
         cached(&kept, RECONCILER),
@@ -401,35 +397,25 @@ async fn an_object_no_longer_desired_is_deleted_and_others_objects_are_left_alon
     let stats = w.sync([&kept], &existing).await.expect("sync");
 
     assert_eq!(server.lines(), [format!("DELETE {}", object_path("stale"))]);
-    assert_eq!(
-        stats,
-        SyncStats {
-            deletes: 1,
-            unchanged: 1,
-            ..Default::default()
-        }
-    );
+    assert_eq!(stats, counts(0, 0, 1, 1));
     // Deleted once: not again while the cache still shows it.
     let stats = w.sync([&kept], &existing).await.expect("sync");
-    assert_eq!(stats.deletes, 0);
+    assert_eq!(stats, counts(0, 0, 0, 1));
     assert_eq!(server.calls().len(), 1);
+    assert_eq!(metrics.total_writes(), 1);
 }
 
 /// `count` new objects and one stale copy to delete, every apply answered `403`: the calls a
 /// writer makes.
 async fn sync_against_a_forbidding_server(
-    make: fn(kube::Client, &str, &'static str, Arc<Metrics>) -> Writer<ControlPlaneUpdateStatus>,
+    make: MakeWriter,
     count: usize,
 ) -> (Result<SyncStats, WriteError>, Vec<Call>, Arc<Metrics>) {
-    let (client, server) = ApiServer::start(Box::new(|call| match call.method.as_str() {
+    let script: Script = Box::new(|call| match call.method.as_str() {
         "PATCH" => failure(403, "Forbidden"),
-        _ => (
-            200,
-            json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
-        ),
-    }));
-    let metrics = metrics();
-    let mut w = make(client, NAMESPACE, "hub-sync", metrics.clone());
+        _ => deleted(),
+    });
+    let (mut w, server, metrics) = writer_with(make, "hub-sync", script);
     let wanted: Vec<_> = (0..count).map(|i| desired(&format!("c{i}"), 1)).collect();
     let stale = cached(&desired("stale", 1), "hub-sync");
     let result = w.sync(&wanted, &[stale]).await;
