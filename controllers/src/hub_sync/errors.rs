@@ -1,0 +1,162 @@
+//! Hub failures: what went wrong, its `reason` label (metrics, warnings) and a hint for the
+//! administrator.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kube::runtime::watcher;
+
+use crate::writer::WriteError;
+
+/// Errors of the hub sync.
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    /// `--cluster-name` is not a DNS-1123 label.
+    #[error(
+        "invalid cluster name {name:?}: {reason} (it must be a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)"
+    )]
+    InvalidClusterName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The hub kubeconfig cannot be read or used.
+    #[error("hub kubeconfig {path}: {source}")]
+    Kubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    /// No client can be built from the hub kubeconfig.
+    #[error("hub kubeconfig {path}: cannot build a client: {source}")]
+    Client {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: Box<kube::Error>,
+    },
+    /// A call to the hub failed.
+    #[error("{verb} in namespace {namespace} on the hub: {source}")]
+    Api {
+        /// What was being done (`list`).
+        verb: &'static str,
+        /// The hub namespace.
+        namespace: String,
+        /// The client error.
+        #[source]
+        source: Box<kube::Error>,
+    },
+    /// A write to the hub failed.
+    #[error("on the hub: {0}")]
+    Write(#[from] WriteError),
+    /// A pass did not finish in time.
+    #[error("a pass took longer than {0:?}")]
+    Timeout(Duration),
+}
+
+impl HubError {
+    /// Why it failed, as the `reason` label of `update_status_hub_sync_errors_total`:
+    /// `connect`, `timeout`, `unauthorized`, `forbidden`, `not-found`, `api`, `config` or
+    /// `other`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            HubError::InvalidClusterName { .. } | HubError::Kubeconfig { .. } => "config",
+            HubError::Client { .. } => "config",
+            HubError::Api { source, .. } => kube_reason(source),
+            HubError::Write(WriteError::Api { source, .. }) => kube_reason(source),
+            HubError::Write(WriteError::Serialize { .. }) => "other",
+            HubError::Timeout(_) => "timeout",
+        }
+    }
+}
+
+/// The reason label of a client error.
+fn kube_reason(e: &kube::Error) -> &'static str {
+    match e {
+        kube::Error::Api(s) => status_reason(s.code),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => "connect",
+        kube::Error::Auth(_) => "config",
+        _ => "other",
+    }
+}
+
+fn status_reason(code: u16) -> &'static str {
+    match code {
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not-found",
+        _ => "api",
+    }
+}
+
+/// The reason label of a hub watch error; `None` for what is routine (a `410 Gone`: the
+/// watcher lists again).
+pub(super) fn watch_reason(e: &watcher::Error) -> Option<&'static str> {
+    match e {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => Some(kube_reason(e)),
+        watcher::Error::WatchError(s) if s.code == 410 => None,
+        watcher::Error::WatchError(s) => Some(status_reason(s.code)),
+        watcher::Error::NoResourceVersion => Some("api"),
+    }
+}
+
+/// What an administrator can do about a failure of this reason.
+pub(super) fn hint(reason: &str, namespace: &str) -> String {
+    match reason {
+        "connect" => "the hub API server is unreachable (address, network, TLS)".to_string(),
+        "timeout" => "the hub API server does not answer in time".to_string(),
+        "unauthorized" => {
+            "the hub rejects the credentials (expired or rotated?); the kubeconfig is read again before the next attempt".to_string()
+        }
+        "forbidden" => format!(
+            "not allowed: bind the Role of config/hub/role.yaml in namespace {namespace} on the hub to this agent's hub identity"
+        ),
+        "not-found" => format!(
+            "namespace {namespace} or the update-status CRDs do not exist on the hub (the namespace comes with the cluster's registration; apply config/crd/ on the hub)"
+        ),
+        "config" => "check --hub-kubeconfig".to_string(),
+        _ => "see the error".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub_sync::PASS_TIMEOUT;
+
+    #[test]
+    fn hub_error_reasons() {
+        let api = |code: u16| HubError::Api {
+            verb: "list",
+            namespace: "c1".into(),
+            source: Box::new(kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                ..Default::default()
+            }))),
+        };
+        assert_eq!(api(401).reason(), "unauthorized");
+        assert_eq!(api(403).reason(), "forbidden");
+        assert_eq!(api(404).reason(), "not-found");
+        assert_eq!(api(500).reason(), "api");
+        assert_eq!(HubError::Timeout(PASS_TIMEOUT).reason(), "timeout");
+        let gone = watcher::Error::WatchError(Box::new(kube::core::Status {
+            code: 410,
+            ..Default::default()
+        }));
+        assert_eq!(watch_reason(&gone), None, "a 410 is a routine re-list");
+        let forbidden =
+            watcher::Error::InitialListFailed(kube::Error::Api(Box::new(kube::core::Status {
+                code: 403,
+                ..Default::default()
+            })));
+        assert_eq!(watch_reason(&forbidden), Some("forbidden"));
+        assert!(hint("forbidden", "c1").contains("config/hub/role.yaml"));
+        assert!(hint("not-found", "c1").contains("namespace c1"));
+    }
+}

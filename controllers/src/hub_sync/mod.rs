@@ -1,0 +1,114 @@
+//! Hub sync (optional: `--hub-kubeconfig` + `--cluster-name`): reports this cluster to a fleet
+//! hub the way ACM addon agents do. The ControlPlaneUpdateStatus, the WorkerPoolUpdateStatus
+//! objects and the health UpdateInsights (progress insights too with `--hub-include-progress`)
+//! are copied into the namespace named after the cluster on the hub, and copies whose local
+//! object is gone are deleted.
+//!
+//! - A copy is computed purely ([`desired_copies`]): same kind and `.status`; same name, except
+//!   the ControlPlaneUpdateStatus, named after the cluster (`cluster` → `<cluster-name>`,
+//!   design.md); our labels (`update.openshift.io/*`, `app.kubernetes.io/managed-by`) plus
+//!   `open-cluster-management.io/cluster-name=<cluster-name>`; no owner reference (the owners do
+//!   not exist on the hub).
+//! - Writes go through hub [`Writer`](crate::writer::Writer)s (reconciler [`NAME`], field manager
+//!   `update-status-controller/hub-sync`): server-side apply of what differs from reflectors of
+//!   the hub namespace label-selected to this cluster's copies ([`hub_selector`]), so a steady
+//!   state writes nothing, and only copies labelled for this cluster and by `hub-sync` are ever
+//!   deleted.
+//! - A pass runs when our objects change (the local watches wake it) or the hub's copies do,
+//!   after [`DEBOUNCE`], and at least every [`RESYNC`].
+//! - The hub failing (unreachable, slow, credentials rejected, forbidden, namespace or CRDs
+//!   missing) never touches the local reconcilers: a warning when an outage starts (and when its
+//!   reason changes), `update_status_hub_sync_up 0` and
+//!   `update_status_hub_sync_errors_total{reason}`, then retries with exponential back-off from
+//!   [`MIN_BACKOFF`] to [`MAX_BACKOFF`] (±10 % jitter: many clusters report to one hub). While
+//!   failing, every attempt first probes the hub (one list call), since a pass with nothing to
+//!   write proves nothing. The first attempt that succeeds converges the copies. A `401` makes
+//!   the next attempt re-read the kubeconfig (rotated credentials).
+//!
+//! It runs only in the replica that holds the leader-election Lease (`main.rs` starts it with
+//! the reconcilers).
+//!
+//! Files: `copies` (what is copied, renamed and labelled), `errors` (failure classes, their
+//! metric reasons and hints), `session` (the hub client, its watches and writers, the sync
+//! loop).
+
+mod copies;
+mod errors;
+mod session;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector};
+pub use errors::HubError;
+pub use session::{HubSync, backoff, load_client};
+
+/// Reconciler name of the hub copies (label `update.openshift.io/reconciler`, field manager
+/// `update-status-controller/hub-sync`).
+pub const NAME: &str = "hub-sync";
+/// Collects a burst of local changes (a rolling update) into one pass.
+pub const DEBOUNCE: Duration = Duration::from_secs(1);
+/// Longest time between passes when nothing wakes the sync (restores copies changed or
+/// deleted on the hub behind our back when no watch event said so).
+pub const RESYNC: Duration = crate::runner::MAX_REQUEUE;
+/// First wait after a failed attempt.
+pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
+/// Longest wait between attempts while the hub fails: also the longest time the copies lag
+/// behind once the hub is back.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Bound on one pass (a hub that accepts connections but never answers).
+pub const PASS_TIMEOUT: Duration = Duration::from_secs(120);
+/// Connect timeout of the hub client.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the hub sync needs to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HubConfig {
+    /// Kubeconfig of the hub (`--hub-kubeconfig`), read at start and again after a `401`.
+    pub kubeconfig: PathBuf,
+    /// The managed cluster's name on the hub (`--cluster-name`): the namespace of the copies,
+    /// the name of the ControlPlaneUpdateStatus copy and the value of the
+    /// `open-cluster-management.io/cluster-name` label.
+    pub cluster_name: String,
+    /// Copy progress insights too (`--hub-include-progress`).
+    pub include_progress: bool,
+}
+
+/// Checks `--cluster-name`: a DNS-1123 label (it names a namespace and is a label value).
+pub fn validate_cluster_name(name: &str) -> Result<(), HubError> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name.len() > 63 {
+        "it is longer than 63 characters"
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        "it has characters other than lower-case letters, digits and '-'"
+    } else if name.starts_with('-') || name.ends_with('-') {
+        "it starts or ends with '-'"
+    } else {
+        return Ok(());
+    };
+    Err(HubError::InvalidClusterName {
+        name: name.to_string(),
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hub_cluster_names_are_dns_labels() {
+        for ok in ["a", "prod-east-1", "0abc", &"a".repeat(63)] {
+            assert!(validate_cluster_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "Prod", "prod_east", "-a", "a-", "a.b", &"a".repeat(64)] {
+            let e = validate_cluster_name(bad).expect_err(bad);
+            assert!(e.to_string().contains("DNS-1123 label"), "{e}");
+            assert_eq!(e.reason(), "config");
+        }
+    }
+}

@@ -1,0 +1,509 @@
+//! The hub session: a client with reflectors of our copies and hub writers, and the sync loop
+//! that runs passes, backs off while the hub fails and starts a new session when the
+//! credentials are rejected.
+
+use std::fmt::Debug;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::ListParams;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
+
+use super::errors::{hint, watch_reason};
+use super::{
+    CONNECT_TIMEOUT, DEBOUNCE, HubConfig, HubCopies, HubError, MAX_BACKOFF, MIN_BACKOFF, NAME,
+    PASS_TIMEOUT, RESYNC, desired_copies, hub_selector, validate_cluster_name,
+};
+use crate::metrics::Metrics;
+use crate::watch::{Caches, slim};
+use crate::writer::{PENDING_TTL, SyncStats, Writer};
+
+/// A client for the hub from its kubeconfig (its current context), with a
+/// [`CONNECT_TIMEOUT`]. Reads the file; does not contact the hub.
+pub async fn load_client(path: &Path) -> Result<kube::Client, HubError> {
+    let kc_err = |source| HubError::Kubeconfig {
+        path: path.to_path_buf(),
+        source,
+    };
+    let kubeconfig = Kubeconfig::read_from(path).map_err(kc_err)?;
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(kc_err)?;
+    config.connect_timeout = Some(CONNECT_TIMEOUT);
+    kube::Client::try_from(config).map_err(|e| HubError::Client {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
+}
+
+/// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
+/// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
+pub fn backoff(failures: u32, jitter: f64) -> Duration {
+    crate::clock::backoff(MIN_BACKOFF, MAX_BACKOFF, failures, jitter)
+}
+
+/// What the hub watches tell the sync loop (shared by successive sessions).
+#[derive(Default)]
+struct Signals {
+    /// A hub watch (re)listed: the hub answers, worth an attempt even while backing off.
+    listed: Notify,
+    /// A hub watch failed since the loop last looked: the next attempt counts as failed if the
+    /// watches have not listed, and probes the hub if they have.
+    unhealthy: AtomicBool,
+    /// A hub call was answered `401`: re-read the kubeconfig before the next attempt.
+    reload: AtomicBool,
+    /// Per watched kind: the reason of the outage reported (a warning per outage and per
+    /// change of reason, across sessions).
+    reported: Mutex<[Option<&'static str>; 3]>,
+}
+
+impl Signals {
+    /// Records the reason a watch fails; `true` if it was not reported yet.
+    fn report(&self, slot: usize, reason: &'static str) -> bool {
+        let mut r = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
+        let new = r.get(slot).is_some_and(|old| *old != Some(reason));
+        if let Some(old) = r.get_mut(slot) {
+            *old = Some(reason);
+        }
+        new
+    }
+
+    /// Records that a watch works; `true` if it was failing.
+    fn recovered(&self, slot: usize) -> bool {
+        let mut r = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
+        r.get_mut(slot).and_then(Option::take).is_some()
+    }
+}
+
+/// One hub client with its reflectors and writers; dropping it stops the reflectors.
+struct Session {
+    client: kube::Client,
+    namespace: String,
+    control_planes: Writer<ControlPlaneUpdateStatus>,
+    worker_pools: Writer<WorkerPoolUpdateStatus>,
+    insights: Writer<UpdateInsight>,
+    hub_control_planes: Store<ControlPlaneUpdateStatus>,
+    hub_worker_pools: Store<WorkerPoolUpdateStatus>,
+    hub_insights: Store<UpdateInsight>,
+    listed: Vec<Arc<AtomicBool>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// The reflectors' context.
+#[derive(Clone)]
+struct WatchContext {
+    selector: String,
+    namespace: String,
+    wake: Arc<Notify>,
+    signals: Arc<Signals>,
+    metrics: Arc<Metrics>,
+}
+
+impl Session {
+    fn start(client: kube::Client, ctx: &WatchContext) -> Self {
+        let ns = ctx.namespace.as_str();
+        let mut listed = Vec::new();
+        let mut tasks = Vec::new();
+        let (hub_control_planes, l, t) = spawn_watch(
+            Api::namespaced(client.clone(), ns),
+            ctx,
+            0,
+            "ControlPlaneUpdateStatus",
+        );
+        listed.push(l);
+        tasks.push(t);
+        let (hub_worker_pools, l, t) = spawn_watch(
+            Api::namespaced(client.clone(), ns),
+            ctx,
+            1,
+            "WorkerPoolUpdateStatus",
+        );
+        listed.push(l);
+        tasks.push(t);
+        let (hub_insights, l, t) =
+            spawn_watch(Api::namespaced(client.clone(), ns), ctx, 2, "UpdateInsight");
+        listed.push(l);
+        tasks.push(t);
+        let metrics = ctx.metrics.clone();
+        Session {
+            control_planes: Writer::for_hub(client.clone(), ns, NAME, metrics.clone()),
+            worker_pools: Writer::for_hub(client.clone(), ns, NAME, metrics.clone()),
+            insights: Writer::for_hub(client.clone(), ns, NAME, metrics),
+            client,
+            namespace: ns.to_string(),
+            hub_control_planes,
+            hub_worker_pools,
+            hub_insights,
+            listed,
+            tasks,
+        }
+    }
+
+    /// Every hub reflector has listed once (before that, an empty cache would read as "no
+    /// copies yet" and cost a write per object).
+    fn listed(&self) -> bool {
+        self.listed.iter().all(|l| l.load(Ordering::SeqCst))
+    }
+
+    fn has_pending(&self) -> bool {
+        self.control_planes.has_pending()
+            || self.worker_pools.has_pending()
+            || self.insights.has_pending()
+    }
+
+    /// One cheap call that tells whether the hub answers and lets us read our namespace.
+    async fn probe(&self, selector: &str) -> Result<(), HubError> {
+        let api: Api<ControlPlaneUpdateStatus> =
+            Api::namespaced(self.client.clone(), &self.namespace);
+        api.list_metadata(&ListParams::default().labels(selector).limit(1))
+            .await
+            .map(drop)
+            .map_err(|e| HubError::Api {
+                verb: "list controlplaneupdatestatuses",
+                namespace: self.namespace.clone(),
+                source: Box::new(e),
+            })
+    }
+
+    /// Makes the hub copies match `copies`; stops at the first kind that fails.
+    async fn sync(&mut self, copies: &HubCopies) -> Result<SyncStats, HubError> {
+        let a = self
+            .control_planes
+            .sync(&copies.control_planes, &self.hub_control_planes.state())
+            .await?;
+        let b = self
+            .worker_pools
+            .sync(&copies.worker_pools, &self.hub_worker_pools.state())
+            .await?;
+        let c = self
+            .insights
+            .sync(&copies.insights, &self.hub_insights.state())
+            .await?;
+        Ok(SyncStats {
+            meta_writes: a.meta_writes + b.meta_writes + c.meta_writes,
+            status_writes: a.status_writes + b.status_writes + c.status_writes,
+            deletes: a.deletes + b.deletes + c.deletes,
+            unchanged: a.unchanged + b.unchanged + c.unchanged,
+        })
+    }
+}
+
+/// A reflector of our copies of kind `K` in the hub namespace: wakes the sync on every event,
+/// says when it has listed, reports its errors (a warning per outage, a metric per error).
+/// `slot` is the kind's index in [`Signals::reported`].
+fn spawn_watch<K>(
+    api: Api<K>,
+    ctx: &WatchContext,
+    slot: usize,
+    kind: &'static str,
+) -> (Store<K>, Arc<AtomicBool>, JoinHandle<()>)
+where
+    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+{
+    let (reader, writer) = reflector::store();
+    let listed = Arc::new(AtomicBool::new(false));
+    let stream = watcher(api, watcher::Config::default().labels(&ctx.selector))
+        .default_backoff()
+        .modify(slim::<K>)
+        .reflect(writer);
+    let ctx = ctx.clone();
+    let done = listed.clone();
+    let task = tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(ev) = stream.next().await {
+            match ev {
+                // Yielded before every (re)list attempt: proves nothing yet.
+                Ok(watcher::Event::Init) => {}
+                Ok(ev) => {
+                    if ctx.signals.recovered(slot) {
+                        tracing::info!(kind, namespace = %ctx.namespace, "hub watch recovered");
+                    }
+                    if matches!(ev, watcher::Event::InitDone) {
+                        done.store(true, Ordering::SeqCst);
+                        ctx.signals.listed.notify_one();
+                    }
+                    ctx.wake.notify_one();
+                }
+                Err(e) => {
+                    let Some(reason) = watch_reason(&e) else {
+                        continue;
+                    };
+                    ctx.metrics.hub_sync_failed(reason);
+                    ctx.signals.unhealthy.store(true, Ordering::SeqCst);
+                    if reason == "unauthorized" {
+                        ctx.signals.reload.store(true, Ordering::SeqCst);
+                    }
+                    if ctx.signals.report(slot, reason) {
+                        tracing::warn!(
+                            kind,
+                            namespace = %ctx.namespace,
+                            reason,
+                            error = %e,
+                            hint = %hint(reason, &ctx.namespace),
+                            "hub watch failing; retrying with back-off"
+                        );
+                    }
+                    ctx.wake.notify_one();
+                }
+            }
+        }
+    });
+    (reader, listed, task)
+}
+
+/// The hub sync task (see the module documentation).
+pub struct HubSync {
+    config: HubConfig,
+    client: kube::Client,
+    local: Caches,
+    wake: Arc<Notify>,
+    metrics: Arc<Metrics>,
+}
+
+impl HubSync {
+    /// Checks the configuration and reads the hub kubeconfig (no call to the hub): a wrong
+    /// name or an unreadable kubeconfig is a configuration error, reported before anything
+    /// starts. `wake` is notified when our local objects change ([`crate::watch::Wakers`]).
+    pub async fn new(
+        config: HubConfig,
+        local: Caches,
+        wake: Arc<Notify>,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self, HubError> {
+        validate_cluster_name(&config.cluster_name)?;
+        let client = load_client(&config.kubeconfig).await?;
+        Ok(HubSync {
+            config,
+            client,
+            local,
+            wake,
+            metrics,
+        })
+    }
+
+    fn desired(&self) -> HubCopies {
+        desired_copies(
+            &self.config.cluster_name,
+            self.config.include_progress,
+            &self.local.control_plane_statuses.state(),
+            &self.local.worker_pool_statuses.state(),
+            &self.local.insights.state(),
+        )
+    }
+
+    /// Runs until `shutdown` changes. Never fails: hub errors are logged, counted and retried.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        let ns = self.config.cluster_name.clone();
+        let selector = hub_selector(&ns);
+        let signals = Arc::new(Signals::default());
+        let ctx = WatchContext {
+            selector: selector.clone(),
+            namespace: ns.clone(),
+            wake: self.wake.clone(),
+            signals: signals.clone(),
+            metrics: self.metrics.clone(),
+        };
+        tracing::info!(
+            namespace = %ns,
+            kubeconfig = %self.config.kubeconfig.display(),
+            include_progress = self.config.include_progress,
+            "hub sync on: reporting to the hub"
+        );
+        let mut session = Session::start(self.client.clone(), &ctx);
+        let mut outage = Outage::default();
+        loop {
+            if !self
+                .pause(&session, &signals, outage.failures, &mut shutdown)
+                .await
+            {
+                return;
+            }
+            if signals.reload.swap(false, Ordering::SeqCst) {
+                match load_client(&self.config.kubeconfig).await {
+                    Ok(client) => {
+                        tracing::info!(kubeconfig = %self.config.kubeconfig.display(), "hub credentials rejected: kubeconfig read again");
+                        // The old reflectors stop with the old session.
+                        session = Session::start(client, &ctx);
+                    }
+                    Err(e) => {
+                        self.failed(&e, &mut outage);
+                        signals.reload.store(true, Ordering::SeqCst);
+                        continue;
+                    }
+                }
+            }
+            if !session.listed() {
+                // The reflectors report their own errors and their first list wakes us; while
+                // they fail, back off (a reload, for one, waits for it).
+                if signals.unhealthy.swap(false, Ordering::SeqCst) {
+                    outage.failures = outage.failures.saturating_add(1);
+                }
+                continue;
+            }
+            let watch_failed = signals.unhealthy.swap(false, Ordering::SeqCst);
+            let probe = outage.failures > 0 || watch_failed;
+            let copies = self.desired();
+            let Some(result) =
+                attempt(&mut session, &selector, probe, &copies, &mut shutdown).await
+            else {
+                return;
+            };
+            match result {
+                Ok(stats) => self.succeeded(&stats, &copies, &mut outage),
+                Err(e) => {
+                    self.failed(&e, &mut outage);
+                    if e.reason() == "unauthorized" {
+                        signals.reload.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for a reason to attempt a pass (our objects or the hub's copies changed, a hub
+    /// watch listed, the back-off or the resync period is over), then [`DEBOUNCE`]; `false`
+    /// when `shutdown` changed meanwhile.
+    async fn pause(
+        &self,
+        session: &Session,
+        signals: &Signals,
+        failures: u32,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> bool {
+        let wait = if failures > 0 {
+            backoff(failures, crate::clock::jitter())
+        } else if session.has_pending() {
+            // Re-check once our writes are no longer trusted over the cache.
+            PENDING_TTL + Duration::from_secs(1)
+        } else {
+            RESYNC
+        };
+        tokio::select! {
+            _ = self.wake.notified(), if failures == 0 => {}
+            _ = signals.listed.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+            _ = shutdown.changed() => return false,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(DEBOUNCE) => {}
+            _ = shutdown.changed() => return false,
+        }
+        true
+    }
+
+    /// Records a pass that succeeded: the metric, the end of an outage, what was written.
+    fn succeeded(&self, stats: &SyncStats, copies: &HubCopies, outage: &mut Outage) {
+        let ns = &self.config.cluster_name;
+        self.metrics
+            .hub_sync_succeeded(jiff::Timestamp::now().as_millisecond() as f64 / 1000.0);
+        if outage.failures > 0 {
+            tracing::info!(namespace = %ns, failed_attempts = outage.failures, "hub sync recovered");
+        }
+        *outage = Outage::default();
+        if stats.writes() > 0 {
+            tracing::info!(
+                namespace = %ns,
+                writes = stats.writes(),
+                deletes = stats.deletes,
+                copies = copies.control_planes.len() + copies.worker_pools.len() + copies.insights.len(),
+                "hub copies updated"
+            );
+        }
+    }
+
+    /// Counts a failed attempt; warns when an outage starts or its reason changes.
+    fn failed(&self, e: &HubError, outage: &mut Outage) {
+        outage.failures = outage.failures.saturating_add(1);
+        let reason = e.reason();
+        self.metrics.hub_sync_failed(reason);
+        let ns = &self.config.cluster_name;
+        if outage.reported != Some(reason) {
+            tracing::warn!(
+                namespace = %ns,
+                reason,
+                error = %e,
+                hint = %hint(reason, ns),
+                "hub sync failed; retrying with back-off (local status objects are not affected)"
+            );
+            outage.reported = Some(reason);
+        } else {
+            tracing::debug!(namespace = %ns, reason, error = %e, failures = outage.failures, "hub sync still failing");
+        }
+    }
+}
+
+/// Consecutive failed attempts, and the reason last warned about (a warning per outage and per
+/// change of reason).
+#[derive(Debug, Default)]
+struct Outage {
+    failures: u32,
+    reported: Option<&'static str>,
+}
+
+/// One pass within [`PASS_TIMEOUT`], probing the hub first if asked; `None` when `shutdown`
+/// changed meanwhile.
+async fn attempt(
+    session: &mut Session,
+    selector: &str,
+    probe: bool,
+    copies: &HubCopies,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<Result<SyncStats, HubError>> {
+    let pass = async {
+        if probe {
+            session.probe(selector).await?;
+        }
+        session.sync(copies).await
+    };
+    tokio::select! {
+        r = tokio::time::timeout(PASS_TIMEOUT, pass) => Some(r.unwrap_or(Err(HubError::Timeout(PASS_TIMEOUT)))),
+        _ = shutdown.changed() => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hub_backoff_doubles_up_to_the_cap_with_bounded_jitter() {
+        assert_eq!(backoff(1, 0.0), MIN_BACKOFF);
+        assert_eq!(backoff(2, 0.0), MIN_BACKOFF * 2);
+        assert_eq!(backoff(4, 0.0), MIN_BACKOFF * 8);
+        assert_eq!(backoff(30, 0.0), MAX_BACKOFF);
+        assert_eq!(backoff(u32::MAX, 0.1), MAX_BACKOFF, "never above the cap");
+        assert_eq!(backoff(1, -1.0), MIN_BACKOFF.mul_f64(0.9), "jitter clamped");
+    }
+
+    #[test]
+    fn hub_watch_outages_are_reported_once_per_reason() {
+        let s = Signals::default();
+        assert!(s.report(0, "unauthorized"));
+        assert!(!s.report(0, "unauthorized"), "once per outage");
+        assert!(s.report(1, "unauthorized"), "per kind");
+        assert!(s.report(0, "forbidden"), "again when the reason changes");
+        assert!(s.recovered(0));
+        assert!(!s.recovered(0));
+        assert!(s.report(0, "forbidden"), "a new outage");
+        assert!(!s.report(7, "connect") && !s.recovered(7), "no such kind");
+    }
+}

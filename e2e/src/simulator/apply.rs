@@ -1,0 +1,190 @@
+//! Applying a [`Simulation`] to a real API server: server-side apply of what each step
+//! changed (status through the status subresource), and clearing the simulated kinds.
+
+use std::collections::BTreeMap;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use serde_json::Value;
+use update_status_api::input::{
+    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+};
+
+use super::state::{ObjectRef, Part};
+use super::{ClusterObject, SimError, Simulation, StepReport};
+
+/// Field manager of the simulator's writes.
+pub const FIELD_MANAGER: &str = "update-status-simulator";
+
+/// Default number of concurrent requests.
+pub const DEFAULT_CONCURRENCY: usize = 16;
+
+/// A [`Simulation`] bound to an API server: writes what each step changes.
+pub struct Simulator {
+    sim: Simulation,
+    client: Client,
+    concurrency: usize,
+    writes: u64,
+}
+
+async fn apply<K: ClusterObject>(
+    client: &Client,
+    name: &str,
+    part: Part,
+    body: &Value,
+) -> Result<(), SimError> {
+    let api: Api<K> = Api::all(client.clone());
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let result = match part {
+        Part::Main => api.patch(name, &params, &Patch::Apply(body)).await,
+        Part::Status => api.patch_status(name, &params, &Patch::Apply(body)).await,
+    };
+    result.map(drop).map_err(|source| SimError::Api {
+        action: format!(
+            "applying {} {name}{}",
+            K::kind(&()),
+            if part == Part::Status { " status" } else { "" }
+        ),
+        source: Box::new(source),
+    })
+}
+
+impl Simulator {
+    /// Binds a simulation to a client.
+    pub fn new(client: Client, sim: Simulation) -> Self {
+        Simulator {
+            sim,
+            client,
+            concurrency: DEFAULT_CONCURRENCY,
+            writes: 0,
+        }
+    }
+
+    /// Sets how many requests run at once.
+    pub fn with_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// The simulation.
+    pub fn simulation(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// The simulation, to change it (then [`Simulator::flush`]).
+    pub fn simulation_mut(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
+
+    /// Writes made so far.
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Writes every object (creating the cluster).
+    pub async fn install(&mut self) -> Result<usize, SimError> {
+        self.sim.mark_all_dirty();
+        self.flush().await
+    }
+
+    /// One step: [`Simulation::step`], then the changed objects are written.
+    pub async fn step(&mut self) -> Result<StepReport, SimError> {
+        let report = self.sim.step();
+        self.flush().await?;
+        Ok(report)
+    }
+
+    /// Writes the changed object parts: kind by kind (MachineConfigs, pools, ClusterVersion,
+    /// operators, nodes), the objects of a kind concurrently, each object's status after its
+    /// metadata and spec. Returns the number of writes.
+    pub async fn flush(&mut self) -> Result<usize, SimError> {
+        let dirty = self.sim.take_dirty();
+        let mut by_rank: BTreeMap<u8, BTreeMap<ObjectRef, Vec<Part>>> = BTreeMap::new();
+        for (r, part) in dirty {
+            by_rank
+                .entry(r.rank())
+                .or_default()
+                .entry(r)
+                .or_default()
+                .push(part);
+        }
+        let mut total = 0;
+        for (_, objects) in by_rank {
+            let mut jobs = Vec::with_capacity(objects.len());
+            for (r, parts) in objects {
+                let name = self.sim.name_of(r).unwrap_or_default().to_string();
+                let bodies: Vec<(Part, Value)> = parts
+                    .into_iter()
+                    .filter_map(|p| self.sim.render(r, p).map(|b| (p, b)))
+                    .collect();
+                jobs.push((r, name, bodies));
+            }
+            let client = self.client.clone();
+            let counts: Vec<usize> = futures::stream::iter(jobs)
+                .map(|(r, name, bodies)| {
+                    let client = client.clone();
+                    async move {
+                        for (part, body) in &bodies {
+                            match r {
+                                ObjectRef::MachineConfig(_) => {
+                                    apply::<MachineConfig>(&client, &name, *part, body).await?
+                                }
+                                ObjectRef::Pool(_) => {
+                                    apply::<MachineConfigPool>(&client, &name, *part, body).await?
+                                }
+                                ObjectRef::ClusterVersion => {
+                                    apply::<ClusterVersion>(&client, &name, *part, body).await?
+                                }
+                                ObjectRef::Operator(_) => {
+                                    apply::<ClusterOperator>(&client, &name, *part, body).await?
+                                }
+                                ObjectRef::Node(_) => {
+                                    apply::<Node>(&client, &name, *part, body).await?
+                                }
+                            }
+                        }
+                        Ok::<usize, SimError>(bodies.len())
+                    }
+                })
+                .buffer_unordered(self.concurrency)
+                .try_collect()
+                .await?;
+            total += counts.iter().sum::<usize>();
+        }
+        self.writes += total as u64;
+        Ok(total)
+    }
+}
+
+/// Deletes every ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig and Node
+/// (one collection delete per kind), and waits until they are gone.
+pub async fn clear(client: &Client) -> Result<(), SimError> {
+    async fn clear_kind<K: ClusterObject>(client: &Client) -> Result<(), SimError> {
+        let api: Api<K> = Api::all(client.clone());
+        let err = |source| SimError::Api {
+            action: format!("deleting every {}", K::kind(&())),
+            source: Box::new(source),
+        };
+        api.delete_collection(&DeleteParams::background(), &ListParams::default())
+            .await
+            .map_err(err)?;
+        for _ in 0..600 {
+            let left = api
+                .list_metadata(&ListParams::default().limit(1))
+                .await
+                .map_err(err)?;
+            if left.items.is_empty() {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+    clear_kind::<Node>(client).await?;
+    clear_kind::<ClusterOperator>(client).await?;
+    clear_kind::<ClusterVersion>(client).await?;
+    clear_kind::<MachineConfigPool>(client).await?;
+    clear_kind::<MachineConfig>(client).await?;
+    Ok(())
+}
