@@ -84,8 +84,14 @@ pub struct CertResolver {
     current: Mutex<Current>,
 }
 
+/// The content of `tls.crt` and `tls.key`.
+struct Pair {
+    crt: Vec<u8>,
+    key: Vec<u8>,
+}
+
 /// The two files' content, or `None` when the certificate is absent.
-fn read_pair(dir: &Path) -> Result<Option<(Vec<u8>, Vec<u8>)>, CertError> {
+fn read_pair(dir: &Path) -> Result<Option<Pair>, CertError> {
     let read = |name: &str| {
         let path = dir.join(name);
         match std::fs::read(&path) {
@@ -95,7 +101,7 @@ fn read_pair(dir: &Path) -> Result<Option<(Vec<u8>, Vec<u8>)>, CertError> {
         }
     };
     Ok(match (read(CERT_FILE)?, read(KEY_FILE)?) {
-        (Some(crt), Some(key)) => Some((crt, key)),
+        (Some(crt), Some(key)) => Some(Pair { crt, key }),
         _ => None,
     })
 }
@@ -189,7 +195,7 @@ impl CertResolver {
     pub fn new(dir: Option<PathBuf>, provider: Arc<CryptoProvider>) -> Result<Self, CertError> {
         let from_dir = match &dir {
             Some(d) => read_pair(d)?
-                .map(|(crt, key)| {
+                .map(|Pair { crt, key }| {
                     Ok::<_, CertError>((
                         certified_key(d, &crt, &key, &provider)?,
                         digest(&crt, &key),
@@ -264,7 +270,7 @@ impl CertResolver {
     }
 
     fn refresh_from_dir(&self, dir: &Path, cur: &mut Current) {
-        let (crt, key) = match read_pair(dir) {
+        let Pair { crt, key } = match read_pair(dir) {
             Ok(Some(pair)) => pair,
             Ok(None) => {
                 if !cur.missing_logged {
