@@ -45,8 +45,15 @@ struct Args {
     /// Serve /metrics over HTTPS, only to clients whose bearer token passes a TokenReview and
     /// a SubjectAccessReview for `get` on /metrics. `--metrics-secure=false`: plain HTTP without
     /// authentication (local development, tests).
-    #[arg(long, env = "METRICS_SECURE", default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+    #[arg(
+        long,
+        env = "METRICS_SECURE",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        require_equals = true
+    )]
     metrics_secure: bool,
     /// Folder holding the /metrics serving certificate, `tls.crt` and `tls.key` (e.g. the
     /// service CA's Secret), re-read when they change. Unset: a self-signed certificate.
@@ -187,7 +194,8 @@ async fn main() -> anyhow::Result<()> {
     let health = Health::new().with_ready({
         let synced = synced.clone();
         move || {
-            (synced.load(Ordering::SeqCst))
+            synced
+                .load(Ordering::SeqCst)
                 .then_some(())
                 .ok_or_else(|| "caches not synced".to_string())
         }
