@@ -69,7 +69,7 @@ load-snapshot: ## Load SNAPSHOT=<dir> into the local control plane
 .PHONY: run
 run: ## Run the controller against the local control plane (make dev-cluster first)
 	KUBECONFIG=$(KUBECONFIG_LOCAL) kubectl create namespace $(NAMESPACE) --dry-run=client -o yaml | KUBECONFIG=$(KUBECONFIG_LOCAL) kubectl apply -f - >/dev/null
-	KUBECONFIG=$(KUBECONFIG_LOCAL) $(CARGO) run -p update-status-controllers --bin update-status-controller -- --namespace $(NAMESPACE) --metrics-bind-address 127.0.0.1:8080
+	KUBECONFIG=$(KUBECONFIG_LOCAL) $(CARGO) run -p update-status-controllers --bin update-status-controller -- --namespace $(NAMESPACE) --metrics-bind-address 127.0.0.1:8443 --health-probe-bind-address 127.0.0.1:8081
 
 .PHONY: bench
 bench: tools k8s-bins ## Benchmarks: pure assessment (criterion), then the controller at 500/2,000/5,000 simulated nodes on the local control plane; writes docs/benchmarks.md (BENCH_ARGS="--sizes 500" for a quick run)

@@ -70,7 +70,7 @@ else
 fi
 
 target/debug/update-status-controller --namespace "$namespace" --metrics-bind-address 127.0.0.1:0 \
-  "${clock[@]}" >"$CLUSTER_DIR/controller.log" 2>&1 &
+  --metrics-secure=false --health-probe-bind-address 127.0.0.1:0 "${clock[@]}" >"$CLUSTER_DIR/controller.log" 2>&1 &
 controller_pid=$!
 echo "demo: controller running (log: $CLUSTER_DIR/controller.log); KUBECONFIG=$KUBECONFIG"
 

@@ -2,7 +2,8 @@
 //! watch OpenShift inputs and write its results ([`control_plane_reconciler`],
 //! [`worker_pools_reconciler`], and [`alerts_reconciler`] which polls Prometheus through
 //! [`prometheus`]), with the shared watch caches ([`watch`]), the change-only
-//! writer ([`writer`]) and the Prometheus metrics ([`metrics`]); and the optional
+//! writer ([`writer`]), the Prometheus metrics ([`metrics`]) and the endpoints serving them
+//! ([`metrics_server`]); and the optional
 //! [`hub_sync`], which copies our objects to a fleet hub.
 pub mod alerts_reconciler;
 pub mod assess;
@@ -11,6 +12,7 @@ pub mod control_plane_reconciler;
 pub mod hub_sync;
 pub mod leader;
 pub mod metrics;
+pub mod metrics_server;
 pub mod prometheus;
 pub mod runner;
 pub mod watch;

@@ -1,6 +1,7 @@
 //! `update-status-controller`: watches ClusterVersion, ClusterOperators, MachineConfigPools,
 //! MachineConfigs and Nodes, and writes ControlPlaneUpdateStatus, WorkerPoolUpdateStatus and
-//! UpdateInsight objects into its namespace. Serves `/metrics`, `/healthz` and `/readyz`.
+//! UpdateInsight objects into its namespace. Serves `/metrics` (HTTPS, authorized scrapers
+//! only) and, on a separate port, `/healthz` and `/readyz`.
 //! With `--prometheus-url`, it also polls Prometheus' firing alerts into health insights; with
 //! `--hub-kubeconfig` and `--cluster-name`, it copies its objects to a fleet hub.
 
@@ -10,9 +11,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use axum::Router;
-use axum::http::StatusCode;
-use axum::routing::get;
 use clap::Parser;
 use kube::Api;
 use kube::api::ListParams;
@@ -24,6 +22,8 @@ use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
 use update_status_controllers::hub_sync::{self, HubConfig, HubSync};
 use update_status_controllers::leader::Elector;
 use update_status_controllers::metrics::Metrics;
+use update_status_controllers::metrics_server::auth::Authorizer;
+use update_status_controllers::metrics_server::{self, Health, MetricsServerConfig};
 use update_status_controllers::prometheus::{PrometheusClient, PrometheusConfig};
 use update_status_controllers::runner;
 use update_status_controllers::watch::{self as watches, Wakers};
@@ -39,9 +39,33 @@ struct Args {
     /// Namespace the objects are written to.
     #[arg(long, env = "POD_NAMESPACE", default_value = "openshift-update-status")]
     namespace: String,
-    /// Address of the /metrics, /healthz and /readyz endpoints.
-    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8080")]
+    /// Address of the /metrics endpoint.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8443")]
     metrics_bind_address: SocketAddr,
+    /// Serve /metrics over HTTPS, only to clients whose bearer token passes a TokenReview and
+    /// a SubjectAccessReview for `get` on /metrics. `--metrics-secure=false`: plain HTTP without
+    /// authentication (local development, tests).
+    #[arg(
+        long,
+        env = "METRICS_SECURE",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        require_equals = true
+    )]
+    metrics_secure: bool,
+    /// Folder holding the /metrics serving certificate, `tls.crt` and `tls.key` (e.g. the
+    /// service CA's Secret), re-read when they change. Unset: a self-signed certificate.
+    #[arg(long, env = "METRICS_CERT_DIR", value_name = "DIR")]
+    metrics_cert_dir: Option<PathBuf>,
+    /// Address of the /healthz and /readyz endpoints (plain HTTP, no data).
+    #[arg(
+        long,
+        env = "HEALTH_PROBE_BIND_ADDRESS",
+        default_value = "0.0.0.0:8081"
+    )]
+    health_probe_bind_address: SocketAddr,
     /// Cluster ID put in the `update.openshift.io/cluster` label (optional).
     #[arg(long, env = "CLUSTER_ID")]
     cluster_id: Option<String>,
@@ -157,7 +181,26 @@ async fn main() -> anyhow::Result<()> {
     let synced = Arc::new(AtomicBool::new(false));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
 
-    let server = serve(args.metrics_bind_address, metrics.clone(), synced.clone()).await?;
+    let server = metrics_server::serve_metrics(
+        MetricsServerConfig {
+            bind: args.metrics_bind_address,
+            secure: args.metrics_secure,
+            cert_dir: args.metrics_cert_dir.clone(),
+        },
+        metrics.clone(),
+        Arc::new(Authorizer::new(client.clone())),
+    )
+    .await?;
+    let health = Health::new().with_ready({
+        let synced = synced.clone();
+        move || {
+            synced
+                .load(Ordering::SeqCst)
+                .then_some(())
+                .ok_or_else(|| "caches not synced".to_string())
+        }
+    });
+    let probes = metrics_server::serve_probes(args.health_probe_bind_address, health).await?;
 
     let wakers = Wakers::default();
     let caches = watches::start(&client, &args.namespace, &wakers, synced.clone());
@@ -335,6 +378,7 @@ async fn main() -> anyhow::Result<()> {
         let _ = t.await;
     }
     server.abort();
+    probes.abort();
     if lost_leadership {
         anyhow::bail!(
             "lost the leader-election Lease {}/{}",
@@ -359,47 +403,6 @@ async fn preflight(client: &kube::Client, namespace: &str) -> anyhow::Result<()>
         ),
         Err(e) => Err(e).context("checking that the update-status CRDs are installed"),
     }
-}
-
-async fn serve(
-    addr: SocketAddr,
-    metrics: Arc<Metrics>,
-    synced: Arc<AtomicBool>,
-) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    let app = Router::new()
-        .route(
-            "/metrics",
-            get({
-                let m = metrics.clone();
-                move || {
-                    let m = m.clone();
-                    async move { m.render() }
-                }
-            }),
-        )
-        .route("/healthz", get(|| async { "ok" }))
-        .route(
-            "/readyz",
-            get(move || {
-                let synced = synced.clone();
-                async move {
-                    if synced.load(Ordering::SeqCst) {
-                        (StatusCode::OK, "ok")
-                    } else {
-                        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced")
-                    }
-                }
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("binding the metrics endpoint to {addr}"))?;
-    tracing::info!(%addr, "serving /metrics, /healthz, /readyz");
-    Ok(tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            tracing::error!(error = %e, "metrics server stopped");
-        }
-    }))
 }
 
 async fn shutdown_signal() {

@@ -9,6 +9,7 @@ use crate::{TestEnv, repo_root};
 pub struct Controller {
     child: Child,
     metrics_addr: String,
+    probe_addr: String,
     /// Its log file.
     pub log: PathBuf,
 }
@@ -51,14 +52,20 @@ pub fn workspace_bin(name: &str, env: &str) -> PathBuf {
         .unwrap_or_else(|| repo_root().join("target/debug").join(name))
 }
 
+/// A free loopback port (bound then released: good enough for tests).
+fn free_port() -> Result<u16, ControllerError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(io("picking a free port"))
+}
+
 impl Controller {
     /// Starts the controller writing into `namespace`, with extra flags (e.g. `--assess-at`).
+    /// `/metrics` is plain HTTP without authentication (`--metrics-secure=false`) unless
+    /// `extra` has a `--metrics-secure...` flag; the probes are on their own free port.
     pub fn start(env: &TestEnv, namespace: &str, extra: &[&str]) -> Result<Self, ControllerError> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(io("picking a free port"))?
-            .port();
-        Self::start_on(env, namespace, port, extra)
+        Self::start_on(env, namespace, free_port()?, extra)
     }
 
     /// As [`Controller::start`], serving `/metrics` on `127.0.0.1:<metrics_port>` (e.g. a port
@@ -78,13 +85,18 @@ impl Controller {
         let out = std::fs::File::create(&log).map_err(io("creating the controller log"))?;
         let err = out.try_clone().map_err(io("creating the controller log"))?;
         let metrics_addr = format!("127.0.0.1:{port}");
+        let probe_addr = format!("127.0.0.1:{}", free_port()?);
+        let secure_set = extra.iter().any(|a| a.starts_with("--metrics-secure"));
         let child = Command::new(&bin)
             .args([
                 "--namespace",
                 namespace,
                 "--metrics-bind-address",
                 &metrics_addr,
+                "--health-probe-bind-address",
+                &probe_addr,
             ])
+            .args((!secure_set).then_some("--metrics-secure=false"))
             .args(extra)
             .env("KUBECONFIG", env.kubeconfig_path())
             .env("RUST_LOG", "info")
@@ -96,6 +108,7 @@ impl Controller {
         Ok(Controller {
             child,
             metrics_addr,
+            probe_addr,
             log,
         })
     }
@@ -109,28 +122,20 @@ impl Controller {
         }
     }
 
-    /// `127.0.0.1:<port>` of its `/metrics`, `/healthz` and `/readyz`.
+    /// `127.0.0.1:<port>` of its `/metrics`.
     pub fn metrics_addr(&self) -> &str {
         &self.metrics_addr
     }
 
-    /// The controller's `/metrics` text (plain HTTP/1.0 on loopback).
+    /// `127.0.0.1:<port>` of its `/healthz` and `/readyz` (plain HTTP).
+    pub fn probe_addr(&self) -> &str {
+        &self.probe_addr
+    }
+
+    /// The controller's `/metrics` answer, headers included (plain HTTP/1.0 on loopback:
+    /// `--metrics-secure=false`).
     pub fn metrics(&self) -> Result<String, ControllerError> {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(&self.metrics_addr)
-            .map_err(io("connecting to /metrics"))?;
-        s.write_all(
-            format!(
-                "GET /metrics HTTP/1.0\r\nHost: {}\r\n\r\n",
-                self.metrics_addr
-            )
-            .as_bytes(),
-        )
-        .map_err(io("requesting /metrics"))?;
-        let mut body = String::new();
-        s.read_to_string(&mut body)
-            .map_err(io("reading /metrics"))?;
-        Ok(body)
+        plain_get(&self.metrics_addr, "/metrics")
     }
 
     /// Sum of `update_status_api_writes_total` (all kinds and verbs).
@@ -142,4 +147,19 @@ impl Controller {
             .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .sum::<f64>() as u64)
     }
+}
+
+/// `GET <path>` over plain HTTP/1.0 to `addr`: the whole answer, status line and headers
+/// included.
+pub fn plain_get(addr: &str, path: &str) -> Result<String, ControllerError> {
+    use std::io::{Read, Write};
+    let what = format!("GET http://{addr}{path}");
+    let mut s = std::net::TcpStream::connect(addr).map_err(io(&what))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .map_err(io(&what))?;
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .map_err(io(&what))?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).map_err(io(&what))?;
+    Ok(answer)
 }

@@ -194,8 +194,14 @@ impl Controller {
         let metrics = format!("127.0.0.1:{port}");
         let out = std::fs::File::create(log)?;
         let err = out.try_clone()?;
+        // Plain-HTTP /metrics (scraped below); the probes on a port of their own.
         let child = Command::new(bin)
             .args(["--namespace", NAMESPACE, "--metrics-bind-address", &metrics])
+            .args([
+                "--metrics-secure=false",
+                "--health-probe-bind-address",
+                "127.0.0.1:0",
+            ])
             .env("KUBECONFIG", kubeconfig)
             .env(
                 "RUST_LOG",

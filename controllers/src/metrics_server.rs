@@ -1,0 +1,278 @@
+//! The controller's HTTP endpoints.
+//!
+//! - `/metrics` ([`serve_metrics`]): by default HTTPS ([`tls`]: the certificate of
+//!   `--metrics-cert-dir`, reloaded when it changes, else a self-signed one), readable only by
+//!   clients whose bearer token passes a TokenReview and a SubjectAccessReview for `get` on
+//!   `/metrics` ([`auth`]). `--metrics-secure=false` serves it as plain HTTP without
+//!   authentication, for local development and tests.
+//! - `/healthz` and `/readyz` ([`serve_probes`]): plain HTTP on their own port, answering `ok`
+//!   or why not, and nothing else; what they check is a [`Health`].
+
+pub mod auth;
+pub mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+
+use crate::metrics::Metrics;
+use auth::Authorizer;
+use tls::{CertError, CertResolver};
+
+/// How long a client may take for its TLS handshake, and to send request headers.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How `/metrics` is served.
+#[derive(Debug, Clone)]
+pub struct MetricsServerConfig {
+    /// Listen address (`--metrics-bind-address`).
+    pub bind: SocketAddr,
+    /// HTTPS with authentication and authorization (`--metrics-secure`).
+    pub secure: bool,
+    /// Folder of `tls.crt` and `tls.key` (`--metrics-cert-dir`); none: self-signed.
+    pub cert_dir: Option<PathBuf>,
+}
+
+/// An endpoint cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The address cannot be listened on.
+    #[error("binding the {what} endpoint to {addr}: {source}")]
+    Bind {
+        /// `metrics` or `health probe`.
+        what: &'static str,
+        /// The address.
+        addr: SocketAddr,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The serving certificate cannot be loaded or generated.
+    #[error("the /metrics serving certificate (--metrics-cert-dir): {0}")]
+    Cert(#[from] CertError),
+    /// The TLS configuration cannot be built.
+    #[error("the /metrics TLS configuration: {0}")]
+    Tls(#[from] rustls::Error),
+}
+
+/// A running endpoint.
+#[derive(Debug)]
+pub struct Serving {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl Serving {
+    /// The address it listens on (the actual port when bound to port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting connections.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
+/// What `/healthz` (live) and `/readyz` (ready) report: `Ok` → 200 `ok`, `Err(why)` → 503
+/// `why`. Both are `Ok` until set.
+#[derive(Clone)]
+pub struct Health {
+    live: Check,
+    ready: Check,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            live: Arc::new(|| Ok(())),
+            ready: Arc::new(|| Ok(())),
+        }
+    }
+}
+
+impl std::fmt::Debug for Health {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Health")
+            .field("live", &self.live())
+            .field("ready", &self.ready())
+            .finish()
+    }
+}
+
+impl Health {
+    /// Live and ready.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `/healthz` answers with `check`.
+    pub fn with_live(
+        mut self,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.live = Arc::new(check);
+        self
+    }
+
+    /// `/readyz` answers with `check`.
+    pub fn with_ready(
+        mut self,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.ready = Arc::new(check);
+        self
+    }
+
+    /// Whether the process works (the kubelet restarts it otherwise).
+    pub fn live(&self) -> Result<(), String> {
+        (self.live)()
+    }
+
+    /// Whether it is ready to serve.
+    pub fn ready(&self) -> Result<(), String> {
+        (self.ready)()
+    }
+}
+
+fn probe_answer(r: Result<(), String>) -> (StatusCode, String) {
+    match r {
+        Ok(()) => (StatusCode::OK, "ok".to_string()),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
+    }
+}
+
+async fn bind(
+    what: &'static str,
+    addr: SocketAddr,
+) -> Result<(TcpListener, SocketAddr), ServerError> {
+    let bind_err = |source| ServerError::Bind { what, addr, source };
+    let listener = TcpListener::bind(addr).await.map_err(bind_err)?;
+    let local = listener.local_addr().map_err(bind_err)?;
+    Ok((listener, local))
+}
+
+fn spawn_plain(what: &'static str, listener: TcpListener, app: Router) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "{what} server stopped");
+        }
+    })
+}
+
+/// Serves `/healthz` and `/readyz` (plain HTTP, no authentication, no data) on `bind`.
+pub async fn serve_probes(bind_addr: SocketAddr, health: Health) -> Result<Serving, ServerError> {
+    let live = health.clone();
+    let app = Router::new()
+        .route(
+            "/healthz",
+            get(move || async move { probe_answer(live.live()) }),
+        )
+        .route(
+            "/readyz",
+            get(move || async move { probe_answer(health.ready()) }),
+        );
+    let (listener, addr) = bind("health probe", bind_addr).await?;
+    tracing::info!(%addr, "serving /healthz, /readyz (HTTP)");
+    Ok(Serving {
+        addr,
+        task: spawn_plain("health probe", listener, app),
+    })
+}
+
+/// Serves `/metrics` as `config` says; `authorizer` reviews the scrapers' tokens (unused with
+/// `secure: false`).
+pub async fn serve_metrics(
+    config: MetricsServerConfig,
+    metrics: Arc<Metrics>,
+    authorizer: Arc<Authorizer>,
+) -> Result<Serving, ServerError> {
+    let app = Router::new().route(
+        "/metrics",
+        get(move || {
+            let m = metrics.clone();
+            async move { m.render() }
+        }),
+    );
+    if !config.secure {
+        if config.cert_dir.is_some() {
+            tracing::warn!("--metrics-cert-dir is ignored with --metrics-secure=false");
+        }
+        let (listener, addr) = bind("metrics", config.bind).await?;
+        tracing::warn!(%addr, "serving /metrics over plain HTTP without authentication (--metrics-secure=false)");
+        return Ok(Serving {
+            addr,
+            task: spawn_plain("metrics", listener, app),
+        });
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let resolver = CertResolver::new(config.cert_dir.clone(), provider.clone())?;
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(resolver));
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let app = app.route_layer(axum::middleware::from_fn_with_state(
+        authorizer,
+        auth::require_access,
+    ));
+    let (listener, addr) = bind("metrics", config.bind).await?;
+    tracing::info!(%addr, "serving /metrics (HTTPS; TokenReview and SubjectAccessReview for get /metrics)");
+    Ok(Serving {
+        addr,
+        task: tokio::spawn(serve_tls(listener, TlsAcceptor::from(Arc::new(tls)), app)),
+    })
+}
+
+/// Accepts TLS connections and serves HTTP/1.1 on them, one task per connection.
+async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, app: Router) {
+    loop {
+        let (tcp, peer) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of file descriptors and the like: do not spin.
+                tracing::warn!(error = %e, "accepting a /metrics connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let acceptor = acceptor.clone();
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HANDSHAKE_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!(%peer, error = %e, "/metrics connection ended with an error");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

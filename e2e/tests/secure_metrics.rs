@@ -1,0 +1,303 @@
+//! The secure `/metrics` endpoint of the real controller binary against the real API server:
+//! HTTPS (self-signed, or the certificate of `--metrics-cert-dir`), and only for bearer tokens
+//! that pass a TokenReview and a SubjectAccessReview for `get /metrics`: anonymous → 401, an
+//! invalid token → 401, a ServiceAccount without the permission → 403, a ServiceAccount bound
+//! to the shipped `update-status-metrics-reader` ClusterRole (`config/prometheus/`) → 200.
+//! The probes answer on their own plain-HTTP port, without authentication and without data.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use update_status_e2e::controller::{Controller, plain_get};
+use update_status_e2e::{TestEnv, poll_until, repo_root, wait_for};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `GET https://<addr>/metrics` with curl: `(status, body)`, or `None` if no HTTP answer (not
+/// listening yet, TLS failure). `ca`: the CA to verify the server with (none: `-k`). The
+/// token goes through curl's standard input, not its command line.
+async fn scrape(addr: &str, token: Option<&str>, ca: Option<&Path>) -> Option<(u16, String)> {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", "--max-time", "10", "-w", "\n%{http_code}"]);
+    match ca {
+        Some(ca) => cmd.arg("--cacert").arg(ca),
+        None => cmd.arg("-k"),
+    };
+    if token.is_some() {
+        cmd.args(["-H", "@-"]);
+    }
+    cmd.arg(format!("https://{addr}/metrics"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let header = token.map(|t| format!("Authorization: Bearer {t}\n"));
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = cmd.spawn().ok()?;
+        let mut stdin = child.stdin.take()?;
+        if let Some(h) = header {
+            stdin.write_all(h.as_bytes()).ok()?;
+        }
+        drop(stdin);
+        child.wait_with_output().ok()
+    })
+    .await
+    .ok()??;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n')?;
+    match code.trim().parse::<u16>().ok()? {
+        0 => None,
+        code => Some((code, body.to_string())),
+    }
+}
+
+/// The first `(status, body)` the controller answers at all.
+async fn first_answer(
+    controller: &mut Controller,
+    token: Option<&str>,
+    ca: Option<&Path>,
+) -> Result<(u16, String), Box<dyn std::error::Error + Send + Sync>> {
+    let addr = controller.metrics_addr().to_string();
+    let log = controller.log.display().to_string();
+    let answer = poll_until(TIMEOUT, "the HTTPS /metrics endpoint to answer", || {
+        let exited = controller.running().err();
+        let addr = addr.clone();
+        async move {
+            match exited {
+                Some(why) => Some(Err(why)),
+                None => scrape(&addr, token, ca).await.map(Ok),
+            }
+        }
+    })
+    .await;
+    Ok(answer
+        .map_err(|e| e.to_string())
+        .and_then(|r| r)
+        .map_err(|e| format!("{e} (controller log: {log})"))?)
+}
+
+/// A token of ServiceAccount `namespace/name`, from the TokenRequest API.
+async fn token(
+    env: &TestEnv,
+    namespace: &str,
+    name: &str,
+) -> Result<String, update_status_e2e::Error> {
+    env.kubectl_ok(["create", "serviceaccount", "-n", namespace, name])
+        .await?;
+    Ok(env
+        .kubectl_ok([
+            "create",
+            "token",
+            "-n",
+            namespace,
+            name,
+            "--duration",
+            "10m",
+        ])
+        .await?
+        .trim()
+        .to_string())
+}
+
+/// Cluster-scoped RBAC made by the test, deleted when dropped.
+struct ClusterRbac {
+    kubeconfig: std::path::PathBuf,
+    objects: Vec<String>,
+}
+
+impl Drop for ClusterRbac {
+    fn drop(&mut self) {
+        for object in &self.objects {
+            let _ = Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args(["delete", object, "--ignore-not-found", "--wait=false"])
+                .stdin(Stdio::null())
+                .output();
+        }
+    }
+}
+
+#[tokio::test]
+async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("secure-metrics").await?;
+    let n = ns.name();
+    let mut controller = Controller::start(&env, n, &["--metrics-secure=true"])?;
+
+    // Anonymous (the first answer: the endpoint is up): 401, asking for a bearer token.
+    let (status, body) = first_answer(&mut controller, None, None).await?;
+    assert_eq!(status, 401, "anonymous scrape: {body}");
+    let log = std::fs::read_to_string(&controller.log)?;
+    assert!(
+        log.contains("self-signed certificate"),
+        "the self-signed certificate is logged: {log}"
+    );
+
+    // A token the API server does not know: 401.
+    let (status, body) = scrape(controller.metrics_addr(), Some("not-a-token"), None)
+        .await
+        .ok_or("no answer to an invalid token")?;
+    assert_eq!(status, 401, "invalid token: {body}");
+
+    // A ServiceAccount with no permission on /metrics: 403 naming it.
+    let nobody = token(&env, n, "nobody").await?;
+    let (status, body) = scrape(controller.metrics_addr(), Some(&nobody), None)
+        .await
+        .ok_or("no answer to the nobody token")?;
+    assert_eq!(status, 403, "token without permission: {body}");
+    assert!(
+        body.contains(&format!("system:serviceaccount:{n}:nobody")),
+        "{body}"
+    );
+
+    // A ServiceAccount bound to the shipped metrics-reader ClusterRole: the metrics.
+    let reader_binding = format!("{n}-update-status-metrics-reader");
+    let _rbac = ClusterRbac {
+        kubeconfig: env.kubeconfig_path().to_path_buf(),
+        objects: vec![format!("clusterrolebinding/{reader_binding}")],
+    };
+    let shipped = repo_root().join("config/prometheus/metrics-reader.yaml");
+    env.kubectl_ok(["apply", "-f", &shipped.display().to_string()])
+        .await?;
+    env.kubectl_ok([
+        "create",
+        "clusterrolebinding",
+        &reader_binding,
+        "--clusterrole=update-status-metrics-reader",
+        &format!("--serviceaccount={n}:reader"),
+    ])
+    .await?;
+    let reader = token(&env, n, "reader").await?;
+    // RBAC reaches the authorizer within moments; a denial is cached for 10 s at most.
+    let body = poll_until(
+        Duration::from_secs(30),
+        "the reader's scrape to succeed",
+        || async {
+            match scrape(controller.metrics_addr(), Some(&reader), None).await {
+                Some((200, body)) => Some(body),
+                _ => None,
+            }
+        },
+    )
+    .await?;
+    assert!(body.contains("update_status_"), "{body}");
+    // The nobody token is still refused (the reader's permission is its own).
+    let (status, _) = scrape(controller.metrics_addr(), Some(&nobody), None)
+        .await
+        .ok_or("no answer to the nobody token")?;
+    assert_eq!(status, 403);
+
+    // Tokens never reach the log.
+    let log = std::fs::read_to_string(&controller.log)?;
+    assert!(
+        !log.contains(&reader) && !log.contains(&nobody),
+        "a token was logged"
+    );
+
+    // Probes: plain HTTP on their own port, no token needed, no metrics.
+    let probes = controller.probe_addr().to_string();
+    let healthz = plain_get(&probes, "/healthz")?;
+    assert!(
+        healthz.starts_with("HTTP/1.0 200") && healthz.ends_with("\r\n\r\nok"),
+        "{healthz}"
+    );
+    wait_for(TIMEOUT, "/readyz to answer ok", || async {
+        plain_get(&probes, "/readyz")
+            .is_ok_and(|a| a.starts_with("HTTP/1.0 200") && a.ends_with("ok"))
+    })
+    .await?;
+    let metrics_on_probes = plain_get(&probes, "/metrics")?;
+    assert!(
+        metrics_on_probes.starts_with("HTTP/1.0 404"),
+        "{metrics_on_probes}"
+    );
+    assert!(
+        !metrics_on_probes.contains("update_status_"),
+        "{metrics_on_probes}"
+    );
+    // And /metrics is not served as plain HTTP.
+    let plain = plain_get(controller.metrics_addr(), "/metrics").unwrap_or_default();
+    assert!(
+        !plain.contains("update_status_"),
+        "plain HTTP served metrics: {plain}"
+    );
+    Ok(())
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, as `tls.crt`/`tls.key` in `dir`.
+fn write_certificate(dir: &Path, cn: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let out = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ])
+        .args([
+            "-keyout",
+            "tls.key.new",
+            "-out",
+            "tls.crt.new",
+            "-days",
+            "1",
+        ])
+        .args(["-subj", &format!("/CN={cn}")])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("openssl req: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    // Renamed into place, key first, as a rotation would.
+    std::fs::rename(dir.join("tls.key.new"), dir.join("tls.key"))?;
+    std::fs::rename(dir.join("tls.crt.new"), dir.join("tls.crt"))?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn metrics_are_served_with_the_certificate_of_the_cert_dir_and_its_rotation() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("metrics-cert").await?;
+    let dir = std::env::temp_dir().join(format!("update-status-e2e-{}", ns.name()));
+    std::fs::create_dir_all(&dir)?;
+    write_certificate(&dir, "first")?;
+    let first = dir.join("first.crt");
+    std::fs::copy(dir.join("tls.crt"), &first)?;
+    let cert_dir = dir.display().to_string();
+    let mut controller = Controller::start(
+        &env,
+        ns.name(),
+        &["--metrics-secure", "--metrics-cert-dir", &cert_dir],
+    )?;
+
+    // Verified against the certificate itself: served from the folder.
+    let (status, _) = first_answer(&mut controller, None, Some(&first)).await?;
+    assert_eq!(status, 401);
+
+    // Rotated: new connections get the new certificate, the old one no longer verifies.
+    write_certificate(&dir, "second")?;
+    let second = dir.join("second.crt");
+    std::fs::copy(dir.join("tls.crt"), &second)?;
+    let addr = controller.metrics_addr().to_string();
+    wait_for(TIMEOUT, "the rotated certificate to be served", || async {
+        scrape(&addr, None, Some(&second))
+            .await
+            .is_some_and(|(s, _)| s == 401)
+    })
+    .await?;
+    assert!(
+        scrape(&addr, None, Some(&first)).await.is_none(),
+        "the old certificate is still served"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
