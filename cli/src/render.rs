@@ -17,12 +17,10 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatusStatus,
 };
 
-use update_status_controllers::assess::control_plane::{
-    operator_health_display, target_version_display,
-};
-use update_status_controllers::assess::nodes::node_sort_key;
+use update_status_assess::control_plane::{operator_health_display, target_version_display};
+use update_status_assess::order::{node_sort_key, pool_rank};
 
-use crate::duration::{MINUTE, SECOND, round, short_duration, truncate};
+use crate::duration::{MINUTE, SECOND, ellipsize, round, short_duration, truncate};
 use crate::tabwriter::format_table;
 
 /// Name of the control-plane pool.
@@ -301,29 +299,9 @@ fn control_plane_block(
     }
 }
 
-/// `s` cut to `max` runes: longer strings keep `max − 3` runes and get `...`.
-fn ellipsize(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        let mut cut: String = s.chars().take(max.saturating_sub(3)).collect();
-        cut.push_str("...");
-        cut
-    }
-}
-
 /// Go's `time.RFC3339` of a UTC time: seconds precision, fraction truncated, `Z`.
 fn rfc3339_seconds(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Order of pools: `master`, `worker`, then the others by name.
-fn pool_rank(name: &str) -> (u8, &str) {
-    match name {
-        MASTER => (0, ""),
-        "worker" => (1, ""),
-        other => (2, other),
-    }
 }
 
 /// The worker pools in display order.

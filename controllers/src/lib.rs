@@ -5,7 +5,7 @@
 //! writer ([`writer`]) and the Prometheus metrics ([`metrics`]); and the optional
 //! [`hub_sync`], which copies our objects to a fleet hub.
 pub mod alerts_reconciler;
-pub mod assess;
+pub use update_status_assess as assess;
 pub mod clock;
 pub mod control_plane_reconciler;
 pub mod hub_sync;

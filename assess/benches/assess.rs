@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use update_status_api::input::{
     ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
-use update_status_controllers::assess::nodes::{self, NodeContext};
-use update_status_controllers::assess::{ClusterInputs, assess_cluster, control_plane};
+use update_status_assess::nodes::{self, NodeContext};
+use update_status_assess::{ClusterInputs, assess_cluster, control_plane};
 
 const SIZES: [usize; 3] = [500, 2_000, 5_000];
 const FROM: &str = "4.17.12";

@@ -11,8 +11,11 @@
 
 pub mod alerts;
 pub mod control_plane;
+pub mod format;
+pub mod insight;
 pub mod naming;
 pub mod nodes;
+pub mod order;
 
 use jiff::Timestamp;
 use update_status_api::crd::{
