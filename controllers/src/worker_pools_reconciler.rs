@@ -1,7 +1,10 @@
 //! The worker-pools reconciler: MachineConfigPools + MachineConfigs + Nodes (+ the
 //! ClusterVersion's target) → one WorkerPoolUpdateStatus per non-master pool, one progress
-//! insight per node, and node/pool health insights. It hands the master pool's assessment to
-//! the control-plane reconciler. It only watches, calls [`crate::assess::nodes`], and writes.
+//! insight per node, and node/pool health insights. It only reads its caches, composes the
+//! core's pieces ([`crate::assess::nodes::assess_node`] and
+//! [`crate::assess::compose::node_insights`] per node, [`crate::assess::compose::pools_share`]
+//! per aggregation; the same pieces [`crate::assess::compose::desired_cluster`] is built from),
+//! and writes what differs.
 //!
 //! Built for thousands of nodes (see `docs/benchmarks.md`):
 //! - each node's assessment *and its desired insight objects* are cached by resourceVersion:
@@ -26,20 +29,19 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
-use tokio::sync::watch;
 use update_status_api::crd::{
-    Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
+    Assessment, InsightType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
     WorkerPoolUpdateStatusStatus, labels,
 };
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
-use crate::assess::naming;
-use crate::assess::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
-use crate::control_plane_reconciler::keep_started_at;
+use crate::assess::compose::{self, ExistingInsights, Labels};
+use crate::assess::nodes::{self, NodeAssessment, NodeContext};
+use crate::control_plane_reconciler::cloned;
 use crate::metrics::Metrics;
 use crate::runner::Reconcile;
 use crate::watch::Caches;
-use crate::writer::{Desired, PENDING_TTL, Writer, owner_ref};
+use crate::writer::{Desired, PENDING_TTL, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";
@@ -50,7 +52,6 @@ pub const POOL_STATUS_MIN_INTERVAL: Duration = Duration::from_secs(1);
 /// The reconciler's state.
 pub struct WorkerPoolsReconciler {
     caches: Caches,
-    master_pool: watch::Sender<Option<PoolAssessment>>,
     statuses: Writer<WorkerPoolUpdateStatus>,
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
@@ -129,12 +130,11 @@ fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
 }
 
 impl WorkerPoolsReconciler {
-    /// Creates the reconciler; `master_pool` publishes the master pool's assessment.
+    /// Creates the reconciler.
     pub fn new(
         client: kube::Client,
         namespace: &str,
         caches: Caches,
-        master_pool: watch::Sender<Option<PoolAssessment>>,
         metrics: Arc<Metrics>,
         cluster_id: Option<String>,
     ) -> Self {
@@ -142,7 +142,6 @@ impl WorkerPoolsReconciler {
             statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
             insights: Writer::new(client, namespace, NAME, metrics.clone()),
             caches,
-            master_pool,
             metrics,
             cluster_id,
             context: None,
@@ -163,35 +162,20 @@ impl WorkerPoolsReconciler {
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
         let t0 = Instant::now();
         let cv: Option<ClusterVersion> = self.caches.cluster_version();
-        let pools: Vec<MachineConfigPool> = self
-            .caches
-            .pools
-            .state()
-            .iter()
-            .map(|p| (**p).clone())
-            .collect();
-        let mcs: Vec<MachineConfig> = self
-            .caches
-            .machine_configs
-            .state()
-            .iter()
-            .map(|p| (**p).clone())
-            .collect();
+        let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
+        let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
         let ctx = NodeContext::new(cv.as_ref(), &pools, &mcs);
         if self.context.as_ref() != Some(&ctx) {
             self.node_cache.clear();
             self.context = Some(ctx.clone());
             self.dirty = true;
         }
-        let pool_owners: BTreeMap<String, OwnerReference> = pools
-            .iter()
-            .filter_map(|p| owner_ref(p).map(|o| (p.name().to_string(), o)))
-            .collect();
+        let pool_owners = compose::pool_owners(&pools);
         if pool_owners != self.pool_owners {
             self.pool_owners = pool_owners;
             self.dirty = true;
         }
-        let base = self.base_labels();
+        let base = compose::base_labels(self.cluster_id.as_deref());
 
         // Nodes: re-assess those whose object changed or whose time threshold passed.
         let node_objs = self.caches.nodes.state();
@@ -229,7 +213,7 @@ impl WorkerPoolsReconciler {
                             desired: Vec::new(),
                         },
                     );
-                    rebuild.push((name.to_string(), owner_ref(node.as_ref())));
+                    rebuild.push((name.to_string(), compose::owner_of(node.as_ref())));
                     self.dirty = true;
                 }
             }
@@ -254,36 +238,16 @@ impl WorkerPoolsReconciler {
             .map(|d| d + Duration::from_millis(500));
 
         let existing_insight_objs = self.caches.insights.state();
-        if !rebuild.is_empty() {
-            // Only health insights keep an earlier startedAt: skip the map when there is none.
-            let any_health = rebuild.iter().any(|(name, _)| {
-                self.node_cache
-                    .get(name)
-                    .and_then(|c| c.assessment.as_ref())
-                    .is_some_and(|a| !a.health.is_empty())
-            });
-            let existing = if any_health {
-                existing_statuses(&existing_insight_objs)
-            } else {
-                HashMap::new()
-            };
+        {
+            let existing = ExistingInsights::new(&existing_insight_objs);
             for (name, owner) in rebuild {
                 let Some(c) = self.node_cache.get_mut(&name) else {
                     continue;
                 };
-                let Some(a) = &c.assessment else {
-                    c.desired.clear();
-                    continue;
+                c.desired = match &c.assessment {
+                    Some(a) => compose::node_insights(a, owner, &existing, &base),
+                    None => Vec::new(),
                 };
-                let mut named: Vec<(String, UpdateInsightStatus)> = std::iter::once(&a.progress)
-                    .chain(&a.health)
-                    .map(|s| (naming::insight_name(s, ""), s.clone()))
-                    .collect();
-                keep_started_at(&mut named, &existing);
-                c.desired = named
-                    .into_iter()
-                    .map(|(name, status)| Desired::insight(name, status, &base, owner.clone()))
-                    .collect();
             }
         }
 
@@ -380,12 +344,12 @@ impl WorkerPoolsReconciler {
         Ok(requeue)
     }
 
-    /// Aggregates the pools from the cached node assessments: hands the master pool over,
-    /// publishes the metrics, and keeps the desired pool statuses and pool-level insights.
+    /// Aggregates the pools from the cached node assessments: publishes the metrics, and keeps
+    /// the desired pool statuses and pool-level insights.
     fn aggregate(
         &mut self,
         ctx: &NodeContext,
-        base: &BTreeMap<String, String>,
+        base: &Labels,
         existing_insight_objs: &[Arc<UpdateInsight>],
     ) {
         let assessed: Vec<&NodeAssessment> = self
@@ -393,54 +357,15 @@ impl WorkerPoolsReconciler {
             .values()
             .filter_map(|c| c.assessment.as_ref())
             .collect();
-        let pool_assessments: Vec<PoolAssessment> = ctx
-            .pools()
-            .iter()
-            .map(|p| nodes::aggregate_pool(ctx, p, assessed.iter().copied()))
-            .collect();
-
-        let master = pool_assessments
-            .iter()
-            .find(|p| p.is_master)
-            .map(|p| PoolAssessment {
-                insights: Vec::new(),
-                ..p.clone()
-            });
-        self.master_pool.send_if_modified(|old| {
-            if *old != master {
-                *old = master;
-                true
-            } else {
-                false
-            }
-        });
-
+        let share = compose::pools_share(
+            ctx,
+            &assessed,
+            &self.pool_owners,
+            &ExistingInsights::new(existing_insight_objs),
+            base,
+        );
         let mut metrics_pools = Vec::new();
-        let mut pool_level: Vec<(String, UpdateInsightStatus)> = Vec::new();
-        let mut statuses = Vec::new();
-        for pool in &pool_assessments {
-            pool_level.extend(
-                pool.insights
-                    .iter()
-                    .filter(|i| i.resource.kind != "Node")
-                    .map(|s| (naming::insight_name(s, ""), s.clone())),
-            );
-            if pool.is_master {
-                continue;
-            }
-            let mut l = base.clone();
-            l.insert(labels::SCOPE.into(), ScopeType::WorkerPool.slug().into());
-            l.insert(labels::POOL.into(), naming::label_value(&pool.name));
-            l.insert(
-                labels::ASSESSMENT.into(),
-                pool.status.assessment.slug().into(),
-            );
-            statuses.push(Desired {
-                name: naming::pool_status_name(&pool.name),
-                labels: l,
-                owner: self.pool_owners.get(&pool.name).cloned(),
-                status: pool.status.clone(),
-            });
+        for pool in share.pools.iter().filter(|p| !p.is_master) {
             let mut by: BTreeMap<Assessment, u32> = BTreeMap::new();
             for i in &pool.insights {
                 if let Some(p) = i
@@ -454,32 +379,9 @@ impl WorkerPoolsReconciler {
             metrics_pools.push((pool.name.as_str(), &pool.status, by));
         }
         self.metrics.set_pools(metrics_pools);
-        if !pool_level.is_empty() {
-            keep_started_at(&mut pool_level, &existing_statuses(existing_insight_objs));
-        }
-        self.pool_insights = pool_level
-            .into_iter()
-            .map(|(name, status)| {
-                let owner = match status.resource.kind.as_str() {
-                    "MachineConfigPool" => self.pool_owners.get(&status.resource.name).cloned(),
-                    _ => None,
-                };
-                Desired::insight(name, status, base, owner)
-            })
-            .collect();
-        self.pool_statuses = statuses;
+        self.pool_insights = share.insights;
+        self.pool_statuses = share.statuses;
     }
-
-    fn base_labels(&self) -> BTreeMap<String, String> {
-        naming::cluster_labels(self.cluster_id.as_deref())
-    }
-}
-
-/// Status of every insight in the cache, by name (for [`keep_started_at`]).
-fn existing_statuses(objs: &[Arc<UpdateInsight>]) -> HashMap<String, &UpdateInsightStatus> {
-    objs.iter()
-        .filter_map(|o| Some((o.metadata.name.clone()?, o.status.as_ref()?)))
-        .collect()
 }
 
 impl Reconcile for WorkerPoolsReconciler {
