@@ -489,10 +489,7 @@ pub fn desired_cluster(
     out.insights.extend(pools.insights);
     if let (Some(firing), Some(status)) = (inputs.alerts, cp.status.as_ref()) {
         out.insights.extend(alerts_share(
-            Some((
-                &status.status,
-                existing.control_plane.and_then(owner_of),
-            )),
+            Some((&status.status, existing.control_plane.and_then(owner_of))),
             pools.statuses.iter().map(|d| &d.status),
             AlertsPoll {
                 firing: Some(firing),

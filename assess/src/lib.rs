@@ -11,6 +11,7 @@
 //! - [`compose`]: the one composition of the above into the complete desired objects (names,
 //!   labels, owners, carried-over times), piece by piece as the reconcilers run it and whole
 //!   ([`compose::desired_cluster`]).
+//! - [`incremental`]: the worker-pools share kept between passes (per-node cache).
 //! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
 //!   [`insight`] (health insight construction and tally).
 
@@ -18,6 +19,7 @@ pub mod alerts;
 pub mod compose;
 pub mod control_plane;
 pub mod format;
+pub mod incremental;
 pub mod insight;
 pub mod naming;
 pub mod nodes;
