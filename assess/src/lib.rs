@@ -24,6 +24,8 @@ pub mod insight;
 pub mod naming;
 pub mod nodes;
 pub mod order;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 
 use jiff::Timestamp;
 use update_status_api::crd::{

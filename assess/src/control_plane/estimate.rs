@@ -66,8 +66,9 @@ pub(super) fn estimate_ns(
     }
 }
 
-/// B.7 with `SignedDuration`s (public for tests and tools).
-pub fn estimate_completion(
+/// B.7 with `SignedDuration`s.
+#[cfg(test)]
+pub(super) fn estimate_completion(
     baseline: SignedDuration,
     to_last_observed_progress: SignedDuration,
     updating_for: SignedDuration,
@@ -87,7 +88,8 @@ pub fn rounded_update_duration(updating_for: SignedDuration) -> SignedDuration {
     saturating_signed(round_update_duration(updating_for.as_nanos()))
 }
 
-pub(super) fn round_update_duration(updating_for: i128) -> i128 {
+/// [`rounded_update_duration`] in nanoseconds (B.4's display rounding, also the CLI's).
+pub fn round_update_duration(updating_for: i128) -> i128 {
     if updating_for > 10 * MINUTE {
         go_round(updating_for, MINUTE)
     } else {

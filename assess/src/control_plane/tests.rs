@@ -1,6 +1,7 @@
 //! Unit tests of the module.
 
 use super::*;
+use crate::test_support::{co, cond, cv, history};
 use serde_json::{Value, json};
 use update_status_api::crd::{HealthCounts, HealthInsight};
 use update_status_api::crd::{NodeCounts, WorkerPoolUpdateStatusStatus};
@@ -16,22 +17,6 @@ fn ago(secs: i64) -> Timestamp {
     now() - SignedDuration::from_secs(secs)
 }
 
-fn cond(type_: &str, status: &str, ltt: Option<Timestamp>) -> Value {
-    let mut c = json!({"type": type_, "status": status, "reason": format!("{type_}Reason"), "message": format!("{type_} message")});
-    if let Some(t) = ltt {
-        c["lastTransitionTime"] = json!(t.to_string());
-    }
-    c
-}
-
-fn co(name: &str, version: &str, conditions: Vec<Value>) -> ClusterOperator {
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"}},
-        "status": {"versions": [{"name": "operator", "version": version}], "conditions": conditions}
-    }))
-    .expect("co")
-}
-
 /// A healthy platform operator at `version` with Progressing `progressing` since `ltt`.
 fn healthy_co(name: &str, version: &str, progressing: &str, ltt: Timestamp) -> ClusterOperator {
     co(
@@ -43,32 +28,6 @@ fn healthy_co(name: &str, version: &str, progressing: &str, ltt: Timestamp) -> C
             cond("Progressing", progressing, Some(ltt)),
         ],
     )
-}
-
-/// History entries `(state, version, started, completed)`, newest first.
-fn history(entries: &[(&str, &str, Option<Timestamp>, Option<Timestamp>)]) -> Vec<Value> {
-    entries
-        .iter()
-        .enumerate()
-        .map(|(i, (state, version, started, completed))| {
-            let mut h = json!({"state": state, "version": version, "image": format!("img-{i}")});
-            if let Some(s) = started {
-                h["startedTime"] = json!(s.to_string());
-            }
-            if let Some(c) = completed {
-                h["completionTime"] = json!(c.to_string());
-            }
-            h
-        })
-        .collect()
-}
-
-fn cv(desired: &str, history: Vec<Value>, conditions: Vec<Value>) -> ClusterVersion {
-    serde_json::from_value(json!({
-        "metadata": {"name": "version"},
-        "status": {"desired": {"version": desired}, "history": history, "conditions": conditions}
-    }))
-    .expect("cv")
 }
 
 /// An update to 4.2 from 4.1 started `started_secs` ago, Progressing=True, Failing=False.

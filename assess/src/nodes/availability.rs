@@ -239,31 +239,3 @@ pub(super) fn desired_image_matches_pool(
         None => desired.is_empty(),
     }
 }
-
-/// The machine-config operator's first-error readiness check (`checkNodeReady`, G.44): the
-/// first of `Ready≠True`, `DiskPressure≠False`, `NetworkUnavailable≠False` in condition order,
-/// then `Unschedulable`. Not used by the assessment (C.4 collects every reason); kept for parity.
-pub fn check_node_ready(node: &Node) -> Result<(), String> {
-    let name = node.name();
-    for c in &node.status.conditions {
-        match c.type_.as_str() {
-            "Ready" if c.status != "True" => {
-                return Err(format!("node {name} is reporting NotReady={}", c.status));
-            }
-            "DiskPressure" if c.status != "False" => {
-                return Err(format!("node {name} is reporting OutOfDisk={}", c.status));
-            }
-            "NetworkUnavailable" if c.status != "False" => {
-                return Err(format!(
-                    "node {name} is reporting NetworkUnavailable={}",
-                    c.status
-                ));
-            }
-            _ => {}
-        }
-    }
-    if node.spec.unschedulable {
-        return Err(format!("node {name} is reporting Unschedulable"));
-    }
-    Ok(())
-}

@@ -1,11 +1,10 @@
 //! Unit tests of the module.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 use update_status_api::input::MCO_PREFIX;
 
 use super::*;
+use crate::test_support::{label_selector, mc, pool};
 
 const OLD: &str = "rendered-worker-old";
 const NEW: &str = "rendered-worker-new";
@@ -50,18 +49,6 @@ fn cv() -> ClusterVersion {
     )
 }
 
-fn mc(name: &str, version: Option<&str>) -> MachineConfig {
-    let mut annotations = serde_json::Map::new();
-    if let Some(v) = version {
-        annotations.insert(
-            format!("{MCO_PREFIX}release-image-version"),
-            Value::String(v.to_string()),
-        );
-    }
-    serde_json::from_value(json!({"metadata": {"name": name, "annotations": annotations}}))
-        .expect("mc")
-}
-
 fn mcs() -> Vec<MachineConfig> {
     vec![
         mc(OLD, Some("4.1")),
@@ -72,22 +59,10 @@ fn mcs() -> Vec<MachineConfig> {
     ]
 }
 
-fn pool_json(name: &str, config: &str, selector: Value, paused: bool) -> MachineConfigPool {
-    serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "spec": {"nodeSelector": selector, "paused": paused, "configuration": {"name": config}}
-    }))
-    .expect("pool")
-}
-
-fn label_selector(label: &str) -> Value {
-    json!({"matchLabels": {label: ""}})
-}
-
 fn pools(worker_paused: bool) -> Vec<MachineConfigPool> {
     vec![
-        pool_json("worker", NEW, label_selector(WORKER_LABEL), worker_paused),
-        pool_json("master", M_NEW, label_selector(MASTER_LABEL), false),
+        pool("worker", NEW, label_selector(WORKER_LABEL), worker_paused),
+        pool("master", M_NEW, label_selector(MASTER_LABEL), false),
     ]
 }
 
@@ -97,19 +72,16 @@ fn ctx() -> NodeContext {
 
 /// A worker node with MCO annotations (`key` without the prefix), Ready=True.
 fn node(name: &str, ann: &[(&str, &str)]) -> Node {
-    let annotations: BTreeMap<String, String> = ann
-        .iter()
-        .map(|(k, v)| (format!("{MCO_PREFIX}{k}"), v.to_string()))
-        .collect();
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "labels": {WORKER_LABEL: ""}, "annotations": annotations},
-        "status": {"conditions": [
-            {"type": "Ready", "status": "True", "lastTransitionTime": "2023-01-01T00:00:00Z"},
-            {"type": "DiskPressure", "status": "False"},
-            {"type": "NetworkUnavailable", "status": "False"}
-        ]}
-    }))
-    .expect("node")
+    crate::test_support::node(
+        name,
+        &[WORKER_LABEL],
+        ann,
+        vec![
+            json!({"type": "Ready", "status": "True", "lastTransitionTime": "2023-01-01T00:00:00Z"}),
+            json!({"type": "DiskPressure", "status": "False"}),
+            json!({"type": "NetworkUnavailable", "status": "False"}),
+        ],
+    )
 }
 
 fn conditions(mut n: Node, conds: Value) -> Node {
@@ -798,46 +770,6 @@ fn g43_seriously_unavailable() {
     );
 }
 
-#[test]
-fn g44_check_node_ready() {
-    let n = |conds: Value, unschedulable: bool| {
-        let mut n: Node = serde_json::from_value(json!({
-            "metadata": {"name": "n"},
-            "status": {"conditions": conds}
-        }))
-        .expect("node");
-        n.spec.unschedulable = unschedulable;
-        n
-    };
-    assert_eq!(check_node_ready(&Node::default()), Ok(()));
-    assert_eq!(check_node_ready(&n(json!([]), false)), Ok(()));
-    assert_eq!(
-        check_node_ready(&n(json!([]), true)),
-        Err("node n is reporting Unschedulable".into())
-    );
-    assert_eq!(
-        check_node_ready(&n(
-            json!([{"type": "DiskPressure", "status": "True"}]),
-            false
-        )),
-        Err("node n is reporting OutOfDisk=True".into())
-    );
-    assert_eq!(
-        check_node_ready(&n(json!([{"type": "Ready", "status": "False"}]), true)),
-        Err("node n is reporting NotReady=False".into())
-    );
-    assert_eq!(
-        check_node_ready(&n(
-            json!([
-                {"type": "NetworkUnavailable", "status": "True"},
-                {"type": "Ready", "status": "False"}
-            ]),
-            false
-        )),
-        Err("node n is reporting NetworkUnavailable=True".into())
-    );
-}
-
 // ---- USC G.56–G.58 that apply ------------------------------------------------------------
 
 #[test]
@@ -940,8 +872,8 @@ fn g58_membership_and_invalid_selectors() {
         .into(),
     );
     let mut ps = pools(false);
-    ps.push(pool_json("infra", NEW, label_selector("infra"), false));
-    ps.push(pool_json("gpu", NEW, label_selector("gpu"), false));
+    ps.push(pool("infra", NEW, label_selector("infra"), false));
+    ps.push(pool("gpu", NEW, label_selector("gpu"), false));
     let c = NodeContext::new(Some(&cv()), &ps, &mcs());
     assert_eq!(assess_with(&c, &both).pool, "gpu", "custom pools by name");
     let names: Vec<&str> = c.pools().iter().map(|p| p.name.as_str()).collect();
@@ -960,19 +892,19 @@ fn g58_membership_and_invalid_selectors() {
 
     // Invalid or missing selectors select nothing.
     let mut ps = pools(false);
-    ps.push(pool_json(
+    ps.push(pool(
         "gpu",
         NEW,
         json!({"matchExpressions": [{"key": "gpu", "operator": "In", "values": []}]}),
         false,
     ));
-    ps.push(pool_json(
+    ps.push(pool(
         "infra",
         NEW,
         json!({"matchExpressions": [{"key": "infra", "operator": "Exists", "values": ["x"]}]}),
         false,
     ));
-    let mut no_selector = pool_json("zzz", NEW, Value::Null, false);
+    let mut no_selector = pool("zzz", NEW, Value::Null, false);
     no_selector.spec.node_selector = None;
     ps.push(no_selector);
     let c = NodeContext::new(Some(&cv()), &ps, &mcs());
@@ -982,7 +914,7 @@ fn g58_membership_and_invalid_selectors() {
     assert!(assess_node(&c, &only_custom, now()).is_none());
     // A valid matchExpressions selector works.
     let mut ps = pools(false);
-    ps.push(pool_json(
+    ps.push(pool(
         "gpu",
         NEW,
         json!({"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}),
@@ -1050,8 +982,8 @@ fn unknown_machine_configs_and_malformed_annotations() {
     assert!(!assess_with(&c, &updating("u", "Working")).is_updating);
     // Unnamed pools and duplicated pools do not break anything.
     let mut ps = pools(false);
-    ps.push(pool_json("", NEW, json!({}), false));
-    ps.push(pool_json("worker", OLD, label_selector("nothing"), true));
+    ps.push(pool("", NEW, json!({}), false));
+    ps.push(pool("worker", OLD, label_selector("nothing"), true));
     let c = NodeContext::new(Some(&cv()), &ps, &mcs());
     assert_eq!(c.pools().len(), 2);
     assert_eq!(
@@ -1218,7 +1150,7 @@ fn long_texts_are_cut_to_the_schema() {
 #[test]
 fn empty_pool_and_counts() {
     let mut ps = pools(false);
-    ps.push(pool_json("zbeast", NEW, label_selector("zbeast"), false));
+    ps.push(pool("zbeast", NEW, label_selector("zbeast"), false));
     let c = NodeContext::new(Some(&cv()), &ps, &mcs());
     let p = pool_of(&[updated("a")], &c, "zbeast");
     assert_eq!(p.status.assessment, Assessment::Empty);
@@ -1264,7 +1196,7 @@ fn go_quoting() {
 fn assess_nodes_groups_pools_in_display_order() {
     let cvo = cv();
     let mut ps = pools(true);
-    ps.push(pool_json("infra", NEW, label_selector("infra"), false));
+    ps.push(pool("infra", NEW, label_selector("infra"), false));
     let ms = mcs();
     let mut infra = pending("infra-1");
     infra.metadata.labels = Some(
