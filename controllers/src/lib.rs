@@ -1,5 +1,6 @@
-//! update-status controllers: the pure assessment logic ([`assess`]) and the reconcilers that
-//! watch OpenShift inputs and write its results ([`control_plane_reconciler`],
+//! update-status controllers: the reconcilers that watch OpenShift inputs, call the pure core
+//! ([`assess`], the `update-status-assess` crate, re-exported) for their share of the desired
+//! objects, and write what differs ([`control_plane_reconciler`],
 //! [`worker_pools_reconciler`], and [`alerts_reconciler`] which polls Prometheus through
 //! [`prometheus`]), with the shared watch caches ([`watch`]), the change-only
 //! writer ([`writer`]) and the Prometheus metrics ([`metrics`]); and the optional
