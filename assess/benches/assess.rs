@@ -25,7 +25,7 @@ use update_status_api::input::{
 };
 use update_status_assess::nodes::{self, NodeContext};
 use update_status_assess::test_support::{condition, from_json};
-use update_status_assess::{ClusterInputs, assess_cluster, control_plane};
+use update_status_assess::{ClusterInputs, assess_cluster, compose, control_plane};
 
 const SIZES: [usize; 3] = [500, 2_000, 5_000];
 const FROM: &str = "4.17.12";
@@ -241,6 +241,19 @@ fn bench_control_plane(c: &mut Criterion) {
     g.bench_function("assess_control_plane", |b| {
         b.iter(|| control_plane::assess_control_plane(black_box(&view), master, now))
     });
+    // What one control-plane reconciler pass computes: the master pool's counts from the whole
+    // node cache, then the complete desired objects.
+    for n in SIZES {
+        let data = inputs(n);
+        let view = data.view();
+        let base = compose::base_labels(Some("bench"));
+        let existing = compose::ExistingInsights::default();
+        g.bench_with_input(BenchmarkId::new("control_plane_share", n), &view, |b, v| {
+            b.iter(|| {
+                compose::control_plane_share(black_box(v), v.nodes, None, &existing, &base, now)
+            })
+        });
+    }
     g.finish();
 }
 
