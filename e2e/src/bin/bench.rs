@@ -783,6 +783,11 @@ fn criterion_table(dir: &Path) -> Option<String> {
             "assess_cluster",
             "`assess_cluster` (what the offline CLI runs)",
         ),
+        (
+            "control_plane",
+            "control_plane_share",
+            "`control_plane_share` (the control-plane reconciler's pass: master counts from the node cache, complete objects)",
+        ),
     ];
     let mut any = false;
     let _ = writeln!(out, "| benchmark | 500 nodes | 2,000 nodes | 5,000 nodes |");
