@@ -20,6 +20,41 @@ pub const VERSION: &str = "v1alpha1";
 /// kubectl category shared by the three kinds.
 pub const CATEGORY: &str = "updatestatus";
 
+/// Schema limits of the fields update-status writes (the CRDs' `maxLength`/`maxItems`): the
+/// assessment cuts its texts to these, so every object it produces is valid.
+pub mod limits {
+    /// `Condition.reason`.
+    pub const CONDITION_REASON: usize = 1024;
+    /// `Condition.message`.
+    pub const CONDITION_MESSAGE: usize = 32768;
+    /// `ResourceRef.group`.
+    pub const RESOURCE_GROUP: usize = 253;
+    /// `ResourceRef.kind`.
+    pub const RESOURCE_KIND: usize = 63;
+    /// `ResourceRef.name`.
+    pub const RESOURCE_NAME: usize = 253;
+    /// `ResourceRef.namespace`.
+    pub const NAMESPACE: usize = 63;
+    /// `InsightScope.pool`.
+    pub const POOL: usize = 253;
+    /// Every version string.
+    pub const VERSION: usize = 128;
+    /// `ProgressInsight.message`.
+    pub const PROGRESS_MESSAGE: usize = 4096;
+    /// `Impact.summary`.
+    pub const SUMMARY: usize = 256;
+    /// `Impact.description`.
+    pub const DESCRIPTION: usize = 4096;
+    /// `Remediation.reference`.
+    pub const REFERENCE: usize = 512;
+    /// `HealthInsight.related` (items).
+    pub const RELATED: usize = 128;
+    /// `HealthInsight.source`.
+    pub const SOURCE: usize = 63;
+    /// `ControlPlaneUpdateStatus.operators.updatingNames` (items).
+    pub const UPDATING_NAMES: usize = 256;
+}
+
 /// Label keys: the query surface (`kubectl get updateinsights -l ...`).
 pub mod labels {
     /// `progress` or `health`.
@@ -76,11 +111,11 @@ pub struct Condition {
     pub status: ConditionStatus,
     /// CamelCase reason.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = 1024))]
+    #[schemars(length(max = limits::CONDITION_REASON))]
     pub reason: String,
     /// Human-readable message.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = 32768))]
+    #[schemars(length(max = limits::CONDITION_MESSAGE))]
     pub message: String,
     /// When the condition last changed, when known (copied from the input it derives from;
     /// never "now" for lack of knowledge).
@@ -96,17 +131,17 @@ pub struct Condition {
 pub struct ResourceRef {
     /// API group (empty for the core group).
     #[serde(default)]
-    #[schemars(length(max = 253))]
+    #[schemars(length(max = limits::RESOURCE_GROUP))]
     pub group: String,
     /// Kind, e.g. `Node`.
-    #[schemars(length(min = 1, max = 63))]
+    #[schemars(length(min = 1, max = limits::RESOURCE_KIND))]
     pub kind: String,
     /// Name.
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(length(min = 1, max = limits::RESOURCE_NAME))]
     pub name: String,
     /// Namespace, for namespaced resources (and alerts: the alert's `namespace` label).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 63))]
+    #[schemars(length(max = limits::NAMESPACE))]
     pub namespace: Option<String>,
 }
 
@@ -155,7 +190,7 @@ pub struct InsightScope {
     pub type_: ScopeType,
     /// The pool, for `WorkerPool` scope (and for control-plane node insights: `master`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(length(min = 1, max = limits::POOL))]
     pub pool: Option<String>,
 }
 
@@ -457,11 +492,11 @@ impl ImpactType {
 pub struct VersionPair {
     /// Version it runs (empty when unknown).
     #[serde(default)]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::VERSION))]
     pub current: String,
     /// Version it is going to (empty when unknown).
     #[serde(default)]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::VERSION))]
     pub target: String,
 }
 
@@ -484,7 +519,7 @@ pub struct ProgressInsight {
     pub estimate: String,
     /// What is going on, in words (may be multi-line).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = 4096))]
+    #[schemars(length(max = limits::PROGRESS_MESSAGE))]
     pub message: String,
     /// Since when the assessment holds, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -505,11 +540,11 @@ pub struct Impact {
     #[serde(rename = "type")]
     pub type_: ImpactType,
     /// One line.
-    #[schemars(length(min = 1, max = 256))]
+    #[schemars(length(min = 1, max = limits::SUMMARY))]
     pub summary: String,
     /// Details.
     #[serde(default)]
-    #[schemars(length(max = 4096))]
+    #[schemars(length(max = limits::DESCRIPTION))]
     pub description: String,
 }
 
@@ -517,7 +552,7 @@ pub struct Impact {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default)]
 pub struct Remediation {
     /// A runbook or documentation URL.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(length(min = 1, max = limits::REFERENCE))]
     pub reference: String,
 }
 
@@ -534,10 +569,10 @@ pub struct HealthInsight {
     pub remediation: Remediation,
     /// Other resources involved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::RELATED))]
     pub related: Vec<ResourceRef>,
     /// The rule that produced it (`ClusterOperatorDegraded`, `NodeDegraded`, `Alert`, ...).
-    #[schemars(length(min = 1, max = 63))]
+    #[schemars(length(min = 1, max = limits::SOURCE))]
     pub source: String,
 }
 
@@ -624,18 +659,18 @@ pub struct UpdateInsightStatus {
 #[x_kube(validation = kube::core::Rule::new("!self.installation || self.previous == ''").message("an installation has no previous version"))]
 pub struct ControlPlaneVersions {
     /// Version being installed or updated to (`unknown` without history).
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::VERSION))]
     pub target: String,
     /// Version updated from (empty for an installation, `unknown` without history).
     #[serde(default)]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::VERSION))]
     pub previous: String,
     /// The update to `previous` never completed.
     #[serde(default)]
     pub previous_partial: bool,
     /// Last completed version before `previous`, when `previous` is partial (`unknown` if none).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::VERSION))]
     pub last_completed: String,
     /// This is the cluster's installation, not an update.
     #[serde(default)]
@@ -666,7 +701,7 @@ pub struct OperatorCounts {
     pub degraded: u32,
     /// Names of the updating operators, in operator order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 256))]
+    #[schemars(length(max = limits::UPDATING_NAMES))]
     pub updating_names: Vec<String>,
 }
 
@@ -858,7 +893,7 @@ pub struct WorkerPoolUpdateStatusStatus {
     pub completion_percent: u32,
     /// Version the nodes go to.
     #[serde(default)]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = limits::VERSION))]
     pub target_version: String,
     /// Node counts.
     pub nodes: NodeCounts,

@@ -206,13 +206,7 @@ pub fn rows(
             };
             let Some(h) = h.health.as_ref() else { continue };
             let c = &mut row.health;
-            match h.impact.level {
-                ImpactLevel::Critical => c.critical += 1,
-                ImpactLevel::Error => c.error += 1,
-                ImpactLevel::Warning => c.warning += 1,
-                ImpactLevel::Info => c.info += 1,
-                ImpactLevel::Unknown => c.unknown += 1,
-            }
+            update_status_assess::insight::count(c, h.impact.level);
         }
         out.push(row);
     }

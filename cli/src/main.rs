@@ -3,9 +3,7 @@
 //! online from the API, or offline from a captured snapshot analysed with the controller's
 //! pure logic. See `cli/README.md`.
 
-// Go duration primitives: some (e.g. `HOUR`) are only used by its tests.
-#[allow(dead_code)]
-mod duration;
+use update_status_assess::format as duration;
 mod fleet;
 mod offline;
 mod online;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use update_status_api::snapshot::{Snapshot, SnapshotError};
-use update_status_controllers::assess::{ClusterInputs, assess_cluster};
+use update_status_assess::{ClusterInputs, assess_cluster};
 
 use crate::render::View;
 

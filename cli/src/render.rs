@@ -17,12 +17,12 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatusStatus,
 };
 
-use update_status_controllers::assess::control_plane::{
-    operator_health_display, target_version_display,
+use update_status_assess::control_plane::{
+    operator_health_display, round_update_duration, target_version_display,
 };
-use update_status_controllers::assess::nodes::node_sort_key;
+use update_status_assess::order::{node_sort_key, pool_rank};
 
-use crate::duration::{MINUTE, SECOND, round, short_duration, truncate};
+use crate::duration::{MINUTE, SECOND, ellipsize, round, short_duration, truncate};
 use crate::tabwriter::format_table;
 
 /// Name of the control-plane pool.
@@ -190,19 +190,10 @@ fn elapsed(a: Timestamp, b: Timestamp) -> i128 {
     a.as_nanosecond() - b.as_nanosecond()
 }
 
-/// B.4's display rounding: to 1 min above 10 min, else to 1 s.
-fn round_duration(ns: i128) -> i128 {
-    if ns > 10 * MINUTE {
-        round(ns, MINUTE)
-    } else {
-        round(ns, SECOND)
-    }
-}
-
 /// E.3's estimate text, or `None` when there is no estimate (`EstTimeToComplete == 0`).
 fn estimate_text(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> Option<String> {
     let at = cp.estimated_completed_at?;
-    let est = round_duration(elapsed(at, now));
+    let est = round_update_duration(elapsed(at, now));
     if est == 0 {
         return None;
     }
@@ -235,7 +226,7 @@ fn control_plane_block(
     let end = cp.completed_at.unwrap_or(now);
     let duration = cp
         .started_at
-        .map(|s| round_duration(elapsed(end, s)))
+        .map(|s| round_update_duration(elapsed(end, s)))
         .unwrap_or(0);
     if ops.updated == ops.total {
         let _ = writeln!(
@@ -301,29 +292,9 @@ fn control_plane_block(
     }
 }
 
-/// `s` cut to `max` runes: longer strings keep `max − 3` runes and get `...`.
-fn ellipsize(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        let mut cut: String = s.chars().take(max.saturating_sub(3)).collect();
-        cut.push_str("...");
-        cut
-    }
-}
-
 /// Go's `time.RFC3339` of a UTC time: seconds precision, fraction truncated, `Z`.
 fn rfc3339_seconds(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Order of pools: `master`, `worker`, then the others by name.
-fn pool_rank(name: &str) -> (u8, &str) {
-    match name {
-        MASTER => (0, ""),
-        "worker" => (1, ""),
-        other => (2, other),
-    }
 }
 
 /// The worker pools in display order.

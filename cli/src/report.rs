@@ -7,6 +7,8 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
+use update_status_assess::order::pool_rank;
+
 use crate::render::{View, sorted_health, sorted_progress};
 
 /// `apiVersion` of the reports.
@@ -67,7 +69,7 @@ impl<'a> UpdateStatusReport<'a> {
     pub fn new(view: &'a View, now: Timestamp) -> Self {
         let mut pools: Vec<&(String, WorkerPoolUpdateStatusStatus)> =
             view.worker_pools.iter().collect();
-        pools.sort_by(|a, b| pool_order(&a.0).cmp(&pool_order(&b.0)));
+        pools.sort_by(|a, b| pool_rank(&a.0).cmp(&pool_rank(&b.0)));
         let mut insights = sorted_progress(&view.insights);
         insights.extend(sorted_health(&view.insights));
         UpdateStatusReport {
@@ -81,14 +83,6 @@ impl<'a> UpdateStatusReport<'a> {
                 .collect(),
             insights,
         }
-    }
-}
-
-fn pool_order(name: &str) -> (u8, &str) {
-    match name {
-        "master" => (0, ""),
-        "worker" => (1, ""),
-        other => (2, other),
     }
 }
 

@@ -7,7 +7,7 @@
 //! an update is in progress), and re-evaluates the last answer without polling.
 //!
 //! - Alert insights exist only while the cluster updates (B.1's gate, see
-//!   [`alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
+//!   [`crate::assess::alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
 //!   (same namespace), so they go with it.
 //! - An alert that stops firing loses its insight at the next successful poll.
 //! - A failed poll changes nothing: the insights of the last successful answer stay (one
@@ -16,7 +16,6 @@
 //!   (about 1.5–2 minutes with the default 30 s interval) a single `Unknown`-level insight
 //!   (source `AlertsUnavailable`) says so; it goes at the next successful poll.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,13 +26,13 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
-use crate::assess::{alerts, naming};
-use crate::control_plane_reconciler::keep_started_at;
+use crate::assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
+use crate::assess::naming;
 use crate::metrics::Metrics;
 use crate::prometheus::PrometheusClient;
 use crate::runner::Reconcile;
 use crate::watch::Caches;
-use crate::writer::{Desired, WriteError, Writer, owner_ref};
+use crate::writer::{Desired, WriteError, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "alerts";
@@ -107,9 +106,11 @@ impl PollState {
     }
 }
 
-/// The insights this reconciler wants (name, content), in a stable order.
+/// The insights this reconciler wants, complete, in a stable order: the core's
+/// [`compose::alerts_share`] (the update-in-progress gate included) fed from the caches.
 ///
-/// - `control_plane`: the ControlPlaneUpdateStatus `cluster` (`None`: none yet → nothing);
+/// - `control_plane`: the ControlPlaneUpdateStatus `cluster` (`None`: none yet → nothing); it
+///   owns the alert insights;
 /// - `existing`: our UpdateInsight cache (alert insights are kept as they are while no poll
 ///   succeeded since the start, and `startedAt` of the unavailable insight survives restarts);
 /// - `prometheus`: the URL polled (for the unavailable insight).
@@ -119,53 +120,23 @@ pub fn desired_insights<'a>(
     poll: &PollState,
     existing: &[Arc<UpdateInsight>],
     prometheus: &str,
+    base: &Labels,
     now: Timestamp,
-) -> Vec<(String, UpdateInsightStatus)> {
-    let Some(cp) = control_plane.and_then(|c| c.status.as_ref()) else {
-        return Vec::new();
-    };
-    if !alerts::update_in_progress(
-        Some(cp),
+) -> Vec<Desired<UpdateInsightStatus>> {
+    let ours: Vec<Arc<UpdateInsight>> = existing.iter().filter(|o| is_ours(o)).cloned().collect();
+    compose::alerts_share(
+        control_plane.and_then(|c| Some((c.status.as_ref()?, compose::owner_of(c)))),
         worker_pools.into_iter().filter_map(|p| p.status.as_ref()),
-    ) {
-        return Vec::new();
-    }
-    let mut out: Vec<(String, UpdateInsightStatus)> = Vec::new();
-    match &poll.alerts {
-        Some(firing) => {
-            let mut seen = HashSet::new();
-            for a in alerts::assess_alert_insights(firing, cp.started_at, now) {
-                let name = a.name();
-                // Identical label sets (e.g. two unmerged Prometheus replicas) are one object.
-                if seen.insert(name.clone()) {
-                    out.push((name, a.status));
-                }
-            }
-        }
-        None => {
-            for o in existing.iter().filter(|o| is_ours(o)) {
-                if let Some(s) = o.status.as_ref().filter(|s| {
-                    s.health
-                        .as_ref()
-                        .is_some_and(|h| h.source == alerts::SOURCE_ALERT)
-                }) {
-                    out.push((o.name_any(), s.clone()));
-                }
-            }
-            out.sort_by(|a, b| a.0.cmp(&b.0));
-        }
-    }
-    if let Some((error, since)) = poll.unavailable() {
-        let s = alerts::alerts_unavailable_insight(prometheus, error, since);
-        out.push((naming::insight_name(&s, ""), s));
-    }
-    let existing_status: HashMap<String, &UpdateInsightStatus> = existing
-        .iter()
-        .filter(|o| is_ours(o))
-        .filter_map(|o| o.status.as_ref().map(|s| (o.name_any(), s)))
-        .collect();
-    keep_started_at(&mut out, &existing_status);
-    out
+        AlertsPoll {
+            firing: poll.alerts.as_deref(),
+            unavailable: poll
+                .unavailable()
+                .map(|(error, since)| (prometheus, error, since)),
+        },
+        &ExistingInsights::new(&ours),
+        base,
+        now,
+    )
 }
 
 fn is_ours(o: &UpdateInsight) -> bool {
@@ -256,20 +227,15 @@ impl AlertsReconciler {
             .find(|c| c.name_any() == naming::CONTROL_PLANE_STATUS_NAME);
         let pools = self.caches.worker_pool_statuses.state();
         let existing = self.caches.insights.state();
-        let named = desired_insights(
+        let desired = desired_insights(
             cp.map(|c| c.as_ref()),
             pools.iter().map(|p| p.as_ref()),
             &self.poll,
             &existing,
             &self.url,
+            &compose::base_labels(self.cluster_id.as_deref()),
             now,
         );
-        let owner = cp.and_then(|c| owner_ref(c.as_ref()));
-        let base = self.base_labels();
-        let desired: Vec<Desired<UpdateInsightStatus>> = named
-            .into_iter()
-            .map(|(name, status)| Desired::insight(name, status, &base, owner.clone()))
-            .collect();
         let stats = self.insights.sync(&desired, &existing).await?;
         if stats.writes() > 0 {
             tracing::info!(
@@ -282,10 +248,6 @@ impl AlertsReconciler {
         Ok(Some(self.next_poll.map_or(Duration::ZERO, |t| {
             t.saturating_duration_since(Instant::now())
         })))
-    }
-
-    fn base_labels(&self) -> BTreeMap<String, String> {
-        naming::cluster_labels(self.cluster_id.as_deref())
     }
 }
 
@@ -352,6 +314,10 @@ mod tests {
         Arc::new(o)
     }
 
+    fn pairs(d: Vec<Desired<UpdateInsightStatus>>) -> Vec<(String, UpdateInsightStatus)> {
+        d.into_iter().map(|d| (d.name, d.status)).collect()
+    }
+
     fn sources(d: &[(String, UpdateInsightStatus)]) -> Vec<(&str, &str, ImpactLevel)> {
         d.iter()
             .map(|(_, s)| {
@@ -395,16 +361,40 @@ mod tests {
             firing("A", "critical", "2024-01-01T12:30:00Z"),
             firing("Early", "critical", "2024-01-01T11:00:00Z"),
         ]);
-        let ok = desired_insights(Some(&cp), [], &p, &[], url, ts(NOW));
+        let ok = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &p,
+            &[],
+            url,
+            &Labels::new(),
+            ts(NOW),
+        ));
         assert_eq!(sources(&ok), [("A", "Alert", ImpactLevel::Critical)]);
 
         for i in 1..UNAVAILABLE_AFTER_FAILURES {
             p.failed(format!("refused {i}"), ts(NOW));
-            let d = desired_insights(Some(&cp), [], &p, &[], url, ts(NOW));
+            let d = pairs(desired_insights(
+                Some(&cp),
+                [],
+                &p,
+                &[],
+                url,
+                &Labels::new(),
+                ts(NOW),
+            ));
             assert_eq!(d, ok, "within the grace period nothing changes");
         }
         p.failed("refused again".into(), ts("2024-01-01T13:01:00Z"));
-        let d = desired_insights(Some(&cp), [], &p, &[], url, ts(NOW));
+        let d = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &p,
+            &[],
+            url,
+            &Labels::new(),
+            ts(NOW),
+        ));
         assert_eq!(
             sources(&d),
             [
@@ -425,7 +415,15 @@ mod tests {
             h.started_at = Some(ts(START));
         }
         let existing = vec![object(&d[1].0, old)];
-        let d2 = desired_insights(Some(&cp), [], &p, &existing, url, ts(NOW));
+        let d2 = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &p,
+            &existing,
+            url,
+            &Labels::new(),
+            ts(NOW),
+        ));
         assert_eq!(
             d2[1].1.health.as_ref().and_then(|h| h.started_at),
             Some(ts(START))
@@ -433,7 +431,18 @@ mod tests {
 
         // Prometheus answers again: the unavailable insight goes, the answer counts.
         p.succeeded(vec![]);
-        assert!(desired_insights(Some(&cp), [], &p, &[], url, ts(NOW)).is_empty());
+        assert!(
+            pairs(desired_insights(
+                Some(&cp),
+                [],
+                &p,
+                &[],
+                url,
+                &Labels::new(),
+                ts(NOW)
+            ))
+            .is_empty()
+        );
     }
 
     #[test]
@@ -441,15 +450,31 @@ mod tests {
         let cp = cp(true);
         let mut p = PollState::default();
         p.succeeded(vec![firing("A", "warning", "2024-01-01T12:30:00Z")]);
-        let (name, status) = desired_insights(Some(&cp), [], &p, &[], "http://p", ts(NOW))
-            .into_iter()
-            .next()
-            .expect("one");
+        let (name, status) = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &p,
+            &[],
+            "http://p",
+            &Labels::new(),
+            ts(NOW),
+        ))
+        .into_iter()
+        .next()
+        .expect("one");
         let existing = vec![object(&name, status.clone())];
         // A new process whose first poll fails.
         let mut fresh = PollState::default();
         fresh.failed("refused".into(), ts(NOW));
-        let d = desired_insights(Some(&cp), [], &fresh, &existing, "http://p", ts(NOW));
+        let d = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &fresh,
+            &existing,
+            "http://p",
+            &Labels::new(),
+            ts(NOW),
+        ));
         assert_eq!(d, [(name, status)]);
     }
 
@@ -460,9 +485,31 @@ mod tests {
         for _ in 0..UNAVAILABLE_AFTER_FAILURES {
             p.failed("refused".into(), ts(NOW));
         }
-        assert!(desired_insights(None, [], &p, &[], "http://p", ts(NOW)).is_empty());
+        assert!(
+            pairs(desired_insights(
+                None,
+                [],
+                &p,
+                &[],
+                "http://p",
+                &Labels::new(),
+                ts(NOW)
+            ))
+            .is_empty()
+        );
         let idle = cp(false);
-        assert!(desired_insights(Some(&idle), [], &p, &[], "http://p", ts(NOW)).is_empty());
+        assert!(
+            pairs(desired_insights(
+                Some(&idle),
+                [],
+                &p,
+                &[],
+                "http://p",
+                &Labels::new(),
+                ts(NOW)
+            ))
+            .is_empty()
+        );
         // Workers still updating after the control plane completed: shown.
         let mut pool = WorkerPoolUpdateStatus::new("worker", Default::default());
         pool.status = Some(update_status_api::crd::WorkerPoolUpdateStatusStatus {
@@ -474,7 +521,16 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(
-            desired_insights(Some(&idle), [&pool], &p, &[], "http://p", ts(NOW)).len(),
+            pairs(desired_insights(
+                Some(&idle),
+                [&pool],
+                &p,
+                &[],
+                "http://p",
+                &Labels::new(),
+                ts(NOW)
+            ))
+            .len(),
             2
         );
     }
@@ -487,7 +543,15 @@ mod tests {
         let mut b = a.clone();
         b.labels.insert("pod".into(), "b".into());
         p.succeeded(vec![a.clone(), a, b]);
-        let d = desired_insights(Some(&cp), [], &p, &[], "http://p", ts(NOW));
+        let d = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &p,
+            &[],
+            "http://p",
+            &Labels::new(),
+            ts(NOW),
+        ));
         assert_eq!(d.len(), 2);
         assert_ne!(d[0].0, d[1].0);
     }

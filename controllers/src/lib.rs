@@ -1,12 +1,13 @@
-//! update-status controllers: the pure assessment logic ([`assess`]) and the reconcilers that
-//! watch OpenShift inputs and write its results ([`control_plane_reconciler`],
+//! update-status controllers: the reconcilers that watch OpenShift inputs, call the pure core
+//! ([`assess`], the `update-status-assess` crate, re-exported) for their share of the desired
+//! objects, and write what differs ([`control_plane_reconciler`],
 //! [`worker_pools_reconciler`], and [`alerts_reconciler`] which polls Prometheus through
 //! [`prometheus`]), with the shared watch caches ([`watch`]), the change-only
 //! writer ([`writer`]), the Prometheus metrics ([`metrics`]) and the endpoints serving them
 //! ([`metrics_server`]); and the optional
 //! [`hub_sync`], which copies our objects to a fleet hub.
 pub mod alerts_reconciler;
-pub mod assess;
+pub use update_status_assess as assess;
 pub mod clock;
 pub mod control_plane_reconciler;
 pub mod hub_sync;

@@ -229,22 +229,10 @@ async fn main() -> anyhow::Result<()> {
         let insights = caches.insights.clone();
         metrics.set_insight_source(Box::new(move || insights.state()));
     }
-    // The worker-pools reconciler hands the master pool's assessment to the control-plane one.
-    let (master_tx, master_rx) = watch::channel(None);
-    {
-        let mut changes = master_rx.clone();
-        let wake = wakers.control_plane.clone();
-        tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                wake.notify_one();
-            }
-        });
-    }
     let cp = ControlPlaneReconciler::new(
         client.clone(),
         &args.namespace,
         caches.clone(),
-        master_rx,
         metrics.clone(),
         args.cluster_id.clone(),
     );
@@ -253,7 +241,6 @@ async fn main() -> anyhow::Result<()> {
         client.clone(),
         &args.namespace,
         caches.clone(),
-        master_tx,
         metrics.clone(),
         args.cluster_id.clone(),
     );

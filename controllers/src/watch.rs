@@ -74,7 +74,6 @@ pub fn start(
     synced: Arc<AtomicBool>,
 ) -> Caches {
     let cp = || vec![wakers.control_plane.clone()];
-    let wp = || vec![wakers.worker_pools.clone()];
     let both = || vec![wakers.control_plane.clone(), wakers.worker_pools.clone()];
     let hub = || wakers.hub_sync.clone();
     let ours = watcher::Config::default().labels(&format!(
@@ -86,9 +85,10 @@ pub fn start(
     let caches = Caches {
         cluster_versions: spawn(Api::all(client.clone()), all(), both(), "ClusterVersion"),
         cluster_operators: spawn(Api::all(client.clone()), all(), cp(), "ClusterOperator"),
-        pools: spawn(Api::all(client.clone()), all(), wp(), "MachineConfigPool"),
-        machine_configs: spawn(Api::all(client.clone()), all(), wp(), "MachineConfig"),
-        nodes: spawn(Api::all(client.clone()), all(), wp(), "Node"),
+        // The control-plane reconciler counts the master pool's nodes itself.
+        pools: spawn(Api::all(client.clone()), all(), both(), "MachineConfigPool"),
+        machine_configs: spawn(Api::all(client.clone()), all(), both(), "MachineConfig"),
+        nodes: spawn(Api::all(client.clone()), all(), both(), "Node"),
         insights: spawn(
             Api::namespaced(client.clone(), namespace),
             ours.clone(),

@@ -1,14 +1,13 @@
 //! The worker-pools reconciler: MachineConfigPools + MachineConfigs + Nodes (+ the
 //! ClusterVersion's target) → one WorkerPoolUpdateStatus per non-master pool, one progress
-//! insight per node, and node/pool health insights. It hands the master pool's assessment to
-//! the control-plane reconciler. It only watches, calls [`crate::assess::nodes`], and writes.
+//! insight per node, and node/pool health insights. It only reads its caches, brings the core's
+//! worker-pools share up to date ([`crate::assess::incremental::WorkerPools`]: the per-node
+//! cache, built from the same pieces as [`crate::assess::compose::desired_cluster`]), and
+//! writes what differs.
 //!
 //! Built for thousands of nodes (see `docs/benchmarks.md`):
-//! - each node's assessment *and its desired insight objects* are cached by resourceVersion:
-//!   a node event re-assesses that node only, and a node event that changes nothing the
-//!   assessment reads (a kubelet heartbeat) ends there;
-//! - pools are re-aggregated only when a node assessment, the context (ClusterVersion target,
-//!   pools, MachineConfigs) or a pool's identity changed;
+//! - a node event re-assesses that node only, and pools are re-aggregated only when something
+//!   they read changed (see [`crate::assess::incremental`]);
 //! - the writer is not even asked to compare when neither the desired objects nor our objects
 //!   in the watch cache changed since a pass that found nothing to write;
 //! - a WorkerPoolUpdateStatus whose change is only in its counts (node counts, completion,
@@ -24,22 +23,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
-use tokio::sync::watch;
 use update_status_api::crd::{
-    Assessment, InsightType, ScopeType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
-    WorkerPoolUpdateStatusStatus, labels,
+    Assessment, InsightType, UpdateInsight, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus,
+    labels,
 };
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
-use crate::assess::naming;
-use crate::assess::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
-use crate::control_plane_reconciler::keep_started_at;
+use crate::assess::compose;
+use crate::assess::incremental::WorkerPools;
+use crate::control_plane_reconciler::cloned;
 use crate::metrics::Metrics;
 use crate::runner::Reconcile;
 use crate::watch::Caches;
-use crate::writer::{Desired, PENDING_TTL, Writer, owner_ref};
+use crate::writer::{PENDING_TTL, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";
@@ -50,37 +47,18 @@ pub const POOL_STATUS_MIN_INTERVAL: Duration = Duration::from_secs(1);
 /// The reconciler's state.
 pub struct WorkerPoolsReconciler {
     caches: Caches,
-    master_pool: watch::Sender<Option<PoolAssessment>>,
     statuses: Writer<WorkerPoolUpdateStatus>,
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
-    context: Option<NodeContext>,
-    node_cache: HashMap<String, CachedNode>,
-    /// Owner references of the pools, by name (a re-created pool changes them).
-    pool_owners: BTreeMap<String, OwnerReference>,
-    /// Desired pool-level insights (D.8) of the last aggregation.
-    pool_insights: Vec<Desired<UpdateInsightStatus>>,
-    /// Desired WorkerPoolUpdateStatus objects of the last aggregation.
-    pool_statuses: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
-    /// Some input changed since the last aggregation.
-    dirty: bool,
+    /// The core's worker-pools share, kept between passes (per-node cache).
+    share: WorkerPools,
     /// Fingerprint of our objects in the watch caches when a pass last found nothing to write
     /// (and nothing deferred or pending): while it holds and nothing is dirty, a pass stops
     /// before comparing.
     in_sync: Option<u64>,
     /// Last status handed to the writer per pool, and when (the count-only throttle).
     pool_writes: HashMap<String, (WorkerPoolUpdateStatusStatus, Instant)>,
-}
-
-/// A node's assessment and desired insights, valid while its resourceVersion (and uid) and
-/// the context are unchanged and its time threshold (if any) has not passed.
-struct CachedNode {
-    resource_version: Option<String>,
-    uid: Option<String>,
-    assessment: Option<NodeAssessment>,
-    /// Its progress insight then its health insights, named, labelled and owned.
-    desired: Vec<Desired<UpdateInsightStatus>>,
 }
 
 /// A pool status change that only moves counts (node counts, completion, condition
@@ -129,12 +107,11 @@ fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
 }
 
 impl WorkerPoolsReconciler {
-    /// Creates the reconciler; `master_pool` publishes the master pool's assessment.
+    /// Creates the reconciler.
     pub fn new(
         client: kube::Client,
         namespace: &str,
         caches: Caches,
-        master_pool: watch::Sender<Option<PoolAssessment>>,
         metrics: Arc<Metrics>,
         cluster_id: Option<String>,
     ) -> Self {
@@ -142,15 +119,9 @@ impl WorkerPoolsReconciler {
             statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
             insights: Writer::new(client, namespace, NAME, metrics.clone()),
             caches,
-            master_pool,
             metrics,
             cluster_id,
-            context: None,
-            node_cache: HashMap::new(),
-            pool_owners: BTreeMap::new(),
-            pool_insights: Vec::new(),
-            pool_statuses: Vec::new(),
-            dirty: true,
+            share: WorkerPools::default(),
             in_sync: None,
             pool_writes: HashMap::new(),
         }
@@ -163,142 +134,34 @@ impl WorkerPoolsReconciler {
     ) -> Result<Option<Duration>, crate::writer::WriteError> {
         let t0 = Instant::now();
         let cv: Option<ClusterVersion> = self.caches.cluster_version();
-        let pools: Vec<MachineConfigPool> = self
-            .caches
-            .pools
-            .state()
-            .iter()
-            .map(|p| (**p).clone())
-            .collect();
-        let mcs: Vec<MachineConfig> = self
-            .caches
-            .machine_configs
-            .state()
-            .iter()
-            .map(|p| (**p).clone())
-            .collect();
-        let ctx = NodeContext::new(cv.as_ref(), &pools, &mcs);
-        if self.context.as_ref() != Some(&ctx) {
-            self.node_cache.clear();
-            self.context = Some(ctx.clone());
-            self.dirty = true;
-        }
-        let pool_owners: BTreeMap<String, OwnerReference> = pools
-            .iter()
-            .filter_map(|p| owner_ref(p).map(|o| (p.name().to_string(), o)))
-            .collect();
-        if pool_owners != self.pool_owners {
-            self.pool_owners = pool_owners;
-            self.dirty = true;
-        }
-        let base = self.base_labels();
-
-        // Nodes: re-assess those whose object changed or whose time threshold passed.
+        let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
+        let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
         let node_objs = self.caches.nodes.state();
-        let mut seen: HashSet<&str> = HashSet::with_capacity(node_objs.len());
-        let mut next_change: Option<Timestamp> = None;
-        let mut rebuild: Vec<(String, Option<OwnerReference>)> = Vec::new();
-        for node in &node_objs {
-            let name = node.name();
-            let rv = node.metadata.resource_version.as_deref();
-            let uid = node.metadata.uid.as_deref();
-            let cached = self.node_cache.get(name);
-            let fresh = cached.is_some_and(|c| {
-                c.resource_version.as_deref() == rv
-                    && c.uid.as_deref() == uid
-                    && c.assessment
-                        .as_ref()
-                        .and_then(|a| a.changes_at)
-                        .is_none_or(|t| t > now)
-            });
-            if !fresh {
-                let assessment = nodes::assess_node(&ctx, node, now);
-                let same =
-                    cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
-                if same {
-                    if let Some(c) = self.node_cache.get_mut(name) {
-                        c.resource_version = rv.map(str::to_string);
-                    }
-                } else {
-                    self.node_cache.insert(
-                        name.to_string(),
-                        CachedNode {
-                            resource_version: rv.map(str::to_string),
-                            uid: uid.map(str::to_string),
-                            assessment,
-                            desired: Vec::new(),
-                        },
-                    );
-                    rebuild.push((name.to_string(), owner_ref(node.as_ref())));
-                    self.dirty = true;
-                }
-            }
-            if let Some(t) = self
-                .node_cache
-                .get(name)
-                .and_then(|c| c.assessment.as_ref())
-                .and_then(|a| a.changes_at)
-            {
-                next_change = Some(next_change.map_or(t, |n: Timestamp| n.min(t)));
-            }
-            seen.insert(name);
-        }
-        let before = self.node_cache.len();
-        self.node_cache
-            .retain(|name, _| seen.contains(name.as_str()));
-        if self.node_cache.len() != before {
-            self.dirty = true;
-        }
-        let mut requeue = next_change
+        let existing_insight_objs = self.caches.insights.state();
+        let update = self.share.update(
+            cv.as_ref(),
+            &pools,
+            &mcs,
+            &node_objs,
+            &existing_insight_objs,
+            &compose::base_labels(self.cluster_id.as_deref()),
+            now,
+        );
+        let mut requeue = update
+            .next_change
             .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
             .map(|d| d + Duration::from_millis(500));
-
-        let existing_insight_objs = self.caches.insights.state();
-        if !rebuild.is_empty() {
-            // Only health insights keep an earlier startedAt: skip the map when there is none.
-            let any_health = rebuild.iter().any(|(name, _)| {
-                self.node_cache
-                    .get(name)
-                    .and_then(|c| c.assessment.as_ref())
-                    .is_some_and(|a| !a.health.is_empty())
-            });
-            let existing = if any_health {
-                existing_statuses(&existing_insight_objs)
-            } else {
-                HashMap::new()
-            };
-            for (name, owner) in rebuild {
-                let Some(c) = self.node_cache.get_mut(&name) else {
-                    continue;
-                };
-                let Some(a) = &c.assessment else {
-                    c.desired.clear();
-                    continue;
-                };
-                let mut named: Vec<(String, UpdateInsightStatus)> = std::iter::once(&a.progress)
-                    .chain(&a.health)
-                    .map(|s| (naming::insight_name(s, ""), s.clone()))
-                    .collect();
-                keep_started_at(&mut named, &existing);
-                c.desired = named
-                    .into_iter()
-                    .map(|(name, status)| Desired::insight(name, status, &base, owner.clone()))
-                    .collect();
-            }
-        }
-
         let t_assess = t0.elapsed();
-        let aggregated = self.dirty;
-        if self.dirty {
-            self.aggregate(&ctx, &base, &existing_insight_objs);
-            self.dirty = false;
+        let aggregated = update.aggregated;
+        if aggregated {
+            self.publish_metrics();
             self.in_sync = None;
         }
         let t_aggregate = t0.elapsed();
 
         // Pool statuses, with count-only changes throttled.
         let existing_status_objs = self.caches.worker_pool_statuses.state();
-        let mut statuses = self.pool_statuses.clone();
+        let mut statuses = self.share.statuses().to_vec();
         let mut deferred: Option<Duration> = None;
         let wanted: HashSet<&str> = statuses.iter().map(|d| d.name.as_str()).collect();
         self.pool_writes
@@ -343,13 +206,7 @@ impl WorkerPoolsReconciler {
         // Insights first: a node's own insight is what an event most directly changes.
         let b = self
             .insights
-            .sync(
-                self.node_cache
-                    .values()
-                    .flat_map(|c| c.desired.iter())
-                    .chain(self.pool_insights.iter()),
-                &existing_insight_objs,
-            )
+            .sync(self.share.insights(), &existing_insight_objs)
             .await?;
         let a = self.statuses.sync(&statuses, &existing_status_objs).await?;
         let writes = a.writes() + b.writes();
@@ -380,67 +237,10 @@ impl WorkerPoolsReconciler {
         Ok(requeue)
     }
 
-    /// Aggregates the pools from the cached node assessments: hands the master pool over,
-    /// publishes the metrics, and keeps the desired pool statuses and pool-level insights.
-    fn aggregate(
-        &mut self,
-        ctx: &NodeContext,
-        base: &BTreeMap<String, String>,
-        existing_insight_objs: &[Arc<UpdateInsight>],
-    ) {
-        let assessed: Vec<&NodeAssessment> = self
-            .node_cache
-            .values()
-            .filter_map(|c| c.assessment.as_ref())
-            .collect();
-        let pool_assessments: Vec<PoolAssessment> = ctx
-            .pools()
-            .iter()
-            .map(|p| nodes::aggregate_pool(ctx, p, assessed.iter().copied()))
-            .collect();
-
-        let master = pool_assessments
-            .iter()
-            .find(|p| p.is_master)
-            .map(|p| PoolAssessment {
-                insights: Vec::new(),
-                ..p.clone()
-            });
-        self.master_pool.send_if_modified(|old| {
-            if *old != master {
-                *old = master;
-                true
-            } else {
-                false
-            }
-        });
-
+    /// Publishes the pool metrics of the last aggregation.
+    fn publish_metrics(&self) {
         let mut metrics_pools = Vec::new();
-        let mut pool_level: Vec<(String, UpdateInsightStatus)> = Vec::new();
-        let mut statuses = Vec::new();
-        for pool in &pool_assessments {
-            pool_level.extend(
-                pool.insights
-                    .iter()
-                    .filter(|i| i.resource.kind != "Node")
-                    .map(|s| (naming::insight_name(s, ""), s.clone())),
-            );
-            if pool.is_master {
-                continue;
-            }
-            let mut l = base.clone();
-            l.insert(labels::SCOPE.into(), ScopeType::WorkerPool.slug().into());
-            l.insert(labels::POOL.into(), naming::label_value(&pool.name));
-            l.insert(
-                labels::ASSESSMENT.into(),
-                pool.status.assessment.slug().into(),
-            );
-            statuses.push(Desired {
-                name: naming::pool_status_name(&pool.name),
-                labels: l,
-                owner: self.pool_owners.get(&pool.name).cloned(),
-                status: pool.status.clone(),
-            });
+        for pool in self.share.pools().iter().filter(|p| !p.is_master) {
             let mut by: BTreeMap<Assessment, u32> = BTreeMap::new();
             for i in &pool.insights {
                 if let Some(p) = i
@@ -454,32 +254,7 @@ impl WorkerPoolsReconciler {
             metrics_pools.push((pool.name.as_str(), &pool.status, by));
         }
         self.metrics.set_pools(metrics_pools);
-        if !pool_level.is_empty() {
-            keep_started_at(&mut pool_level, &existing_statuses(existing_insight_objs));
-        }
-        self.pool_insights = pool_level
-            .into_iter()
-            .map(|(name, status)| {
-                let owner = match status.resource.kind.as_str() {
-                    "MachineConfigPool" => self.pool_owners.get(&status.resource.name).cloned(),
-                    _ => None,
-                };
-                Desired::insight(name, status, base, owner)
-            })
-            .collect();
-        self.pool_statuses = statuses;
     }
-
-    fn base_labels(&self) -> BTreeMap<String, String> {
-        naming::cluster_labels(self.cluster_id.as_deref())
-    }
-}
-
-/// Status of every insight in the cache, by name (for [`keep_started_at`]).
-fn existing_statuses(objs: &[Arc<UpdateInsight>]) -> HashMap<String, &UpdateInsightStatus> {
-    objs.iter()
-        .filter_map(|o| Some((o.metadata.name.clone()?, o.status.as_ref()?)))
-        .collect()
 }
 
 impl Reconcile for WorkerPoolsReconciler {

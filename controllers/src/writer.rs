@@ -33,8 +33,10 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
-use crate::assess::naming;
 use crate::metrics::Metrics;
+
+/// The objects written: what [`update_status_assess::compose`] produces, complete.
+pub use update_status_assess::compose::Desired;
 
 /// How long a write we made is trusted over a watch cache that does not show it yet.
 pub const PENDING_TTL: Duration = Duration::from_secs(30);
@@ -101,39 +103,6 @@ impl StatusObject for WorkerPoolUpdateStatus {
     type Status = WorkerPoolUpdateStatusStatus;
     fn status_ref(&self) -> Option<&WorkerPoolUpdateStatusStatus> {
         self.status.as_ref()
-    }
-}
-
-/// An object as a reconciler wants it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Desired<S> {
-    /// Object name.
-    pub name: String,
-    /// Our labels (the writer adds the reconciler and managed-by labels).
-    pub labels: BTreeMap<String, String>,
-    /// The single owner (design.md), when known.
-    pub owner: Option<OwnerReference>,
-    /// Status content.
-    pub status: S,
-}
-
-impl Desired<UpdateInsightStatus> {
-    /// An UpdateInsight as a reconciler wants it: the labels derived from its content
-    /// ([`naming::insight_labels`]) plus `base` (the cluster labels), and its single owner.
-    pub fn insight(
-        name: String,
-        status: UpdateInsightStatus,
-        base: &BTreeMap<String, String>,
-        owner: Option<OwnerReference>,
-    ) -> Self {
-        let mut labels = naming::insight_labels(&status);
-        labels.extend(base.iter().map(|(k, v)| (k.clone(), v.clone())));
-        Desired {
-            name,
-            labels,
-            owner,
-            status,
-        }
     }
 }
 
@@ -635,20 +604,6 @@ async fn apply_status<K: StatusObject, S: Serialize + Debug>(
         .patch_status(&job.name, params, &Patch::Apply(&body))
         .await?;
     Ok(obj.meta().resource_version.clone())
-}
-
-/// An owner reference to an input object (never a controller reference, never blocking owner
-/// deletion: we must not hold up the deletion of a Node or a pool).
-pub fn owner_ref<K: Resource<DynamicType = ()>>(obj: &K) -> Option<OwnerReference> {
-    let meta = obj.meta();
-    Some(OwnerReference {
-        api_version: K::api_version(&()).to_string(),
-        kind: K::kind(&()).to_string(),
-        name: meta.name.clone()?,
-        uid: meta.uid.clone()?,
-        controller: None,
-        block_owner_deletion: None,
-    })
 }
 
 #[cfg(test)]

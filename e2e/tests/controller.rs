@@ -52,9 +52,8 @@ async fn control_plane_and_pools_follow_the_inputs_with_no_steady_state_writes()
     let n = ns.name();
     let log_hint = || format!("(controller log: {})", controller.log.display());
 
-    // The control plane status, as in the snapshot's expected output.
-    // (The master pool's node counts come from the worker-pools reconciler, possibly a
-    // moment after the first version of the object.)
+    // The control plane status, as in the snapshot's expected output (with the master pool's
+    // node counts from its first version: see first_write.rs).
     let cp = poll_until(
         TIMEOUT,
         "ControlPlaneUpdateStatus cluster with 3 nodes",

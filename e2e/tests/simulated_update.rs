@@ -4,7 +4,7 @@
 //! fault: the first worker node's drain is blocked by a PodDisruptionBudget for 3 steps. The
 //! controller evaluates at a fixed instant after the simulated update (`--assess-at`), so at
 //! every step the objects it writes must equal what the pure logic
-//! (`update_status_controllers::assess::assess_cluster`) computes from the inputs read back
+//! (`update_status_assess::compose::desired_cluster`) computes from the inputs read back
 //! from the API at that instant. The fault must show as a NodeDegraded health insight while it
 //! holds and be gone once it clears; the update must end Completed with no health insight.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
@@ -20,9 +20,10 @@ use update_status_api::crd::{
     InsightType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
     WorkerPoolUpdateStatusStatus,
 };
-use update_status_controllers::assess::control_plane::estimate_moved;
-use update_status_controllers::assess::nodes::SOURCE_NODE_DEGRADED;
-use update_status_controllers::assess::{assess_cluster, naming};
+use update_status_assess::compose::{self, Existing};
+use update_status_assess::control_plane::estimate_moved;
+use update_status_assess::naming;
+use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::Controller;
 use update_status_e2e::simulator::{
     self, FaultSpec, Faults, SimConfig, SimInputs, Simulation, Simulator,
@@ -76,21 +77,23 @@ async fn read_outputs(client: &Client, ns: &str) -> Result<Outputs, kube::Error>
     })
 }
 
-/// What the pure logic says the namespace should hold.
+/// What the pure logic says the namespace should hold (the core's desired objects: names
+/// included).
 fn expected_outputs(inputs: &SimInputs, now: Timestamp) -> Outputs {
-    let a = assess_cluster(&inputs.as_cluster_inputs(), now);
+    let d = compose::desired_cluster(
+        &inputs.as_cluster_inputs(),
+        &Existing::default(),
+        &compose::Labels::new(),
+        now,
+    );
     Outputs {
-        control_plane: a.control_plane,
-        pools: a
+        control_plane: d.control_plane.map(|d| d.status),
+        pools: d
             .worker_pools
             .into_iter()
-            .map(|(name, s)| (naming::pool_status_name(&name), s))
+            .map(|d| (d.name, d.status))
             .collect(),
-        insights: a
-            .insights
-            .into_iter()
-            .map(|s| (naming::insight_name(&s, ""), s))
-            .collect(),
+        insights: d.insights.into_iter().map(|d| (d.name, d.status)).collect(),
     }
 }
 

@@ -21,7 +21,7 @@
 //!    `kubectl-update_status --from-dir` (wall time and peak RSS).
 //!
 //! Then it writes a Markdown report (default `docs/benchmarks.md`) with the machine, the
-//! command, these results, and the criterion results of `controllers/benches/assess.rs` if
+//! command, these results, and the criterion results of `assess/benches/assess.rs` if
 //! `target/criterion` holds them.
 
 use std::collections::{BTreeMap, HashMap};
@@ -789,6 +789,11 @@ fn criterion_table(dir: &Path) -> Option<String> {
             "assess_cluster",
             "`assess_cluster` (what the offline CLI runs)",
         ),
+        (
+            "control_plane",
+            "control_plane_share",
+            "`control_plane_share` (the control-plane reconciler's pass: master counts from the node cache, complete objects)",
+        ),
     ];
     let mut any = false;
     let _ = writeln!(out, "| benchmark | 500 nodes | 2,000 nodes | 5,000 nodes |");
@@ -842,7 +847,7 @@ fn report(args: &Args, runs: &[Run], started: Timestamp, took: Duration) -> Stri
     let _ = writeln!(s, "**Machine:** {}\n", machine());
     let _ = writeln!(
         s,
-        "`make bench` runs `cargo bench -p update-status-controllers --bench assess` (criterion, pure logic), builds the release binaries, then `target/release/bench` (`e2e/src/bin/bench.rs`): for each size a fresh local control plane, a simulated cluster in the middle of its update (`update_status_e2e::simulator`: 34 operators, `machine-config` rolling the nodes, a master pool of 3 nodes and one worker pool with the rest, 5 % `maxUnavailable`), and the release controller on it. Flags used: sizes {:?}, {} isolated changes, burst {}, steady state {} s{}.\n",
+        "`make bench` runs `cargo bench -p update-status-assess --bench assess` (criterion, pure logic), builds the release binaries, then `target/release/bench` (`e2e/src/bin/bench.rs`): for each size a fresh local control plane, a simulated cluster in the middle of its update (`update_status_e2e::simulator`: 34 operators, `machine-config` rolling the nodes, a master pool of 3 nodes and one worker pool with the rest, 5 % `maxUnavailable`), and the release controller on it. Flags used: sizes {:?}, {} isolated changes, burst {}, steady state {} s{}.\n",
         args.sizes,
         args.changes,
         args.burst,
@@ -1007,7 +1012,7 @@ fn report(args: &Args, runs: &[Run], started: Timestamp, took: Duration) -> Stri
     if let Some(t) = criterion_table(&args.criterion) {
         let _ = writeln!(
             s,
-            "## Pure assessment (criterion, `controllers/benches/assess.rs`)\n"
+            "## Pure assessment (criterion, `assess/benches/assess.rs`)\n"
         );
         let _ = writeln!(
             s,

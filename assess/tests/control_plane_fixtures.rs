@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use update_status_api::crd::{
     Assessment, ConditionStatus, ControlPlaneUpdateStatusStatus, InsightType, UpdateInsightStatus,
 };
-use update_status_controllers::assess::control_plane::{
+use update_status_assess::control_plane::{
     ControlPlaneAssessment, assess_control_plane, estimated_duration, estimated_time_to_complete,
     operator_health_display, target_version_display, update_duration,
 };

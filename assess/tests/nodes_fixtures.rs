@@ -10,7 +10,7 @@ use common::{fixture_dirs, inputs};
 use jiff::Timestamp;
 use update_status_api::crd::{Assessment, ImpactLevel, InsightType, UpdateInsightStatus};
 use update_status_api::snapshot::Snapshot;
-use update_status_controllers::assess::nodes::{
+use update_status_assess::nodes::{
     NodeContext, NodesAssessment, PoolAssessment, assess_node, assess_nodes, compare_node_insights,
     node_requeue_after,
 };
@@ -587,7 +587,7 @@ fn per_node_results_compose_into_assess_nodes() {
         let pools: Vec<PoolAssessment> = ctx
             .pools()
             .iter()
-            .map(|p| update_status_controllers::assess::nodes::aggregate_pool(&ctx, p, &assessed))
+            .map(|p| update_status_assess::nodes::aggregate_pool(&ctx, p, &assessed))
             .collect();
         assert_eq!(
             NodesAssessment { pools },

@@ -23,8 +23,9 @@ use serde_json::{Value, json};
 use update_status_api::input::{
     ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
-use update_status_controllers::assess::nodes::{self, NodeContext};
-use update_status_controllers::assess::{ClusterInputs, assess_cluster, control_plane};
+use update_status_assess::nodes::{self, NodeContext};
+use update_status_assess::test_support::{condition, from_json};
+use update_status_assess::{ClusterInputs, assess_cluster, compose, control_plane};
 
 const SIZES: [usize; 3] = [500, 2_000, 5_000];
 const FROM: &str = "4.17.12";
@@ -53,23 +54,12 @@ impl Inputs {
     }
 }
 
-fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {
-    match serde_json::from_value(v) {
-        Ok(t) => t,
-        Err(e) => panic!("synthetic input does not parse: {e}"),
-    }
-}
-
-fn cond(type_: &str, status: &str, reason: &str, message: &str, at: &str) -> Value {
-    json!({"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": at})
-}
-
 fn rendered(pool: &str, version: &str) -> String {
     format!("rendered-{pool}-{}", version.replace('.', ""))
 }
 
 fn inputs(total: usize) -> Inputs {
-    let cv = from(json!({
+    let cv = from_json(json!({
         "metadata": {"name": "version"},
         "status": {
             "desired": {"version": TO, "image": "img-to"},
@@ -79,9 +69,9 @@ fn inputs(total: usize) -> Inputs {
                 {"state": "Completed", "startedTime": "2025-10-01T10:00:00Z", "completionTime": "2025-10-01T10:45:00Z", "version": "4.17.5", "image": "img-install"},
             ],
             "conditions": [
-                cond("Available", "True", "", "Done applying 4.17.12", "2025-11-20T11:10:00Z"),
-                cond("Failing", "False", "", "", "2025-11-20T11:10:00Z"),
-                cond("Progressing", "True", "", "Working towards 4.18.3: 26 of 34 done (76% complete), waiting on machine-config", STARTED),
+                condition("Available", "True", "", "Done applying 4.17.12", "2025-11-20T11:10:00Z"),
+                condition("Failing", "False", "", "", "2025-11-20T11:10:00Z"),
+                condition("Progressing", "True", "", "Working towards 4.18.3: 26 of 34 done (76% complete), waiting on machine-config", STARTED),
             ],
         },
     }));
@@ -94,14 +84,14 @@ fn inputs(total: usize) -> Inputs {
             };
             let updated = i < 26;
             let progressing = i == 33;
-            from(json!({
+            from_json(json!({
                 "metadata": {"name": name, "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"}},
                 "status": {
                     "versions": [{"name": "operator", "version": if updated { TO } else { FROM }}],
                     "conditions": [
-                        cond("Available", "True", "AsExpected", "", "2025-11-20T11:10:00Z"),
-                        cond("Degraded", if i == 30 { "True" } else { "False" }, "AsExpected", "a replica is crash-looping", "2026-01-01T11:20:00Z"),
-                        cond("Progressing", if progressing { "True" } else { "False" }, "", "Working towards 4.18.3", "2026-01-01T11:40:00Z"),
+                        condition("Available", "True", "AsExpected", "", "2025-11-20T11:10:00Z"),
+                        condition("Degraded", if i == 30 { "True" } else { "False" }, "AsExpected", "a replica is crash-looping", "2026-01-01T11:20:00Z"),
+                        condition("Progressing", if progressing { "True" } else { "False" }, "", "Working towards 4.18.3", "2026-01-01T11:40:00Z"),
                     ],
                 },
             }))
@@ -111,7 +101,7 @@ fn inputs(total: usize) -> Inputs {
     let pools = pool_names
         .iter()
         .map(|p| {
-            from(json!({
+            from_json(json!({
                 "metadata": {"name": p},
                 "spec": {
                     "nodeSelector": {"matchLabels": {format!("node-role.kubernetes.io/{p}"): ""}},
@@ -125,7 +115,7 @@ fn inputs(total: usize) -> Inputs {
         .iter()
         .flat_map(|p| [(rendered(p, FROM), FROM), (rendered(p, TO), TO)])
         .map(|(name, v)| {
-            from(json!({"metadata": {"name": name, "annotations": {"machineconfiguration.openshift.io/release-image-version": v}}}))
+            from_json(json!({"metadata": {"name": name, "annotations": {"machineconfiguration.openshift.io/release-image-version": v}}}))
         })
         .collect();
     let nodes = (0..total)
@@ -152,7 +142,7 @@ fn inputs(total: usize) -> Inputs {
                 71 => (&old, &old, "Done", format!("uncordon-{old}"), format!("uncordon-{old}"), false, "False", ""),
                 _ => (&old, &old, "Done", format!("uncordon-{old}"), format!("uncordon-{old}"), false, "True", ""),
             };
-            from(json!({
+            from_json(json!({
                 "metadata": {
                     "name": format!("ip-10-0-{}-{}.us-east-2.compute.internal", 16 + i / 250, i % 250 + 2),
                     "resourceVersion": format!("{}", 1000 + i),
@@ -168,9 +158,9 @@ fn inputs(total: usize) -> Inputs {
                 },
                 "spec": {"unschedulable": cordoned},
                 "status": {"conditions": [
-                    cond("MemoryPressure", "False", "KubeletHasSufficientMemory", "", "2025-10-01T10:00:00Z"),
-                    cond("DiskPressure", "False", "KubeletHasNoDiskPressure", "", "2025-10-01T10:00:00Z"),
-                    cond("Ready", ready, "KubeletReady", "", "2026-01-01T11:30:00Z"),
+                    condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "", "2025-10-01T10:00:00Z"),
+                    condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "", "2025-10-01T10:00:00Z"),
+                    condition("Ready", ready, "KubeletReady", "", "2026-01-01T11:30:00Z"),
                 ]},
             }))
         })
@@ -251,6 +241,19 @@ fn bench_control_plane(c: &mut Criterion) {
     g.bench_function("assess_control_plane", |b| {
         b.iter(|| control_plane::assess_control_plane(black_box(&view), master, now))
     });
+    // What one control-plane reconciler pass computes: the master pool's counts from the whole
+    // node cache, then the complete desired objects.
+    for n in SIZES {
+        let data = inputs(n);
+        let view = data.view();
+        let base = compose::base_labels(Some("bench"));
+        let existing = compose::ExistingInsights::default();
+        g.bench_with_input(BenchmarkId::new("control_plane_share", n), &view, |b, v| {
+            b.iter(|| {
+                compose::control_plane_share(black_box(v), v.nodes, None, &existing, &base, now)
+            })
+        });
+    }
     g.finish();
 }
 

@@ -4,9 +4,10 @@
 //! Pure: the alerts (Prometheus' `/api/v1/alerts` answer), the update's start and `now` in;
 //! insights out. The alerts reconciler polls Prometheus and calls [`assess_alert_insights`];
 //! the CLI's offline mode passes a snapshot's `alerts.json` through
-//! [`crate::assess::assess_cluster`].
+//! [`crate::assess_cluster`].
 
 use jiff::Timestamp;
+use update_status_api::crd::limits;
 use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, HealthInsight, Impact, ImpactLevel, ImpactType, InsightScope,
     InsightType, Remediation, ResourceRef, ScopeType, UpdateInsightStatus,
@@ -14,7 +15,8 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
-use crate::assess::naming;
+use crate::format::ellipsize;
+use crate::naming;
 
 /// `source` of an alert insight (D.9).
 pub const SOURCE_ALERT: &str = "Alert";
@@ -30,13 +32,6 @@ pub const ALLOWED_ALERTS: [&str; 2] = ["PodDisruptionBudgetLimit", "PodDisruptio
 pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
 /// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
 pub const ALERTS_UNAVAILABLE_REFERENCE: &str = "https://github.com/openshift/runbooks/blob/master/alerts/update-status/UpdateStatusPrometheusUnreachable.md";
-
-/// Schema limits (characters).
-const MAX_SUMMARY: usize = 256;
-const MAX_DESCRIPTION: usize = 4096;
-const MAX_REFERENCE: usize = 512;
-const MAX_RESOURCE_NAME: usize = 253;
-const MAX_NAMESPACE: usize = 63;
 
 /// An alert insight with the identity its object name is derived from.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,8 +144,9 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
         resource: ResourceRef {
             group: ALERT_GROUP.to_string(),
             kind: ALERT_KIND.to_string(),
-            name: ellipsize(name, MAX_RESOURCE_NAME),
-            namespace: non_empty(&alert.labels, "namespace").map(|n| ellipsize(n, MAX_NAMESPACE)),
+            name: ellipsize(name, limits::RESOURCE_NAME),
+            namespace: non_empty(&alert.labels, "namespace")
+                .map(|n| ellipsize(n, limits::NAMESPACE)),
         },
         scope: InsightScope {
             type_: ScopeType::Cluster,
@@ -188,19 +184,10 @@ fn complete(mut status: UpdateInsightStatus) -> Option<UpdateInsightStatus> {
     {
         return None;
     }
-    h.impact.summary = ellipsize(&h.impact.summary, MAX_SUMMARY);
-    h.impact.description = ellipsize(&h.impact.description, MAX_DESCRIPTION);
-    h.remediation.reference = ellipsize(&h.remediation.reference, MAX_REFERENCE);
+    h.impact.summary = ellipsize(&h.impact.summary, limits::SUMMARY);
+    h.impact.description = ellipsize(&h.impact.description, limits::DESCRIPTION);
+    h.remediation.reference = ellipsize(&h.remediation.reference, limits::REFERENCE);
     Some(status)
-}
-
-fn ellipsize(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(3)).collect();
-    out.push_str("...");
-    out
 }
 
 /// The Unknown-level insight shown while alerts cannot be read: firing alerts may be missing
@@ -218,7 +205,7 @@ pub fn alerts_unavailable_insight(
     let resource_name = if authority.is_empty() {
         "prometheus".to_string()
     } else {
-        ellipsize(&authority, MAX_RESOURCE_NAME)
+        ellipsize(&authority, limits::RESOURCE_NAME)
     };
     let summary = format!("Cannot read alerts from Prometheus: {}", one_line(error));
     let description = format!(
@@ -248,8 +235,8 @@ pub fn alerts_unavailable_insight(
             impact: Impact {
                 level: ImpactLevel::Unknown,
                 type_: ImpactType::Unknown,
-                summary: ellipsize(&summary, MAX_SUMMARY),
-                description: ellipsize(&description, MAX_DESCRIPTION),
+                summary: ellipsize(&summary, limits::SUMMARY),
+                description: ellipsize(&description, limits::DESCRIPTION),
             },
             remediation: Remediation {
                 reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),
@@ -290,7 +277,7 @@ fn url_authority(url: &str) -> String {
 
 /// B.1's gate: the cluster is updating while the ClusterVersion is progressing or some worker
 /// pool with nodes is not fully updated. `oc adm upgrade status` shows nothing (so no alert)
-/// otherwise; the alerts reconciler and [`crate::assess::assess_cluster`] show alert insights
+/// otherwise; the alerts reconciler and [`crate::assess_cluster`] show alert insights
 /// only while this holds, so a critical alert long after an update does not read as an update
 /// problem.
 pub fn update_in_progress<'a>(
@@ -299,7 +286,7 @@ pub fn update_in_progress<'a>(
 ) -> bool {
     let progressing = control_plane.is_some_and(|cp| {
         cp.conditions.iter().any(|c| {
-            c.type_ == crate::assess::control_plane::CONDITION_UPDATING
+            c.type_ == crate::control_plane::CONDITION_UPDATING
                 && c.status == update_status_api::crd::ConditionStatus::True
         })
     });

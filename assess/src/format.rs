@@ -1,4 +1,6 @@
-//! Go `time.Duration` semantics needed to print durations exactly like `oc adm upgrade status`.
+//! Go-compatible formatting, the one copy shared by the assessment and the CLI: Go
+//! `time.Duration` semantics needed to print durations exactly like `oc adm upgrade status`,
+//! Go's `%q` quoting ([`go_quote`]) and the `...` cut of long texts ([`ellipsize`]).
 //!
 //! Durations are carried as **`i128` nanoseconds**. Go's `time.Duration` is an `int64`, so every
 //! meaningful value fits in `i64`; the wider type only spares callers overflow handling when they
@@ -277,6 +279,51 @@ fn shorten(orig: String) -> String {
         return short_duration(reparsed);
     }
     orig
+}
+
+/// `s` cut to at most `max` characters (runes): a longer string keeps `max − 3` and ends in
+/// `...` (how the assessment fits texts to the schema limits, and how `oc` shortens columns).
+pub fn ellipsize(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(3)).collect();
+    out.push_str("...");
+    out
+}
+
+/// Go `%q` of a string: double-quoted with Go escapes (control and non-space whitespace
+/// characters escaped; other characters kept).
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() || (c.is_whitespace() && c != ' ') || c == '\u{feff}' => {
+                let n = c as u32;
+                if n < 0x10000 {
+                    out.push_str(&format!("\\u{n:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{n:08x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

@@ -8,11 +8,24 @@
 //!   per-pool status content and node/pool health insights (sections C and D.6–D.8).
 //! - [`alerts`]: firing Prometheus alerts → health insights (section D.9).
 //! - [`naming`]: deterministic object names and labels of the desired objects.
+//! - [`compose`]: the one composition of the above into the complete desired objects (names,
+//!   labels, owners, carried-over times), piece by piece as the reconcilers run it and whole
+//!   ([`compose::desired_cluster`]).
+//! - [`incremental`]: the worker-pools share kept between passes (per-node cache).
+//! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
+//!   [`insight`] (health insight construction and tally).
 
 pub mod alerts;
+pub mod compose;
 pub mod control_plane;
+pub mod format;
+pub mod incremental;
+pub mod insight;
 pub mod naming;
 pub mod nodes;
+pub mod order;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 
 use jiff::Timestamp;
 use update_status_api::crd::{
@@ -69,31 +82,23 @@ pub struct ClusterAssessment {
     pub insights: Vec<UpdateInsightStatus>,
 }
 
-/// Runs the whole assessment (what the CLI's offline mode and the fixture tests use; the
-/// reconcilers call the parts they own).
+/// The statuses of [`compose::desired_cluster`] with no objects of ours yet (what the CLI's
+/// offline mode renders and the fixture tests check): the same composition the controller
+/// writes, without names, labels and owners.
 pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAssessment {
-    let nodes = nodes::assess_nodes(inputs, now);
-    let mut out = ClusterAssessment::default();
-    if let Some(cp) = control_plane::assess_control_plane(inputs, nodes.control_plane_pool(), now) {
-        out.control_plane = Some(cp.status);
-        out.insights.extend(cp.insights);
+    let desired = compose::desired_cluster(
+        inputs,
+        &compose::Existing::default(),
+        &compose::Labels::new(),
+        now,
+    );
+    ClusterAssessment {
+        control_plane: desired.control_plane.map(|d| d.status),
+        worker_pools: desired
+            .worker_pools
+            .into_iter()
+            .map(|d| (d.status.resource.name.clone(), d.status))
+            .collect(),
+        insights: desired.insights.into_iter().map(|d| d.status).collect(),
     }
-    for pool in nodes.pools {
-        out.insights.extend(pool.insights);
-        if !pool.is_master {
-            out.worker_pools.push((pool.name, pool.status));
-        }
-    }
-    // Alert insights only while the cluster updates (as the alerts reconciler does).
-    if let Some(alerts) = inputs.alerts
-        && alerts::update_in_progress(
-            out.control_plane.as_ref(),
-            out.worker_pools.iter().map(|(_, p)| p),
-        )
-    {
-        let start = out.control_plane.as_ref().and_then(|cp| cp.started_at);
-        out.insights
-            .extend(alerts::assess_alerts(alerts, start, now));
-    }
-    out
 }

@@ -1,0 +1,581 @@
+//! The one composition: `(inputs, what our objects already say, now)` → **the complete desired
+//! objects** (names, labels, owner references, status, carried-over times).
+//!
+//! It is built from a few pieces, each the share of one reconciler, and [`desired_cluster`]
+//! is those same pieces put together for the whole cluster (what the CLI's offline mode and
+//! the fixture tests run):
+//!
+//! - [`control_plane_share`]: the ControlPlaneUpdateStatus `cluster`, the ClusterVersion and
+//!   ClusterOperator progress insights and the control-plane health insights. It computes the
+//!   master pool's node counts itself ([`master_pool`]), so the status is complete from its
+//!   first write.
+//! - [`node_insights`]: one node's progress and health insights, from its cached
+//!   [`NodeAssessment`] (the worker-pools reconciler re-assesses only the nodes that changed).
+//! - [`pools_share`]: the WorkerPoolUpdateStatus of each non-master pool and the pool-level
+//!   insights (D.8), aggregated from the node assessments.
+//! - [`alerts_share`]: the alert insights, only while an update is in progress (the gate lives
+//!   here only).
+//!
+//! Carry-over ("what our objects already say"): a health insight keeps the earliest
+//! `startedAt` it ever had ([`keep_started_at`]), and the control plane's estimate is kept
+//! while it moves less than the tolerance ([`crate::control_plane::estimate_moved`]).
+
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Resource;
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsight,
+    UpdateInsightStatus, WorkerPoolUpdateStatusStatus, labels,
+};
+use update_status_api::input::{Alert, MachineConfigPool, Node};
+
+use crate::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
+use crate::{ClusterInputs, alerts, control_plane, naming};
+
+/// An object as update-status wants it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Desired<S> {
+    /// Object name.
+    pub name: String,
+    /// Our labels (the writer adds the reconciler and managed-by labels).
+    pub labels: BTreeMap<String, String>,
+    /// The single owner (design.md), when known.
+    pub owner: Option<OwnerReference>,
+    /// Status content.
+    pub status: S,
+}
+
+impl Desired<UpdateInsightStatus> {
+    /// An UpdateInsight: named from its content (and `identity`, see
+    /// [`naming::insight_name`]), labelled from its content ([`naming::insight_labels`]) plus
+    /// `base` (the cluster labels), with its single owner.
+    pub fn insight(
+        status: UpdateInsightStatus,
+        identity: &str,
+        base: &Labels,
+        owner: Option<OwnerReference>,
+    ) -> Self {
+        let mut labels = naming::insight_labels(&status);
+        labels.extend(base.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Desired {
+            name: naming::insight_name(&status, identity),
+            labels,
+            owner,
+            status,
+        }
+    }
+}
+
+/// Labels every object carries besides its own ([`base_labels`]).
+pub type Labels = BTreeMap<String, String>;
+
+/// The labels every object carries: the cluster label when the cluster ID is known.
+pub fn base_labels(cluster_id: Option<&str>) -> Labels {
+    naming::cluster_labels(cluster_id)
+}
+
+/// What our UpdateInsights already say (the watch cache of our objects, or nothing): their
+/// status by object name, indexed on the first look-up only (a pass whose desired insights
+/// have no health insight never builds the index).
+#[derive(Clone, Debug, Default)]
+pub struct ExistingInsights<'a> {
+    objs: &'a [Arc<UpdateInsight>],
+    by_name: OnceCell<HashMap<&'a str, &'a UpdateInsightStatus>>,
+}
+
+impl<'a> ExistingInsights<'a> {
+    /// Our UpdateInsights as they are.
+    pub fn new(objs: &'a [Arc<UpdateInsight>]) -> Self {
+        ExistingInsights {
+            objs,
+            by_name: OnceCell::new(),
+        }
+    }
+
+    /// The status of our UpdateInsight `name`.
+    pub fn get(&self, name: &str) -> Option<&'a UpdateInsightStatus> {
+        self.by_name
+            .get_or_init(|| self.iter().collect())
+            .get(name)
+            .copied()
+    }
+
+    /// Every (name, status).
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a UpdateInsightStatus)> + 'a {
+        self.objs
+            .iter()
+            .filter_map(|o| Some((o.metadata.name.as_deref()?, o.status.as_ref()?)))
+    }
+}
+
+/// The owner reference of an input object (its kind, name and uid); `None` without a name or
+/// uid (e.g. objects read from a snapshot that has none).
+pub fn owner_of<K: Resource<DynamicType = ()>>(obj: &K) -> Option<OwnerReference> {
+    obj.owner_ref(&())
+}
+
+/// A health insight keeps the earliest `startedAt` it ever had: rules whose start is "first
+/// observed" (now) do not move on every pass, and a restart does not reset them.
+pub fn keep_started_at(desired: &mut [Desired<UpdateInsightStatus>], existing: &ExistingInsights) {
+    for d in desired.iter_mut() {
+        let Some(h) = d.status.health.as_mut() else {
+            continue;
+        };
+        let Some(old) = existing.get(&d.name).and_then(|e| e.health.as_ref()) else {
+            continue;
+        };
+        if let Some(old_start) = old.started_at
+            && h.started_at.is_none_or(|new| new > old_start)
+        {
+            h.started_at = Some(old_start);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control plane
+// ---------------------------------------------------------------------------------------------
+
+/// The control-plane reconciler's share.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ControlPlaneShare {
+    /// The ControlPlaneUpdateStatus `cluster` (`None` without a ClusterVersion).
+    pub status: Option<Desired<ControlPlaneUpdateStatusStatus>>,
+    /// ClusterVersion and ClusterOperator progress insights, then control-plane health insights.
+    pub insights: Vec<Desired<UpdateInsightStatus>>,
+    /// When time alone will change this share.
+    pub requeue_after: Option<SignedDuration>,
+}
+
+/// The master pool's assessment (what the control plane's node counts come from), from the
+/// node inputs: the nodes the master pool selects are assessed and aggregated, as the
+/// worker-pools share does. Also returns when time alone changes one of those nodes.
+pub fn master_pool<'a>(
+    ctx: &NodeContext,
+    nodes: impl IntoIterator<Item = &'a Node>,
+    now: Timestamp,
+) -> (Option<PoolAssessment>, Option<Timestamp>) {
+    let Some(master) = ctx.pools().iter().find(|p| p.is_master) else {
+        return (None, None);
+    };
+    let assessed: Vec<NodeAssessment> = nodes
+        .into_iter()
+        .filter(|n| master.selects(n))
+        .filter_map(|n| nodes::assess_node(ctx, n, now))
+        .collect();
+    let changes_at = assessed.iter().filter_map(|a| a.changes_at).min();
+    (
+        Some(nodes::aggregate_pool(ctx, master, &assessed)),
+        changes_at,
+    )
+}
+
+/// The control-plane share from the inputs (ClusterVersion, ClusterOperators in
+/// [`crate::order::compare_operators`] order, and the pools and MachineConfigs of the master
+/// pool), the nodes (passed apart: a watch cache holds them behind `Arc`s; `inputs.nodes` is
+/// not read), our ControlPlaneUpdateStatus and insights, at `now`. This is the control-plane
+/// reconciler's whole pure part.
+pub fn control_plane_share<'n>(
+    inputs: &ClusterInputs<'_>,
+    nodes: impl IntoIterator<Item = &'n Node>,
+    existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
+    existing: &ExistingInsights,
+    base: &Labels,
+    now: Timestamp,
+) -> ControlPlaneShare {
+    let ctx = NodeContext::from_inputs(inputs);
+    let (master, master_changes_at) = master_pool(&ctx, nodes, now);
+    let mut share =
+        control_plane_share_with(inputs, master.as_ref(), existing_cp, existing, base, now);
+    let master_requeue = master_changes_at
+        .map(|t| t.duration_since(now))
+        .filter(|d| d.is_positive());
+    share.requeue_after = match (share.requeue_after, master_requeue) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    share
+}
+
+/// [`control_plane_share`] with the master pool already assessed (how [`desired_cluster`]
+/// composes it from [`pools_share`]).
+pub fn control_plane_share_with(
+    inputs: &ClusterInputs<'_>,
+    master: Option<&PoolAssessment>,
+    existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
+    existing: &ExistingInsights,
+    base: &Labels,
+    now: Timestamp,
+) -> ControlPlaneShare {
+    let requeue_after = control_plane::requeue_after(inputs, now);
+    let Some(assessment) = control_plane::assess_control_plane(inputs, master, now) else {
+        return ControlPlaneShare {
+            requeue_after,
+            ..Default::default()
+        };
+    };
+    let mut status = assessment.status;
+    if let Some(old) = existing_cp
+        && !control_plane::estimate_moved(
+            old.estimated_completed_at,
+            status.estimated_completed_at,
+            now,
+        )
+    {
+        status.estimated_completed_at = old.estimated_completed_at;
+    }
+    let cv_owner = inputs.cluster_version.and_then(owner_of);
+    let co_owners: HashMap<&str, OwnerReference> = inputs
+        .cluster_operators
+        .iter()
+        .filter_map(|c| Some((c.metadata.name.as_deref()?, owner_of(c)?)))
+        .collect();
+    let mut insights: Vec<Desired<UpdateInsightStatus>> = assessment
+        .insights
+        .into_iter()
+        .map(|s| {
+            let owner = match s.resource.kind.as_str() {
+                "ClusterOperator" => co_owners.get(s.resource.name.as_str()).cloned(),
+                _ => cv_owner.clone(),
+            };
+            Desired::insight(s, "", base, owner)
+        })
+        .collect();
+    keep_started_at(&mut insights, existing);
+    let mut cp_labels = base.clone();
+    cp_labels.insert(labels::SCOPE.into(), ScopeType::ControlPlane.slug().into());
+    cp_labels.insert(labels::ASSESSMENT.into(), status.assessment.slug().into());
+    ControlPlaneShare {
+        status: Some(Desired {
+            name: naming::CONTROL_PLANE_STATUS_NAME.to_string(),
+            labels: cp_labels,
+            owner: cv_owner,
+            status,
+        }),
+        insights,
+        requeue_after,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes and pools
+// ---------------------------------------------------------------------------------------------
+
+/// One node's desired insights (its progress insight, then its health insights), owned by the
+/// node (`owner`: [`owner_of`] the node).
+pub fn node_insights(
+    assessment: &NodeAssessment,
+    owner: Option<OwnerReference>,
+    existing: &ExistingInsights,
+    base: &Labels,
+) -> Vec<Desired<UpdateInsightStatus>> {
+    let mut out: Vec<Desired<UpdateInsightStatus>> = std::iter::once(&assessment.progress)
+        .chain(&assessment.health)
+        .map(|s| Desired::insight(s.clone(), "", base, owner.clone()))
+        .collect();
+    keep_started_at(&mut out, existing);
+    out
+}
+
+/// Owner references of the pools, by pool name.
+pub fn pool_owners(pools: &[MachineConfigPool]) -> BTreeMap<String, OwnerReference> {
+    pools
+        .iter()
+        .filter_map(|p| Some((p.metadata.name.clone()?, owner_of(p)?)))
+        .collect()
+}
+
+/// The pools' share of the worker-pools reconciler.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolsShare {
+    /// Every pool's assessment, in pool order (the master pool included).
+    pub pools: Vec<PoolAssessment>,
+    /// One WorkerPoolUpdateStatus per non-master pool, in pool order.
+    pub statuses: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
+    /// The pool-level insights (D.8), owned by their pool.
+    pub insights: Vec<Desired<UpdateInsightStatus>>,
+}
+
+/// Aggregates every pool of `ctx` from the node assessments (`assessed`: each node's, in any
+/// order) into the desired pool statuses and pool-level insights.
+pub fn pools_share(
+    ctx: &NodeContext,
+    assessed: &[&NodeAssessment],
+    owners: &BTreeMap<String, OwnerReference>,
+    existing: &ExistingInsights,
+    base: &Labels,
+) -> PoolsShare {
+    let pools: Vec<PoolAssessment> = ctx
+        .pools()
+        .iter()
+        .map(|p| nodes::aggregate_pool(ctx, p, assessed.iter().copied()))
+        .collect();
+    let mut statuses = Vec::new();
+    let mut insights = Vec::new();
+    for pool in &pools {
+        insights.extend(
+            pool.insights
+                .iter()
+                .filter(|i| i.resource.kind != "Node")
+                .map(|s| {
+                    let owner = match s.resource.kind.as_str() {
+                        "MachineConfigPool" => owners.get(&s.resource.name).cloned(),
+                        _ => None,
+                    };
+                    Desired::insight(s.clone(), "", base, owner)
+                }),
+        );
+        if pool.is_master {
+            continue;
+        }
+        let mut l = base.clone();
+        l.insert(labels::SCOPE.into(), ScopeType::WorkerPool.slug().into());
+        l.insert(labels::POOL.into(), naming::label_value(&pool.name));
+        l.insert(
+            labels::ASSESSMENT.into(),
+            pool.status.assessment.slug().into(),
+        );
+        statuses.push(Desired {
+            name: naming::pool_status_name(&pool.name),
+            labels: l,
+            owner: owners.get(&pool.name).cloned(),
+            status: pool.status.clone(),
+        });
+    }
+    keep_started_at(&mut insights, existing);
+    PoolsShare {
+        pools,
+        statuses,
+        insights,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Alerts
+// ---------------------------------------------------------------------------------------------
+
+/// What the alerts reconciler knows of Prometheus.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AlertsPoll<'a> {
+    /// The firing alerts of the last successful poll (`None`: no poll succeeded yet, so our
+    /// alert insights stay as they are).
+    pub firing: Option<&'a [Alert]>,
+    /// Reading alerts fails: the URL polled, the last error and the first failure's instant.
+    pub unavailable: Option<(&'a str, &'a str, Timestamp)>,
+}
+
+/// The alert insights (D.9) while an update is in progress (B.1's gate, see
+/// [`alerts::update_in_progress`]), owned by the ControlPlaneUpdateStatus `cluster`
+/// (`control_plane`: its status and owner reference; `None`: none yet → nothing).
+pub fn alerts_share<'a>(
+    control_plane: Option<(&ControlPlaneUpdateStatusStatus, Option<OwnerReference>)>,
+    worker_pools: impl IntoIterator<Item = &'a WorkerPoolUpdateStatusStatus>,
+    poll: AlertsPoll<'_>,
+    existing: &ExistingInsights,
+    base: &Labels,
+    now: Timestamp,
+) -> Vec<Desired<UpdateInsightStatus>> {
+    let Some((cp, owner)) = control_plane else {
+        return Vec::new();
+    };
+    if !alerts::update_in_progress(Some(cp), worker_pools) {
+        return Vec::new();
+    }
+    let mut out: Vec<Desired<UpdateInsightStatus>> = Vec::new();
+    match poll.firing {
+        Some(firing) => {
+            let mut seen = HashSet::new();
+            for a in alerts::assess_alert_insights(firing, cp.started_at, now) {
+                let d = Desired::insight(a.status, &a.identity, base, owner.clone());
+                // Identical label sets (e.g. two unmerged Prometheus replicas) are one object.
+                if seen.insert(d.name.clone()) {
+                    out.push(d);
+                }
+            }
+        }
+        None => {
+            let mut kept: Vec<(&str, &UpdateInsightStatus)> = existing
+                .iter()
+                .filter(|(_, s)| {
+                    s.health
+                        .as_ref()
+                        .is_some_and(|h| h.source == alerts::SOURCE_ALERT)
+                })
+                .collect();
+            kept.sort_by(|a, b| a.0.cmp(b.0));
+            out.extend(kept.into_iter().map(|(name, s)| {
+                let mut d = Desired::insight(s.clone(), "", base, owner.clone());
+                d.name = name.to_string();
+                d
+            }));
+        }
+    }
+    if let Some((url, error, since)) = poll.unavailable {
+        let s = alerts::alerts_unavailable_insight(url, error, since);
+        out.push(Desired::insight(s, "", base, owner.clone()));
+    }
+    keep_started_at(&mut out, existing);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The whole cluster
+// ---------------------------------------------------------------------------------------------
+
+/// What our objects already say, for the carry-over.
+#[derive(Clone, Debug, Default)]
+pub struct Existing<'a> {
+    /// Our ControlPlaneUpdateStatus `cluster` (its estimate; its uid owns the alert insights).
+    pub control_plane: Option<&'a ControlPlaneUpdateStatus>,
+    /// Our UpdateInsights, by name.
+    pub insights: ExistingInsights<'a>,
+}
+
+/// Every object update-status wants for one cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DesiredCluster {
+    /// The ControlPlaneUpdateStatus `cluster` (`None` without a ClusterVersion).
+    pub control_plane: Option<Desired<ControlPlaneUpdateStatusStatus>>,
+    /// One WorkerPoolUpdateStatus per non-master pool, in pool order.
+    pub worker_pools: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
+    /// Every UpdateInsight: the control plane's, each node's (input order), the pools', then
+    /// the alerts'.
+    pub insights: Vec<Desired<UpdateInsightStatus>>,
+}
+
+/// The whole composition: the same pieces the reconcilers run, put together for the whole
+/// cluster (the alert insights from `inputs.alerts`, when read).
+pub fn desired_cluster(
+    inputs: &ClusterInputs<'_>,
+    existing: &Existing<'_>,
+    base: &Labels,
+    now: Timestamp,
+) -> DesiredCluster {
+    let ctx = NodeContext::from_inputs(inputs);
+    let mut node_objs = Vec::new();
+    let mut assessed = Vec::with_capacity(inputs.nodes.len());
+    for node in inputs.nodes {
+        if let Some(a) = nodes::assess_node(&ctx, node, now) {
+            node_objs.extend(node_insights(&a, owner_of(node), &existing.insights, base));
+            assessed.push(a);
+        }
+    }
+    let refs: Vec<&NodeAssessment> = assessed.iter().collect();
+    let pools = pools_share(
+        &ctx,
+        &refs,
+        &pool_owners(inputs.pools),
+        &existing.insights,
+        base,
+    );
+    let master = pools.pools.iter().find(|p| p.is_master);
+    let cp = control_plane_share_with(
+        inputs,
+        master,
+        existing.control_plane.and_then(|c| c.status.as_ref()),
+        &existing.insights,
+        base,
+        now,
+    );
+    let mut out = DesiredCluster {
+        insights: cp.insights,
+        ..Default::default()
+    };
+    out.insights.extend(node_objs);
+    out.insights.extend(pools.insights);
+    if let (Some(firing), Some(status)) = (inputs.alerts, cp.status.as_ref()) {
+        out.insights.extend(alerts_share(
+            Some((&status.status, existing.control_plane.and_then(owner_of))),
+            pools.statuses.iter().map(|d| &d.status),
+            AlertsPoll {
+                firing: Some(firing),
+                unavailable: None,
+            },
+            &existing.insights,
+            base,
+            now,
+        ));
+    }
+    out.control_plane = cp.status;
+    out.worker_pools = pools.statuses;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::{
+        HealthInsight, Impact, InsightScope, InsightType, Remediation, ResourceRef,
+        UpdateInsightSpec,
+    };
+
+    fn health(started_at: Option<&str>) -> UpdateInsightStatus {
+        UpdateInsightStatus {
+            type_: InsightType::Health,
+            resource: ResourceRef {
+                kind: "ClusterVersion".into(),
+                name: "version".into(),
+                ..Default::default()
+            },
+            scope: InsightScope::default(),
+            progress: None,
+            health: Some(HealthInsight {
+                started_at: started_at.map(|s| s.parse().expect("timestamp")),
+                impact: Impact {
+                    summary: "s".into(),
+                    ..Default::default()
+                },
+                remediation: Remediation {
+                    reference: "r".into(),
+                },
+                related: vec![],
+                source: "ClusterVersionNoFailing".into(),
+            }),
+        }
+    }
+
+    fn desired(name: &str, started_at: Option<&str>) -> Desired<UpdateInsightStatus> {
+        Desired {
+            name: name.into(),
+            labels: Labels::new(),
+            owner: None,
+            status: health(started_at),
+        }
+    }
+
+    fn started(d: &Desired<UpdateInsightStatus>) -> Option<String> {
+        d.status
+            .health
+            .as_ref()
+            .and_then(|h| h.started_at)
+            .map(|t| t.to_string())
+    }
+
+    #[test]
+    fn a_health_insight_keeps_its_first_started_at_across_passes_and_restarts() {
+        let mut stored = UpdateInsight::new("a", UpdateInsightSpec {});
+        stored.status = Some(health(Some("2023-11-03T15:00:00Z")));
+        let objs = [Arc::new(stored)];
+        let existing = ExistingInsights::new(&objs);
+        // A rule whose start is "now" recomputes a later instant: the stored one wins.
+        let mut d = vec![desired("a", Some("2023-11-03T17:00:00Z"))];
+        keep_started_at(&mut d, &existing);
+        assert_eq!(started(&d[0]).as_deref(), Some("2023-11-03T15:00:00Z"));
+        // An earlier start (a condition's transition time) replaces it.
+        let mut d = vec![desired("a", Some("2023-11-03T14:00:00Z"))];
+        keep_started_at(&mut d, &existing);
+        assert_eq!(started(&d[0]).as_deref(), Some("2023-11-03T14:00:00Z"));
+        // An unknown start keeps the known one; another insight is left alone.
+        let mut d = vec![
+            desired("a", None),
+            desired("b", Some("2023-11-03T17:00:00Z")),
+        ];
+        keep_started_at(&mut d, &existing);
+        assert_eq!(started(&d[0]).as_deref(), Some("2023-11-03T15:00:00Z"));
+        assert_eq!(started(&d[1]).as_deref(), Some("2023-11-03T17:00:00Z"));
+    }
+}

@@ -1,0 +1,195 @@
+//! The worker-pools share, incrementally: what the worker-pools reconciler keeps between
+//! passes so that thousands of nodes stay cheap (see `docs/benchmarks.md`), pure.
+//!
+//! - each node's assessment *and its desired insight objects* are cached by resourceVersion
+//!   (and uid): a node event re-assesses that node only ([`crate::nodes::assess_node`],
+//!   [`compose::node_insights`]), and one that changes nothing the assessment reads (a kubelet
+//!   heartbeat) ends there;
+//! - pools are re-aggregated ([`compose::pools_share`]) only when a node assessment, the
+//!   context (ClusterVersion target, pools, MachineConfigs) or a pool's identity changed.
+//!
+//! The result is, by construction, what [`compose::desired_cluster`] computes from the same
+//! inputs for the nodes and pools (a test checks it at every step of simulated updates).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatusStatus};
+use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool, Node};
+
+use crate::compose::{self, Desired, ExistingInsights, Labels};
+use crate::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
+
+/// A node's assessment and desired insights, valid while its resourceVersion (and uid) and
+/// the context are unchanged and its time threshold (if any) has not passed.
+#[derive(Clone, Debug)]
+struct CachedNode {
+    resource_version: Option<String>,
+    uid: Option<String>,
+    assessment: Option<NodeAssessment>,
+    /// Its progress insight then its health insights, named, labelled and owned.
+    desired: Vec<Desired<UpdateInsightStatus>>,
+}
+
+/// What one [`WorkerPools::update`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Update {
+    /// The pools were re-aggregated (some input changed).
+    pub aggregated: bool,
+    /// When time alone next changes a node's assessment.
+    pub next_change: Option<Timestamp>,
+}
+
+/// The worker-pools share, kept between passes.
+#[derive(Clone, Debug)]
+pub struct WorkerPools {
+    context: Option<NodeContext>,
+    nodes: HashMap<String, CachedNode>,
+    /// Owner references of the pools, by name (a re-created pool changes them).
+    pool_owners: BTreeMap<String, OwnerReference>,
+    /// The last aggregation.
+    pools: compose::PoolsShare,
+    /// Some input changed since the last aggregation.
+    dirty: bool,
+}
+
+impl Default for WorkerPools {
+    fn default() -> Self {
+        WorkerPools {
+            context: None,
+            nodes: HashMap::new(),
+            pool_owners: BTreeMap::new(),
+            pools: compose::PoolsShare::default(),
+            dirty: true,
+        }
+    }
+}
+
+impl WorkerPools {
+    /// Brings the share up to date with the inputs (`nodes` as a watch cache holds them) and
+    /// our UpdateInsights (`existing`, for the carry-over), at `now`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        &mut self,
+        cluster_version: Option<&ClusterVersion>,
+        pools: &[MachineConfigPool],
+        machine_configs: &[MachineConfig],
+        nodes: &[Arc<Node>],
+        existing: &[Arc<UpdateInsight>],
+        base: &Labels,
+        now: Timestamp,
+    ) -> Update {
+        let ctx = NodeContext::new(cluster_version, pools, machine_configs);
+        if self.context.as_ref() != Some(&ctx) {
+            self.nodes.clear();
+            self.context = Some(ctx.clone());
+            self.dirty = true;
+        }
+        let pool_owners = compose::pool_owners(pools);
+        if pool_owners != self.pool_owners {
+            self.pool_owners = pool_owners;
+            self.dirty = true;
+        }
+
+        // Nodes: re-assess those whose object changed or whose time threshold passed.
+        let mut seen: HashSet<&str> = HashSet::with_capacity(nodes.len());
+        let mut next_change: Option<Timestamp> = None;
+        let mut rebuild: Vec<(String, Option<OwnerReference>)> = Vec::new();
+        for node in nodes {
+            let name = node.metadata.name.as_deref().unwrap_or_default();
+            let rv = node.metadata.resource_version.as_deref();
+            let uid = node.metadata.uid.as_deref();
+            let cached = self.nodes.get(name);
+            let fresh = cached.is_some_and(|c| {
+                c.resource_version.as_deref() == rv
+                    && c.uid.as_deref() == uid
+                    && c.assessment
+                        .as_ref()
+                        .and_then(|a| a.changes_at)
+                        .is_none_or(|t| t > now)
+            });
+            if !fresh {
+                let assessment = nodes::assess_node(&ctx, node, now);
+                let same =
+                    cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
+                if same {
+                    if let Some(c) = self.nodes.get_mut(name) {
+                        c.resource_version = rv.map(str::to_string);
+                    }
+                } else {
+                    self.nodes.insert(
+                        name.to_string(),
+                        CachedNode {
+                            resource_version: rv.map(str::to_string),
+                            uid: uid.map(str::to_string),
+                            assessment,
+                            desired: Vec::new(),
+                        },
+                    );
+                    rebuild.push((name.to_string(), compose::owner_of(node.as_ref())));
+                    self.dirty = true;
+                }
+            }
+            if let Some(t) = self
+                .nodes
+                .get(name)
+                .and_then(|c| c.assessment.as_ref())
+                .and_then(|a| a.changes_at)
+            {
+                next_change = Some(next_change.map_or(t, |n: Timestamp| n.min(t)));
+            }
+            seen.insert(name);
+        }
+        let before = self.nodes.len();
+        self.nodes.retain(|name, _| seen.contains(name.as_str()));
+        if self.nodes.len() != before {
+            self.dirty = true;
+        }
+
+        let existing = ExistingInsights::new(existing);
+        for (name, owner) in rebuild {
+            let Some(c) = self.nodes.get_mut(&name) else {
+                continue;
+            };
+            c.desired = match &c.assessment {
+                Some(a) => compose::node_insights(a, owner, &existing, base),
+                None => Vec::new(),
+            };
+        }
+
+        let aggregated = self.dirty;
+        if self.dirty {
+            let assessed: Vec<&NodeAssessment> = self
+                .nodes
+                .values()
+                .filter_map(|c| c.assessment.as_ref())
+                .collect();
+            self.pools = compose::pools_share(&ctx, &assessed, &self.pool_owners, &existing, base);
+            self.dirty = false;
+        }
+        Update {
+            aggregated,
+            next_change,
+        }
+    }
+
+    /// Every desired UpdateInsight: each node's, then the pools'.
+    pub fn insights(&self) -> impl Iterator<Item = &Desired<UpdateInsightStatus>> {
+        self.nodes
+            .values()
+            .flat_map(|c| c.desired.iter())
+            .chain(self.pools.insights.iter())
+    }
+
+    /// The desired WorkerPoolUpdateStatus objects, in pool order.
+    pub fn statuses(&self) -> &[Desired<WorkerPoolUpdateStatusStatus>] {
+        &self.pools.statuses
+    }
+
+    /// Every pool's assessment of the last aggregation, in pool order (the master included).
+    pub fn pools(&self) -> &[PoolAssessment] {
+        &self.pools.pools
+    }
+}

@@ -1,0 +1,333 @@
+//! C.2–C.8: the facts of one node and its assessment.
+
+use super::*;
+
+/// The per-node facts of C.2–C.8, before building insights.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct NodeFacts<'a> {
+    pub(super) pool: &'a PoolContext,
+    pub(super) current_version: &'a str,
+    pub(super) is_updated: bool,
+    pub(super) is_updating: bool,
+    pub(super) is_degraded: bool,
+    pub(super) is_draining: bool,
+    pub(super) availability: Availability,
+    pub(super) phase: NodePhase,
+    pub(super) assessment: Assessment,
+    pub(super) estimate: &'static str,
+    pub(super) degraded_reason: &'a str,
+}
+
+pub(super) fn node_facts<'a>(ctx: &'a NodeContext, node: &'a Node) -> Option<NodeFacts<'a>> {
+    if node.name().is_empty() {
+        return None;
+    }
+    let pool = ctx.pool_of(node)?;
+    let current_config = node.annotation(NODE_CURRENT_CONFIG);
+    let desired_config = node.annotation(NODE_DESIRED_CONFIG);
+    let current_version = current_config.and_then(|c| ctx.machine_config_version(c));
+    let desired_version = desired_config.and_then(|c| ctx.machine_config_version(c));
+    let latest = ctx.target_version.as_str();
+
+    // C.3 (OC variant).
+    let has_desired = desired_config.is_some();
+    let matched = current_config.unwrap_or_default() == desired_config.unwrap_or_default();
+    let desired_is_pool_target = desired_config.unwrap_or_default() == pool.configuration;
+    let is_updated = !latest.is_empty()
+        && current_version == Some(latest)
+        && (!ctx.multi_arch_migration || !has_desired || (matched && desired_is_pool_target));
+    let is_updating = !latest.is_empty()
+        && !is_updated
+        && current_version.is_some()
+        && desired_version == Some(latest)
+        && !matched
+        && desired_is_pool_target;
+
+    let state = node.annotation(NODE_STATE).unwrap_or_default();
+    let availability = Availability::of(node, pool);
+    // C.5
+    let is_degraded = !desired_config.unwrap_or_default().is_empty()
+        && matches!(state, STATE_DEGRADED | STATE_UNRECONCILABLE);
+    // C.6
+    let is_draining = is_draining(node, is_updating);
+
+    // C.7
+    let phase = if is_updating && is_draining {
+        NodePhase::Draining
+    } else if is_updating {
+        match state {
+            STATE_REBOOTING => NodePhase::Rebooting,
+            STATE_DONE => NodePhase::Updated,
+            // `Working`, empty/absent, and anything else (Degraded, Unreconcilable).
+            _ => NodePhase::Updating,
+        }
+    } else if is_updated {
+        NodePhase::Updated
+    } else if pool.paused {
+        NodePhase::Paused
+    } else {
+        NodePhase::Pending
+    };
+
+    // C.8
+    let (mut assessment, mut estimate) = match phase {
+        NodePhase::Paused => (Assessment::Excluded, "-"),
+        NodePhase::Pending => (Assessment::Outdated, "?"),
+        NodePhase::Draining => (Assessment::Progressing, "+10m"),
+        NodePhase::Updating | NodePhase::Rebooting => (Assessment::Progressing, "+5m"),
+        NodePhase::Updated => (Assessment::Completed, "-"),
+    };
+    let stalled_estimate = if is_updated { "-" } else { "?" };
+    if availability.is_unavailable && !is_updating {
+        assessment = Assessment::Unavailable;
+        estimate = stalled_estimate;
+    }
+    if is_degraded {
+        assessment = Assessment::Degraded;
+        estimate = stalled_estimate;
+    }
+
+    Some(NodeFacts {
+        pool,
+        current_version: current_version.unwrap_or_default(),
+        is_updated,
+        is_updating,
+        is_degraded,
+        is_draining,
+        availability,
+        phase,
+        assessment,
+        estimate,
+        degraded_reason: node.annotation(NODE_REASON).unwrap_or_default(),
+    })
+}
+
+/// C.6.
+pub(super) fn is_draining(node: &Node, is_updating: bool) -> bool {
+    let desired = node.annotation(NODE_DESIRED_DRAIN).unwrap_or_default();
+    let applied = node.annotation(NODE_LAST_APPLIED_DRAIN).unwrap_or_default();
+    if desired.is_empty() || applied.is_empty() {
+        return false;
+    }
+    if desired != applied && desired.split('-').next() == Some("drain") {
+        return true;
+    }
+    is_updating && node.annotation(NODE_STATE) == Some(STATE_DONE)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Per-node assessment
+// ------------------------------------------------------------------------------------------------
+
+/// Everything about one node: facts, its progress insight and its health insights. Pure
+/// function of (context, node, now): cache it per node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeAssessment {
+    /// Node name.
+    pub name: String,
+    /// Its pool.
+    pub pool: String,
+    /// The pool is `master`.
+    pub is_master: bool,
+    /// C.8 assessment.
+    pub assessment: Assessment,
+    /// C.7 phase.
+    pub phase: NodePhase,
+    /// Version of the current rendered config (empty when unknown).
+    pub current_version: String,
+    /// C.3.
+    pub is_updated: bool,
+    /// C.3.
+    pub is_updating: bool,
+    /// C.4.
+    pub is_unavailable: bool,
+    /// C.5.
+    pub is_degraded: bool,
+    /// C.6.
+    pub is_draining: bool,
+    /// C.4 at `now`.
+    pub seriously_unavailable: bool,
+    /// When time alone would change this assessment (a D.6 insight would appear).
+    pub changes_at: Option<Timestamp>,
+    /// The node's progress insight.
+    pub progress: UpdateInsightStatus,
+    /// Its health insights (D.6 then D.7), already filtered for completeness.
+    pub health: Vec<UpdateInsightStatus>,
+}
+
+impl NodeAssessment {
+    /// Time until this assessment changes by time alone, if it does.
+    pub fn requeue_after(&self, now: Timestamp) -> Option<SignedDuration> {
+        self.changes_at
+            .map(|t| t.duration_since(now))
+            .filter(|d| d.is_positive())
+    }
+}
+
+/// Assesses one node: `None` for a node in no pool (or without a name).
+pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<NodeAssessment> {
+    let f = node_facts(ctx, node)?;
+    let name = node.name();
+    let scope = f.pool.node_scope();
+    let resource = ResourceRef {
+        group: String::new(),
+        kind: "Node".to_string(),
+        name: name.to_string(),
+        namespace: None,
+    };
+    let unavailable_since = f.availability.since();
+    let d6 = f.availability.is_unavailable && !f.is_updating;
+    let seriously_unavailable = f.availability.seriously_unavailable(now);
+    let changes_at = if d6 {
+        f.availability.serious_at(now)
+    } else {
+        None
+    };
+
+    let message = match f.assessment {
+        Assessment::Degraded => f.degraded_reason.to_string(),
+        Assessment::Unavailable => f.availability.reason(),
+        _ => String::new(),
+    };
+
+    let mut conditions = Vec::with_capacity(3);
+    conditions.push(Condition {
+        type_: "Updating".into(),
+        status: if f.is_updating {
+            ConditionStatus::True
+        } else {
+            ConditionStatus::False
+        },
+        reason: f.phase.as_str().into(),
+        message: String::new(),
+        last_transition_time: None,
+    });
+    conditions.push(if f.availability.is_unavailable {
+        Condition {
+            type_: "Available".into(),
+            status: ConditionStatus::False,
+            reason: "Unavailable".into(),
+            message: ellipsize(&f.availability.reason(), limits::CONDITION_MESSAGE),
+            last_transition_time: unavailable_since,
+        }
+    } else {
+        Condition {
+            type_: "Available".into(),
+            status: ConditionStatus::True,
+            reason: "AsExpected".into(),
+            ..Default::default()
+        }
+    });
+    conditions.push(if f.is_degraded {
+        Condition {
+            type_: "Degraded".into(),
+            status: ConditionStatus::True,
+            reason: "Degraded".into(),
+            message: ellipsize(f.degraded_reason, limits::CONDITION_MESSAGE),
+            last_transition_time: None,
+        }
+    } else {
+        Condition {
+            type_: "Degraded".into(),
+            status: ConditionStatus::False,
+            reason: "AsExpected".into(),
+            ..Default::default()
+        }
+    });
+
+    let progress = UpdateInsightStatus {
+        type_: InsightType::Progress,
+        resource: resource.clone(),
+        scope: scope.clone(),
+        progress: Some(ProgressInsight {
+            assessment: f.assessment,
+            phase: Some(f.phase),
+            version: Some(VersionPair {
+                current: f.current_version.to_string(),
+                target: ctx.target_version.clone(),
+            }),
+            estimate: f.estimate.to_string(),
+            message: ellipsize(&message, limits::PROGRESS_MESSAGE),
+            since: None,
+            conditions,
+        }),
+        health: None,
+    };
+
+    let mut health = Vec::new();
+    // D.6
+    if d6 && seriously_unavailable {
+        let description = if f.is_degraded {
+            f.degraded_reason.to_string()
+        } else {
+            f.availability.description()
+        };
+        health.extend(
+            HealthDraft {
+                resource: resource.clone(),
+                scope: scope.clone(),
+                source: SOURCE_NODE_UNAVAILABLE,
+                started_at: unavailable_since,
+                level: ImpactLevel::Warning,
+                type_: ImpactType::UpdateSpeed,
+                summary: f.availability.message(name),
+                description,
+                reference: MCO_REFERENCE,
+            }
+            .build(),
+        );
+    }
+    // D.7
+    if f.is_degraded {
+        health.extend(
+            HealthDraft {
+                resource: resource.clone(),
+                scope: scope.clone(),
+                source: SOURCE_NODE_DEGRADED,
+                started_at: None,
+                level: ImpactLevel::Error,
+                type_: ImpactType::UpdateStalled,
+                summary: format!("Node {name} is degraded"),
+                description: f.degraded_reason.to_string(),
+                reference: MCO_REFERENCE,
+            }
+            .build(),
+        );
+    }
+
+    Some(NodeAssessment {
+        name: name.to_string(),
+        pool: f.pool.name.clone(),
+        is_master: f.pool.is_master,
+        assessment: f.assessment,
+        phase: f.phase,
+        current_version: f.current_version.to_string(),
+        is_updated: f.is_updated,
+        is_updating: f.is_updating,
+        is_unavailable: f.availability.is_unavailable,
+        is_degraded: f.is_degraded,
+        is_draining: f.is_draining,
+        seriously_unavailable,
+        changes_at,
+        progress,
+        health,
+    })
+}
+
+/// When time alone will change this node's assessment (a not-yet-serious `Not ready` older than
+/// 5 min, or disk pressure / unavailable network older than 1 min, makes a D.6 insight appear):
+/// the delay from `now`. `None` when time alone changes nothing.
+pub fn node_requeue_after(
+    ctx: &NodeContext,
+    node: &Node,
+    now: Timestamp,
+) -> Option<SignedDuration> {
+    let f = node_facts(ctx, node)?;
+    if !f.availability.is_unavailable || f.is_updating {
+        return None;
+    }
+    f.availability
+        .serious_at(now)
+        .map(|t| t.duration_since(now))
+        .filter(|d| d.is_positive())
+}
