@@ -38,6 +38,8 @@ printf 'root:x:0:\nupdate-status:x:%s:\n' "$uid" >"$rootfs/etc/group"
 libs=()
 for b in "${bins[@]}"; do
   install -m 0755 "target/release/$b" "$rootfs/$b"
+  # Symbols are not needed to run (as cargo's `strip = true`; a panic's backtrace loses names).
+  if command -v strip >/dev/null; then strip --strip-all "$rootfs/$b"; fi
   # ldd lines: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", "/lib64/ld-linux-x86-64.so.2 (0x...)",
   # "linux-vdso.so.1 (0x...)" (in the kernel: no file). "not found" fails the build.
   if ! out=$(ldd "target/release/$b" 2>&1); then
@@ -64,7 +66,14 @@ if ! command -v podman >/dev/null; then
   echo "image-build: podman is not installed (hack/ensure-tools.sh installs it on Debian)" >&2
   exit 1
 fi
-podman --storage-driver vfs build -q -f Containerfile \
+# --layers=false: no intermediate images; the image IMG named before is removed once replaced
+# (vfs stores every image as a full copy).
+previous=$(podman --storage-driver vfs image inspect "$img" --format '{{.Id}}' 2>/dev/null || true)
+podman --storage-driver vfs build -q --layers=false -f Containerfile \
   --build-arg "VERSION=$version" -t "$img" "$rootfs" >/dev/null
+current=$(podman --storage-driver vfs image inspect "$img" --format '{{.Id}}')
+if [[ -n $previous && $previous != "$current" ]]; then
+  podman --storage-driver vfs rmi "$previous" >/dev/null 2>&1 || true
+fi
 size=$(podman --storage-driver vfs image inspect "$img" --format '{{.Size}}')
 echo "image-build: built $img ($((size / 1024 / 1024)) MiB, $size bytes)"
