@@ -119,6 +119,8 @@ async fn assert_can(
             ));
         }
     }
+    let how = if want { "denied" } else { "allowed" };
+    assert!(wrong.is_empty(), "{user} is {how}: {wrong:#?}");
     Ok(())
 }
 
@@ -142,7 +144,11 @@ fn run_as(program: &Path, kubeconfig: &Path, args: &[&str]) -> TestResult<(Strin
 fn assert_token_only(sa: &ServiceAccountConfig) -> TestResult {
     let kubectl = PathBuf::from("kubectl");
     let (_, err, ok) = run_as(&kubectl, &sa.kubeconfig, &["get", "secrets", "-n", NS])?;
-    assert!(sa.user);
+    assert!(
+        !ok && err.contains("Forbidden") && err.contains(&sa.user),
+        "{} reading secrets: {err}",
+        sa.user
+    );
     Ok(())
 }
 
@@ -207,7 +213,11 @@ async fn converged(
     .await;
     if let Err(e) = result {
         let got = last.borrow();
-        let diff: Vec<&String> = want.filter(|k| want.get(*k) != got.get(*k)).collect();
+        let diff: Vec<&String> = want
+            .keys()
+            .chain(got.keys())
+            .filter(|k| want.get(*k) != got.get(*k))
+            .collect();
         return Err(format!("{e} (log {}); differing objects: {diff:?}", log.display()).into());
     }
     Ok(())
