@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make e2e: starts one local control plane for all e2e test binaries, builds the binaries the
-# tests run (the controller, the kubectl plugin; the release controller too), runs the e2e tests, and tears down.
+# tests run (the controller and the kubectl plugin, debug and release), runs the e2e tests, and
+# tears down.
 # UPDATE_STATUS_E2E_KEEP=1 keeps the cluster (and its logs) for debugging.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
