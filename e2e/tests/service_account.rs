@@ -218,7 +218,14 @@ async fn converged(
             .chain(got.keys())
             .filter(|k| want.get(*k) != got.get(*k))
             .collect();
-        return Err(format!("{e} (log {}); differing objects: {diff:?}", log.display()).into());
+        // A missing verb shows as a denied watch or write in the log.
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let denials: Vec<&str> = text.lines().filter(|l| is_denial(l)).take(3).collect();
+        return Err(format!(
+            "{e} (log {}); denials: {denials:#?}; differing objects: {diff:?}",
+            log.display()
+        )
+        .into());
     }
     Ok(())
 }
