@@ -215,7 +215,7 @@ async fn converged(
         let got = last.borrow();
         let diff: Vec<&String> = want
             .keys()
-            .chain(got.keys())
+            .chain(got.keys().filter(|k| !want.contains_key(*k)))
             .filter(|k| want.get(*k) != got.get(*k))
             .collect();
         // A missing verb shows as a denied watch or write in the log.
