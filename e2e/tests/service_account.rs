@@ -247,29 +247,13 @@ fn has_alert_insight(objects: &BTreeMap<String, Value>) -> bool {
         .any(|o| o["labels"]["update.openshift.io/source"] == "alert")
 }
 
-#[test]
-fn denials_are_found_in_log_lines() {
-    assert!(is_denial("watch failed: ApiError: 403 Forbidden"));
-    assert!(is_denial("code=403"));
-    assert!(is_denial("clusterversions is forbidden: User cannot list"));
-    assert!(!is_denial("serving /metrics addr=127.0.0.1:40327"));
-    assert!(!is_denial("took 14030ms; 1403 objects"));
-}
-
-#[tokio::test]
-async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> TestResult {
-    let _lock = exclusive_cluster_state().await;
-    let env = TestEnv::new().await?;
-    deploy(&env).await?;
-    let admin_ns = env.namespace("sa-admin-run").await?;
-    let dir = std::env::temp_dir().join(format!("update-status-e2e-sa-{}", admin_ns.name()));
-    std::fs::create_dir_all(&dir)?;
-    let sa = service_account_config(&env, NS, SA, &dir).await?;
-    assert_token_only(&sa)?;
-
-    // What the ServiceAccount may do: watch its inputs, write its outputs and its Lease in its
-    // namespace; and nothing else.
-    let user = sa.user.as_str();
+/// What the ServiceAccount `user` may do: watch its inputs, write its outputs and its Lease in
+/// its namespace; and nothing else (no Secrets, no writes elsewhere or to its inputs).
+async fn assert_service_account_permissions(
+    env: &TestEnv,
+    user: &str,
+    other_ns: &str,
+) -> TestResult {
     let outputs_in = |ns| {
         [
             ("create", "updateinsights.update.openshift.io", Some(ns)),
@@ -306,7 +290,7 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
         ("update", "leases.coordination.k8s.io", Some(NS)),
     ];
     allowed.extend(outputs_in(NS));
-    assert_can(&env, user, true, &allowed).await?;
+    assert_can(env, user, true, &allowed).await?;
     let mut denied = vec![
         ("get", "secrets", Some(NS)),
         ("list", "secrets", Some("*")),
@@ -338,8 +322,100 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
         ),
     ];
     denied.extend(outputs_in("default"));
-    denied.extend(outputs_in(admin_ns.name()));
-    assert_can(&env, user, false, &denied).await?;
+    denied.extend(outputs_in(other_ns));
+    assert_can(env, user, false, &denied).await?;
+    Ok(())
+}
+
+/// A ServiceAccount of `admin_ns` bound only to the `update-status-viewer` ClusterRole may read
+/// the outputs and nothing else, and `kubectl update-status` as it renders what cluster-admin
+/// sees in `admin_ns` (the admin run's objects).
+async fn assert_viewer_renders(env: &TestEnv, dir: &Path, admin_ns: &str) -> TestResult {
+    let binding = format!("{admin_ns}-update-status-viewer");
+    env.kubectl_ok(["create", "serviceaccount", "viewer", "-n", admin_ns])
+        .await?;
+    env.kubectl_ok([
+        "create",
+        "clusterrolebinding",
+        &binding,
+        "--clusterrole=update-status-viewer",
+        &format!("--serviceaccount={admin_ns}:viewer"),
+    ])
+    .await?;
+    let viewer = service_account_config(env, admin_ns, "viewer", dir).await?;
+    assert_token_only(&viewer)?;
+    let reads = [
+        ("list", "updateinsights.update.openshift.io", Some(NS)),
+        (
+            "get",
+            "controlplaneupdatestatuses.update.openshift.io",
+            Some(NS),
+        ),
+        (
+            "list",
+            "workerpoolupdatestatuses.update.openshift.io",
+            Some(NS),
+        ),
+    ];
+    assert_can(env, &viewer.user, true, &reads).await?;
+    let writes = [
+        ("patch", "updateinsights.update.openshift.io", Some(NS)),
+        (
+            "delete",
+            "controlplaneupdatestatuses.update.openshift.io",
+            Some(NS),
+        ),
+        ("list", "nodes", None),
+        ("get", "secrets", Some(NS)),
+    ];
+    assert_can(env, &viewer.user, false, &writes).await?;
+    let plugin = workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
+    let (out, err, ok) = run_as(&plugin, &viewer.kubeconfig, &["--now", ASSESS_AT])?;
+    assert!(ok, "kubectl update-status as the viewer failed: {err}");
+    for header in [
+        "= Control Plane =",
+        "Assessment:",
+        "Target Version:  4.14.1 (from 4.14.0-rc.3)",
+        "= Worker Upgrade =",
+        "= Update Health =",
+    ] {
+        assert!(
+            out.contains(header),
+            "no {header:?} in the viewer's output:\n{out}"
+        );
+    }
+    let admin_view = env.plugin(&["-n", admin_ns, "--now", ASSESS_AT])?;
+    assert_eq!(
+        out,
+        String::from_utf8_lossy(&admin_view.stdout),
+        "the viewer sees what cluster-admin sees"
+    );
+    env.kubectl_ok(["delete", "clusterrolebinding", &binding])
+        .await?;
+    Ok(())
+}
+
+#[test]
+fn denials_are_found_in_log_lines() {
+    assert!(is_denial("watch failed: ApiError: 403 Forbidden"));
+    assert!(is_denial("code=403"));
+    assert!(is_denial("clusterversions is forbidden: User cannot list"));
+    assert!(!is_denial("serving /metrics addr=127.0.0.1:40327"));
+    assert!(!is_denial("took 14030ms; 1403 objects"));
+}
+
+#[tokio::test]
+async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> TestResult {
+    let _lock = exclusive_cluster_state().await;
+    let env = TestEnv::new().await?;
+    deploy(&env).await?;
+    let admin_ns = env.namespace("sa-admin-run").await?;
+    let dir = std::env::temp_dir().join(format!("update-status-e2e-sa-{}", admin_ns.name()));
+    std::fs::create_dir_all(&dir)?;
+    let sa = service_account_config(&env, NS, SA, &dir).await?;
+    assert_token_only(&sa)?;
+
+    assert_service_account_permissions(&env, &sa.user, admin_ns.name()).await?;
 
     // A real Prometheus with one firing alert, read with the ServiceAccount's token.
     let rules = json!({"groups": [{"name": "e2e", "rules": [
@@ -422,68 +498,7 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
     );
 
     // 2. update-status-viewer alone is enough for `kubectl update-status`.
-    let viewer_ns = admin_ns.name();
-    let binding = format!("{viewer_ns}-update-status-viewer");
-    env.kubectl_ok(["create", "serviceaccount", "viewer", "-n", viewer_ns])
-        .await?;
-    env.kubectl_ok([
-        "create",
-        "clusterrolebinding",
-        &binding,
-        "--clusterrole=update-status-viewer",
-        &format!("--serviceaccount={viewer_ns}:viewer"),
-    ])
-    .await?;
-    let viewer = service_account_config(&env, viewer_ns, "viewer", &dir).await?;
-    assert_token_only(&viewer)?;
-    let reads = [
-        ("list", "updateinsights.update.openshift.io", Some(NS)),
-        (
-            "get",
-            "controlplaneupdatestatuses.update.openshift.io",
-            Some(NS),
-        ),
-        (
-            "list",
-            "workerpoolupdatestatuses.update.openshift.io",
-            Some(NS),
-        ),
-    ];
-    assert_can(&env, &viewer.user, true, &reads).await?;
-    let writes = [
-        ("patch", "updateinsights.update.openshift.io", Some(NS)),
-        (
-            "delete",
-            "controlplaneupdatestatuses.update.openshift.io",
-            Some(NS),
-        ),
-        ("list", "nodes", None),
-        ("get", "secrets", Some(NS)),
-    ];
-    assert_can(&env, &viewer.user, false, &writes).await?;
-    let plugin = workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
-    let (out, err, ok) = run_as(&plugin, &viewer.kubeconfig, &["--now", ASSESS_AT])?;
-    assert!(ok, "kubectl update-status as the viewer failed: {err}");
-    for header in [
-        "= Control Plane =",
-        "Assessment:",
-        "Target Version:  4.14.1 (from 4.14.0-rc.3)",
-        "= Worker Upgrade =",
-        "= Update Health =",
-    ] {
-        assert!(
-            out.contains(header),
-            "no {header:?} in the viewer's output:\n{out}"
-        );
-    }
-    let admin_view = env.plugin(&["-n", admin_ns.name(), "--now", ASSESS_AT])?;
-    assert_eq!(
-        out,
-        String::from_utf8_lossy(&admin_view.stdout),
-        "the viewer sees what cluster-admin sees"
-    );
-    env.kubectl_ok(["delete", "clusterrolebinding", &binding])
-        .await?;
+    assert_viewer_renders(&env, &dir, admin_ns.name()).await?;
 
     // 3. A simulated update with a drain blocked for 2 steps (the insight it raises is deleted
     //    when it clears): at every step and at the end, the same objects as the admin's.
