@@ -7,6 +7,9 @@ NAMESPACE ?= openshift-update-status
 SNAPSHOT ?= testdata/oc-status/4.16.0-ec2-control-plane-updated-pdb-prohibits-draining
 export CLUSTER_DIR ?= $(CURDIR)/.cache/cluster
 KUBECONFIG_LOCAL := $(CLUSTER_DIR)/kubeconfig
+VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)
+IMG ?= localhost/update-status-controller:$(VERSION)
+OVERLAY ?= default
 
 .PHONY: help
 help: ## Show this help
@@ -52,7 +55,23 @@ prometheus-rules: tools ## Check and unit-test the alerting rules (promtool), an
 	cd config/prometheus && promtool test rules rules.test.yaml
 
 .PHONY: test
-test: tools manifests-check prometheus-rules unit e2e ## Everything CI runs: CRD drift and rule checks, unit tests, e2e tests
+test: tools manifests-check prometheus-rules unit image-test e2e ## Everything CI runs: CRD drift and rule checks, unit tests, image test, e2e tests
+
+.PHONY: image
+image: ## Build the container image IMG (default localhost/update-status-controller:<version>) with podman
+	hack/image-build.sh $(IMG)
+
+.PHONY: image-test
+image-test: tools ## Build IMG and check it: binaries run in its filesystem (chroot), non-root, no shell (skipped without podman)
+	hack/image-test.sh $(IMG)
+
+.PHONY: deploy
+deploy: ## Apply config/default (OVERLAY=openshift: config/openshift, adds the ServiceMonitor and PrometheusRule) with image IMG to the current kubectl context
+	hack/deploy.sh apply $(IMG) $(OVERLAY)
+
+.PHONY: undeploy
+undeploy: ## Delete what `make deploy` applied (CRDs included: every update-status object goes)
+	hack/deploy.sh delete $(IMG) $(OVERLAY)
 
 .PHONY: dev-cluster
 dev-cluster: tools k8s-bins ## Start the local control plane (kubeconfig: .cache/cluster/kubeconfig)

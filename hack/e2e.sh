@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make e2e: starts one local control plane for all e2e test binaries, builds the binaries the
-# tests run (the controller, the kubectl plugin), runs the e2e tests, and tears down.
+# tests run (the controller and the kubectl plugin, debug and release), runs the e2e tests, and
+# tears down.
 # UPDATE_STATUS_E2E_KEEP=1 keeps the cluster (and its logs) for debugging.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +18,9 @@ if ! flock -n 9; then
 fi
 hack/build-k8s.sh
 cargo build -q -p update-status-controllers -p update-status-cli --bins
+# The release controller (the service_account test runs the binary the image ships): the same
+# build as `make image`, so `make test` builds it once.
+hack/image-build.sh --bins-only
 hack/local-cluster.sh down >/dev/null 2>&1 || true
 hack/local-cluster.sh up 9>&- # the daemons must not hold the lock
 if [[ ${UPDATE_STATUS_E2E_KEEP:-} != 1 ]]; then

@@ -2,7 +2,9 @@
 # Checks (and where possible installs) what the build and the tests need on a fresh machine:
 # Rust (cargo), Go (to build the pinned control plane), kubectl, openssl, and Prometheus
 # (`promtool` for the alerting-rule tests, `prometheus` for the alerts e2e tests: Debian's
-# `prometheus` package has both).
+# `prometheus` package has both). Optional: podman (Debian package) builds the container image
+# (`make image`, `make image-test`); when it cannot be installed, the image test is skipped and
+# nothing fails.
 set -euo pipefail
 missing=()
 command -v cargo >/dev/null || missing+=("cargo (Rust toolchain, https://rustup.rs)")
@@ -19,6 +21,13 @@ if ((${#apt_pkgs[@]})); then
   else
     missing+=("${apt_pkgs[@]}")
   fi
+fi
+if ! command -v podman >/dev/null; then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    echo "ensure-tools: installing podman (optional: the container image)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman; } >/dev/null 2>&1 || true
+  fi
+  command -v podman >/dev/null || echo "ensure-tools: podman is not available: make image and make image-test cannot build the image (make test skips the image test)" >&2
 fi
 for t in openssl kubectl prometheus promtool; do command -v "$t" >/dev/null || missing+=("$t"); done
 if ((${#missing[@]})); then

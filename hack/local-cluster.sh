@@ -283,7 +283,7 @@ EOF
 install_crds() {
   local files=() args=() f out names=() line group plural version deadline
   shopt -s nullglob
-  files=("$root"/hack/crds/*.yaml "$root"/config/crd/*.yaml)
+  files=("$root"/hack/crds/*.yaml "$root"/config/crd/*.update.openshift.io.yaml)
   shopt -u nullglob
   ((${#files[@]})) || return 0
   for f in "${files[@]}"; do args+=(-f "$f"); done

@@ -21,11 +21,22 @@ impl Drop for Controller {
     }
 }
 
+/// Which binary to run, as whom, logging where (see [`Controller::launch`]).
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// The controller binary.
+    pub bin: PathBuf,
+    /// The kubeconfig it uses (`KUBECONFIG`).
+    pub kubeconfig: PathBuf,
+    /// Its log file (standard output and error).
+    pub log: PathBuf,
+}
+
 /// What can go wrong starting or querying the controller.
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
     /// The binary is not built.
-    #[error("{0} is not built (run `cargo build -p update-status-controllers`)")]
+    #[error("{0} is not built (run `cargo build [--release] -p update-status-controllers`)")]
     NotBuilt(PathBuf),
     /// An I/O error (spawning, the log file, the metrics endpoint).
     #[error("{what}: {source}")]
@@ -60,6 +71,14 @@ fn free_port() -> Result<u16, ControllerError> {
         .map_err(io("picking a free port"))
 }
 
+/// Path of a release binary of this workspace (`target/release/<name>`, built by `hack/e2e.sh`
+/// and `make image`), overridable with `env`.
+pub fn release_bin(name: &str, env: &str) -> PathBuf {
+    std::env::var_os(env)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/release").join(name))
+}
+
 impl Controller {
     /// Starts the controller writing into `namespace`, with extra flags (e.g. `--assess-at`).
     /// `/metrics` is plain HTTP without authentication (`--metrics-secure=false`) unless
@@ -76,18 +95,40 @@ impl Controller {
         metrics_port: u16,
         extra: &[&str],
     ) -> Result<Self, ControllerError> {
-        let bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
+        Self::launch(
+            &Launch {
+                bin: workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN"),
+                kubeconfig: env.kubeconfig_path().to_path_buf(),
+                log: std::env::temp_dir().join(format!("update-status-controller-{namespace}.log")),
+            },
+            namespace,
+            metrics_port,
+            extra,
+        )
+    }
+
+    /// Starts `launch.bin` with `launch.kubeconfig` (e.g. a ServiceAccount's), writing into
+    /// `namespace` and serving `/metrics` on `127.0.0.1:<metrics_port>`.
+    pub fn launch(
+        launch: &Launch,
+        namespace: &str,
+        metrics_port: u16,
+        extra: &[&str],
+    ) -> Result<Self, ControllerError> {
+        let Launch {
+            bin,
+            kubeconfig,
+            log,
+        } = launch;
         if !bin.exists() {
-            return Err(ControllerError::NotBuilt(bin));
+            return Err(ControllerError::NotBuilt(bin.clone()));
         }
-        let port = metrics_port;
-        let log = std::env::temp_dir().join(format!("update-status-controller-{namespace}.log"));
-        let out = std::fs::File::create(&log).map_err(io("creating the controller log"))?;
+        let out = std::fs::File::create(log).map_err(io("creating the controller log"))?;
         let err = out.try_clone().map_err(io("creating the controller log"))?;
-        let metrics_addr = format!("127.0.0.1:{port}");
+        let metrics_addr = format!("127.0.0.1:{metrics_port}");
         let probe_addr = format!("127.0.0.1:{}", free_port()?);
         let secure_set = extra.iter().any(|a| a.starts_with("--metrics-secure"));
-        let child = Command::new(&bin)
+        let child = Command::new(bin)
             .args([
                 "--namespace",
                 namespace,
@@ -98,7 +139,7 @@ impl Controller {
             ])
             .args((!secure_set).then_some("--metrics-secure=false"))
             .args(extra)
-            .env("KUBECONFIG", env.kubeconfig_path())
+            .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(out)
@@ -109,7 +150,7 @@ impl Controller {
             child,
             metrics_addr,
             probe_addr,
-            log,
+            log: log.clone(),
         })
     }
 

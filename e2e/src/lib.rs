@@ -16,6 +16,7 @@
 //! the cluster is shared.
 
 pub mod controller;
+pub mod kubeconfig;
 pub mod prometheus;
 pub mod simulator;
 pub mod snapshot;

@@ -1,0 +1,575 @@
+//! The controller as its ServiceAccount, with the permissions this repository ships.
+//!
+//! The real manifests (`kubectl apply --server-side -k config/default`, what `make deploy`
+//! applies) go on the local control plane; there is no kubelet, so the Deployment's pod never
+//! runs. Instead the RELEASE controller binary runs with a kubeconfig holding only a token of
+//! the `update-status-controller` ServiceAccount (TokenRequest API), `--leader-elect` and a real
+//! Prometheus, writing into `openshift-update-status` — and, side by side, the same binary as
+//! cluster-admin into a test namespace. On a loaded snapshot, then through a simulated update,
+//! the ServiceAccount's run must write the same objects (labels, spec, status) as the admin's,
+//! and log no `403`. `kubectl auth can-i --as` checks what the ServiceAccount may and may not do
+//! (no Secrets, no writes outside its namespace, no writes to its inputs), and a ServiceAccount
+//! bound only to the `update-status-viewer` ClusterRole runs `kubectl update-status`.
+//!
+//! A missing verb in `config/rbac/` fails this test. Fixed names (the namespace
+//! `openshift-update-status`, cluster-wide RBAC): it holds [`exclusive_cluster_state`].
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jiff::SignedDuration;
+use serde_json::{Value, json};
+use update_status_controllers::assess::nodes::SOURCE_NODE_DEGRADED;
+use update_status_e2e::controller::{Controller, Launch, release_bin, workspace_bin};
+use update_status_e2e::kubeconfig::{ServiceAccountConfig, service_account_config};
+use update_status_e2e::prometheus::{Prometheus, PrometheusOptions, free_port};
+use update_status_e2e::simulator::{self, FaultSpec, Faults, SimConfig, Simulation, Simulator};
+use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, repo_root, wait_for};
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Where config/default installs the controller, and its ServiceAccount.
+const NS: &str = "openshift-update-status";
+const SA: &str = "update-status-controller";
+/// Both runs evaluate at this instant (after the simulated update's end), so they can be
+/// compared field by field.
+const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
+const TIMEOUT: Duration = Duration::from_secs(60);
+const OUTPUT_KINDS: &str = "updateinsights,controlplaneupdatestatuses,workerpoolupdatestatuses";
+
+/// Applies the shipped manifests as `make deploy` does, and removes what an earlier run left in
+/// the namespace (objects, the Lease).
+async fn deploy(env: &TestEnv) -> TestResult {
+    let config = repo_root().join("config/default");
+    env.kubectl_ok([
+        "apply",
+        "--server-side",
+        "--field-manager=update-status-deploy",
+        "-k",
+        path(&config)?,
+    ])
+    .await?;
+    env.kubectl_ok([
+        "delete",
+        &format!("{OUTPUT_KINDS},leases"),
+        "--all",
+        "-n",
+        NS,
+        "--ignore-not-found",
+    ])
+    .await?;
+    Ok(())
+}
+
+fn path(p: &Path) -> TestResult<&str> {
+    Ok(p.to_str().ok_or("non-UTF-8 path")?)
+}
+
+/// `kubectl auth can-i VERB RESOURCE[/SUBRESOURCE] --as USER` in `ns` (`None`: cluster-scoped,
+/// `Some("*")`: all namespaces).
+async fn can_i(
+    env: &TestEnv,
+    user: &str,
+    verb: &str,
+    resource: &str,
+    ns: Option<&str>,
+) -> TestResult<bool> {
+    let mut args = vec!["auth", "can-i", verb];
+    match resource.split_once('/') {
+        Some((r, sub)) => args.extend([r, "--subresource", sub]),
+        None => args.push(resource),
+    }
+    args.extend(["--as", user]);
+    match ns {
+        Some("*") => args.push("--all-namespaces"),
+        Some(ns) => args.extend(["-n", ns]),
+        None => {}
+    }
+    let out = env.kubectl(&args).await?;
+    // "yes", or "no" possibly followed by a reason (e.g. a missing role another binding names).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.split_whitespace().next().unwrap_or_default() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        other => Err(format!(
+            "kubectl {}: {other:?} {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into()),
+    }
+}
+
+/// Asserts every `(verb, resource, namespace)` is allowed (`want`) or denied to `user`.
+async fn assert_can(
+    env: &TestEnv,
+    user: &str,
+    want: bool,
+    checks: &[(&str, &str, Option<&str>)],
+) -> TestResult {
+    let mut wrong = Vec::new();
+    for (verb, resource, ns) in checks {
+        if can_i(env, user, verb, resource, *ns).await? != want {
+            wrong.push(format!(
+                "{verb} {resource} in {}",
+                ns.unwrap_or("(cluster)")
+            ));
+        }
+    }
+    let how = if want { "denied" } else { "allowed" };
+    assert!(wrong.is_empty(), "{user} is {how}: {wrong:#?}");
+    Ok(())
+}
+
+/// Runs `program` with `KUBECONFIG=kubeconfig`; returns (stdout, stderr, success).
+fn run_as(program: &Path, kubeconfig: &Path, args: &[&str]) -> TestResult<(String, String, bool)> {
+    let out = Command::new(program)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("running {}: {e}", program.display()))?;
+    Ok((
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    ))
+}
+
+/// The kubeconfig authenticates as the ServiceAccount (its token, not the admin's
+/// certificate): reading Secrets is Forbidden.
+fn assert_token_only(sa: &ServiceAccountConfig) -> TestResult {
+    let kubectl = PathBuf::from("kubectl");
+    let (_, err, ok) = run_as(&kubectl, &sa.kubeconfig, &["get", "secrets", "-n", NS])?;
+    assert!(
+        !ok && err.contains("Forbidden") && err.contains(&sa.user),
+        "{} reading secrets: {err}",
+        sa.user
+    );
+    Ok(())
+}
+
+/// What a namespace holds: `kind/name` → its labels, spec and status.
+async fn outputs(env: &TestEnv, ns: &str) -> TestResult<BTreeMap<String, Value>> {
+    let list: Value = serde_json::from_str(
+        &env.kubectl_ok(["get", OUTPUT_KINDS, "-n", ns, "-o", "json"])
+            .await?,
+    )?;
+    Ok(list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            let key = format!("{}/{}", o["kind"].as_str().unwrap_or_default(), o["metadata"]["name"].as_str().unwrap_or_default());
+            (key, json!({"labels": o["metadata"]["labels"], "spec": o["spec"], "status": o["status"]}))
+        })
+        .collect())
+}
+
+/// Waits until `controller` has written and then written nothing for 3 s, and `ready` holds for
+/// what `ns` holds; returns it.
+async fn settled(
+    env: &TestEnv,
+    controller: &Controller,
+    ns: &str,
+    ready: impl Fn(&BTreeMap<String, Value>) -> bool,
+) -> TestResult<BTreeMap<String, Value>> {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        // Until its /metrics serves (just started), nothing counts as written.
+        let before = controller.writes().unwrap_or_default();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let got = outputs(env, ns).await?;
+        if before > 0 && controller.writes().unwrap_or_default() == before && ready(&got) {
+            return Ok(got);
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{ns} did not settle in {TIMEOUT:?} (controller log {}): {got:#?}",
+                controller.log.display()
+            )
+            .into());
+        }
+    }
+}
+
+/// Waits until the ServiceAccount's namespace holds exactly `want`.
+async fn converged(
+    env: &TestEnv,
+    want: &BTreeMap<String, Value>,
+    what: &str,
+    log: &Path,
+) -> TestResult {
+    let last = std::cell::RefCell::new(BTreeMap::new());
+    let result = wait_for(TIMEOUT, what, || async {
+        let got = outputs(env, NS).await.unwrap_or_default();
+        let same = &got == want;
+        *last.borrow_mut() = got;
+        same
+    })
+    .await;
+    if let Err(e) = result {
+        let got = last.borrow();
+        let diff: Vec<&String> = want
+            .keys()
+            .chain(got.keys().filter(|k| !want.contains_key(*k)))
+            .filter(|k| want.get(*k) != got.get(*k))
+            .collect();
+        // A missing verb shows as a denied watch or write in the log.
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let denials: Vec<&str> = text.lines().filter(|l| is_denial(l)).take(3).collect();
+        return Err(format!(
+            "{e} (log {}); denials: {denials:#?}; differing objects: {diff:?}",
+            log.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// A log line saying the API server refused: `403` as a number of its own (not in a port like
+/// 40327), or `forbidden`.
+fn is_denial(line: &str) -> bool {
+    let digit_at = |i: usize| line.as_bytes().get(i).is_some_and(u8::is_ascii_digit);
+    line.to_ascii_lowercase().contains("forbidden")
+        || line
+            .match_indices("403")
+            // No digit right before or after (before 0: usize::MAX, out of the line).
+            .any(|(i, _)| ![i.wrapping_sub(1), i + 3].into_iter().any(digit_at))
+}
+
+fn has_alert_insight(objects: &BTreeMap<String, Value>) -> bool {
+    objects
+        .values()
+        .any(|o| o["labels"]["update.openshift.io/source"] == "alert")
+}
+
+/// What the ServiceAccount `user` may do: watch its inputs, write its outputs and its Lease in
+/// its namespace; and nothing else (no Secrets, no writes elsewhere or to its inputs).
+async fn assert_service_account_permissions(
+    env: &TestEnv,
+    user: &str,
+    other_ns: &str,
+) -> TestResult {
+    let outputs_in = |ns| {
+        [
+            ("create", "updateinsights.update.openshift.io", Some(ns)),
+            (
+                "patch",
+                "controlplaneupdatestatuses.update.openshift.io",
+                Some(ns),
+            ),
+            (
+                "patch",
+                "workerpoolupdatestatuses.update.openshift.io/status",
+                Some(ns),
+            ),
+            ("delete", "updateinsights.update.openshift.io", Some(ns)),
+        ]
+    };
+    let mut allowed = vec![
+        ("watch", "clusterversions.config.openshift.io", None),
+        ("list", "clusteroperators.config.openshift.io", None),
+        (
+            "watch",
+            "machineconfigpools.machineconfiguration.openshift.io",
+            None,
+        ),
+        (
+            "watch",
+            "machineconfigs.machineconfiguration.openshift.io",
+            None,
+        ),
+        ("watch", "nodes", None),
+        ("watch", "updateinsights.update.openshift.io", Some(NS)),
+        ("get", "leases.coordination.k8s.io", Some(NS)),
+        ("create", "leases.coordination.k8s.io", Some(NS)),
+        ("update", "leases.coordination.k8s.io", Some(NS)),
+    ];
+    allowed.extend(outputs_in(NS));
+    assert_can(env, user, true, &allowed).await?;
+    let mut denied = vec![
+        ("get", "secrets", Some(NS)),
+        ("list", "secrets", Some("*")),
+        ("list", "configmaps", Some("kube-system")),
+        ("create", "pods", Some(NS)),
+        ("patch", "clusterversions.config.openshift.io", None),
+        (
+            "update",
+            "clusteroperators.config.openshift.io/status",
+            None,
+        ),
+        (
+            "delete",
+            "machineconfigpools.machineconfiguration.openshift.io",
+            None,
+        ),
+        (
+            "create",
+            "machineconfigs.machineconfiguration.openshift.io",
+            None,
+        ),
+        ("patch", "nodes", None),
+        ("delete", "nodes", None),
+        ("update", "leases.coordination.k8s.io", Some("kube-system")),
+        (
+            "list",
+            "updateinsights.update.openshift.io",
+            Some("default"),
+        ),
+    ];
+    denied.extend(outputs_in("default"));
+    denied.extend(outputs_in(other_ns));
+    assert_can(env, user, false, &denied).await?;
+    Ok(())
+}
+
+/// A ServiceAccount of `admin_ns` bound only to the `update-status-viewer` ClusterRole may read
+/// the outputs and nothing else, and `kubectl update-status` as it renders what cluster-admin
+/// sees in `admin_ns` (the admin run's objects).
+async fn assert_viewer_renders(env: &TestEnv, dir: &Path, admin_ns: &str) -> TestResult {
+    let binding = format!("{admin_ns}-update-status-viewer");
+    env.kubectl_ok(["create", "serviceaccount", "viewer", "-n", admin_ns])
+        .await?;
+    env.kubectl_ok([
+        "create",
+        "clusterrolebinding",
+        &binding,
+        "--clusterrole=update-status-viewer",
+        &format!("--serviceaccount={admin_ns}:viewer"),
+    ])
+    .await?;
+    let viewer = service_account_config(env, admin_ns, "viewer", dir).await?;
+    assert_token_only(&viewer)?;
+    let reads = [
+        ("list", "updateinsights.update.openshift.io", Some(NS)),
+        (
+            "get",
+            "controlplaneupdatestatuses.update.openshift.io",
+            Some(NS),
+        ),
+        (
+            "list",
+            "workerpoolupdatestatuses.update.openshift.io",
+            Some(NS),
+        ),
+    ];
+    assert_can(env, &viewer.user, true, &reads).await?;
+    let writes = [
+        ("patch", "updateinsights.update.openshift.io", Some(NS)),
+        (
+            "delete",
+            "controlplaneupdatestatuses.update.openshift.io",
+            Some(NS),
+        ),
+        ("list", "nodes", None),
+        ("get", "secrets", Some(NS)),
+    ];
+    assert_can(env, &viewer.user, false, &writes).await?;
+    let plugin = workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
+    let (out, err, ok) = run_as(&plugin, &viewer.kubeconfig, &["--now", ASSESS_AT])?;
+    assert!(ok, "kubectl update-status as the viewer failed: {err}");
+    for header in [
+        "= Control Plane =",
+        "Assessment:",
+        "Target Version:  4.14.1 (from 4.14.0-rc.3)",
+        "= Worker Upgrade =",
+        "= Update Health =",
+    ] {
+        assert!(
+            out.contains(header),
+            "no {header:?} in the viewer's output:\n{out}"
+        );
+    }
+    let admin_view = env.plugin(&["-n", admin_ns, "--now", ASSESS_AT])?;
+    assert_eq!(
+        out,
+        String::from_utf8_lossy(&admin_view.stdout),
+        "the viewer sees what cluster-admin sees"
+    );
+    env.kubectl_ok(["delete", "clusterrolebinding", &binding])
+        .await?;
+    Ok(())
+}
+
+#[test]
+fn denials_are_found_in_log_lines() {
+    assert!(is_denial("watch failed: ApiError: 403 Forbidden"));
+    assert!(is_denial("code=403"));
+    assert!(is_denial("clusterversions is forbidden: User cannot list"));
+    assert!(!is_denial("serving /metrics addr=127.0.0.1:40327"));
+    assert!(!is_denial("took 14030ms; 1403 objects"));
+}
+
+#[tokio::test]
+async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> TestResult {
+    let _lock = exclusive_cluster_state().await;
+    let env = TestEnv::new().await?;
+    deploy(&env).await?;
+    let admin_ns = env.namespace("sa-admin-run").await?;
+    let dir = std::env::temp_dir().join(format!("update-status-e2e-sa-{}", admin_ns.name()));
+    std::fs::create_dir_all(&dir)?;
+    let sa = service_account_config(&env, NS, SA, &dir).await?;
+    assert_token_only(&sa)?;
+
+    assert_service_account_permissions(&env, &sa.user, admin_ns.name()).await?;
+
+    // A real Prometheus with one firing alert, read with the ServiceAccount's token.
+    let rules = json!({"groups": [{"name": "e2e", "rules": [
+        {"alert": "E2EServiceAccount", "expr": "vector(1)",
+         "labels": {"severity": "critical", "namespace": "openshift-e2e"},
+         "annotations": {"summary": "Fires for the ServiceAccount test"}}]}]});
+    let mut prom = Prometheus::start(PrometheusOptions {
+        rules: rules.to_string(),
+        tls: true,
+        ..Default::default()
+    })?;
+    prom.wait_ready(TIMEOUT).await?;
+    let ca = prom.ca_file().ok_or("no Prometheus CA file")?;
+    let url = prom.url();
+    let flags = |identity: &'static str| -> TestResult<Vec<String>> {
+        Ok([
+            "--leader-elect",
+            "--leader-identity",
+            identity,
+            "--assess-at",
+            ASSESS_AT,
+            "--prometheus-url",
+            &url,
+            "--prometheus-ca-file",
+            path(&ca)?,
+            "--prometheus-token-file",
+            path(&sa.token_file)?,
+            "--prometheus-interval",
+            "1s",
+        ]
+        .map(str::to_string)
+        .to_vec())
+    };
+    let start = |kubeconfig: &Path, ns: &str, flags: Vec<String>| -> TestResult<Controller> {
+        let launch = Launch {
+            bin: release_bin(
+                "update-status-controller",
+                "UPDATE_STATUS_CONTROLLER_RELEASE_BIN",
+            ),
+            kubeconfig: kubeconfig.to_path_buf(),
+            log: dir.join(format!("controller-{ns}.log")),
+        };
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        Ok(Controller::launch(&launch, ns, free_port()?, &flags)?)
+    };
+
+    // 1. A captured cluster: the ServiceAccount's run writes what the admin's writes.
+    env.replace_snapshot(&oc_status_case("4.14.1-degraded"))
+        .await?;
+    let admin = start(env.kubeconfig_path(), admin_ns.name(), flags("admin-run")?)?;
+    let mine = start(&sa.kubeconfig, NS, flags("sa-run")?)?;
+    let want = settled(&env, &admin, admin_ns.name(), |o| {
+        o.get("ControlPlaneUpdateStatus/cluster")
+            .is_some_and(|cp| cp["status"]["nodes"]["total"] == 3)
+            && has_alert_insight(o)
+    })
+    .await?;
+    converged(
+        &env,
+        &want,
+        "the ServiceAccount's objects to equal the admin's (snapshot)",
+        &mine.log,
+    )
+    .await?;
+    let holder = env
+        .kubectl_ok([
+            "get",
+            "lease",
+            SA,
+            "-n",
+            NS,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ])
+        .await?;
+    assert_eq!(holder, "sa-run", "the ServiceAccount's run holds the Lease");
+    eprintln!(
+        "snapshot: {} objects, the same as cluster-admin's",
+        want.len()
+    );
+
+    // 2. update-status-viewer alone is enough for `kubectl update-status`.
+    assert_viewer_renders(&env, &dir, admin_ns.name()).await?;
+
+    // 3. A simulated update with a drain blocked for 2 steps (the insight it raises is deleted
+    //    when it clears): at every step and at the end, the same objects as the admin's.
+    let client = env.client();
+    simulator::clear(&client).await?;
+    let sim = Simulation::new(SimConfig {
+        operators: 4,
+        nodes_per_pool: 3,
+        max_unavailable: 1,
+        seed: 5,
+        start: "2026-01-01T03:00:00Z".parse()?,
+        step: SignedDuration::from_secs(60),
+        faults: Faults {
+            blocked_drain: Some(FaultSpec::auto(2)),
+            ..Default::default()
+        },
+        ..Default::default()
+    })?;
+    let mut simulator = Simulator::new(client.clone(), sim);
+    simulator.install().await?;
+    let mut degraded_steps = 0;
+    loop {
+        let step = simulator.simulation().steps();
+        let want = settled(&env, &admin, admin_ns.name(), |o| {
+            o.contains_key("ControlPlaneUpdateStatus/cluster")
+        })
+        .await?;
+        converged(
+            &env,
+            &want,
+            &format!("the ServiceAccount's objects to equal the admin's at step {step}"),
+            &mine.log,
+        )
+        .await?;
+        if want
+            .values()
+            .any(|o| o["status"]["health"]["source"] == SOURCE_NODE_DEGRADED)
+        {
+            degraded_steps += 1;
+        }
+        if simulator.simulation().is_completed() {
+            let cp = &want["ControlPlaneUpdateStatus/cluster"]["status"];
+            assert_eq!(cp["assessment"], "Completed", "{cp}");
+            assert!(!has_alert_insight(&want), "alert insights after the update");
+            break;
+        }
+        if step > 200 {
+            return Err("the simulated update did not complete in 200 steps".into());
+        }
+        simulator.step().await?;
+    }
+    assert!(degraded_steps > 0, "the blocked drain never showed");
+    eprintln!(
+        "simulated update: {} steps, the same objects as cluster-admin's at each",
+        simulator.simulation().steps()
+    );
+
+    // 4. Never denied.
+    let log = std::fs::read_to_string(&mine.log)?;
+    assert!(
+        log.contains("became leader"),
+        "the log was not captured: {}",
+        mine.log.display()
+    );
+    let denials: Vec<&str> = log.lines().filter(|l| is_denial(l)).collect();
+    assert!(
+        denials.is_empty(),
+        "denied in the ServiceAccount's log {}: {denials:#?}",
+        mine.log.display()
+    );
+    drop((admin, mine));
+    std::fs::remove_dir_all(&dir)?; // the tokens (logs too: the test passed)
+    Ok(())
+}
