@@ -1,5 +1,7 @@
 //! The loop every reconciler runs: wait for a change (or for the moment time alone changes an
 //! answer), debounce, reconcile, record metrics, back off on errors. Watch-driven: no polling.
+//! Each loop reports to [`crate::health::Health`] when it has work and when a pass ends, so a
+//! pass that never returns makes the process unhealthy.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,6 +11,7 @@ use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
 
 use crate::clock::Clock;
+use crate::health::Heartbeat;
 use crate::metrics::Metrics;
 use crate::writer::WriteError;
 
@@ -38,6 +41,7 @@ pub async fn run<R: Reconcile>(
     metrics: Arc<Metrics>,
     wake: Arc<Notify>,
     mut shutdown: watch::Receiver<bool>,
+    heartbeat: Heartbeat,
 ) {
     let mut next: Option<Duration> = None;
     loop {
@@ -47,10 +51,12 @@ pub async fn run<R: Reconcile>(
             _ = tokio::time::sleep(sleep) => {}
             _ = shutdown.changed() => return,
         }
+        heartbeat.busy();
         tokio::time::sleep(DEBOUNCE).await;
         let started = Instant::now();
         let result = r.reconcile(clock.now()).await;
         metrics.reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
+        heartbeat.idle();
         next = match result {
             Ok(n) => n,
             Err(e) => {
