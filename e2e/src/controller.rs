@@ -69,12 +69,38 @@ impl Controller {
         metrics_port: u16,
         extra: &[&str],
     ) -> Result<Self, ControllerError> {
+        Self::start_with(env.kubeconfig_path(), namespace, metrics_port, extra)
+    }
+
+    /// As [`Controller::start`], talking to the API server through `kubeconfig` (e.g. one that
+    /// points at a proxy), `/metrics` on a free port.
+    pub fn start_via(
+        kubeconfig: &std::path::Path,
+        namespace: &str,
+        extra: &[&str],
+    ) -> Result<Self, ControllerError> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(io("picking a free port"))?
+            .port();
+        Self::start_with(kubeconfig, namespace, port, extra)
+    }
+
+    fn start_with(
+        kubeconfig: &std::path::Path,
+        namespace: &str,
+        metrics_port: u16,
+        extra: &[&str],
+    ) -> Result<Self, ControllerError> {
         let bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
         if !bin.exists() {
             return Err(ControllerError::NotBuilt(bin));
         }
         let port = metrics_port;
-        let log = std::env::temp_dir().join(format!("update-status-controller-{namespace}.log"));
+        // One log per replica (several may run in one namespace).
+        let log = std::env::temp_dir().join(format!(
+            "update-status-controller-{namespace}-{metrics_port}.log"
+        ));
         let out = std::fs::File::create(&log).map_err(io("creating the controller log"))?;
         let err = out.try_clone().map_err(io("creating the controller log"))?;
         let metrics_addr = format!("127.0.0.1:{port}");
@@ -86,7 +112,7 @@ impl Controller {
                 &metrics_addr,
             ])
             .args(extra)
-            .env("KUBECONFIG", env.kubeconfig_path())
+            .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(out)
@@ -107,6 +133,27 @@ impl Controller {
             Ok(Some(status)) => Err(format!("the controller exited: {status}")),
             Err(e) => Err(format!("cannot tell whether the controller runs: {e}")),
         }
+    }
+
+    /// Sends SIGTERM (what the kubelet sends at a rollout), without waiting.
+    pub fn terminate(&self) -> Result<(), ControllerError> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .map_err(io("sending SIGTERM"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(ControllerError::Io {
+                what: "sending SIGTERM".into(),
+                source: std::io::Error::other(format!("kill exited with {status}")),
+            })
+        }
+    }
+
+    /// Its exit status, once it has exited (`None` while it runs).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
     }
 
     /// `127.0.0.1:<port>` of its `/metrics`, `/healthz` and `/readyz`.
