@@ -153,7 +153,10 @@ mod tests {
         let health = Health::new(Duration::from_secs(60));
         let beat = health.heartbeat("control-plane");
         let t0 = Instant::now();
-        assert!(health.live_at(t0 + Duration::from_secs(3600)).0, "waiting is healthy");
+        assert!(
+            health.live_at(t0 + Duration::from_secs(3600)).0,
+            "waiting is healthy"
+        );
 
         beat.busy();
         let (live, _) = health.live_at(Instant::now() + Duration::from_secs(59));

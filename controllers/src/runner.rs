@@ -66,3 +66,53 @@ pub async fn run<R: Reconcile>(
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::Health;
+
+    /// A reconciler whose pass waits for `release` (a call that does not return).
+    struct Hangs {
+        release: Arc<Notify>,
+    }
+
+    impl Reconcile for Hangs {
+        const NAME: &'static str = "hangs";
+        async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+            self.release.notified().await;
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pass_that_does_not_return_makes_the_process_unhealthy() {
+        let health = Health::new(Duration::from_millis(300));
+        let (wake, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let (_stop, shutdown) = watch::channel(false);
+        let metrics = Arc::new(Metrics::new().expect("metrics"));
+        let task = tokio::spawn(run(
+            Hangs {
+                release: release.clone(),
+            },
+            Clock::Wall,
+            metrics,
+            wake.clone(),
+            shutdown,
+            health.heartbeat(Hangs::NAME),
+        ));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(health.live().0, "waiting for work is healthy");
+
+        wake.notify_one();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let (live, reason) = health.live();
+        assert!(!live, "a pass stuck past the bound is not healthy");
+        assert!(reason.contains("hangs"), "{reason}");
+
+        release.notify_one();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(health.live().0, "the pass ended: healthy again");
+        task.abort();
+    }
+}
