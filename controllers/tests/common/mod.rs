@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use update_status_api::snapshot::Snapshot;
-use update_status_controllers::assess::ClusterInputs;
 use update_status_testdata::oc_status_cases as fixture_cases;
+use update_status_controllers::assess::ClusterInputs;
 
 /// The case folders of the fixtures: at least the 8 of `testdata/oc-status`.
 pub fn fixture_dirs() -> Vec<PathBuf> {
