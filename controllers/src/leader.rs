@@ -1,59 +1,128 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, so that only one replica writes.
 //!
-//! The usual protocol: the holder renews `renewTime` every [`RENEW_EVERY`]; anyone may take the
-//! lease once `renewTime + leaseDurationSeconds` has passed. Every write carries the
-//! resourceVersion it read, so two candidates cannot both win (the loser gets a conflict). A
-//! leader that fails to renew before its lease would expire stops (the process exits and is
-//! restarted), as controller-runtime does: it must not keep writing while another may lead.
+//! client-go's protocol and timings ([`LEASE_DURATION`] 15 s, [`RENEW_DEADLINE`] 10 s,
+//! [`RETRY_PERIOD`] 2 s):
+//! - Every write carries the resourceVersion it read, so two candidates cannot both win (the
+//!   loser gets a conflict).
+//! - **Expiry is judged by the candidate's own clock**: a follower notes the local (monotonic)
+//!   instant at which it last saw the Lease record change (holder, renewTime or
+//!   resourceVersion) and takes the Lease once `leaseDurationSeconds` have passed since then
+//!   without a change. The holder's `renewTime` is never compared with our clock, so clock skew
+//!   between nodes cannot shorten a lease.
+//! - **The leader renews with a deadline**: each renewal attempt is cut off at
+//!   `last successful renewal (as sent) + RENEW_DEADLINE`; if none succeeded by then, it steps
+//!   down ([`Leadership::lost`]): the caller stops its writers, then exits. Since a follower's
+//!   view of the last renewal is no earlier than when the leader sent it, the leader stops
+//!   writing at least `LEASE_DURATION - RENEW_DEADLINE` (5 s) before any follower may take over.
+//! - **Release on shutdown** ([`Leadership::release`], like client-go's `ReleaseOnCancel`): the
+//!   holder clears `holderIdentity` and sets `leaseDurationSeconds: 1`, so a follower takes
+//!   over at its next try (within [`RETRY_PERIOD`]) instead of a full lease later.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Api;
 use kube::api::PostParams;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
-/// How long a lease is valid without renewal.
-pub const LEASE_DURATION: Duration = Duration::from_secs(30);
-/// How often the leader renews.
-pub const RENEW_EVERY: Duration = Duration::from_secs(10);
-/// How often a follower retries.
-pub const RETRY_EVERY: Duration = Duration::from_secs(5);
+/// How long a lease is valid without renewal (as seen by the followers' clocks).
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+/// A leader that has not renewed for this long steps down (shorter than the lease).
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// How often the leader renews and a follower retries.
+pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
+/// Bound on releasing the lease at shutdown (a release that hangs must not hold up the exit).
+pub const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
+
+// Followers see a renewal no earlier than the leader sent it, and the leader steps down
+// RENEW_DEADLINE after sending its last successful one: keep a margin for stopping the writers,
+// and room for several attempts before the deadline.
+const _: () = assert!(RENEW_DEADLINE.as_secs() + 5 <= LEASE_DURATION.as_secs());
+const _: () = assert!(RETRY_PERIOD.as_secs() * 4 <= RENEW_DEADLINE.as_secs());
 
 /// What to do with the lease as read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decision {
-    /// Nobody holds it (or it expired): take it.
+    /// Nobody holds it (released, or expired by our clock): take it.
     Acquire,
     /// We hold it: renew it.
     Renew,
-    /// Someone else holds a valid lease until this instant.
-    Wait(Timestamp),
+    /// Someone else holds a lease that has not expired by our clock.
+    Wait {
+        /// The holder.
+        holder: String,
+        /// Time left, by our clock, before we may take it.
+        remaining: Duration,
+    },
 }
 
-/// Decides from the lease spec (pure).
-pub fn decide(spec: Option<&LeaseSpec>, me: &str, now: Timestamp) -> Decision {
+/// The parts of a Lease whose change shows that its holder is alive.
+#[derive(Clone, Debug, PartialEq)]
+struct Record {
+    holder: Option<String>,
+    renew_time: Option<Timestamp>,
+    resource_version: Option<String>,
+}
+
+impl Record {
+    fn of(lease: Option<&Lease>) -> Option<Record> {
+        let lease = lease?;
+        let spec = lease.spec.as_ref();
+        Some(Record {
+            holder: spec.and_then(|s| s.holder_identity.clone()),
+            renew_time: spec.and_then(|s| s.renew_time.as_ref()).map(|t| t.0),
+            resource_version: lease.metadata.resource_version.clone(),
+        })
+    }
+}
+
+/// What a candidate has seen of the Lease, timed by its own monotonic clock.
+#[derive(Debug, Default)]
+pub struct Observed {
+    last: Option<(Option<Record>, Instant)>,
+}
+
+impl Observed {
+    /// Records the lease as read at `now`; returns the instant (by our clock) at which we first
+    /// saw it as it is now.
+    pub fn observe(&mut self, lease: Option<&Lease>, now: Instant) -> Instant {
+        let record = Record::of(lease);
+        match &self.last {
+            Some((seen, at)) if *seen == record => *at,
+            _ => {
+                self.last = Some((record, now));
+                now
+            }
+        }
+    }
+}
+
+/// Decides from the lease spec (pure): `unchanged_since` is when we first saw the record as it
+/// is, `now` is our clock.
+pub fn decide(
+    spec: Option<&LeaseSpec>,
+    me: &str,
+    unchanged_since: Instant,
+    now: Instant,
+) -> Decision {
     let Some(spec) = spec else {
         return Decision::Acquire;
     };
     match spec.holder_identity.as_deref() {
         None | Some("") => Decision::Acquire,
         Some(holder) if holder == me => Decision::Renew,
-        Some(_) => {
-            let duration = i64::from(spec.lease_duration_seconds.unwrap_or(0).max(0));
-            let renewed = spec
-                .renew_time
-                .as_ref()
-                .or(spec.acquire_time.as_ref())
-                .map(|t| t.0);
-            match renewed.and_then(|t| {
-                t.checked_add(jiff::SignedDuration::from_secs(duration))
-                    .ok()
-            }) {
-                Some(expiry) if expiry > now => Decision::Wait(expiry),
-                _ => Decision::Acquire,
+        Some(holder) => {
+            let seconds = u64::try_from(spec.lease_duration_seconds.unwrap_or(0)).unwrap_or(0);
+            let expiry = unchanged_since + Duration::from_secs(seconds);
+            if now < expiry {
+                Decision::Wait {
+                    holder: holder.to_string(),
+                    remaining: expiry - now,
+                }
+            } else {
+                Decision::Acquire
             }
         }
     }
@@ -73,14 +142,17 @@ pub enum LeaderError {
         #[source]
         source: Box<kube::Error>,
     },
-    /// We were leader and could not renew in time.
-    #[error("lost the lease {namespace}/{name}")]
-    Lost {
-        /// Lease namespace.
-        namespace: String,
-        /// Lease name.
-        name: String,
-    },
+}
+
+/// Outcome of one attempt to acquire or renew.
+#[derive(Debug, PartialEq)]
+enum Attempt {
+    /// We hold the lease.
+    Held,
+    /// Someone else holds a valid lease.
+    Other(String),
+    /// Someone else wrote the lease between our read and our write.
+    Conflict,
 }
 
 /// A candidate for the lease `namespace/name` under identity `me`.
@@ -89,6 +161,7 @@ pub struct Elector {
     namespace: String,
     name: String,
     me: String,
+    observed: Observed,
 }
 
 impl Elector {
@@ -99,6 +172,7 @@ impl Elector {
             namespace: namespace.to_string(),
             name: name.to_string(),
             me: me.to_string(),
+            observed: Observed::default(),
         }
     }
 
@@ -110,28 +184,37 @@ impl Elector {
         }
     }
 
-    /// One attempt: `Ok(true)` when we hold the lease afterwards.
-    pub async fn try_once(&self, now: Timestamp) -> Result<bool, LeaderError> {
-        let existing = match self.api.get_opt(&self.name).await {
-            Ok(l) => l,
-            Err(e) => return Err(self.err(e)),
-        };
+    fn lease(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// One attempt to acquire or renew.
+    async fn try_once(&mut self) -> Result<Attempt, LeaderError> {
+        let existing = self
+            .api
+            .get_opt(&self.name)
+            .await
+            .map_err(|e| self.err(e))?;
+        let now = Instant::now();
+        let since = self.observed.observe(existing.as_ref(), now);
         let spec = existing.as_ref().and_then(|l| l.spec.as_ref());
-        let decision = decide(spec, &self.me, now);
-        if let Decision::Wait(_) = decision {
-            return Ok(false);
-        }
+        let decision = decide(spec, &self.me, since, now);
+        let acquire = match decision {
+            Decision::Wait { holder, .. } => return Ok(Attempt::Other(holder)),
+            Decision::Acquire => true,
+            Decision::Renew => false,
+        };
+        let stamp = Some(MicroTime(Timestamp::now()));
         let transitions = spec.and_then(|s| s.lease_transitions).unwrap_or(0);
-        let acquire = decision == Decision::Acquire;
         let new_spec = LeaseSpec {
             holder_identity: Some(self.me.clone()),
             lease_duration_seconds: Some(LEASE_DURATION.as_secs() as i32),
             acquire_time: if acquire {
-                Some(MicroTime(now))
+                stamp.clone()
             } else {
                 spec.and_then(|s| s.acquire_time.clone())
             },
-            renew_time: Some(MicroTime(now)),
+            renew_time: stamp,
             lease_transitions: Some(if acquire && existing.is_some() {
                 transitions + 1
             } else {
@@ -159,50 +242,152 @@ impl Elector {
             }
         };
         match result {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(s)) if s.is_conflict() || s.code == 409 => Ok(false),
+            Ok(_) => Ok(Attempt::Held),
+            Err(kube::Error::Api(s)) if s.is_conflict() || s.is_already_exists() => {
+                Ok(Attempt::Conflict)
+            }
             Err(e) => Err(self.err(e)),
         }
     }
 
-    /// Blocks until we hold the lease, then keeps renewing it in the background; the returned
-    /// receiver turns `false` (and the task ends) if leadership is lost.
-    pub async fn acquire(self) -> watch::Receiver<bool> {
-        loop {
-            match self.try_once(Timestamp::now()).await {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => {
+    /// Blocks until we hold the lease, then keeps renewing it in the background.
+    pub async fn acquire(mut self) -> Leadership {
+        let mut waiting_for: Option<String> = None;
+        let renewed = loop {
+            let sent = Instant::now();
+            match tokio::time::timeout(RENEW_DEADLINE, self.try_once()).await {
+                Ok(Ok(Attempt::Held)) => break sent,
+                Ok(Ok(Attempt::Other(holder))) => {
+                    if waiting_for.as_deref() != Some(holder.as_str()) {
+                        tracing::info!(lease = %self.lease(), %holder, "leader election: the lease is held; waiting");
+                        waiting_for = Some(holder);
+                    }
+                }
+                Ok(Ok(Attempt::Conflict)) => {}
+                Ok(Err(e)) => {
                     tracing::warn!(error = %e, "leader election: cannot read or write the lease; retrying")
                 }
-            }
-            tokio::time::sleep(RETRY_EVERY).await;
-        }
-        tracing::info!(lease = %format!("{}/{}", self.namespace, self.name), identity = %self.me, "became leader");
-        let (tx, rx) = watch::channel(true);
-        tokio::spawn(async move {
-            let mut last_renewal = std::time::Instant::now();
-            loop {
-                tokio::time::sleep(RENEW_EVERY).await;
-                match self.try_once(Timestamp::now()).await {
-                    Ok(true) => last_renewal = std::time::Instant::now(),
-                    Ok(false) => {
-                        tracing::error!(identity = %self.me, "leader election: another replica holds the lease");
-                        let _ = tx.send(false);
-                        return;
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "leader election: renewal failed");
-                        if last_renewal.elapsed() + RENEW_EVERY >= LEASE_DURATION {
-                            tracing::error!(error = %LeaderError::Lost { namespace: self.namespace.clone(), name: self.name.clone() }, "stepping down");
-                            let _ = tx.send(false);
-                            return;
-                        }
-                    }
+                Err(_) => {
+                    tracing::warn!(lease = %self.lease(), "leader election: no answer within {RENEW_DEADLINE:?}; retrying")
                 }
             }
-        });
-        rx
+            tokio::time::sleep(RETRY_PERIOD).await;
+        };
+        tracing::info!(lease = %self.lease(), identity = %self.me, "became leader");
+        let (held_tx, held) = watch::channel(true);
+        let (stop, stop_rx) = oneshot::channel();
+        let task = tokio::spawn(self.keep(renewed, held_tx, stop_rx));
+        Leadership {
+            held,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    /// Renews every [`RETRY_PERIOD`] until told to stop (then releases) or until renewal fails
+    /// for [`RENEW_DEADLINE`] or someone else holds the lease (then `held` turns false).
+    async fn keep(
+        mut self,
+        mut renewed: Instant,
+        held: watch::Sender<bool>,
+        mut stop: oneshot::Receiver<()>,
+    ) {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(RETRY_PERIOD) => {}
+                _ = &mut stop => return self.release().await,
+            }
+            let deadline = renewed + RENEW_DEADLINE;
+            let sent = Instant::now();
+            let attempt = tokio::select! {
+                r = tokio::time::timeout_at(deadline.into(), self.try_once()) => r,
+                _ = &mut stop => return self.release().await,
+            };
+            match attempt {
+                Ok(Ok(Attempt::Held)) => {
+                    renewed = sent;
+                    continue;
+                }
+                Ok(Ok(Attempt::Other(holder))) => {
+                    tracing::error!(lease = %self.lease(), identity = %self.me, %holder, "leader election: another replica holds the lease; stepping down");
+                    let _ = held.send(false);
+                    return;
+                }
+                Ok(Ok(Attempt::Conflict)) => {
+                    tracing::warn!(lease = %self.lease(), "leader election: renewal conflicted; retrying")
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "leader election: renewal failed"),
+                Err(_) => {
+                    tracing::warn!(lease = %self.lease(), "leader election: renewal did not answer in time")
+                }
+            }
+            if Instant::now() >= deadline {
+                tracing::error!(
+                    lease = %self.lease(),
+                    identity = %self.me,
+                    "leader election: not renewed within {RENEW_DEADLINE:?} (the lease lasts {LEASE_DURATION:?}); stepping down"
+                );
+                let _ = held.send(false);
+                return;
+            }
+        }
+    }
+
+    /// Gives the lease up if we still hold it (bounded by [`RELEASE_TIMEOUT`]).
+    async fn release(&mut self) {
+        let release = async {
+            let Some(mut lease) = self.api.get_opt(&self.name).await? else {
+                return Ok(false);
+            };
+            let spec = lease.spec.get_or_insert_with(Default::default);
+            if spec.holder_identity.as_deref() != Some(self.me.as_str()) {
+                return Ok(false);
+            }
+            let now = Some(MicroTime(Timestamp::now()));
+            spec.holder_identity = None;
+            spec.lease_duration_seconds = Some(1);
+            spec.acquire_time = now.clone();
+            spec.renew_time = now;
+            self.api
+                .replace(&self.name, &PostParams::default(), &lease)
+                .await?;
+            Ok::<_, kube::Error>(true)
+        };
+        match tokio::time::timeout(RELEASE_TIMEOUT, release).await {
+            Ok(Ok(true)) => {
+                tracing::info!(lease = %self.lease(), "leader election: lease released")
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %self.err(e), "leader election: cannot release the lease; a follower takes over when it expires")
+            }
+            Err(_) => {
+                tracing::warn!(lease = %self.lease(), "leader election: releasing the lease timed out; a follower takes over when it expires")
+            }
+        }
+    }
+}
+
+/// The lease, held: renewed in the background until lost or released.
+pub struct Leadership {
+    held: watch::Receiver<bool>,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Leadership {
+    /// Resolves once the lease is no longer ours: not renewed within [`RENEW_DEADLINE`], taken
+    /// by another replica, or the renewal task ended. The caller must stop writing at once.
+    pub async fn lost(&mut self) {
+        let _ = self.held.wait_for(|held| !*held).await;
+    }
+
+    /// Stops renewing and releases the lease; call once the writers have stopped.
+    pub async fn release(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
     }
 }
 
@@ -210,47 +395,84 @@ impl Elector {
 mod tests {
     use super::*;
 
-    fn t(s: &str) -> Timestamp {
-        s.parse().expect("timestamp")
-    }
-
-    fn spec(holder: &str, renewed: &str) -> LeaseSpec {
-        LeaseSpec {
-            holder_identity: Some(holder.into()),
-            lease_duration_seconds: Some(30),
-            renew_time: Some(MicroTime(t(renewed))),
-            ..Default::default()
+    fn lease(holder: &str, renewed: &str, rv: &str) -> Lease {
+        Lease {
+            metadata: ObjectMeta {
+                resource_version: Some(rv.into()),
+                ..Default::default()
+            },
+            spec: Some(LeaseSpec {
+                holder_identity: Some(holder.into()),
+                lease_duration_seconds: Some(15),
+                renew_time: Some(MicroTime(renewed.parse().expect("timestamp"))),
+                ..Default::default()
+            }),
         }
     }
 
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
     #[test]
     fn decisions() {
-        let now = t("2026-01-01T00:00:40Z");
-        assert_eq!(decide(None, "a", now), Decision::Acquire);
+        let t0 = Instant::now();
+        let l = lease("b", "2026-01-01T00:00:00Z", "1");
+        let spec = l.spec.as_ref();
+        assert_eq!(decide(None, "a", t0, t0), Decision::Acquire);
+        assert_eq!(decide(spec, "b", t0, t0 + S(60)), Decision::Renew);
         assert_eq!(
-            decide(Some(&spec("a", "2026-01-01T00:00:00Z")), "a", now),
-            Decision::Renew
+            decide(spec, "a", t0, t0 + S(5)),
+            Decision::Wait {
+                holder: "b".into(),
+                remaining: S(10)
+            },
+            "a lease of someone else is respected for its duration after we saw it change"
         );
+        assert_eq!(decide(spec, "a", t0, t0 + S(15)), Decision::Acquire);
+        let released = LeaseSpec {
+            holder_identity: None,
+            lease_duration_seconds: Some(1),
+            ..Default::default()
+        };
         assert_eq!(
-            decide(Some(&spec("b", "2026-01-01T00:00:20Z")), "a", now),
-            Decision::Wait(t("2026-01-01T00:00:50Z")),
-            "a valid lease of someone else is respected"
-        );
-        assert_eq!(
-            decide(Some(&spec("b", "2026-01-01T00:00:05Z")), "a", now),
+            decide(Some(&released), "a", t0, t0),
             Decision::Acquire,
-            "an expired lease is taken over"
+            "a released lease is taken at once"
         );
+    }
+
+    #[test]
+    fn expiry_counts_from_the_last_change_we_saw_not_the_holders_clock() {
+        let mut seen = Observed::default();
+        let t0 = Instant::now();
+        // The holder's clock is an hour behind: its renewTime looks long expired.
+        let stale_clock = lease("b", "2020-01-01T00:00:00Z", "1");
+        let since = seen.observe(Some(&stale_clock), t0);
+        assert_eq!(since, t0);
+        assert!(matches!(
+            decide(stale_clock.spec.as_ref(), "a", since, t0),
+            Decision::Wait { .. }
+        ));
+        // Unchanged for 14 s: still valid. Then renewed (new resourceVersion): counts again.
+        assert_eq!(seen.observe(Some(&stale_clock), t0 + S(14)), t0);
+        let renewed = lease("b", "2020-01-01T00:00:02Z", "2");
+        assert_eq!(seen.observe(Some(&renewed), t0 + S(14)), t0 + S(14));
+        assert!(matches!(
+            decide(renewed.spec.as_ref(), "a", t0 + S(14), t0 + S(28)),
+            Decision::Wait { .. }
+        ));
+        // Unchanged for a whole lease duration by our clock: the holder is gone.
+        let since = seen.observe(Some(&renewed), t0 + S(29));
         assert_eq!(
-            decide(Some(&spec("", "2026-01-01T00:00:39Z")), "a", now),
+            decide(renewed.spec.as_ref(), "a", since, t0 + S(29)),
             Decision::Acquire
         );
-        let mut no_time = spec("b", "2026-01-01T00:00:39Z");
-        no_time.renew_time = None;
+        // The holder's clock far ahead does not make a dead holder's lease last longer either.
+        let mut seen = Observed::default();
+        let future = lease("b", "2099-01-01T00:00:00Z", "7");
+        let since = seen.observe(Some(&future), t0);
         assert_eq!(
-            decide(Some(&no_time), "a", now),
-            Decision::Acquire,
-            "a lease never renewed is free"
+            decide(future.spec.as_ref(), "a", since, t0 + S(15)),
+            Decision::Acquire
         );
     }
 }

@@ -1,14 +1,15 @@
 //! `update-status-controller`: watches ClusterVersion, ClusterOperators, MachineConfigPools,
 //! MachineConfigs and Nodes, and writes ControlPlaneUpdateStatus, WorkerPoolUpdateStatus and
-//! UpdateInsight objects into its namespace. Serves `/metrics` (HTTPS, authorized scrapers
-//! only) and, on a separate port, `/healthz` and `/readyz`.
+//! UpdateInsight objects into its namespace. Serves `/metrics` (HTTPS, authorized scrapers only,
+//! unless `--metrics-secure=false`) and, on their own port, `/healthz` and `/readyz`.
 //! With `--prometheus-url`, it also polls Prometheus' firing alerts into health insights; with
 //! `--hub-kubeconfig` and `--cluster-name`, it copies its objects to a fleet hub.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
@@ -19,14 +20,16 @@ use update_status_api::crd::UpdateInsight;
 use update_status_controllers::alerts_reconciler::{self, AlertsReconciler, PollSettings};
 use update_status_controllers::clock::Clock;
 use update_status_controllers::control_plane_reconciler::ControlPlaneReconciler;
+use update_status_controllers::health::Health;
 use update_status_controllers::hub_sync::{self, HubConfig, HubSync};
-use update_status_controllers::leader::Elector;
+use update_status_controllers::leader::{Elector, Leadership};
 use update_status_controllers::metrics::Metrics;
 use update_status_controllers::metrics_server::auth::Authorizer;
-use update_status_controllers::metrics_server::{self, Health, MetricsServerConfig};
+use update_status_controllers::metrics_server::{self, MetricsServerConfig, Probes};
 use update_status_controllers::prometheus::{PrometheusClient, PrometheusConfig};
-use update_status_controllers::runner;
-use update_status_controllers::watch::{self as watches, Wakers};
+use update_status_controllers::runner::{self, Reconcile};
+use update_status_controllers::supervisor::{TaskEnded, Tasks};
+use update_status_controllers::watch::{self as watches, Caches, Wakers};
 use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
 
 /// Command-line flags.
@@ -101,11 +104,11 @@ struct Args {
     prometheus_ca_file: Option<PathBuf>,
     /// Timeout of one request to Prometheus (`10s`, `1m`, ...).
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    prometheus_timeout: std::time::Duration,
+    prometheus_timeout: Duration,
     /// Interval between polls of Prometheus (±10 % jitter; exponential back-off up to 5m
     /// while it fails).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
-    prometheus_interval: std::time::Duration,
+    prometheus_interval: Duration,
     /// Kubeconfig of a fleet hub (e.g. ACM) to report to: the ControlPlaneUpdateStatus, the
     /// WorkerPoolUpdateStatus objects and the health insights are copied into namespace
     /// `<cluster-name>` there. Unset: no hub sync. Needs `--cluster-name`.
@@ -123,6 +126,10 @@ struct Args {
     /// Also copy progress insights (one per node, operator and the ClusterVersion) to the hub.
     #[arg(long, env = "HUB_INCLUDE_PROGRESS", default_value_t = false)]
     hub_include_progress: bool,
+    /// A reconcile pass still running after this long makes `/healthz` fail (the kubelet then
+    /// restarts the controller): a call that never returns must not stop the reports silently.
+    #[arg(long, default_value = "3m", value_parser = parse_duration)]
+    reconcile_stuck_after: Duration,
 }
 
 /// `--cluster-name`: a DNS-1123 label.
@@ -133,22 +140,106 @@ fn parse_cluster_name(s: &str) -> Result<String, String> {
 }
 
 /// A positive duration: `30s`, `1m`, `500ms`, `1h 30m` or ISO 8601 (`PT30S`).
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, String> {
     let d: jiff::SignedDuration = s
         .parse()
         .map_err(|e| format!("{s:?} is not a duration like 30s, 1m or 500ms: {e}"))?;
-    std::time::Duration::try_from(d)
+    Duration::try_from(d)
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("{s:?}: the duration must be positive"))
 }
 
+/// How long the writers get to finish their pass at shutdown before they are aborted.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    init_logging(&args.log_format);
+    // Checked before anything starts: a wrong URL is a configuration error.
+    let prometheus = prometheus_client(&args)?;
+    let client = kube::Client::try_default()
+        .await
+        .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
+    preflight(&client, &args.namespace).await?;
+
+    let metrics = Arc::new(Metrics::new()?);
+    let health = Health::new(args.reconcile_stuck_after);
+    // One signal listener for the whole run: a SIGTERM between two phases is not lost.
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    // The tasks that run whether or not we lead: the HTTP server and the watches.
+    let mut infra = Tasks::new();
+    let metrics_server = metrics_server::serve_metrics(
+        MetricsServerConfig {
+            bind: args.metrics_bind_address,
+            secure: args.metrics_secure,
+            cert_dir: args.metrics_cert_dir.clone(),
+        },
+        metrics.clone(),
+        Arc::new(Authorizer::new(client.clone())),
+    )
+    .await?;
+    infra.spawn("metrics-server", metrics_server.wait());
+    let probes =
+        metrics_server::serve_probes(args.health_probe_bind_address, probes(&health)).await?;
+    infra.spawn("probe-server", probes.wait());
+    let wakers = Wakers::default();
+    let caches = watches::start(&client, &args.namespace, &wakers, &mut infra);
+    let hub = hub_sync(&args, &caches, &wakers, &metrics).await?;
+    {
+        // Health series are computed from our insights at scrape time (every scope, whichever
+        // reconciler wrote them).
+        let insights = caches.insights.clone();
+        metrics.set_insight_source(Box::new(move || insights.state()));
+    }
+
+    // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
+    // deleted objects and we would delete and re-create insights at every start.
+    tokio::select! {
+        synced = caches.synced() => synced.context("a watch stopped before its cache listed")?,
+        ended = infra.first_ended() => return Err(fatal(&health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(()); }
+    }
+    tracing::info!("all caches synced");
+    health.set_synced();
+
+    // With leader election, only the Lease holder writes; losing the Lease stops the process
+    // (it is restarted and campaigns again) so two replicas never write at once.
+    let leadership = if args.leader_elect {
+        tokio::select! {
+            l = campaign(&args, &client) => Some(l),
+            ended = infra.first_ended() => return Err(fatal(&health, ended)),
+            _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); return Ok(()); }
+        }
+    } else {
+        None
+    };
+
+    let (stop_writers, stopping) = watch::channel(false);
+    let writers = start_writers(
+        &args, &client, &caches, &wakers, &metrics, &health, prometheus, hub, stopping,
+    );
+    tracing::info!(namespace = %args.namespace, "update-status-controller running");
+    supervise(
+        Running {
+            infra,
+            writers,
+            stop_writers,
+            leadership,
+            health,
+        },
+        shutdown,
+        &args,
+    )
+    .await
+}
+
+/// `RUST_LOG` (default `info`), as text or JSON.
+fn init_logging(format: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    if args.log_format == "json" {
+    if format == "json" {
         tracing_subscriber::fmt()
             .json()
             .with_env_filter(filter)
@@ -156,10 +247,11 @@ async fn main() -> anyhow::Result<()> {
     } else {
         tracing_subscriber::fmt().with_env_filter(filter).init();
     }
+}
 
-    // Checked before anything starts: a wrong URL is a configuration error.
-    let prometheus = args
-        .prometheus_url
+/// The Prometheus client of `--prometheus-url`, if set.
+fn prometheus_client(args: &Args) -> anyhow::Result<Option<PrometheusClient>> {
+    args.prometheus_url
         .as_deref()
         .map(|url| {
             PrometheusClient::new(PrometheusConfig {
@@ -170,65 +262,72 @@ async fn main() -> anyhow::Result<()> {
             })
         })
         .transpose()
-        .context("--prometheus-url")?;
+        .context("--prometheus-url")
+}
 
-    let client = kube::Client::try_default()
-        .await
-        .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
-    preflight(&client, &args.namespace).await?;
-
-    let metrics = Arc::new(Metrics::new()?);
-    let synced = Arc::new(AtomicBool::new(false));
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-
-    let server = metrics_server::serve_metrics(
-        MetricsServerConfig {
-            bind: args.metrics_bind_address,
-            secure: args.metrics_secure,
-            cert_dir: args.metrics_cert_dir.clone(),
-        },
-        metrics.clone(),
-        Arc::new(Authorizer::new(client.clone())),
-    )
-    .await?;
-    let health = Health::new().with_ready({
-        let synced = synced.clone();
-        move || {
-            synced
-                .load(Ordering::SeqCst)
-                .then_some(())
-                .ok_or_else(|| "caches not synced".to_string())
-        }
-    });
-    let probes = metrics_server::serve_probes(args.health_probe_bind_address, health).await?;
-
-    let wakers = Wakers::default();
-    let caches = watches::start(&client, &args.namespace, &wakers, synced.clone());
-    // Checked before the reconcilers start (the hub is not contacted yet): an unreadable hub
-    // kubeconfig is a configuration error.
-    let hub = match (&args.hub_kubeconfig, &args.cluster_name) {
-        (Some(kubeconfig), Some(cluster_name)) => Some(
-            HubSync::new(
-                HubConfig {
-                    kubeconfig: kubeconfig.clone(),
-                    cluster_name: cluster_name.clone(),
-                    include_progress: args.hub_include_progress,
-                },
-                caches.clone(),
-                wakers.hub_sync.clone(),
-                metrics.clone(),
-            )
-            .await
-            .context("--hub-kubeconfig")?,
-        ),
-        _ => None,
+/// The hub sync of `--hub-kubeconfig`, if set. Checked before the reconcilers start (the hub
+/// is not contacted yet): an unreadable hub kubeconfig is a configuration error.
+async fn hub_sync(
+    args: &Args,
+    caches: &Caches,
+    wakers: &Wakers,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<Option<HubSync>> {
+    let (Some(kubeconfig), Some(cluster_name)) = (&args.hub_kubeconfig, &args.cluster_name) else {
+        return Ok(None);
     };
-    {
-        // Health series are computed from our insights at scrape time (every scope, whichever
-        // reconciler wrote them).
-        let insights = caches.insights.clone();
-        metrics.set_insight_source(Box::new(move || insights.state()));
-    }
+    let hub = HubSync::new(
+        HubConfig {
+            kubeconfig: kubeconfig.clone(),
+            cluster_name: cluster_name.clone(),
+            include_progress: args.hub_include_progress,
+        },
+        caches.clone(),
+        wakers.hub_sync.clone(),
+        metrics.clone(),
+    )
+    .await
+    .context("--hub-kubeconfig")?;
+    Ok(Some(hub))
+}
+
+/// Waits until we hold the leader-election Lease.
+async fn campaign(args: &Args, client: &kube::Client) -> Leadership {
+    let me = args.leader_identity.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        format!("{}-{}", host.trim(), std::process::id())
+    });
+    tracing::info!(lease = %args.leader_election_id, identity = %me, "waiting to become leader");
+    Elector::new(
+        client.clone(),
+        &args.namespace,
+        &args.leader_election_id,
+        &me,
+    )
+    .acquire()
+    .await
+}
+
+/// Starts the tasks that write (the reconcilers, the hub sync): they run only while we lead.
+#[allow(clippy::too_many_arguments)]
+fn start_writers(
+    args: &Args,
+    client: &kube::Client,
+    caches: &Caches,
+    wakers: &Wakers,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    prometheus: Option<PrometheusClient>,
+    hub: Option<HubSync>,
+    stopping: watch::Receiver<bool>,
+) -> Tasks {
+    let mut tasks = Tasks::new();
+    let ctx = LoopContext {
+        clock: args.assess_at.map_or(Clock::Wall, Clock::Fixed),
+        metrics: metrics.clone(),
+        health: health.clone(),
+        stopping: stopping.clone(),
+    };
     let cp = ControlPlaneReconciler::new(
         client.clone(),
         &args.namespace,
@@ -236,7 +335,6 @@ async fn main() -> anyhow::Result<()> {
         metrics.clone(),
         args.cluster_id.clone(),
     );
-    let clock = args.assess_at.map_or(Clock::Wall, Clock::Fixed);
     let wp = WorkerPoolsReconciler::new(
         client.clone(),
         &args.namespace,
@@ -244,56 +342,9 @@ async fn main() -> anyhow::Result<()> {
         metrics.clone(),
         args.cluster_id.clone(),
     );
-    // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
-    // deleted objects and we would delete and re-create insights at every start.
-    let ready = {
-        let synced = synced.clone();
-        async move {
-            while !synced.load(Ordering::SeqCst) {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-        }
-    };
-    tokio::select! {
-        _ = ready => {}
-        _ = shutdown_signal() => { tracing::info!("shutting down before caches synced"); return Ok(()); }
-    }
-    // With leader election, only the Lease holder writes; losing the Lease stops the process
-    // (it is restarted and campaigns again) so two replicas never write at once.
-    let mut leadership = if args.leader_elect {
-        let me = args.leader_identity.clone().unwrap_or_else(|| {
-            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-            format!("{}-{}", host.trim(), std::process::id())
-        });
-        tracing::info!(lease = %args.leader_election_id, identity = %me, "waiting to become leader");
-        let elector = Elector::new(
-            client.clone(),
-            &args.namespace,
-            &args.leader_election_id,
-            &me,
-        );
-        tokio::select! {
-            rx = elector.acquire() => Some(rx),
-            _ = shutdown_signal() => { tracing::info!("shutting down before becoming leader"); return Ok(()); }
-        }
-    } else {
-        None
-    };
-    let cp_task = tokio::spawn(runner::run(
-        cp,
-        clock,
-        metrics.clone(),
-        wakers.control_plane.clone(),
-        shutdown_rx.clone(),
-    ));
-    let wp_task = tokio::spawn(runner::run(
-        wp,
-        clock,
-        metrics.clone(),
-        wakers.worker_pools.clone(),
-        shutdown_rx.clone(),
-    ));
-    let alerts_task = match prometheus {
+    ctx.spawn(&mut tasks, cp, &wakers.control_plane);
+    ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
+    match prometheus {
         Some(prometheus) => {
             tracing::info!(
                 url = %prometheus.alerts_url(),
@@ -312,68 +363,118 @@ async fn main() -> anyhow::Result<()> {
                 },
                 args.cluster_id.clone(),
             );
-            Some(tokio::spawn(runner::run(
-                r,
-                clock,
-                metrics.clone(),
-                wakers.alerts.clone(),
-                shutdown_rx.clone(),
-            )))
+            ctx.spawn(&mut tasks, r, &wakers.alerts);
         }
-        None => {
-            tracing::info!("no --prometheus-url: alert insights off");
-            None
-        }
-    };
-    // Like the reconcilers, the hub sync runs only while we lead.
-    let hub_task = match hub {
-        Some(hub) => Some(tokio::spawn(hub.run(shutdown_rx.clone()))),
-        None => {
-            tracing::info!("no --hub-kubeconfig: hub sync off");
-            None
-        }
-    };
+        None => tracing::info!("no --prometheus-url: alert insights off"),
+    }
+    match hub {
+        Some(hub) => tasks.spawn("hub-sync", hub.run(stopping.clone())),
+        None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+    }
     wakers.control_plane.notify_one();
     wakers.worker_pools.notify_one();
     wakers.alerts.notify_one();
     wakers.hub_sync.notify_one();
-    tracing::info!(namespace = %args.namespace, "update-status-controller running");
+    tasks
+}
 
-    let lost = async {
-        match leadership.as_mut() {
-            Some(rx) => {
-                while *rx.borrow() {
-                    if rx.changed().await.is_err() {
-                        break;
-                    }
-                }
-            }
-            None => std::future::pending::<()>().await,
-        }
-    };
-    let lost_leadership = tokio::select! {
-        _ = shutdown_signal() => false,
-        _ = lost => true,
-    };
-    tracing::info!(lost_leadership, "shutting down");
-    let _ = shutdown_tx.send(true);
-    let _ = tokio::join!(cp_task, wp_task);
-    if let Some(t) = alerts_task {
-        let _ = t.await;
-    }
-    if let Some(t) = hub_task {
-        let _ = t.await;
-    }
-    server.abort();
-    probes.abort();
-    if lost_leadership {
-        anyhow::bail!(
-            "lost the leader-election Lease {}/{}",
-            args.namespace,
-            args.leader_election_id
+/// What every reconcile loop shares.
+struct LoopContext {
+    clock: Clock,
+    metrics: Arc<Metrics>,
+    health: Arc<Health>,
+    stopping: watch::Receiver<bool>,
+}
+
+impl LoopContext {
+    /// Runs `r`'s loop as task `reconciler/<name>`, woken by `wake`.
+    fn spawn<R: Reconcile>(&self, tasks: &mut Tasks, r: R, wake: &Arc<tokio::sync::Notify>) {
+        tasks.spawn(
+            format!("reconciler/{}", R::NAME),
+            runner::run(
+                r,
+                self.clock,
+                self.metrics.clone(),
+                wake.clone(),
+                self.stopping.clone(),
+                self.health.heartbeat(R::NAME),
+            ),
         );
     }
-    Ok(())
+}
+
+/// Everything that runs once we write.
+struct Running {
+    infra: Tasks,
+    writers: Tasks,
+    stop_writers: watch::Sender<bool>,
+    leadership: Option<Leadership>,
+    health: Arc<Health>,
+}
+
+/// Why the process stops.
+enum Stop {
+    Signal,
+    LostLease,
+    Ended(TaskEnded),
+}
+
+/// Runs until a signal, the loss of the Lease or the end of any task; then stops the writers
+/// first, releases the Lease when we still hold it, and stops the rest.
+async fn supervise(
+    mut run: Running,
+    shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+    args: &Args,
+) -> anyhow::Result<()> {
+    let lost = async {
+        match run.leadership.as_mut() {
+            Some(l) => l.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    let stop = tokio::select! {
+        _ = shutdown => Stop::Signal,
+        _ = lost => Stop::LostLease,
+        ended = run.infra.first_ended() => Stop::Ended(ended),
+        ended = run.writers.first_ended() => Stop::Ended(ended),
+    };
+    match stop {
+        Stop::Signal => {
+            tracing::info!("shutting down");
+            let _ = run.stop_writers.send(true);
+            run.writers.stop(SHUTDOWN_GRACE).await;
+            if let Some(l) = run.leadership {
+                l.release().await;
+            }
+            run.infra.abort().await;
+            Ok(())
+        }
+        Stop::LostLease => {
+            // The lease may expire soon (by a follower's clock): no write may follow.
+            run.writers.abort().await;
+            tracing::error!("stopped writing: lost the leader-election Lease");
+            anyhow::bail!(
+                "lost the leader-election Lease {}/{}",
+                args.namespace,
+                args.leader_election_id
+            )
+        }
+        Stop::Ended(ended) => {
+            let error = fatal(&run.health, ended);
+            run.writers.abort().await;
+            if let Some(l) = run.leadership {
+                l.release().await;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// A task ended that should not have: unhealthy from now on, and the process exits with this.
+fn fatal(health: &Health, ended: TaskEnded) -> anyhow::Error {
+    tracing::error!(task = %ended.name, how = %ended.how, "a long-running task stopped; exiting");
+    health.set_stopped(ended.to_string());
+    anyhow::Error::new(ended).context("the controller cannot run without it")
 }
 
 /// Fails early, with a clear message, if our CRDs are not installed or we may not use them.
@@ -390,6 +491,19 @@ async fn preflight(client: &kube::Client, namespace: &str) -> anyhow::Result<()>
         ),
         Err(e) => Err(e).context("checking that the update-status CRDs are installed"),
     }
+}
+
+/// What the probe port answers: the supervisor's view of liveness and readiness.
+fn probes(health: &Arc<Health>) -> Probes {
+    let check = |f: fn(&Health) -> (bool, String), health: Arc<Health>| {
+        move || match f(&health) {
+            (true, _) => Ok(()),
+            (false, why) => Err(why),
+        }
+    };
+    Probes::new()
+        .with_live(check(Health::live, health.clone()))
+        .with_ready(check(Health::ready, health.clone()))
 }
 
 async fn shutdown_signal() {

@@ -6,7 +6,7 @@
 //!   `/metrics` ([`auth`]). `--metrics-secure=false` serves it as plain HTTP without
 //!   authentication, for local development and tests.
 //! - `/healthz` and `/readyz` ([`serve_probes`]): plain HTTP on their own port, answering `ok`
-//!   or why not, and nothing else; what they check is a [`Health`].
+//!   or why not, and nothing else; what they check is a [`Probes`].
 
 pub mod auth;
 pub mod tls;
@@ -82,6 +82,19 @@ impl Serving {
     pub fn abort(&self) {
         self.task.abort();
     }
+
+    /// Resolves when the server stops (only on an error, which it logs): what a supervisor
+    /// awaits. Dropping this future stops the server.
+    pub async fn wait(self) {
+        struct AbortOnDrop(JoinHandle<()>);
+        impl Drop for AbortOnDrop {
+            fn drop(&mut self) {
+                self.0.abort();
+            }
+        }
+        let mut guard = AbortOnDrop(self.task);
+        let _ = (&mut guard.0).await;
+    }
 }
 
 type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
@@ -89,30 +102,30 @@ type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 /// What `/healthz` (live) and `/readyz` (ready) report: `Ok` → 200 `ok`, `Err(why)` → 503
 /// `why`. Both are `Ok` until set.
 #[derive(Clone)]
-pub struct Health {
+pub struct Probes {
     live: Check,
     ready: Check,
 }
 
-impl Default for Health {
+impl Default for Probes {
     fn default() -> Self {
-        Health {
+        Probes {
             live: Arc::new(|| Ok(())),
             ready: Arc::new(|| Ok(())),
         }
     }
 }
 
-impl std::fmt::Debug for Health {
+impl std::fmt::Debug for Probes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Health")
+        f.debug_struct("Probes")
             .field("live", &self.live())
             .field("ready", &self.ready())
             .finish()
     }
 }
 
-impl Health {
+impl Probes {
     /// Live and ready.
     pub fn new() -> Self {
         Self::default()
@@ -173,7 +186,7 @@ fn spawn_plain(what: &'static str, listener: TcpListener, app: Router) -> JoinHa
 }
 
 /// Serves `/healthz` and `/readyz` (plain HTTP, no authentication, no data) on `bind`.
-pub async fn serve_probes(bind_addr: SocketAddr, health: Health) -> Result<Serving, ServerError> {
+pub async fn serve_probes(bind_addr: SocketAddr, health: Probes) -> Result<Serving, ServerError> {
     let live = health.clone();
     let app = Router::new()
         .route(

@@ -1,5 +1,7 @@
 //! The loop every reconciler runs: wait for a change (or for the moment time alone changes an
 //! answer), debounce, reconcile, record metrics, back off on errors. Watch-driven: no polling.
+//! Each loop reports to [`crate::health::Health`] when it has work and when a pass ends, so a
+//! pass that never returns makes the process unhealthy.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,6 +11,7 @@ use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
 
 use crate::clock::Clock;
+use crate::health::Heartbeat;
 use crate::metrics::Metrics;
 use crate::writer::WriteError;
 
@@ -38,6 +41,7 @@ pub async fn run<R: Reconcile>(
     metrics: Arc<Metrics>,
     wake: Arc<Notify>,
     mut shutdown: watch::Receiver<bool>,
+    heartbeat: Heartbeat,
 ) {
     let mut next: Option<Duration> = None;
     loop {
@@ -47,10 +51,12 @@ pub async fn run<R: Reconcile>(
             _ = tokio::time::sleep(sleep) => {}
             _ = shutdown.changed() => return,
         }
+        heartbeat.busy();
         tokio::time::sleep(DEBOUNCE).await;
         let started = Instant::now();
         let result = r.reconcile(clock.now()).await;
         metrics.reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
+        heartbeat.idle();
         next = match result {
             Ok(n) => n,
             Err(e) => {
@@ -58,5 +64,55 @@ pub async fn run<R: Reconcile>(
                 Some(RETRY)
             }
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::Health;
+
+    /// A reconciler whose pass waits for `release` (a call that does not return).
+    struct Hangs {
+        release: Arc<Notify>,
+    }
+
+    impl Reconcile for Hangs {
+        const NAME: &'static str = "hangs";
+        async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+            self.release.notified().await;
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pass_that_does_not_return_makes_the_process_unhealthy() {
+        let health = Health::new(Duration::from_millis(300));
+        let (wake, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let (_stop, shutdown) = watch::channel(false);
+        let metrics = Arc::new(Metrics::new().expect("metrics"));
+        let task = tokio::spawn(run(
+            Hangs {
+                release: release.clone(),
+            },
+            Clock::Wall,
+            metrics,
+            wake.clone(),
+            shutdown,
+            health.heartbeat(Hangs::NAME),
+        ));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(health.live().0, "waiting for work is healthy");
+
+        wake.notify_one();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let (live, reason) = health.live();
+        assert!(!live, "a pass stuck past the bound is not healthy");
+        assert!(reason.contains("hangs"), "{reason}");
+
+        release.notify_one();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(health.live().0, "the pass ended: healthy again");
+        task.abort();
     }
 }

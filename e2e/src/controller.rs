@@ -95,11 +95,33 @@ impl Controller {
         metrics_port: u16,
         extra: &[&str],
     ) -> Result<Self, ControllerError> {
+        Self::start_with(env.kubeconfig_path(), namespace, metrics_port, extra)
+    }
+
+    /// As [`Controller::start`], talking to the API server through `kubeconfig` (e.g. one that
+    /// points at a proxy), `/metrics` on a free port.
+    pub fn start_via(
+        kubeconfig: &std::path::Path,
+        namespace: &str,
+        extra: &[&str],
+    ) -> Result<Self, ControllerError> {
+        Self::start_with(kubeconfig, namespace, free_port()?, extra)
+    }
+
+    fn start_with(
+        kubeconfig: &std::path::Path,
+        namespace: &str,
+        metrics_port: u16,
+        extra: &[&str],
+    ) -> Result<Self, ControllerError> {
         Self::launch(
             &Launch {
                 bin: workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN"),
-                kubeconfig: env.kubeconfig_path().to_path_buf(),
-                log: std::env::temp_dir().join(format!("update-status-controller-{namespace}.log")),
+                kubeconfig: kubeconfig.to_path_buf(),
+                // One log per replica (several may run in one namespace).
+                log: std::env::temp_dir().join(format!(
+                    "update-status-controller-{namespace}-{metrics_port}.log"
+                )),
             },
             namespace,
             metrics_port,
@@ -161,6 +183,27 @@ impl Controller {
             Ok(Some(status)) => Err(format!("the controller exited: {status}")),
             Err(e) => Err(format!("cannot tell whether the controller runs: {e}")),
         }
+    }
+
+    /// Sends SIGTERM (what the kubelet sends at a rollout), without waiting.
+    pub fn terminate(&self) -> Result<(), ControllerError> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .map_err(io("sending SIGTERM"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(ControllerError::Io {
+                what: "sending SIGTERM".into(),
+                source: std::io::Error::other(format!("kill exited with {status}")),
+            })
+        }
+    }
+
+    /// Its exit status, once it has exited (`None` while it runs).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
     }
 
     /// `127.0.0.1:<port>` of its `/metrics`.

@@ -93,7 +93,7 @@ fn write_serving_cert(dir: &Path) -> CertificateDer<'static> {
 #[tokio::test]
 async fn probes_answer_without_data_and_follow_health() {
     let ready = Arc::new(AtomicBool::new(false));
-    let health = Health::new().with_ready({
+    let health = Probes::new().with_ready({
         let ready = ready.clone();
         move || {
             ready

@@ -1,0 +1,196 @@
+//! What `/healthz` and `/readyz` answer, from the state of the process rather than a constant.
+//!
+//! - **Live** (`/healthz`): no long-running task has ended, and no reconcile loop has been inside
+//!   one pass (woken, with work pending) for longer than the stuck bound. A loop waiting for
+//!   work is healthy however long it waits; a pass stuck on a call that never returns, or a loop
+//!   that stopped, is not (restarting the process is the remedy, which the kubelet applies).
+//! - **Ready** (`/readyz`): live, and every watch cache has listed once.
+//!
+//! A failing API server is not a liveness failure: passes then fail fast and are retried, and a
+//! restart would not help. The probe servers call [`Health::live`] and [`Health::ready`], each
+//! returning whether the check passes and a short reason for a human.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Default bound on one reconcile pass before the loop counts as stuck. A cold pass over
+/// 5,000 nodes takes under 30 s; a pass waiting on an API call that never answers takes forever.
+pub const DEFAULT_STUCK_AFTER: Duration = Duration::from_secs(180);
+
+/// The process's health, shared by the reconcile loops, the supervisor and the probe servers.
+pub struct Health {
+    stuck_after: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    synced: bool,
+    /// Why the process is no longer live (a task ended), if it is not.
+    stopped: Option<String>,
+    loops: BTreeMap<&'static str, Loop>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Loop {
+    /// Since when the loop has had work it has not finished (woken, or inside a pass).
+    busy_since: Option<Instant>,
+}
+
+impl Health {
+    /// Health with reconcile passes bounded by `stuck_after`.
+    pub fn new(stuck_after: Duration) -> Arc<Self> {
+        Arc::new(Health {
+            stuck_after,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The state stays consistent whatever panicked while holding the lock (plain fields).
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers the reconcile loop `name`; it reports through the returned heartbeat.
+    pub fn heartbeat(self: &Arc<Self>, name: &'static str) -> Heartbeat {
+        self.state().loops.insert(name, Loop::default());
+        Heartbeat {
+            health: self.clone(),
+            name,
+        }
+    }
+
+    /// Every watch cache has listed once.
+    pub fn set_synced(&self) {
+        self.state().synced = true;
+    }
+
+    /// A long-running task ended (`reason` names it): the process is no longer live.
+    pub fn set_stopped(&self, reason: String) {
+        self.state().stopped.get_or_insert(reason);
+    }
+
+    /// Liveness: `(true, "ok")`, or `false` with the reason.
+    pub fn live(&self) -> (bool, String) {
+        self.live_at(Instant::now())
+    }
+
+    /// Readiness: live and caches synced.
+    pub fn ready(&self) -> (bool, String) {
+        let (live, reason) = self.live();
+        if !live {
+            return (false, reason);
+        }
+        if !self.state().synced {
+            return (false, "caches not synced".into());
+        }
+        (true, "ok".into())
+    }
+
+    fn live_at(&self, now: Instant) -> (bool, String) {
+        let state = self.state();
+        if let Some(reason) = &state.stopped {
+            return (false, reason.clone());
+        }
+        for (name, l) in &state.loops {
+            if let Some(since) = l.busy_since {
+                let busy = now.saturating_duration_since(since);
+                if busy > self.stuck_after {
+                    return (
+                        false,
+                        format!(
+                            "reconciler {name} has been in one pass for {}s (bound {}s)",
+                            busy.as_secs(),
+                            self.stuck_after.as_secs()
+                        ),
+                    );
+                }
+            }
+        }
+        (true, "ok".into())
+    }
+}
+
+/// A reconcile loop's reports to [`Health`].
+pub struct Heartbeat {
+    health: Arc<Health>,
+    name: &'static str,
+}
+
+impl Heartbeat {
+    fn set(&self, busy_since: Option<Instant>) {
+        if let Some(l) = self.health.state().loops.get_mut(self.name) {
+            l.busy_since = busy_since;
+        }
+    }
+
+    /// The loop was woken: it has work until [`Heartbeat::idle`].
+    pub fn busy(&self) {
+        self.set(Some(Instant::now()));
+    }
+
+    /// The loop finished a pass (successful or not) and waits for work.
+    pub fn idle(&self) {
+        self.set(None);
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        // A loop that ends (returned, panicked or aborted) does no more work: it cannot be stuck.
+        // Whether its end is fatal is the supervisor's business.
+        self.health.state().loops.remove(self.name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiting_loop_is_live_a_pass_past_the_bound_is_not() {
+        let health = Health::new(Duration::from_secs(60));
+        let beat = health.heartbeat("control-plane");
+        let t0 = Instant::now();
+        assert!(
+            health.live_at(t0 + Duration::from_secs(3600)).0,
+            "waiting is healthy"
+        );
+
+        beat.busy();
+        let (live, _) = health.live_at(Instant::now() + Duration::from_secs(59));
+        assert!(live, "a pass within the bound is fine");
+        let (live, reason) = health.live_at(Instant::now() + Duration::from_secs(61));
+        assert!(!live);
+        assert!(reason.contains("control-plane"), "{reason}");
+
+        beat.idle();
+        assert!(health.live_at(Instant::now() + Duration::from_secs(61)).0);
+    }
+
+    #[test]
+    fn ready_needs_synced_caches_and_a_stopped_task_is_fatal() {
+        let health = Health::new(DEFAULT_STUCK_AFTER);
+        let (ready, reason) = health.ready();
+        assert!(!ready);
+        assert_eq!(reason, "caches not synced");
+        health.set_synced();
+        assert_eq!(health.ready(), (true, "ok".into()));
+
+        health.set_stopped("task watch/Node ended".into());
+        health.set_stopped("a later one".into());
+        assert_eq!(health.live(), (false, "task watch/Node ended".into()));
+        assert_eq!(health.ready(), (false, "task watch/Node ended".into()));
+    }
+
+    #[test]
+    fn a_dropped_heartbeat_no_longer_counts() {
+        let health = Health::new(Duration::from_secs(1));
+        let beat = health.heartbeat("alerts");
+        beat.busy();
+        assert!(!health.live_at(Instant::now() + Duration::from_secs(5)).0);
+        drop(beat);
+        assert!(health.live_at(Instant::now() + Duration::from_secs(5)).0);
+    }
+}
