@@ -651,4 +651,20 @@ mod tests {
         assert!(err.to_string().contains("ClusterVersion version"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    #[test]
+    fn reads_a_must_gather_with_3000_nodes_of_block_yaml() {
+        // 3,000 real nodes in block YAML breached serde-saphyr's default budget (250,000 nodes).
+        let root = std::env::temp_dir().join(format!("us-mg-3000-{}", std::process::id()));
+        update_status_testdata::must_gather::write(&root, 3000).expect("write must-gather");
+        let snap = Snapshot::from_dir(&root);
+        std::fs::remove_dir_all(&root).ok();
+        let snap = snap.unwrap_or_else(|e| panic!("{e}"));
+        let case = Snapshot::from_dir(&update_status_testdata::oc_status_case(
+            update_status_testdata::must_gather::BASE_CASE,
+        ))
+        .expect("base case");
+        assert_eq!(snap.nodes.len(), 3000 + case.nodes.len());
+        assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    }
 }

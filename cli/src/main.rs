@@ -6,6 +6,8 @@
 // Go duration primitives: some (e.g. `HOUR`) are only used by its tests.
 #[allow(dead_code)]
 mod duration;
+mod escape;
+mod exit;
 mod fleet;
 mod offline;
 mod online;
@@ -69,8 +71,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            eprintln!("error: {}", exit::message(&e));
+            exit::code(&e)
         }
     }
 }
@@ -85,7 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             fleet::fetch(&client).await
         })?;
         match cli.output {
-            Format::Text => fleet::render(&rows),
+            Format::Text => fleet::render(&escape::fleet(&rows)),
             format => report::serialise(&fleet::FleetReport::new(rows, now), format)?,
         }
     } else {
@@ -105,7 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.output {
             Format::Text => {
                 render::check(&view)?;
-                render::render(&view, now, details)
+                render::render(&escape::view(&view)?, now, details)
             }
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod must_gather;
+
 /// Environment variable naming another folder of `oc-status` cases (same layout), e.g. a larger
 /// private collection.
 pub const FIXTURES_ENV: &str = "UPDATE_STATUS_FIXTURES";
