@@ -22,6 +22,12 @@ pub fn oc_status_case(name: &str) -> PathBuf {
     oc_status_dir().join(name)
 }
 
+/// The bad-input corpus: one folder per case, each with a `case` file (how to build the input)
+/// and an `expected` file (exit code and output fragments); see `bad-inputs/README.md`.
+pub fn bad_inputs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("bad-inputs")
+}
+
 /// The case folders of [`oc_status_dir`], sorted.
 ///
 /// # Panics
