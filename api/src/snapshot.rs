@@ -124,9 +124,7 @@ pub enum SnapshotError {
 pub enum SnapshotWarning {
     /// A second object with the kind and name of one already read: it is ignored, the first
     /// one is kept (captures often hold the same object twice, e.g. a list and a per-object file).
-    #[error(
-        "{path}: duplicate {kind} {name:?} ignored (the first one, from {first}, is kept)"
-    )]
+    #[error("{path}: duplicate {kind} {name:?} ignored (the first one, from {first}, is kept)")]
     Duplicate {
         /// Its kind.
         kind: String,

@@ -52,7 +52,10 @@ mod tests {
     fn each_cause_is_printed_once() {
         let io = std::io::Error::other("invalid type: integer");
         let e = anyhow::Error::from(Repeats(io)).context("offline");
-        assert_eq!(message(&e), "offline: cannot read x.yaml: invalid type: integer");
+        assert_eq!(
+            message(&e),
+            "offline: cannot read x.yaml: invalid type: integer"
+        );
         let chained = anyhow::anyhow!("inner").context("outer");
         assert_eq!(message(&chained), "outer: inner");
     }

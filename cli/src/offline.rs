@@ -54,3 +54,6 @@ pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
         insights: assessment.insights,
     }
 }
+
+#[cfg(test)]
+mod proptests;

@@ -66,7 +66,11 @@ fn build(case: &Path, dir: &Path) -> (Vec<String>, Option<PathBuf>) {
                 let (file, old) = replace.take().expect("new: after replace: and old:");
                 let path = dir.join(&file);
                 let text = std::fs::read_to_string(&path).expect("replace: read");
-                assert!(text.contains(&old), "{}: {old:?} not in {file}", case.display());
+                assert!(
+                    text.contains(&old),
+                    "{}: {old:?} not in {file}",
+                    case.display()
+                );
                 std::fs::write(&path, text.replacen(&old, &value, 1)).expect("replace: write");
             }
             other => panic!("{}: unknown key {other}", case.display()),
@@ -150,9 +154,8 @@ fn run(dir: &Path, args: &[String]) -> (Option<i32>, String, String) {
 
 /// The first raw control character (other than a line feed) of `s`.
 fn raw_control(s: &str) -> Option<char> {
-    s.chars().find(|&c| {
-        (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c)
-    })
+    s.chars()
+        .find(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
 }
 
 fn check(case: &Path) -> Result<(), String> {

@@ -20,7 +20,10 @@ pub fn write(root: &Path, nodes: usize) -> io::Result<PathBuf> {
     let csr = root.join("quay-io-openshift-release-dev-sha256-0123/cluster-scoped-resources");
     for (file, sub) in [
         ("clusterversion.yaml", "config.openshift.io/clusterversions"),
-        ("clusteroperators.yaml", "config.openshift.io/clusteroperators"),
+        (
+            "clusteroperators.yaml",
+            "config.openshift.io/clusteroperators",
+        ),
         (
             "machineconfigpools.yaml",
             "machineconfiguration.openshift.io/machineconfigpools",
