@@ -102,9 +102,14 @@ fn escape_value<'a>(v: &'a mut Value, path: &mut Vec<&'a str>) -> bool {
                 }
             }
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |changed, item| escape_value(item, path) || changed),
+        Value::Array(items) => {
+            // Every item is escaped: no short-circuit.
+            let mut changed = false;
+            for item in items.iter_mut() {
+                changed |= escape_value(item, path);
+            }
+            changed
+        }
         Value::Object(map) => {
             let mut changed = false;
             for (key, item) in map.iter_mut() {
@@ -220,6 +225,35 @@ mod tests {
         assert_eq!(h.impact.summary, "s\\nforged");
         assert_eq!(h.impact.description, "d1\nd2\\u009d");
         assert_eq!(v.worker_pools[0].0, "w^[");
+    }
+
+    #[test]
+    fn fleet_rows_are_escaped() {
+        let row = FleetRow {
+            cluster: "c\x1b]0;x\x07".into(),
+            namespace: "ns".into(),
+            from: "4.1\n".into(),
+            to: "4.2".into(),
+            assessment: update_status_api::crd::Assessment::Progressing,
+            completion_percent: 5,
+            worker_nodes: 1,
+            worker_nodes_updated: 0,
+            worker_pools_not_completed: vec![PoolSummary {
+                name: "p\u{9b}".into(),
+                assessment: update_status_api::crd::Assessment::Degraded,
+            }],
+            health: Default::default(),
+        };
+        let out = fleet(std::slice::from_ref(&row));
+        assert_eq!(out[0].cluster, "c^[]0;x^G");
+        assert_eq!(out[0].from, "4.1\\n");
+        assert_eq!(out[0].worker_pools_not_completed[0].name, "p\\u009b");
+        assert_eq!(out[0].to, row.to);
+        let table = crate::fleet::render(&out);
+        assert!(
+            !table.chars().any(|c| c.is_control() && c != '\n'),
+            "{table}"
+        );
     }
 
     #[test]
