@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::SnapshotError;
 
-/// The largest snapshot file read: 512 MiB (a 20,000-node `nodes.yaml` is about 50 MiB).
+/// The largest snapshot file read: 512 MiB (a 20,000-node `nodes.yaml` is 50 to 100 MB).
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Whether `path` names a directory entry at all (a dangling symbolic link counts: reading
