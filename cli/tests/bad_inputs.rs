@@ -113,8 +113,8 @@ fn setup(dir: &Path, case: &Path, action: &str) {
     }
 }
 
-/// Runs the binary; returns (exit code, stdout, stderr). Fails after [`TIMEOUT`].
-fn run(dir: &Path, args: &[String]) -> (Option<i32>, String, String) {
+/// Runs the binary; returns (exit code, stdout, stderr), or an error after [`TIMEOUT`].
+fn run(dir: &Path, args: &[String]) -> Result<(Option<i32>, String, String), String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-update_status"))
         .arg("--from-dir")
         .arg(dir)
@@ -141,15 +141,15 @@ fn run(dir: &Path, args: &[String]) -> (Option<i32>, String, String) {
         if started.elapsed() > TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{}: still running after {TIMEOUT:?}", dir.display());
+            return Err(format!("still running after {TIMEOUT:?} (killed)"));
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    (
+    Ok((
         status.code(),
         out.join().expect("stdout reader"),
         err.join().expect("stderr reader"),
-    )
+    ))
 }
 
 /// The first raw control character (other than a line feed) of `s`.
@@ -163,8 +163,9 @@ fn check(case: &Path) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("us-bad-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (args, base) = build(case, &dir);
-    let (code, stdout, stderr) = run(&dir, &args);
+    let result = run(&dir, &args);
     let _ = std::fs::remove_dir_all(&dir);
+    let (code, stdout, stderr) = result.map_err(|e| format!("{name}: {e}"))?;
     let mut problems = Vec::new();
     if stderr.contains("panicked") {
         problems.push("panicked".to_owned());
