@@ -665,4 +665,41 @@ mod tests {
         assert_eq!(snap.nodes.len(), 3000 + case.nodes.len());
         assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
     }
+
+    #[test]
+    fn must_gather_folders_refuse_odd_entries_and_keep_the_first_duplicate() {
+        let root = std::env::temp_dir().join(format!("us-mg-dup-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let csr = update_status_testdata::must_gather::write(&root, 2).expect("write must-gather");
+        let nodes = csr.join("core/nodes");
+        // The same two generated nodes again, as one file per object (sorted after the list).
+        let generated = read_values(&nodes.join("generated.yaml")).expect("generated");
+        for v in &generated {
+            let name = v
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .expect("name");
+            std::fs::write(nodes.join(format!("z-{name}.json")), v.to_string()).expect("write");
+        }
+        let snap = Snapshot::from_dir(&root).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = snap.nodes.iter().map(Node::name).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(names.len(), unique.len(), "counted twice: {names:?}");
+        assert_eq!(snap.warnings.len(), 2, "{:?}", snap.warnings);
+        let text = snap.warnings[0].to_string();
+        assert!(text.contains("duplicate Node \"gen-worker-00000"), "{text}");
+        assert!(text.contains("generated.yaml, is kept"), "{text}");
+
+        // An entry that is not a regular file is an error naming it, not "no nodes".
+        std::os::unix::fs::symlink("/nonexistent", nodes.join("dangling.yaml")).expect("symlink");
+        let err = Snapshot::from_dir(&root).expect_err("dangling link");
+        std::fs::remove_dir_all(&root).ok();
+        assert!(
+            err.to_string()
+                .contains("dangling.yaml: it is a dangling symbolic link"),
+            "{err}"
+        );
+    }
 }
