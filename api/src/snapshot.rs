@@ -4,9 +4,11 @@
 //! Files may be YAML or JSON whatever their extension, hold a single object, a `kind: List`,
 //! a typed list (`ClusterOperatorList`) or several YAML documents, possibly starting with `---`.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
+use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -14,17 +16,56 @@ use crate::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
 
-/// What can go wrong reading a snapshot. Every variant names the file.
+mod file;
+#[cfg(test)]
+mod proptests;
+
+pub use file::MAX_FILE_BYTES;
+use file::{entry_exists, read_text};
+
+/// What can go wrong reading a snapshot. Every variant names the file, and its text holds the
+/// whole cause (there is no separate `source()` chain, so that printing a chain cannot repeat it).
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// The file is a symbolic link to nothing.
+    #[error("cannot read {path}: it is a dangling symbolic link (to {target})")]
+    DanglingLink {
+        /// The file.
+        path: PathBuf,
+        /// Where the link points.
+        target: PathBuf,
+    },
+    /// The file is not a regular file (a FIFO, a device, a directory...).
+    #[error("cannot read {path}: it is {what}, not a regular file")]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead (`a FIFO`, `a character device`...).
+        what: &'static str,
+    },
+    /// The file is larger than [`MAX_FILE_BYTES`].
+    #[error("cannot read {path}: it is larger than the {limit_mib} MiB limit")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in MiB.
+        limit_mib: u64,
+    },
+    /// The file is not UTF-8 text.
+    #[error("cannot read {path}: it is not UTF-8 text (invalid byte at offset {offset})")]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Offset of the first invalid byte.
+        offset: usize,
     },
     /// The file is neither valid YAML nor JSON.
     #[error("{path} is not valid YAML or JSON: {message}")]
@@ -34,8 +75,18 @@ pub enum SnapshotError {
         /// What the parser said.
         message: String,
     },
+    /// The file holds objects of another kind than the one it is read for.
+    #[error("{path} should hold {expected} objects, but holds {found}")]
+    WrongKind {
+        /// The file.
+        path: PathBuf,
+        /// The kind expected.
+        expected: String,
+        /// The kinds found with their counts (`2 ClusterOperator, 1 Node`).
+        found: String,
+    },
     /// An object in the file does not have the expected shape.
-    #[error("{path}: object #{index} ({kind} {name}) is not a valid {expected}: {source}")]
+    #[error("{path}: object #{index} ({kind} {name}) is not a valid {expected}: {error}")]
     Shape {
         /// The file.
         path: PathBuf,
@@ -48,8 +99,7 @@ pub enum SnapshotError {
         /// The Rust type expected.
         expected: &'static str,
         /// The decoding error.
-        #[source]
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
     /// A required file is missing.
     #[error("{path} is missing: a snapshot needs {what}")]
@@ -66,6 +116,24 @@ pub enum SnapshotError {
         path: PathBuf,
         /// Its content.
         value: String,
+    },
+}
+
+/// Something odd in a snapshot that does not stop it from being read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotWarning {
+    /// A second object with the kind and name of one already read: it is ignored, the first
+    /// one is kept (captures often hold the same object twice, e.g. a list and a per-object file).
+    #[error("{path}: duplicate {kind} {name:?} ignored (the first one, from {first}, is kept)")]
+    Duplicate {
+        /// Its kind.
+        kind: String,
+        /// Its name.
+        name: String,
+        /// The file of the ignored copy.
+        path: PathBuf,
+        /// The file of the kept copy.
+        first: PathBuf,
     },
 }
 
@@ -88,6 +156,8 @@ pub struct Snapshot {
     pub mco_image: Option<String>,
     /// The instant the expected outputs were computed at (the `now` file), if present.
     pub now: Option<Timestamp>,
+    /// What was odd but did not stop the reading (duplicates), in reading order.
+    pub warnings: Vec<SnapshotWarning>,
 }
 
 impl Snapshot {
@@ -101,12 +171,12 @@ impl Snapshot {
     /// `core/nodes` folders (one file per object, or lists).
     pub fn from_dir(dir: &Path) -> Result<Self, SnapshotError> {
         let cv_path = dir.join("clusterversion.yaml");
-        if !cv_path.exists()
+        if !entry_exists(&cv_path)
             && let Some(root) = find_must_gather(dir)
         {
             return Self::from_must_gather(&root);
         }
-        if !cv_path.exists() {
+        if !entry_exists(&cv_path) {
             return Err(SnapshotError::Missing {
                 path: cv_path,
                 what: "the ClusterVersion",
@@ -114,36 +184,29 @@ impl Snapshot {
         }
         let optional = |name: &str| {
             let p = dir.join(name);
-            p.exists().then_some(p)
+            entry_exists(&p).then_some(p)
         };
-        let mut snap = Snapshot {
-            cluster_version: read_objects::<ClusterVersion>(&cv_path)?.into_iter().next(),
-            ..Default::default()
-        };
-        if let Some(p) = optional("clusteroperators.yaml") {
-            snap.cluster_operators = read_objects(&p)?;
-        }
-        if let Some(p) = optional("machineconfigpools.yaml") {
-            snap.machine_config_pools = read_objects(&p)?;
-        }
-        if let Some(p) = optional("machineconfigs.yaml") {
-            snap.machine_configs = read_objects(&p)?;
-        }
-        if let Some(p) = optional("nodes.yaml") {
-            snap.nodes = read_objects(&p)?;
-        }
+        let files = |name: &str| optional(name).into_iter().collect::<Vec<_>>();
+        let mut snap = Snapshot::default();
+        let mut r = Reader::default();
+        snap.cluster_version = r.read(&[cv_path])?.into_iter().next();
+        snap.cluster_operators = r.read(&files("clusteroperators.yaml"))?;
+        snap.machine_config_pools = r.read(&files("machineconfigpools.yaml"))?;
+        snap.machine_configs = r.read(&files("machineconfigs.yaml"))?;
+        snap.nodes = r.read(&files("nodes.yaml"))?;
+        snap.warnings = r.warnings;
         if let Some(p) = optional("alerts.json") {
-            snap.alerts = read_objects::<AlertsResponse>(&p)?.into_iter().next();
+            snap.alerts = read_values(&p)?
+                .into_iter()
+                .next()
+                .map(|v| decode::<AlertsResponse>(&p, 0, v))
+                .transpose()?;
         }
         if let Some(p) = optional("mco-deployment.yaml") {
             snap.mco_image = read_values(&p)?.first().and_then(mco_container_image);
         }
         if let Some(p) = optional("now") {
-            let raw = std::fs::read_to_string(&p).map_err(|source| SnapshotError::Read {
-                path: p.clone(),
-                source,
-            })?;
-            let value = raw.trim().to_string();
+            let value = read_text(&p)?.trim().to_string();
             snap.now = Some(
                 value
                     .parse::<Timestamp>()
@@ -156,26 +219,31 @@ impl Snapshot {
     /// Reads a must-gather's `cluster-scoped-resources` folder.
     fn from_must_gather(root: &Path) -> Result<Self, SnapshotError> {
         let cv_dir = root.join("config.openshift.io/clusterversions");
-        let cluster_version = read_folder::<ClusterVersion>(&cv_dir)?.into_iter().next();
+        let mut r = Reader::default();
+        let cluster_version = r
+            .read::<ClusterVersion>(&folder_files(&cv_dir)?)?
+            .into_iter()
+            .next();
         if cluster_version.is_none() {
             return Err(SnapshotError::Missing {
                 path: cv_dir,
                 what: "the ClusterVersion",
             });
         }
-        let mut cluster_operators: Vec<ClusterOperator> =
-            read_folder(&root.join("config.openshift.io/clusteroperators"))?;
+        let read = |sub: &str| folder_files(&root.join(sub));
+        let co_files = read("config.openshift.io/clusteroperators")?;
+        let mcp_files = read("machineconfiguration.openshift.io/machineconfigpools")?;
+        let mc_files = read("machineconfiguration.openshift.io/machineconfigs")?;
+        let node_files = read("core/nodes")?;
+        let mut cluster_operators: Vec<ClusterOperator> = r.read(&co_files)?;
         cluster_operators.sort_by(|a, b| a.name().cmp(b.name()));
         Ok(Snapshot {
             cluster_version,
             cluster_operators,
-            machine_config_pools: read_folder(
-                &root.join("machineconfiguration.openshift.io/machineconfigpools"),
-            )?,
-            machine_configs: read_folder(
-                &root.join("machineconfiguration.openshift.io/machineconfigs"),
-            )?,
-            nodes: read_folder(&root.join("core/nodes"))?,
+            machine_config_pools: r.read(&mcp_files)?,
+            machine_configs: r.read(&mc_files)?,
+            nodes: r.read(&node_files)?,
+            warnings: r.warnings,
             ..Default::default()
         })
     }
@@ -227,26 +295,68 @@ fn find_must_gather(dir: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Reads every `*.yaml`/`*.json` file of a folder (missing folder: nothing), in name order.
-fn read_folder<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, SnapshotError> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
+/// The `*.yaml`/`*.yml`/`*.json` entries of a folder in name order (a missing folder: none).
+/// Entries are not filtered on their type: one that is not a regular file fails when read.
+fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => {
+            return Err(SnapshotError::Read {
+                path: dir.to_path_buf(),
+                error,
+            });
+        }
     };
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            p.extension()
+                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
         })
         .collect();
     files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        out.extend(read_objects::<T>(&f)?);
+    Ok(files)
+}
+
+/// Reads objects of one kind from files, keeping the first of duplicates (same kind and name)
+/// and recording a warning for each other copy.
+#[derive(Default)]
+struct Reader {
+    /// Where each `(kind, name)` was first read.
+    seen: HashMap<(String, String), PathBuf>,
+    warnings: Vec<SnapshotWarning>,
+}
+
+impl Reader {
+    fn read<T>(&mut self, files: &[PathBuf]) -> Result<Vec<T>, SnapshotError>
+    where
+        T: DeserializeOwned + Resource<DynamicType = ()>,
+    {
+        let kind = T::kind(&()).into_owned();
+        let mut out = Vec::new();
+        for path in files {
+            for object in read_objects::<T>(path)? {
+                let name = object.meta().name.clone().unwrap_or_default();
+                match self.seen.entry((kind.clone(), name)) {
+                    std::collections::hash_map::Entry::Occupied(first) => {
+                        self.warnings.push(SnapshotWarning::Duplicate {
+                            kind: kind.clone(),
+                            name: first.key().1.clone(),
+                            path: path.clone(),
+                            first: first.get().clone(),
+                        });
+                    }
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(path.clone());
+                        out.push(object);
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// The image of the `machine-config-operator` container of a Deployment object.
@@ -262,11 +372,9 @@ fn mco_container_image(deploy: &serde_json::Value) -> Option<String> {
 }
 
 /// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
+/// The file must be a regular file of at most [`MAX_FILE_BYTES`].
 pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_text(path)?;
     let docs = parse_documents(&text).map_err(|message| SnapshotError::Syntax {
         path: path.to_path_buf(),
         message,
@@ -278,12 +386,28 @@ pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError>
     Ok(out)
 }
 
+/// The YAML parser's limits for a text of `len` bytes: serde-saphyr's defaults (sized for
+/// configuration files: 250,000 nodes, 1,000,000 events, 1,024 documents) raised in
+/// proportion to the text, which cannot hold more nodes than bytes nor more events than twice
+/// its bytes. Aliases and anchors keep the default limits, so a small file cannot expand into
+/// a huge tree (no "billion laughs"): memory stays proportional to the file.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = budget.max_nodes.max(len);
+    budget.max_events = budget.max_events.max(len.saturating_mul(2));
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(len);
+    budget.max_documents = budget.max_documents.max(len / 4);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
 /// Parses YAML or JSON text into its documents (empty and `null` documents skipped).
 ///
 /// YAML is parsed with `serde-saphyr`, which also reads JSON; `serde_json` is tried as a
 /// fallback for JSON text saphyr rejects (so that the better of the two errors is kept).
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    match serde_saphyr::from_multiple::<Value>(text) {
+    match serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options(text.len())) {
         Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
         Err(yaml_err) => {
             let trimmed = text.trim_start();
@@ -339,32 +463,55 @@ fn is_list(map: &Map<String, Value>) -> bool {
             .is_none_or(|k| k.ends_with("List"))
 }
 
-/// Reads a file of objects of one type.
-pub fn read_objects<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, SnapshotError> {
-    read_values(path)?
+/// Reads a file of objects of one kind. Objects without a `kind` are taken as that kind; any
+/// other kind is an error naming the kinds found.
+pub fn read_objects<T>(path: &Path) -> Result<Vec<T>, SnapshotError>
+where
+    T: DeserializeOwned + Resource<DynamicType = ()>,
+{
+    let values = read_values(path)?;
+    let expected = T::kind(&());
+    let mut found: BTreeMap<String, usize> = BTreeMap::new();
+    for v in &values {
+        let kind = match v.get("kind") {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(k)) => k.clone(),
+            Some(other) => other.to_string(),
+        };
+        *found.entry(kind).or_default() += 1;
+    }
+    if found.keys().any(|k| *k != expected) {
+        let found: Vec<String> = found.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        return Err(SnapshotError::WrongKind {
+            path: path.to_path_buf(),
+            expected: expected.into_owned(),
+            found: found.join(", "),
+        });
+    }
+    values
         .into_iter()
         .enumerate()
-        .map(|(index, v)| {
-            let kind = v
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or("?")
-                .to_string();
-            let name = v
-                .pointer("/metadata/name")
-                .and_then(|k| k.as_str())
-                .unwrap_or("?")
-                .to_string();
-            serde_json::from_value(v).map_err(|source| SnapshotError::Shape {
-                path: path.to_path_buf(),
-                index,
-                kind,
-                name,
-                expected: std::any::type_name::<T>(),
-                source,
-            })
-        })
+        .map(|(index, v)| decode(path, index, v))
         .collect()
+}
+
+/// Decodes object `index` of `path`.
+fn decode<T: DeserializeOwned>(path: &Path, index: usize, v: Value) -> Result<T, SnapshotError> {
+    let text = |pointer: &str| {
+        v.pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    let (kind, name) = (text("/kind"), text("/metadata/name"));
+    serde_json::from_value(v).map_err(|error| SnapshotError::Shape {
+        path: path.to_path_buf(),
+        index,
+        kind,
+        name,
+        expected: std::any::type_name::<T>(),
+        error,
+    })
 }
 
 #[cfg(test)]
@@ -501,5 +648,58 @@ mod tests {
         let err = Snapshot::from_dir(&dir).expect_err("bad shape");
         assert!(err.to_string().contains("ClusterVersion version"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn reads_a_must_gather_with_3000_nodes_of_block_yaml() {
+        // 3,000 real nodes in block YAML breached serde-saphyr's default budget (250,000 nodes).
+        let root = std::env::temp_dir().join(format!("us-mg-3000-{}", std::process::id()));
+        update_status_testdata::must_gather::write(&root, 3000).expect("write must-gather");
+        let snap = Snapshot::from_dir(&root);
+        std::fs::remove_dir_all(&root).ok();
+        let snap = snap.unwrap_or_else(|e| panic!("{e}"));
+        let case = Snapshot::from_dir(&update_status_testdata::oc_status_case(
+            update_status_testdata::must_gather::BASE_CASE,
+        ))
+        .expect("base case");
+        assert_eq!(snap.nodes.len(), 3000 + case.nodes.len());
+        assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    }
+
+    #[test]
+    fn must_gather_folders_refuse_odd_entries_and_keep_the_first_duplicate() {
+        let root = std::env::temp_dir().join(format!("us-mg-dup-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let csr = update_status_testdata::must_gather::write(&root, 2).expect("write must-gather");
+        let nodes = csr.join("core/nodes");
+        // The same two generated nodes again, as one file per object (sorted after the list).
+        let generated = read_values(&nodes.join("generated.yaml")).expect("generated");
+        for v in &generated {
+            let name = v
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .expect("name");
+            std::fs::write(nodes.join(format!("z-{name}.json")), v.to_string()).expect("write");
+        }
+        let snap = Snapshot::from_dir(&root).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = snap.nodes.iter().map(Node::name).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(names.len(), unique.len(), "counted twice: {names:?}");
+        assert_eq!(snap.warnings.len(), 2, "{:?}", snap.warnings);
+        let text = snap.warnings[0].to_string();
+        assert!(text.contains("duplicate Node \"gen-worker-00000"), "{text}");
+        assert!(text.contains("generated.yaml, is kept"), "{text}");
+
+        // An entry that is not a regular file is an error naming it, not "no nodes".
+        std::os::unix::fs::symlink("/nonexistent", nodes.join("dangling.yaml")).expect("symlink");
+        let err = Snapshot::from_dir(&root).expect_err("dangling link");
+        std::fs::remove_dir_all(&root).ok();
+        assert!(
+            err.to_string()
+                .contains("dangling.yaml: it is a dangling symbolic link"),
+            "{err}"
+        );
     }
 }

@@ -4,6 +4,8 @@
 //! pure logic. See `cli/README.md`.
 
 use update_status_assess::format as duration;
+mod escape;
+mod exit;
 mod fleet;
 mod offline;
 mod online;
@@ -67,8 +69,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            eprintln!("error: {}", exit::message(&e));
+            exit::code(&e)
         }
     }
 }
@@ -83,7 +85,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             fleet::fetch(&client).await
         })?;
         match cli.output {
-            Format::Text => fleet::render(&rows),
+            Format::Text => fleet::render(&escape::fleet(&rows)),
             format => report::serialise(&fleet::FleetReport::new(rows, now), format)?,
         }
     } else {
@@ -103,10 +105,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.output {
             Format::Text => {
                 render::check(&view)?;
-                render::render(&view, now, details)
+                render::render(&escape::view(&view)?, now, details)
             }
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
+    };
+    let text = match cli.output {
+        Format::Json => escape::json(text),
+        _ => text,
     };
     let mut stdout = std::io::stdout().lock();
     stdout

@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use update_status_api::snapshot::{Snapshot, SnapshotError};
 use update_status_assess::{ClusterInputs, assess_cluster};
 
+use crate::escape::{self, Newlines};
 use crate::render::View;
 
 /// What can go wrong in offline mode.
@@ -30,6 +31,10 @@ pub enum OfflineError {
 /// used.
 pub fn load(dir: &Path, now: Option<Timestamp>) -> Result<(View, Timestamp), OfflineError> {
     let snap = Snapshot::from_dir(dir)?;
+    for warning in &snap.warnings {
+        let text = warning.to_string();
+        eprintln!("warning: {}", escape::text(&text, Newlines::Escape));
+    }
     let now = now
         .or(snap.now)
         .or_else(|| snap.derived_now())
@@ -49,3 +54,6 @@ pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
         insights: assessment.insights,
     }
 }
+
+#[cfg(test)]
+mod proptests;

@@ -23,7 +23,7 @@ fn invalid_details_uses_oc_text() {
     let dir = fixtures().join("not-upgrading");
     let dir = dir.to_string_lossy();
     let out = run(&["--from-dir", &dir, "--details=everything"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     assert_eq!(
         stderr(&out),
         "error: invalid value for --details: everything (must be one of none, all, nodes, health, operators)\n"
@@ -38,13 +38,13 @@ fn unreadable_snapshot_names_the_file() {
     std::fs::write(&cv, "kind: [unclosed").unwrap_or_else(|e| panic!("write: {e}"));
     let out = run(&["--from-dir", &tmp.to_string_lossy()]);
     let _ = std::fs::remove_dir_all(&tmp);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(1), "an error");
     let err = stderr(&out);
     assert!(err.starts_with("error: "), "{err}");
     assert!(err.contains("clusterversion.yaml"), "{err}");
 
     let missing = run(&["--from-dir", "/nonexistent/snapshot"]);
-    assert!(!missing.status.success());
+    assert_eq!(missing.status.code(), Some(1), "an error");
     let err = stderr(&missing);
     assert!(
         err.contains("/nonexistent/snapshot/clusterversion.yaml is missing"),
@@ -56,8 +56,33 @@ fn unreadable_snapshot_names_the_file() {
 fn bad_now_is_rejected() {
     let dir = fixtures().join("not-upgrading");
     let out = run(&["--from-dir", &dir.to_string_lossy(), "--now", "yesterday"]);
-    assert!(!out.status.success());
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad flag value is a usage error"
+    );
     assert!(stderr(&out).contains("--now"), "{}", stderr(&out));
+}
+
+#[test]
+fn exit_codes_are_0_ok_1_error_2_usage() {
+    let dir = fixtures().join("not-upgrading");
+    let dir = dir.to_string_lossy();
+    assert_eq!(run(&["--from-dir", &dir]).status.code(), Some(0));
+    assert_eq!(run(&["--from-dir", &dir, "--help"]).status.code(), Some(0));
+    let missing = run(&["--from-dir", "/nonexistent/snapshot"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    for usage in [
+        &["--from-dir", &dir, "--bogus"][..],
+        &["--from-dir", &dir, "--now", "2024-13-45"],
+        &["--from-dir", &dir, "-o", "xml"],
+        &["--from-dir", &dir, "--details=everything"],
+        &["--from-dir", &dir, "--fleet"],
+        &["--from-dir"],
+    ] {
+        let out = run(usage);
+        assert_eq!(out.status.code(), Some(2), "{usage:?}: {}", stderr(&out));
+    }
 }
 
 #[test]
@@ -87,5 +112,9 @@ fn json_and_yaml_reports() {
 #[test]
 fn offline_conflicts_with_fleet() {
     let out = run(&["--from-dir", "/tmp", "--fleet"]);
-    assert!(!out.status.success());
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "conflicting flags are a usage error"
+    );
 }

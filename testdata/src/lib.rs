@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod must_gather;
+
 /// Environment variable naming another folder of `oc-status` cases (same layout), e.g. a larger
 /// private collection.
 pub const FIXTURES_ENV: &str = "UPDATE_STATUS_FIXTURES";
@@ -18,6 +20,12 @@ pub fn oc_status_dir() -> PathBuf {
 /// One case of [`oc_status_dir`], e.g. `oc_status_case("4.14.1-degraded")`.
 pub fn oc_status_case(name: &str) -> PathBuf {
     oc_status_dir().join(name)
+}
+
+/// The bad-input corpus: one folder per case, each with a `case` file (how to build the input)
+/// and an `expected` file (exit code and output fragments); see `bad-inputs/README.md`.
+pub fn bad_inputs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("bad-inputs")
 }
 
 /// The case folders of [`oc_status_dir`], sorted.

@@ -20,6 +20,10 @@
 //! 7. **offline CLI**: the same cluster dumped as a snapshot folder, analysed by
 //!    `kubectl-update_status --from-dir` (wall time and peak RSS).
 //!
+//! Before the sizes, without a control plane: the offline CLI on a must-gather with 20,000
+//! worker nodes in one block-YAML `nodes.yaml` (`update_status_testdata::must_gather`), the
+//! way real captures of large clusters come (`--must-gather-nodes`, 0 to skip).
+//!
 //! Then it writes a Markdown report (default `docs/benchmarks.md`) with the machine, the
 //! command, these results, and the criterion results of `assess/benches/assess.rs` if
 //! `target/criterion` holds them.
@@ -92,6 +96,46 @@ struct Args {
     /// Keep the last control plane running.
     #[arg(long)]
     keep: bool,
+    /// Nodes of the generated must-gather the offline CLI reads (0: skip that case).
+    #[arg(long, default_value_t = 20_000)]
+    must_gather_nodes: usize,
+    /// Only the must-gather case (no control plane, no sizes, no report: the log line).
+    #[arg(long)]
+    only_must_gather: bool,
+}
+
+/// The offline CLI on a generated must-gather.
+#[derive(Debug, Default, Clone)]
+struct MustGatherRun {
+    nodes: usize,
+    nodes_yaml_mib: f64,
+    cli_s: f64,
+    cli_hwm_kib: u64,
+    cli_ok: bool,
+}
+
+/// Writes a must-gather of `nodes` generated nodes under `target/bench` and times the CLI on it.
+fn bench_must_gather(args: &Args, nodes: usize) -> anyhow::Result<MustGatherRun> {
+    let root = repo_root().join(format!("target/bench/must-gather-{nodes}"));
+    let _ = std::fs::remove_dir_all(&root);
+    let csr = update_status_testdata::must_gather::write(&root, nodes)
+        .with_context(|| format!("writing a must-gather in {}", root.display()))?;
+    let size = std::fs::metadata(csr.join("core/nodes/generated.yaml"))?.len();
+    let (cli_s, cli_hwm_kib, cli_ok) = run_cli(&args.cli, &root)?;
+    std::fs::remove_dir_all(&root)?;
+    let run = MustGatherRun {
+        nodes,
+        nodes_yaml_mib: size as f64 / (1024.0 * 1024.0),
+        cli_s,
+        cli_hwm_kib,
+        cli_ok,
+    };
+    log(&format!(
+        "must-gather of {nodes} nodes ({:.1} MiB of block YAML): offline CLI {cli_s:.2}s, peak RSS {:.0} MiB, ok={cli_ok}",
+        run.nodes_yaml_mib,
+        mib(cli_hwm_kib)
+    ));
+    Ok(run)
 }
 
 /// Results for one size.
@@ -828,7 +872,13 @@ fn criterion_table(dir: &Path) -> Option<String> {
     any.then_some(out)
 }
 
-fn report(args: &Args, runs: &[Run], started: Timestamp, took: Duration) -> String {
+fn report(
+    args: &Args,
+    runs: &[Run],
+    must_gather: Option<&MustGatherRun>,
+    started: Timestamp,
+    took: Duration,
+) -> String {
     let command = std::env::var("BENCH_COMMAND")
         .unwrap_or_else(|_| std::env::args().collect::<Vec<_>>().join(" "));
     let commit = Command::new("git")
@@ -1009,6 +1059,25 @@ fn report(args: &Args, runs: &[Run], started: Timestamp, took: Duration) -> Stri
 - *burst*: that many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`): two writes per node insight (label and status, the assessment moves), while the pool status is written once or twice for the whole wave.\n\
 - *RSS and CPU*: `/proc/<pid>/status` `VmHWM`/`VmRSS` and `/proc/<pid>/stat` `utime + stime` of the controller process (the API server and etcd run on the same 2 CPUs).\n"
     );
+    if let Some(m) = must_gather {
+        let _ = writeln!(
+            s,
+            "## The offline CLI on a large must-gather\n\n\
+`kubectl-update_status --from-dir` on a must-gather (`update_status_testdata::must_gather`: the objects of `testdata/oc-status/4.14.1-workers-started-updating-multiple-pools` plus generated worker nodes as heavy as real ones, in one block-YAML `core/nodes/generated.yaml`). Peak RSS is `VmHWM`.\n\n\
+| | goal | result |\n|---|---|---|\n\
+| {} nodes, block YAML ({:.1} MiB): wall time / peak RSS | ≤ 1 s | {:.2} s / {:.0} MiB{}{} |\n",
+            m.nodes,
+            m.nodes_yaml_mib,
+            m.cli_s,
+            mib(m.cli_hwm_kib),
+            if m.cli_ok { "" } else { " — failed" },
+            if m.cli_s <= 1.0 && m.cli_ok {
+                " ✅"
+            } else {
+                " ❌"
+            }
+        );
+    }
     if let Some(t) = criterion_table(&args.criterion) {
         let _ = writeln!(
             s,
@@ -1039,6 +1108,13 @@ async fn main() -> anyhow::Result<()> {
     let started = Timestamp::now();
     let t = Instant::now();
     let ticks = clock_ticks();
+    let must_gather = match args.must_gather_nodes {
+        0 => None,
+        n => Some(bench_must_gather(&args, n)?),
+    };
+    if args.only_must_gather {
+        return Ok(());
+    }
     let mut runs = Vec::new();
     for &n in &args.sizes {
         if n < 10 {
@@ -1052,7 +1128,7 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
-    let mut text = report(&args, &runs, started, t.elapsed());
+    let mut text = report(&args, &runs, must_gather.as_ref(), started, t.elapsed());
     // Notes written by hand below the marker survive a re-run.
     if let Some(notes) = std::fs::read_to_string(&args.out).ok().and_then(|old| {
         old.split_once(KEEP_MARKER)
