@@ -9,6 +9,13 @@ cd "$root"
 export CLUSTER_DIR=${E2E_CLUSTER_DIR:-$root/.cache/e2e-cluster}
 # Two runs at once would tear down each other's control plane (same directory) or, on 2 cores,
 # break each other's timing (other checkouts): the second waits for the first.
+# Builds first, outside the lock: a build holding it would keep other runs waiting.
+hack/build-k8s.sh
+cargo build -q -p update-status-controllers -p update-status-cli --bins
+# The release controller (the service_account test runs the binary the image ships): the same
+# build as `make image`, so `make test` builds it once.
+hack/image-build.sh --bins-only
+cargo test -q -p update-status-e2e --features e2e --no-run "$@"
 mkdir -p "$(dirname "$CLUSTER_DIR")"
 lock=${E2E_LOCK:-/tmp/update-status-e2e.lock}
 exec 9>"$lock"
@@ -16,11 +23,6 @@ if ! flock -n 9; then
   echo "e2e: waiting for another e2e run to finish (lock $lock)" >&2
   flock 9
 fi
-hack/build-k8s.sh
-cargo build -q -p update-status-controllers -p update-status-cli --bins
-# The release controller (the service_account test runs the binary the image ships): the same
-# build as `make image`, so `make test` builds it once.
-hack/image-build.sh --bins-only
 hack/local-cluster.sh down >/dev/null 2>&1 || true
 hack/local-cluster.sh up 9>&- # the daemons must not hold the lock
 if [[ ${UPDATE_STATUS_E2E_KEEP:-} != 1 ]]; then

@@ -231,7 +231,9 @@ fn spawn_reaper(script: &Path, dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot start the cluster reaper (setsid sh): {e}"))
 }
 
-async fn client_for(kubeconfig: &Path) -> Result<Client, Error> {
+/// A client for the cluster of `kubeconfig` (its current context): the one place the e2e
+/// crate's tests and binaries build clients.
+pub async fn client_for(kubeconfig: &Path) -> Result<Client, Error> {
     let kc_err = |source| Error::Kubeconfig {
         path: kubeconfig.to_path_buf(),
         source,

@@ -40,15 +40,14 @@ use clap::Parser;
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, ListParams, Patch, PatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, Config};
+use kube::Client;
 use update_status_api::crd::{
     Assessment, ControlPlaneUpdateStatus, NodePhase, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_controllers::assess::nodes::{self as node_assess, NodeContext};
 use update_status_controllers::assess::{assess_cluster, naming};
-use update_status_e2e::repo_root;
+use update_status_e2e::{client_for, repo_root};
 use update_status_e2e::simulator::{NodeStep, SimConfig, Simulation, Simulator, Stage};
 
 const NAMESPACE: &str = "openshift-update-status";
@@ -209,12 +208,6 @@ fn cluster(dir: &Path, cmd: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-async fn client_for(kubeconfig: &Path) -> anyhow::Result<Client> {
-    let kc = Kubeconfig::read_from(kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
 }
 
 /// The controller process.
