@@ -83,7 +83,10 @@ fn progress(kind: &str, name: &str) -> UpdateInsightStatus {
 /// Checks every derived name and label for one input.
 fn check(input: &str) -> Result<(), TestCaseError> {
     let pool = naming::pool_status_name(input);
-    prop_assert!(is_dns1123_subdomain(&pool), "pool name {pool:?} from {input:?}");
+    prop_assert!(
+        is_dns1123_subdomain(&pool),
+        "pool name {pool:?} from {input:?}"
+    );
     let sub = naming::dns_subdomain(input, 253);
     prop_assert!(is_dns1123_subdomain(&sub), "{sub:?} from {input:?}");
     let value = naming::label_value(input);
@@ -96,7 +99,10 @@ fn check(input: &str) -> Result<(), TestCaseError> {
         progress(input, "etcd"),
     ] {
         let name = naming::insight_name(&status, input);
-        prop_assert!(is_dns1123_subdomain(&name), "insight {name:?} from {input:?}");
+        prop_assert!(
+            is_dns1123_subdomain(&name),
+            "insight {name:?} from {input:?}"
+        );
         for (k, v) in naming::insight_labels(&status) {
             prop_assert!(is_label_value(&v), "label {k}={v:?} from {input:?}");
         }

@@ -122,10 +122,12 @@ impl ControlPlaneReconciler {
             );
         }
         // Come back when a refused object's back-off ends, at the latest.
-        Ok([requeue, self.statuses.retry_in(), self.insights.retry_in()]
-            .into_iter()
-            .flatten()
-            .min())
+        Ok(
+            [requeue, self.statuses.retry_in(), self.insights.retry_in()]
+                .into_iter()
+                .flatten()
+                .min(),
+        )
     }
 }
 

@@ -314,7 +314,10 @@ impl<K: StatusObject> Writer<K> {
         }
         let reason = error_reason(source);
         self.metrics.write_error(K::kind(&()).as_ref(), reason);
-        let count = self.failures.get(name).map_or(1, |f| f.count.saturating_add(1));
+        let count = self
+            .failures
+            .get(name)
+            .map_or(1, |f| f.count.saturating_add(1));
         let wait = crate::clock::backoff(RETRY_FIRST, RETRY_CAP, count, crate::clock::jitter())
             .max(retry_after(source).unwrap_or_default().min(RETRY_CAP));
         self.failures.insert(

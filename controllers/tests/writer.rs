@@ -479,7 +479,10 @@ async fn a_local_writer_goes_on_after_a_failed_call() {
 fn refuse_one(answer: Arc<Mutex<Option<(u16, Value)>>>) -> Script {
     let mut accept = accept_all();
     Box::new(move |call| {
-        let refused = answer.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let refused = answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         match refused {
             Some(a) if call.method == "PATCH" && call.path.contains("/bad") => a,
             _ => accept(call),
@@ -510,7 +513,10 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     ];
     expected.sort();
     assert_eq!(lines, expected);
-    assert_eq!(metrics.write_errors("ControlPlaneUpdateStatus", "invalid"), 1);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        1
+    );
     assert_eq!(w.failing(), 1);
     let wait = w.retry_in().expect("a back-off");
     assert!(
@@ -519,7 +525,10 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     );
 
     // Within its back-off the refused object is left alone (the others are in the cache).
-    let cache = [cached(&wanted[0], RECONCILER), cached(&wanted[2], RECONCILER)];
+    let cache = [
+        cached(&wanted[0], RECONCILER),
+        cached(&wanted[2], RECONCILER),
+    ];
     let stats = w.sync(&wanted, &cache).await.expect("nothing to write");
     assert_eq!(stats, counts(0, 0, 0, 2));
     assert_eq!(server.calls().len(), 5);
@@ -528,7 +537,10 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     tokio::time::sleep(wait + Duration::from_millis(50)).await;
     assert!(w.sync(&wanted, &cache).await.is_err());
     assert_eq!(server.lines()[5..], [patch("bad")]);
-    assert_eq!(metrics.write_errors("ControlPlaneUpdateStatus", "invalid"), 2);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        2
+    );
     let wait = w.retry_in().expect("a back-off");
     assert!(wait > Duration::from_millis(1700), "{wait:?}");
 
@@ -539,7 +551,10 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     assert_eq!(stats, counts(1, 1, 0, 2));
     assert_eq!(w.failing(), 0);
     assert_eq!(w.retry_in(), None);
-    assert_eq!(metrics.write_errors("ControlPlaneUpdateStatus", "invalid"), 2);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        2
+    );
 }
 
 #[tokio::test]
