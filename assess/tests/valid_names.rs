@@ -7,7 +7,8 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 use regex::Regex;
 use update_status_api::crd::*;
-use update_status_assess::naming;
+use update_status_assess::test_support::*;
+use update_status_assess::{ClusterInputs, compose, naming};
 
 /// apimachinery `dns1123SubdomainFmt` (`IsDNS1123Subdomain`: also at most 253 characters).
 fn is_dns1123_subdomain(s: &str) -> bool {
@@ -128,6 +129,86 @@ fn nasty_inputs_give_valid_names_and_labels() {
     let weird = naming::dns_subdomain("weird..name.-x", 253);
     assert!(weird.starts_with("weird.name.x-"), "{weird}");
     assert_ne!(weird, naming::dns_subdomain("weird.name.x", 253));
+}
+
+/// The whole composition of a cluster whose versions are 307 characters long, with odd pool
+/// and node names: every object's name and labels are valid, every version within its limit
+/// (a 307-character history `version` made every node insight invalid before).
+#[test]
+fn a_cluster_with_overlong_versions_and_odd_names_gives_valid_objects() {
+    let version = format!("4.18.0-{}", "x".repeat(300));
+    let now: jiff::Timestamp = "2026-01-01T12:00:00Z".parse().expect("time");
+    let started = Some(now - jiff::SignedDuration::from_mins(30));
+    let cv = cv(
+        &version,
+        history(&[("Partial", &version, started, None)]),
+        vec![cond("Progressing", "True", started)],
+    );
+    let pools = [
+        pool(
+            "weird..name.-x",
+            "rendered-w",
+            label_selector("role/w"),
+            false,
+        ),
+        pool("master", "rendered-m", label_selector("role/m"), false),
+    ];
+    let mcs = [
+        mc("rendered-w", Some(&version)),
+        mc("rendered-m", Some(&version)),
+    ];
+    let mco = [
+        ("currentConfig", "rendered-w"),
+        ("desiredConfig", "rendered-w"),
+        ("state", "Done"),
+    ];
+    let nodes = [
+        node(
+            "Node_A..b-",
+            &["role/w"],
+            &mco,
+            vec![cond("Ready", "True", started)],
+        ),
+        node(&"n".repeat(300), &["role/w"], &mco, vec![]),
+    ];
+    let cos = [co("etcd", &version, vec![])];
+    let inputs = ClusterInputs {
+        cluster_version: Some(&cv),
+        cluster_operators: &cos,
+        pools: &pools,
+        machine_configs: &mcs,
+        nodes: &nodes,
+        ..Default::default()
+    };
+    let base = compose::base_labels(Some(&version));
+    let desired = compose::desired_cluster(&inputs, &compose::Existing::default(), &base, now);
+    let cp = desired.control_plane.expect("a control plane");
+    assert!(cp.status.versions.target.chars().count() <= limits::VERSION);
+    assert_eq!(desired.worker_pools.len(), 1);
+    for p in &desired.worker_pools {
+        assert!(is_dns1123_subdomain(&p.name), "{}", p.name);
+        assert!(p.status.target_version.chars().count() <= limits::VERSION);
+        assert!(
+            p.labels.values().all(|v| is_label_value(v)),
+            "{:?}",
+            p.labels
+        );
+    }
+    let mut node_versions = 0;
+    for i in &desired.insights {
+        assert!(is_dns1123_subdomain(&i.name), "{}", i.name);
+        assert!(
+            i.labels.values().all(|v| is_label_value(v)),
+            "{:?}",
+            i.labels
+        );
+        if let Some(v) = i.status.progress.as_ref().and_then(|p| p.version.as_ref()) {
+            assert!(v.current.chars().count() <= limits::VERSION, "{}", i.name);
+            assert!(v.target.chars().count() <= limits::VERSION, "{}", i.name);
+            node_versions += usize::from(i.status.resource.kind == "Node");
+        }
+    }
+    assert_eq!(node_versions, nodes.len(), "both nodes' progress insights");
 }
 
 proptest! {
