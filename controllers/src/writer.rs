@@ -15,7 +15,9 @@
 //! reason}`, logged as a warning with the object's name and the API server's message, and that
 //! object alone is retried after a capped exponential back-off ([`RETRY_FIRST`] doubling to
 //! [`RETRY_CAP`], at least the server's `Retry-After`; reset by a success). Until then a pass
-//! leaves it alone; [`Writer::retry_in`] tells the reconciler when to come back.
+//! leaves it alone unless its content changed (a changed input is tried at once);
+//! [`Writer::retry_in`] tells the reconciler when to come back. The kube client itself already
+//! retries `429`/`503`/`504` answers, honouring `Retry-After` (kube 5's default retry policy).
 //!
 //! The comparison is against the watch cache of our own objects. Right after a write the cache
 //! may lag, so the writer remembers what it wrote ("pending") until the cache shows that
@@ -86,11 +88,14 @@ fn retry_after(e: &kube::Error) -> Option<Duration> {
     }
 }
 
-/// Consecutive failures of one object's writes and when it may be tried again.
-#[derive(Clone, Copy, Debug)]
-struct Failure {
+/// Consecutive failures of one object's writes, when it may be tried again, and the content
+/// that failed (new content is tried at once: the input changed, e.g. after an outage).
+#[derive(Clone, Debug)]
+struct Failure<S> {
     count: u32,
     retry_at: Instant,
+    /// The labels and status refused (`None`: a deletion).
+    content: Option<(BTreeMap<String, String>, S)>,
 }
 
 /// Errors while writing.
@@ -208,7 +213,7 @@ pub struct Writer<K: StatusObject> {
     pending: HashMap<String, Pending<K::Status>>,
     deleted: HashMap<String, Instant>,
     /// Objects whose last write failed (local writers only), by name.
-    failures: HashMap<String, Failure>,
+    failures: HashMap<String, Failure<K::Status>>,
     metrics: Arc<Metrics>,
     target: Target,
 }
@@ -303,7 +308,12 @@ impl<K: StatusObject> Writer<K> {
     /// Records a failed call: a local writer counts it, warns with the object's name and the
     /// API server's message, and backs that object off; a hub writer's caller reports failures
     /// itself.
-    fn record_failure(&mut self, e: &WriteError, what: &str) {
+    fn record_failure(
+        &mut self,
+        e: &WriteError,
+        what: &str,
+        content: Option<(BTreeMap<String, String>, K::Status)>,
+    ) {
         let WriteError::Api { name, source, .. } = e else {
             tracing::warn!(error = %e, "{what} failed");
             return;
@@ -325,6 +335,7 @@ impl<K: StatusObject> Writer<K> {
             Failure {
                 count,
                 retry_at: Instant::now() + wait,
+                content,
             },
         );
         tracing::warn!(
@@ -337,9 +348,19 @@ impl<K: StatusObject> Writer<K> {
         );
     }
 
-    /// Whether a failed object's back-off still runs at `now` (a pass leaves it alone).
-    fn backing_off(&self, name: &str, now: Instant) -> bool {
-        self.failures.get(name).is_some_and(|f| f.retry_at > now)
+    /// Whether a failed object's back-off still runs at `now` for the same content (a pass
+    /// leaves it alone); `desired`: the object's desired content (`None`: a deletion).
+    fn backing_off(&self, name: &str, desired: Option<&Desired<K::Status>>, now: Instant) -> bool {
+        self.failures.get(name).is_some_and(|f| {
+            f.retry_at > now
+                && match (&f.content, desired) {
+                    (Some((labels, status)), Some(d)) => {
+                        status == &d.status && labels == &self.full_labels(&d.labels)
+                    }
+                    (None, None) => true,
+                    _ => false,
+                }
+        })
     }
 
     /// When the earliest object whose write failed may be tried again (`None`: none failed).
@@ -406,7 +427,7 @@ impl<K: StatusObject> Writer<K> {
         let mut jobs = Vec::new();
         for d in desired {
             wanted.insert(d.name.as_str());
-            if self.backing_off(&d.name, now) {
+            if self.backing_off(&d.name, Some(d), now) {
                 continue;
             }
             match self.plan(d, existing.get(d.name.as_str()).copied()) {
@@ -475,7 +496,7 @@ impl<K: StatusObject> Writer<K> {
                         self.count(&kind, "apply");
                     }
                     let e = self.error(verb, &job.name, e);
-                    self.record_failure(&e, "write");
+                    self.record_failure(&e, "write", Some((job.labels, job.status)));
                     first_error.get_or_insert(e);
                 }
             }
@@ -486,7 +507,7 @@ impl<K: StatusObject> Writer<K> {
             }
             if wanted.contains(name)
                 || self.deleted.contains_key(*name)
-                || self.backing_off(name, now)
+                || self.backing_off(name, None, now)
                 || obj.meta().deletion_timestamp.is_some()
             {
                 continue;
@@ -504,7 +525,7 @@ impl<K: StatusObject> Writer<K> {
                 }
                 Err(e) => {
                     let e = self.error("delete", name, e);
-                    self.record_failure(&e, "delete");
+                    self.record_failure(&e, "delete", None);
                     first_error.get_or_insert(e);
                 }
             }

@@ -10,7 +10,7 @@
 //!   where a local writer goes on with the other objects;
 //! - a refused object (a `422`) blocks no other one, is counted in
 //!   `update_status_write_errors_total` and retried alone after its back-off (at least the
-//!   server's `Retry-After` for a `429`).
+//!   server's `Retry-After` for a `429`), unless its content changed.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -570,4 +570,24 @@ async fn a_throttled_object_waits_at_least_the_servers_retry_after() {
     );
     let wait = w.retry_in().expect("a back-off");
     assert!(wait > Duration::from_secs(6), "{wait:?}");
+}
+
+#[tokio::test]
+async fn new_content_for_a_refused_object_is_tried_at_once() {
+    let answer = Arc::new(Mutex::new(Some(failure(422, "Invalid"))));
+    let (mut w, server, metrics) = writer(refuse_one(answer.clone()));
+    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    // The same content waits for its back-off; a changed input is written without waiting.
+    w.sync(&[desired("bad", 1)], &[])
+        .await
+        .expect("backing off");
+    assert_eq!(server.calls().len(), 1);
+    *answer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    let stats = w.sync(&[desired("bad", 2)], &[]).await.expect("accepted");
+    assert_eq!(stats, counts(1, 1, 0, 0));
+    assert_eq!(w.failing(), 0);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        1
+    );
 }
