@@ -45,38 +45,47 @@ pub fn kebab(s: &str) -> String {
     out
 }
 
-/// Makes `raw` a valid DNS-1123 subdomain of at most `max` characters: lower case, invalid
-/// characters replaced by `-`, and when it had to be shortened (or changed) a hash suffix of
-/// the original keeps distinct inputs distinct.
-fn dns_subdomain(raw: &str, max: usize) -> String {
-    let lowered = raw.to_ascii_lowercase();
-    let mut s: String = lowered
+/// `raw` as DNS-1123 subdomain characters: lower case, characters other than `[a-z0-9.-]`
+/// replaced by `-`, every dot-separated part trimmed to start and end alphanumeric, empty
+/// parts dropped (`weird..name.-x` → `weird.name.x`). May be empty.
+fn subdomain_slug(raw: &str) -> String {
+    let mapped: String = raw
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '-'
-            }
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '.') => c,
+            _ => '-',
         })
         .collect();
-    let changed = s != raw;
-    let trim = |s: &str| {
-        s.trim_matches(|c: char| !c.is_ascii_alphanumeric())
-            .to_string()
-    };
-    s = trim(&s);
-    if s.len() <= max && !changed && !s.is_empty() {
-        return s;
+    let parts: Vec<&str> = mapped
+        .split('.')
+        .map(|p| p.trim_matches('-'))
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts.join(".")
+}
+
+/// Makes `raw` a valid DNS-1123 subdomain of at most `max` characters (see
+/// [`subdomain_slug`]); when it had to be changed or shortened, a hash suffix of the original
+/// keeps distinct inputs distinct. Never empty.
+pub fn dns_subdomain(raw: &str, max: usize) -> String {
+    let slug = subdomain_slug(raw);
+    if slug == raw && !slug.is_empty() && slug.len() <= max {
+        return slug;
     }
     let hash = short_hash(raw);
     let keep = max.saturating_sub(HASH_LEN + 1);
-    let head = trim(&s.chars().take(keep).collect::<String>());
+    let head = subdomain_slug(&slug.chars().take(keep).collect::<String>());
     if head.is_empty() {
         hash
     } else {
         format!("{head}-{hash}")
     }
+}
+
+/// A status string within its schema limit (`max` characters, from
+/// [`update_status_api::crd::limits`]): cut with `...` when longer.
+pub fn status_text(raw: &str, max: usize) -> String {
+    crate::format::ellipsize(raw, max)
 }
 
 /// A valid label value for `raw` (≤ 63 characters, `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`).

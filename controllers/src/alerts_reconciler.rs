@@ -245,9 +245,15 @@ impl AlertsReconciler {
                 "alert insights updated"
             );
         }
-        Ok(Some(self.next_poll.map_or(Duration::ZERO, |t| {
+        let next_poll = self.next_poll.map_or(Duration::ZERO, |t| {
             t.saturating_duration_since(Instant::now())
-        })))
+        });
+        // Or when a refused object's back-off ends, if sooner.
+        Ok(Some(
+            self.insights
+                .retry_in()
+                .map_or(next_poll, |r| r.min(next_poll)),
+        ))
     }
 }
 

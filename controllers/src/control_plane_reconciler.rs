@@ -103,14 +103,16 @@ impl ControlPlaneReconciler {
                 }),
             );
         }
+        // Both syncs write all they can: a refused object blocks no other one.
         let a = self
             .statuses
             .sync(share.status.iter(), &existing_cp_objs)
-            .await?;
+            .await;
         let b = self
             .insights
             .sync(&share.insights, &existing_insight_objs)
-            .await?;
+            .await;
+        let (a, b) = (a?, b?);
         if a.writes() + b.writes() > 0 {
             tracing::info!(
                 reconciler = NAME,
@@ -119,7 +121,13 @@ impl ControlPlaneReconciler {
                 "control plane updated"
             );
         }
-        Ok(requeue)
+        // Come back when a refused object's back-off ends, at the latest.
+        Ok(
+            [requeue, self.statuses.retry_in(), self.insights.retry_in()]
+                .into_iter()
+                .flatten()
+                .min(),
+        )
     }
 }
 

@@ -57,6 +57,7 @@ pub struct Metrics {
     reconcile_errors: IntCounterVec,
     reconcile_duration: HistogramVec,
     api_writes: IntCounterVec,
+    write_errors: IntCounterVec,
     update_in_progress: IntGaugeVec,
     cp_completion: GaugeVec,
     cp_assessment: IntGaugeVec,
@@ -201,6 +202,13 @@ impl Metrics {
                 ),
                 &[],
             )?,
+            write_errors: IntCounterVec::new(
+                Opts::new(
+                    "update_status_write_errors_total",
+                    "Writes the API server refused or failed, by kind and reason (invalid, conflict, forbidden, unauthorized, not-found, throttled, server, api, connect, other).",
+                ),
+                &["kind", "reason"],
+            )?,
             hub_writes: IntCounterVec::new(
                 Opts::new(
                     "update_status_hub_writes_total",
@@ -250,6 +258,7 @@ impl Metrics {
             Box::new(m.prometheus_polls.clone()),
             Box::new(m.prometheus_failures.clone()),
             Box::new(m.prometheus_last_success.clone()),
+            Box::new(m.write_errors.clone()),
             Box::new(m.hub_writes.clone()),
             Box::new(m.hub_up.clone()),
             Box::new(m.hub_errors.clone()),
@@ -294,6 +303,16 @@ impl Metrics {
     /// Counts a write.
     pub fn write(&self, kind: &str, verb: &str) {
         self.api_writes.with_label_values(&[kind, verb]).inc();
+    }
+
+    /// Counts a failed write (`reason`: see [`crate::writer::error_reason`]).
+    pub fn write_error(&self, kind: &str, reason: &str) {
+        self.write_errors.with_label_values(&[kind, reason]).inc();
+    }
+
+    /// Failed writes so far of `kind` for `reason`.
+    pub fn write_errors(&self, kind: &str, reason: &str) -> u64 {
+        self.write_errors.with_label_values(&[kind, reason]).get()
     }
 
     /// Counts a write to the fleet hub.

@@ -204,11 +204,20 @@ impl WorkerPoolsReconciler {
         }
         let t_compare = t0.elapsed();
         // Insights first: a node's own insight is what an event most directly changes.
+        // Each sync writes all it can: an object the API server refuses blocks no other one
+        // (it is retried after its own back-off, see `writer`).
         let b = self
             .insights
             .sync(self.share.insights(), &existing_insight_objs)
-            .await?;
-        let a = self.statuses.sync(&statuses, &existing_status_objs).await?;
+            .await;
+        let a = self.statuses.sync(&statuses, &existing_status_objs).await;
+        let (a, b) = match (a, b) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => {
+                self.in_sync = None;
+                return Err(e);
+            }
+        };
         let writes = a.writes() + b.writes();
         tracing::debug!(
             reconciler = NAME,
@@ -221,7 +230,10 @@ impl WorkerPoolsReconciler {
             "pass"
         );
         let pending = self.statuses.has_pending() || self.insights.has_pending();
-        self.in_sync = (writes == 0 && deferred.is_none() && !pending).then_some(print);
+        let failing = self.statuses.failing() + self.insights.failing() > 0;
+        self.in_sync = (writes == 0 && deferred.is_none() && !pending && !failing).then_some(print);
+        requeue = min_duration(requeue, self.statuses.retry_in());
+        requeue = min_duration(requeue, self.insights.retry_in());
         if pending {
             // Check again once our recent writes no longer vouch for the cache.
             requeue = min_duration(requeue, Some(PENDING_TTL + Duration::from_secs(1)));

@@ -10,6 +10,15 @@
 //! apart (`update_status_hub_writes_total`) and stops a pass at the first failed call: an
 //! unreachable hub, a missing namespace or missing permissions would fail every other call too.
 //!
+//! A local writer writes every object it can: a call refused for one object (a `422`, a
+//! `409`, a `429` the client gave up on...) is counted in `update_status_write_errors_total{kind,
+//! reason}`, logged as a warning with the object's name and the API server's message, and that
+//! object alone is retried after a capped exponential back-off ([`RETRY_FIRST`] doubling to
+//! [`RETRY_CAP`], at least the server's `Retry-After`; reset by a success). Until then a pass
+//! leaves it alone unless its content changed (a changed input is tried at once);
+//! [`Writer::retry_in`] tells the reconciler when to come back. The kube client itself already
+//! retries `429`/`503`/`504` answers, honouring `Retry-After` (kube 5's default retry policy).
+//!
 //! The comparison is against the watch cache of our own objects. Right after a write the cache
 //! may lag, so the writer remembers what it wrote ("pending") until the cache shows that
 //! resourceVersion or [`PENDING_TTL`] passes; this keeps a burst of events from writing the
@@ -40,6 +49,54 @@ pub use update_status_assess::compose::Desired;
 
 /// How long a write we made is trusted over a watch cache that does not show it yet.
 pub const PENDING_TTL: Duration = Duration::from_secs(30);
+
+/// Wait before retrying an object whose write failed once.
+pub const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// Longest wait before retrying an object whose writes keep failing.
+pub const RETRY_CAP: Duration = Duration::from_secs(300);
+
+/// The `reason` label of `update_status_write_errors_total` for a failed call: from the HTTP
+/// status (`invalid` 422, `conflict` 409, `forbidden` 403, `unauthorized` 401, `not-found` 404,
+/// `throttled` 429, `server` 5xx, `api` other codes), `connect` when the API server was not
+/// reached, `other` otherwise.
+pub fn error_reason(e: &kube::Error) -> &'static str {
+    match e {
+        kube::Error::Api(s) => match s.code {
+            401 => "unauthorized",
+            403 => "forbidden",
+            404 => "not-found",
+            409 => "conflict",
+            422 => "invalid",
+            429 => "throttled",
+            500..=599 => "server",
+            _ => "api",
+        },
+        kube::Error::HyperError(_) | kube::Error::Service(_) => "connect",
+        _ => "other",
+    }
+}
+
+/// The server's `Retry-After` of a failed call (`details.retryAfterSeconds`), if any.
+fn retry_after(e: &kube::Error) -> Option<Duration> {
+    match e {
+        kube::Error::Api(s) => s
+            .details
+            .as_ref()
+            .map(|d| Duration::from_secs(u64::from(d.retry_after_seconds)))
+            .filter(|d| !d.is_zero()),
+        _ => None,
+    }
+}
+
+/// Consecutive failures of one object's writes, when it may be tried again, and the content
+/// that failed (new content is tried at once: the input changed, e.g. after an outage).
+#[derive(Clone, Debug)]
+struct Failure<S> {
+    count: u32,
+    retry_at: Instant,
+    /// The labels and status refused (`None`: a deletion).
+    content: Option<(BTreeMap<String, String>, S)>,
+}
 
 /// Errors while writing.
 #[derive(Debug, thiserror::Error)]
@@ -155,6 +212,8 @@ pub struct Writer<K: StatusObject> {
     manager: String,
     pending: HashMap<String, Pending<K::Status>>,
     deleted: HashMap<String, Instant>,
+    /// Objects whose last write failed (local writers only), by name.
+    failures: HashMap<String, Failure<K::Status>>,
     metrics: Arc<Metrics>,
     target: Target,
 }
@@ -217,6 +276,7 @@ impl<K: StatusObject> Writer<K> {
             manager: format!("update-status-controller/{reconciler}"),
             pending: HashMap::new(),
             deleted: HashMap::new(),
+            failures: HashMap::new(),
             metrics,
             target: Target::Local,
         }
@@ -245,12 +305,77 @@ impl<K: StatusObject> Writer<K> {
         }
     }
 
-    /// Logs a failed call (a hub writer's caller reports failures itself).
-    fn log_failure(&self, e: &WriteError, what: &str) {
-        match self.target {
-            Target::Local => tracing::warn!(error = %e, "{what} failed"),
-            Target::Hub => tracing::debug!(error = %e, "hub {what} failed"),
+    /// Records a failed call: a local writer counts it, warns with the object's name and the
+    /// API server's message, and backs that object off; a hub writer's caller reports failures
+    /// itself.
+    fn record_failure(
+        &mut self,
+        e: &WriteError,
+        what: &str,
+        content: Option<(BTreeMap<String, String>, K::Status)>,
+    ) {
+        let WriteError::Api { name, source, .. } = e else {
+            tracing::warn!(error = %e, "{what} failed");
+            return;
+        };
+        if self.target == Target::Hub {
+            tracing::debug!(error = %e, "hub {what} failed");
+            return;
         }
+        let reason = error_reason(source);
+        self.metrics.write_error(K::kind(&()).as_ref(), reason);
+        let count = self
+            .failures
+            .get(name)
+            .map_or(1, |f| f.count.saturating_add(1));
+        let wait = crate::clock::backoff(RETRY_FIRST, RETRY_CAP, count, crate::clock::jitter())
+            .max(retry_after(source).unwrap_or_default().min(RETRY_CAP));
+        self.failures.insert(
+            name.clone(),
+            Failure {
+                count,
+                retry_at: Instant::now() + wait,
+                content,
+            },
+        );
+        tracing::warn!(
+            object = %name,
+            reason,
+            failures = count,
+            retry_in_s = wait.as_secs_f64(),
+            error = %e,
+            "{what} failed; other objects are written, this one is retried after a back-off"
+        );
+    }
+
+    /// Whether a failed object's back-off still runs at `now` for the same content (a pass
+    /// leaves it alone); `desired`: the object's desired content (`None`: a deletion).
+    fn backing_off(&self, name: &str, desired: Option<&Desired<K::Status>>, now: Instant) -> bool {
+        self.failures.get(name).is_some_and(|f| {
+            f.retry_at > now
+                && match (&f.content, desired) {
+                    (Some((labels, status)), Some(d)) => {
+                        status == &d.status && labels == &self.full_labels(&d.labels)
+                    }
+                    (None, None) => true,
+                    _ => false,
+                }
+        })
+    }
+
+    /// When the earliest object whose write failed may be tried again (`None`: none failed).
+    /// A reconciler wakes up then at the latest.
+    pub fn retry_in(&self) -> Option<Duration> {
+        let now = Instant::now();
+        self.failures
+            .values()
+            .map(|f| f.retry_at.saturating_duration_since(now))
+            .min()
+    }
+
+    /// Objects whose last write failed.
+    pub fn failing(&self) -> usize {
+        self.failures.len()
     }
 
     /// Label selector of this reconciler's objects.
@@ -302,11 +427,17 @@ impl<K: StatusObject> Writer<K> {
         let mut jobs = Vec::new();
         for d in desired {
             wanted.insert(d.name.as_str());
+            if self.backing_off(&d.name, Some(d), now) {
+                continue;
+            }
             match self.plan(d, existing.get(d.name.as_str()).copied()) {
                 Some(job) => jobs.push(job),
                 None => stats.unchanged += 1,
             }
         }
+        // Failures of objects neither wanted nor there any more are over.
+        self.failures
+            .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
         let api = self.api.clone();
         let params = PatchParams::apply(&self.manager).force();
         // A hub writer starts no new call once one has failed (see [`Target::Hub`]); the jobs
@@ -337,6 +468,7 @@ impl<K: StatusObject> Writer<K> {
             let Some(result) = result else { continue };
             match result {
                 Ok(written) => {
+                    self.failures.remove(&job.name);
                     if written.meta {
                         stats.meta_writes += 1;
                         self.count(&kind, "apply");
@@ -364,7 +496,7 @@ impl<K: StatusObject> Writer<K> {
                         self.count(&kind, "apply");
                     }
                     let e = self.error(verb, &job.name, e);
-                    self.log_failure(&e, "write");
+                    self.record_failure(&e, "write", Some((job.labels, job.status)));
                     first_error.get_or_insert(e);
                 }
             }
@@ -375,21 +507,25 @@ impl<K: StatusObject> Writer<K> {
             }
             if wanted.contains(name)
                 || self.deleted.contains_key(*name)
+                || self.backing_off(name, None, now)
                 || obj.meta().deletion_timestamp.is_some()
             {
                 continue;
             }
             match self.api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => {
+                    self.failures.remove(*name);
                     stats.deletes += 1;
                     self.count(K::kind(&()).as_ref(), "delete");
                     self.deleted.insert(name.to_string(), now);
                     self.pending.remove(*name);
                 }
-                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                Err(kube::Error::Api(s)) if s.is_not_found() => {
+                    self.failures.remove(*name);
+                }
                 Err(e) => {
                     let e = self.error("delete", name, e);
-                    self.log_failure(&e, "delete");
+                    self.record_failure(&e, "delete", None);
                     first_error.get_or_insert(e);
                 }
             }

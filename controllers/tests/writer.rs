@@ -7,10 +7,14 @@
 //!   created again at once (metadata, then status);
 //! - an object of ours no longer desired: one delete; another reconciler's: left alone;
 //! - a hub writer ([`Writer::for_hub`]) starts no call once one failed (and deletes nothing),
-//!   where a local writer goes on with the other objects.
+//!   where a local writer goes on with the other objects;
+//! - a refused object (a `422`) blocks no other one, is counted in
+//!   `update_status_write_errors_total` and retried alone after its back-off (at least the
+//!   server's `Retry-After` for a `429`), unless its content changed.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use http::{Request, Response};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -469,4 +473,121 @@ async fn a_local_writer_goes_on_after_a_failed_call() {
         "{result:?}"
     );
     assert_eq!(metrics.total_writes(), 1, "the deletion");
+}
+
+/// Answers every apply of the object `bad` with `answer`, everything else with success.
+fn refuse_one(answer: Arc<Mutex<Option<(u16, Value)>>>) -> Script {
+    let mut accept = accept_all();
+    Box::new(move |call| {
+        let refused = answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match refused {
+            Some(a) if call.method == "PATCH" && call.path.contains("/bad") => a,
+            _ => accept(call),
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
+    let answer = Arc::new(Mutex::new(Some(failure(422, "Invalid"))));
+    let (mut w, server, metrics) = writer(refuse_one(answer.clone()));
+    let wanted = [desired("a", 1), desired("bad", 1), desired("c", 1)];
+
+    // The 422 fails the pass, but both other objects are written in full.
+    let result = w.sync(&wanted, &[]).await;
+    assert!(
+        matches!(&result, Err(WriteError::Api { name, .. }) if name == "bad"),
+        "{result:?}"
+    );
+    let mut lines = server.lines();
+    lines.sort();
+    let mut expected = vec![
+        patch("a"),
+        patch_status("a"),
+        patch("bad"),
+        patch("c"),
+        patch_status("c"),
+    ];
+    expected.sort();
+    assert_eq!(lines, expected);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        1
+    );
+    assert_eq!(w.failing(), 1);
+    let wait = w.retry_in().expect("a back-off");
+    assert!(
+        wait > Duration::from_millis(800) && wait <= Duration::from_millis(1100),
+        "{wait:?}"
+    );
+
+    // Within its back-off the refused object is left alone (the others are in the cache).
+    let cache = [
+        cached(&wanted[0], RECONCILER),
+        cached(&wanted[2], RECONCILER),
+    ];
+    let stats = w.sync(&wanted, &cache).await.expect("nothing to write");
+    assert_eq!(stats, counts(0, 0, 0, 2));
+    assert_eq!(server.calls().len(), 5);
+
+    // After it, retried alone; refused again: the back-off doubles.
+    tokio::time::sleep(wait + Duration::from_millis(50)).await;
+    assert!(w.sync(&wanted, &cache).await.is_err());
+    assert_eq!(server.lines()[5..], [patch("bad")]);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        2
+    );
+    let wait = w.retry_in().expect("a back-off");
+    assert!(wait > Duration::from_millis(1700), "{wait:?}");
+
+    // Accepted once its back-off passed: written, and the back-off is over.
+    *answer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    tokio::time::sleep(wait + Duration::from_millis(50)).await;
+    let stats = w.sync(&wanted, &cache).await.expect("accepted");
+    assert_eq!(stats, counts(1, 1, 0, 2));
+    assert_eq!(w.failing(), 0);
+    assert_eq!(w.retry_in(), None);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_throttled_object_waits_at_least_the_servers_retry_after() {
+    let (code, mut body) = failure(429, "TooManyRequests");
+    body["details"] = json!({"retryAfterSeconds": 7});
+    let answer = Arc::new(Mutex::new(Some((code, body))));
+    let (mut w, _server, metrics) = writer(refuse_one(answer));
+    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "throttled"),
+        1
+    );
+    let wait = w.retry_in().expect("a back-off");
+    assert!(wait > Duration::from_secs(6), "{wait:?}");
+}
+
+#[tokio::test]
+async fn new_content_for_a_refused_object_is_tried_at_once() {
+    let answer = Arc::new(Mutex::new(Some(failure(422, "Invalid"))));
+    let (mut w, server, metrics) = writer(refuse_one(answer.clone()));
+    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    // The same content waits for its back-off; a changed input is written without waiting.
+    w.sync(&[desired("bad", 1)], &[])
+        .await
+        .expect("backing off");
+    assert_eq!(server.calls().len(), 1);
+    *answer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    let stats = w.sync(&[desired("bad", 2)], &[]).await.expect("accepted");
+    assert_eq!(stats, counts(1, 1, 0, 0));
+    assert_eq!(w.failing(), 0);
+    assert_eq!(
+        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        1
+    );
 }

@@ -243,8 +243,8 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
             assessment: f.assessment,
             phase: Some(f.phase),
             version: Some(VersionPair {
-                current: f.current_version.to_string(),
-                target: ctx.target_version.clone(),
+                current: ellipsize(f.current_version, limits::VERSION),
+                target: ellipsize(&ctx.target_version, limits::VERSION),
             }),
             estimate: f.estimate.to_string(),
             message: ellipsize(&message, limits::PROGRESS_MESSAGE),

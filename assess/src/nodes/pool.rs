@@ -199,7 +199,7 @@ pub fn aggregate_pool<'a>(
             assessment,
             paused: pool.paused,
             completion_percent: completion_percent(counts.updated, counts.total),
-            target_version: ctx.target_version.clone(),
+            target_version: ellipsize(&ctx.target_version, limits::VERSION),
             nodes: counts,
             health_insights: health,
             conditions,
