@@ -189,7 +189,7 @@ async fn main() -> anyhow::Result<()> {
         metrics_server::serve_probes(args.health_probe_bind_address, probes(&health)).await?;
     infra.spawn("probe-server", probes.wait());
     let wakers = Wakers::default();
-    let caches = watches::start(&client, &args.namespace, &wakers, &mut infra);
+    let caches = watches::start(&client, &args.namespace, &wakers, &health, &mut infra);
     let hub = hub_sync(&args, &caches, &wakers, &metrics).await?;
     {
         // Health series are computed from our insights at scrape time (every scope, whichever
