@@ -13,7 +13,7 @@ use crate::format::ellipsize;
 pub const SOURCE_UNREADABLE_INPUT: &str = "unreadable-input";
 /// Reference of that insight.
 pub const UNREADABLE_INPUT_REFERENCE: &str =
-    "https://github.com/openshift/update-status/blob/main/docs/runbooks/unreadable-input.md";
+    "https://github.com/openshift/update-status/blob/main/docs/runbooks/UnreadableInput.md";
 
 /// An input object the controller watches but cannot decode (a field of an unexpected type):
 /// it is skipped, and shown as a health insight instead of stopping the watch.
