@@ -207,6 +207,8 @@ pub fn alerts_unavailable_insight(
     } else {
         ellipsize(&authority, limits::RESOURCE_NAME)
     };
+    // The error may quote the URL polled, credentials included.
+    let error = &crate::redact::redact_urls_in(error);
     let summary = format!("Cannot read alerts from Prometheus: {}", one_line(error));
     let description = format!(
         "update-status reads the firing alerts from {endpoint}/api/v1/alerts to show them as health \
@@ -251,23 +253,13 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `scheme://host[:port]/path` without user information, query or fragment, and no trailing `/`.
+/// `scheme://host[:port]/path` without user information, query or fragment, and no trailing `/`
+/// (the endpoint an insight names).
 pub fn redact_url(url: &str) -> String {
     let url = url.split(['?', '#']).next().unwrap_or_default();
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (Some(s), r),
-        None => (None, url),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let host = authority.rsplit('@').next().unwrap_or_default();
-    let out = match scheme {
-        Some(s) => format!("{s}://{host}{path}"),
-        None => format!("{host}{path}"),
-    };
-    out.trim_end_matches('/').to_string()
+    crate::redact::redact_url(url)
+        .trim_end_matches('/')
+        .to_string()
 }
 
 fn url_authority(url: &str) -> String {
@@ -643,6 +635,18 @@ mod tests {
             "http://127.0.0.1:9090"
         );
         assert_eq!(redact_url("127.0.0.1:9090/p/"), "127.0.0.1:9090/p");
+    }
+
+    #[test]
+    fn alerts_unavailable_never_shows_credentials() {
+        let i = alerts_unavailable_insight(
+            "https://user:s3cret@thanos:9091",
+            "requesting https://user:s3cret@thanos:9091/api/v1/alerts?access_token=t0k: refused",
+            ts(START),
+        );
+        let text = serde_json::to_string(&i).expect("json");
+        assert!(!text.contains("s3cret") && !text.contains("t0k"), "{text}");
+        assert!(text.contains("https://thanos:9091/api/v1/alerts"), "{text}");
     }
 
     #[test]

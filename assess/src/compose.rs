@@ -33,6 +33,7 @@ use update_status_api::crd::{
 };
 use update_status_api::input::{Alert, MachineConfigPool, Node};
 
+use crate::insight::{self, UnreadableInput};
 use crate::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
 use crate::{ClusterInputs, alerts, control_plane, naming};
 
@@ -259,6 +260,24 @@ pub fn control_plane_share_with(
         insights,
         requeue_after,
     }
+}
+
+/// The health insights of the input objects that cannot be read (see
+/// [`insight::unreadable_input_insight`]), first seen at `now` and then keeping their
+/// `startedAt`; the control-plane reconciler writes them with its share.
+pub fn unreadable_inputs_share(
+    unreadable: &[UnreadableInput],
+    existing: &ExistingInsights,
+    base: &Labels,
+    now: Timestamp,
+) -> Vec<Desired<UpdateInsightStatus>> {
+    let mut insights: Vec<_> = unreadable
+        .iter()
+        .filter_map(|u| insight::unreadable_input_insight(u, Some(now)))
+        .map(|s| Desired::insight(s, "", base, None))
+        .collect();
+    keep_started_at(&mut insights, existing);
+    insights
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,6 +531,51 @@ mod tests {
         HealthInsight, Impact, InsightScope, InsightType, Remediation, ResourceRef,
         UpdateInsightSpec,
     };
+
+    #[test]
+    fn an_unreadable_input_becomes_one_health_insight_keeping_its_start() {
+        let now: Timestamp = "2026-01-01T10:00:00Z".parse().expect("ts");
+        let pool = UnreadableInput {
+            group: "machineconfiguration.openshift.io".into(),
+            kind: "MachineConfigPool".into(),
+            name: "infra".into(),
+            problem: "invalid type: string \"x\", expected a sequence at line 1".into(),
+        };
+        let first = unreadable_inputs_share(
+            std::slice::from_ref(&pool),
+            &ExistingInsights::default(),
+            &Labels::new(),
+            now,
+        );
+        assert_eq!(first.len(), 1);
+        let h = first[0].status.health.as_ref().expect("health");
+        assert!(
+            h.impact
+                .summary
+                .starts_with("MachineConfigPool infra cannot be read: invalid type"),
+            "{}",
+            h.impact.summary
+        );
+        assert_eq!(h.source, insight::SOURCE_UNREADABLE_INPUT);
+        assert_eq!(first[0].status.scope.type_, ScopeType::WorkerPool);
+        assert_eq!(first[0].status.scope.pool.as_deref(), Some("infra"));
+        assert_eq!(
+            first[0].labels.get(labels::SCOPE).map(String::as_str),
+            Some(ScopeType::WorkerPool.slug())
+        );
+
+        // A later pass keeps the first `startedAt`.
+        let mut obj = UpdateInsight::new(&first[0].name, UpdateInsightSpec::default());
+        obj.status = Some(first[0].status.clone());
+        let objs = [Arc::new(obj)];
+        let later = unreadable_inputs_share(
+            &[pool],
+            &ExistingInsights::new(&objs),
+            &Labels::new(),
+            now + SignedDuration::from_mins(5),
+        );
+        assert_eq!(later, first);
+    }
 
     fn health(started_at: Option<&str>) -> UpdateInsightStatus {
         UpdateInsightStatus {

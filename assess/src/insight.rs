@@ -4,10 +4,79 @@
 use jiff::Timestamp;
 use update_status_api::crd::{
     HealthCounts, HealthInsight, Impact, ImpactLevel, ImpactType, InsightScope, InsightType,
-    Remediation, ResourceRef, UpdateInsightStatus, limits,
+    Remediation, ResourceRef, ScopeType, UpdateInsightStatus, limits,
 };
 
 use crate::format::ellipsize;
+
+/// `source` of the insight about an input object that cannot be read.
+pub const SOURCE_UNREADABLE_INPUT: &str = "unreadable-input";
+/// Reference of that insight.
+pub const UNREADABLE_INPUT_REFERENCE: &str =
+    "https://github.com/openshift/update-status/blob/main/docs/runbooks/UnreadableInput.md";
+
+/// An input object the controller watches but cannot decode (a field of an unexpected type):
+/// it is skipped, and shown as a health insight instead of stopping the watch.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UnreadableInput {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// Kind (`MachineConfigPool`).
+    pub kind: String,
+    /// Object name.
+    pub name: String,
+    /// What is wrong (the decoder's message: the field and the type expected).
+    pub problem: String,
+}
+
+/// The health insight of an input that cannot be read: "MachineConfigPool infra cannot be
+/// read: ...". Control-plane inputs (ClusterVersion, ClusterOperator) are in the control
+/// plane's scope; pools and nodes in the worker pools' (a pool names itself as its pool).
+pub fn unreadable_input_insight(
+    u: &UnreadableInput,
+    since: Option<Timestamp>,
+) -> Option<UpdateInsightStatus> {
+    let scope = match u.kind.as_str() {
+        "ClusterVersion" | "ClusterOperator" => InsightScope {
+            type_: ScopeType::ControlPlane,
+            pool: None,
+        },
+        "MachineConfigPool" => InsightScope {
+            type_: ScopeType::WorkerPool,
+            pool: Some(ellipsize(&u.name, limits::POOL)),
+        },
+        _ => InsightScope {
+            type_: ScopeType::WorkerPool,
+            pool: None,
+        },
+    };
+    let problem = u.problem.split_whitespace().collect::<Vec<_>>().join(" ");
+    HealthDraft {
+        resource: ResourceRef {
+            group: u.group.clone(),
+            kind: u.kind.clone(),
+            name: ellipsize(&u.name, limits::RESOURCE_NAME),
+            namespace: None,
+        },
+        scope,
+        source: SOURCE_UNREADABLE_INPUT,
+        started_at: since,
+        level: ImpactLevel::Warning,
+        type_: ImpactType::Unknown,
+        summary: format!("{} {} cannot be read: {problem}", u.kind, u.name),
+        description: format!(
+            "update-status cannot decode the {kind} {name} ({problem}), so it leaves it out: \
+             the update status shown may be incomplete for what depends on it. Every other \
+             object is still read. Check the object (`oc get {lower} {name} -o yaml`) for a \
+             field of an unexpected type, and whoever wrote it.",
+            kind = u.kind,
+            name = u.name,
+            lower = u.kind.to_ascii_lowercase(),
+        ),
+        reference: UNREADABLE_INPUT_REFERENCE,
+    }
+    .build()
+}
 
 /// What a health rule found, before D.0's completeness filter.
 #[derive(Clone, Debug)]

@@ -13,7 +13,7 @@
 //!   ([`compose::desired_cluster`]).
 //! - [`incremental`]: the worker-pools share kept between passes (per-node cache).
 //! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
-//!   [`insight`] (health insight construction and tally).
+//!   [`insight`] (health insight construction and tally), [`redact`] (URLs without credentials).
 
 pub mod alerts;
 pub mod compose;
@@ -24,6 +24,7 @@ pub mod insight;
 pub mod naming;
 pub mod nodes;
 pub mod order;
+pub mod redact;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 

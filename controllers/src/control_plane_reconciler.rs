@@ -82,14 +82,23 @@ impl ControlPlaneReconciler {
             .iter()
             .find(|o| o.name_any() == naming::CONTROL_PLANE_STATUS_NAME)
             .and_then(|o| o.status.as_ref());
-        let share = compose::control_plane_share(
+        let existing = ExistingInsights::new(&existing_insight_objs);
+        let base = compose::base_labels(self.cluster_id.as_deref());
+        let mut share = compose::control_plane_share(
             &inputs,
             nodes.iter().map(|n| n.as_ref()),
             existing_cp,
-            &ExistingInsights::new(&existing_insight_objs),
-            &compose::base_labels(self.cluster_id.as_deref()),
+            &existing,
+            &base,
             now,
         );
+        // The inputs the watches could not decode (of every kind) are shown with this share.
+        share.insights.extend(compose::unreadable_inputs_share(
+            &self.caches.unreadable.all(),
+            &existing,
+            &base,
+            now,
+        ));
         let requeue = share
             .requeue_after
             .and_then(|d| Duration::try_from(d).ok())

@@ -24,12 +24,23 @@ pub struct Health {
     state: Mutex<State>,
 }
 
+/// How long a watch cache may take to list before `/readyz` names it as stuck.
+pub const CACHE_SYNC_BOUND: Duration = Duration::from_secs(60);
+
 #[derive(Default)]
 struct State {
     synced: bool,
+    /// Each watch cache's listing, by kind.
+    caches: BTreeMap<&'static str, Cache>,
     /// Why the process is no longer live (a task ended), if it is not.
     stopped: Option<String>,
     loops: BTreeMap<&'static str, Loop>,
+}
+
+struct Cache {
+    started: Instant,
+    synced: bool,
+    last_error: Option<String>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -66,6 +77,33 @@ impl Health {
         self.state().synced = true;
     }
 
+    /// The watch cache `kind` started listing.
+    pub fn cache_started(&self, kind: &'static str) {
+        self.state().caches.insert(
+            kind,
+            Cache {
+                started: Instant::now(),
+                synced: false,
+                last_error: None,
+            },
+        );
+    }
+
+    /// The watch cache `kind` listed (the error is kept until the next one is reported).
+    pub fn cache_synced(&self, kind: &'static str) {
+        if let Some(c) = self.state().caches.get_mut(kind) {
+            c.synced = true;
+            c.last_error = None;
+        }
+    }
+
+    /// The watch of `kind` failed with `error` (already free of secrets and bounded).
+    pub fn cache_error(&self, kind: &'static str, error: String) {
+        if let Some(c) = self.state().caches.get_mut(kind) {
+            c.last_error = Some(error);
+        }
+    }
+
     /// A long-running task ended (`reason` names it): the process is no longer live.
     pub fn set_stopped(&self, reason: String) {
         self.state().stopped.get_or_insert(reason);
@@ -82,8 +120,9 @@ impl Health {
         if !live {
             return (false, reason);
         }
-        if !self.state().synced {
-            return (false, "caches not synced".into());
+        let state = self.state();
+        if !state.synced {
+            return (false, not_synced(&state.caches, Instant::now()));
         }
         (true, "ok".into())
     }
@@ -110,6 +149,35 @@ impl Health {
         }
         (true, "ok".into())
     }
+}
+
+/// Why the caches are not synced: the caches still listing, and those past
+/// [`CACHE_SYNC_BOUND`] by name with their last error.
+fn not_synced(caches: &BTreeMap<&'static str, Cache>, now: Instant) -> String {
+    let mut listing = Vec::new();
+    let mut stuck = Vec::new();
+    for (kind, c) in caches.iter().filter(|(_, c)| !c.synced) {
+        let age = now.saturating_duration_since(c.started);
+        if age > CACHE_SYNC_BOUND {
+            let error = c.last_error.as_deref().unwrap_or("no error reported");
+            stuck.push(format!(
+                "cache {kind} has not synced in {}s (bound {}s); last error: {error}",
+                age.as_secs(),
+                CACHE_SYNC_BOUND.as_secs()
+            ));
+        } else {
+            listing.push(*kind);
+        }
+    }
+    let mut reason = "caches not synced".to_string();
+    if !stuck.is_empty() {
+        reason.push_str(": ");
+        reason.push_str(&stuck.join("; "));
+    }
+    if !listing.is_empty() {
+        reason.push_str(&format!(" (listing: {})", listing.join(", ")));
+    }
+    reason
 }
 
 /// A reconcile loop's reports to [`Health`].
@@ -182,6 +250,29 @@ mod tests {
         health.set_stopped("a later one".into());
         assert_eq!(health.live(), (false, "task watch/Node ended".into()));
         assert_eq!(health.ready(), (false, "task watch/Node ended".into()));
+    }
+
+    #[test]
+    fn a_cache_past_the_bound_is_named_with_its_last_error() {
+        let health = Health::new(DEFAULT_STUCK_AFTER);
+        health.cache_started("Node");
+        health.cache_started("MachineConfigPool");
+        health.cache_error("MachineConfigPool", "the API server is failing".into());
+        health.cache_synced("Node");
+        let (ready, reason) = health.ready();
+        assert!(!ready);
+        assert_eq!(reason, "caches not synced (listing: MachineConfigPool)");
+        let later = Instant::now() + CACHE_SYNC_BOUND + Duration::from_secs(15);
+        let reason = not_synced(&health.state().caches, later);
+        assert!(
+            reason.starts_with("caches not synced: cache MachineConfigPool has not synced in 7"),
+            "{reason}"
+        );
+        assert!(
+            reason.ends_with("(bound 60s); last error: the API server is failing"),
+            "{reason}"
+        );
+        assert!(!reason.contains("Node"), "{reason}");
     }
 
     #[test]

@@ -102,6 +102,10 @@ struct Args {
     /// CAs), e.g. `/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt`.
     #[arg(long, env = "PROMETHEUS_CA_FILE")]
     prometheus_ca_file: Option<PathBuf>,
+    /// Allow sending the bearer token of `--prometheus-token-file` to an `http://` URL, in
+    /// clear. Without it the controller refuses to start with such a configuration.
+    #[arg(long)]
+    prometheus_insecure_http: bool,
     /// Timeout of one request to Prometheus (`10s`, `1m`, ...).
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     prometheus_timeout: Duration,
@@ -185,7 +189,7 @@ async fn main() -> anyhow::Result<()> {
         metrics_server::serve_probes(args.health_probe_bind_address, probes(&health)).await?;
     infra.spawn("probe-server", probes.wait());
     let wakers = Wakers::default();
-    let caches = watches::start(&client, &args.namespace, &wakers, &mut infra);
+    let caches = watches::start(&client, &args.namespace, &wakers, &health, &mut infra);
     let hub = hub_sync(&args, &caches, &wakers, &metrics).await?;
     {
         // Health series are computed from our insights at scrape time (every scope, whichever
@@ -235,17 +239,23 @@ async fn main() -> anyhow::Result<()> {
     .await
 }
 
-/// `RUST_LOG` (default `info`), as text or JSON.
+/// `RUST_LOG` (default `info`), as text or JSON; on standard output; colours only when that is a terminal (a log
+/// file or a pod's log gets no escape sequences).
 fn init_logging(format: &str) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     if format == "json" {
         tracing_subscriber::fmt()
             .json()
             .with_env_filter(filter)
+            .with_ansi(false)
             .init();
     } else {
-        tracing_subscriber::fmt().with_env_filter(filter).init();
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(std::io::stdout().is_terminal())
+            .init();
     }
 }
 
@@ -258,6 +268,7 @@ fn prometheus_client(args: &Args) -> anyhow::Result<Option<PrometheusClient>> {
                 url: url.to_string(),
                 token_file: args.prometheus_token_file.clone(),
                 ca_file: args.prometheus_ca_file.clone(),
+                insecure_http: args.prometheus_insecure_http,
                 timeout: args.prometheus_timeout,
             })
         })

@@ -19,6 +19,7 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use update_status_api::input::{Alert, AlertsResponse};
+use update_status_assess::redact::{redact_url, redact_urls_in};
 
 /// Largest `/api/v1/alerts` answer read (a cluster with thousands of alerts stays far below).
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -35,15 +36,18 @@ pub struct PrometheusConfig {
     pub ca_file: Option<PathBuf>,
     /// Timeout of one request (connection, answer and body).
     pub timeout: Duration,
+    /// Allow sending the bearer token over plain `http://` (`--prometheus-insecure-http`);
+    /// without it, a token file with an `http://` URL is refused at start.
+    pub insecure_http: bool,
 }
 
 /// Why alerts could not be read. `reason()` is a short, bounded label for metrics.
 #[derive(Debug, thiserror::Error)]
 pub enum PrometheusError {
-    /// The URL is not a valid `http`/`https` URL.
+    /// The URL is not a valid `http`/`https` URL, or would send the token in clear.
     #[error("invalid Prometheus URL {url:?}: {message}")]
     Url {
-        /// The URL.
+        /// The URL (credentials redacted).
         url: String,
         /// What is wrong.
         message: String,
@@ -116,6 +120,9 @@ type HttpsClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 /// A Prometheus API client.
 pub struct PrometheusClient {
     config: PrometheusConfig,
+    /// [`PrometheusConfig::url`] and the alerts endpoint, redacted.
+    base_url: String,
+    alerts_url: String,
     alerts_uri: Uri,
     /// The HTTP client and the CA file content it was built with.
     client: Option<(Option<Vec<u8>>, HttpsClient)>,
@@ -126,7 +133,7 @@ impl PrometheusClient {
     pub fn new(config: PrometheusConfig) -> Result<Self, PrometheusError> {
         let url = config.url.trim_end_matches('/');
         let bad = |message: &str| PrometheusError::Url {
-            url: config.url.clone(),
+            url: redact_url(&config.url),
             message: message.to_string(),
         };
         let uri: Uri = format!("{url}/api/v1/alerts")
@@ -142,21 +149,32 @@ impl PrometheusClient {
         if config.url.contains('?') || config.url.contains('#') {
             return Err(bad("no query or fragment allowed"));
         }
+        if uri.scheme_str() == Some("http") && config.token_file.is_some() && !config.insecure_http
+        {
+            return Err(bad(
+                "the bearer token of --prometheus-token-file would be sent in clear over \
+                 http://; use an https:// URL (with --prometheus-ca-file for a private CA), or \
+                 pass --prometheus-insecure-http to allow it",
+            ));
+        }
+        let alerts_url = redact_url(&uri.to_string());
         Ok(PrometheusClient {
+            base_url: redact_url(url),
+            alerts_url,
             config,
             alerts_uri: uri,
             client: None,
         })
     }
 
-    /// The configured base URL.
+    /// The configured base URL, without credentials (for logs and insights).
     pub fn base_url(&self) -> &str {
-        &self.config.url
+        &self.base_url
     }
 
-    /// The URL of the alerts endpoint.
+    /// The URL of the alerts endpoint, without credentials (for logs and errors).
     pub fn alerts_url(&self) -> String {
-        self.alerts_uri.to_string()
+        self.alerts_url.clone()
     }
 
     fn http_client(&mut self) -> Result<HttpsClient, PrometheusError> {
@@ -346,7 +364,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         }
         cur = inner.source();
     }
-    s
+    redact_urls_in(&s)
 }
 
 #[cfg(test)]
@@ -359,6 +377,7 @@ mod tests {
             token_file: None,
             ca_file: None,
             timeout: Duration::from_secs(1),
+            insecure_http: true,
         }
     }
 
@@ -474,6 +493,60 @@ mod tests {
             req
         });
         (format!("http://{addr}"), task)
+    }
+
+    #[test]
+    fn a_token_over_plain_http_needs_the_insecure_flag() {
+        let with_token = |insecure_http| PrometheusConfig {
+            token_file: Some(PathBuf::from("/var/run/token")),
+            insecure_http,
+            ..cfg("http://user:s3cret@prometheus:9090")
+        };
+        let err = PrometheusClient::new(with_token(false))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("--prometheus-insecure-http"), "{err}");
+        assert!(err.contains("in clear"), "{err}");
+        assert!(!err.contains("s3cret"), "{err}");
+        assert!(PrometheusClient::new(with_token(true)).is_ok());
+        // No token: nothing secret goes over http.
+        assert!(
+            PrometheusClient::new(PrometheusConfig {
+                insecure_http: false,
+                ..cfg("http://prometheus:9090")
+            })
+            .is_ok()
+        );
+        // https: the token is encrypted.
+        assert!(
+            PrometheusClient::new(PrometheusConfig {
+                url: "https://prometheus:9091".into(),
+                ..with_token(false)
+            })
+            .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn credentials_in_the_url_are_never_shown() {
+        let mut c =
+            PrometheusClient::new(cfg("http://user:s3cret@127.0.0.1:1/prefix/")).expect("valid");
+        assert_eq!(c.base_url(), "http://127.0.0.1:1/prefix");
+        assert_eq!(c.alerts_url(), "http://127.0.0.1:1/prefix/api/v1/alerts");
+        let err = c
+            .alerts()
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("127.0.0.1:1"), "{err}");
+        assert!(!err.contains("s3cret") && !err.contains("user:"), "{err}");
+        let bad = PrometheusClient::new(cfg("ftp://user:s3cret@h/"))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(bad.contains("scheme") && !bad.contains("s3cret"), "{bad}");
     }
 
     #[tokio::test]

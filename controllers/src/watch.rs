@@ -2,13 +2,20 @@
 //! reconcilers that depend on it. No polling: the API server pushes changes. Our own objects
 //! wake the reconciler that wrote them (by their `update.openshift.io/reconciler` label), not
 //! every reconciler; MachineConfigs are watched metadata-only.
+//!
+//! Input kinds are watched as [`DynamicObject`]s (which always decode) and decoded one object at
+//! a time: an object we cannot read is skipped and recorded in [`Unreadable`] (the control-plane
+//! reconciler turns it into a health insight), so one bad object never stops a cache from
+//! syncing. Watch errors are logged at most once per [`ERROR_LOG_INTERVAL`] per watch and
+//! error, with the count of repeats suppressed, and reported to [`Health`] for `/readyz`.
 
+use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
-use kube::core::PartialObjectMeta;
+use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -22,6 +29,10 @@ use update_status_api::input::{
     ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
 
+use update_status_assess::insight::UnreadableInput;
+use update_status_assess::redact::redact_urls_in;
+
+use crate::health::Health;
 use crate::supervisor::Tasks;
 
 /// The caches every reconciler reads.
@@ -43,6 +54,156 @@ pub struct Caches {
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
     /// Our WorkerPoolUpdateStatus objects.
     pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
+    /// Input objects that cannot be decoded (left out of the caches above).
+    pub unreadable: Unreadable,
+}
+
+/// The input objects the watches could not decode, by kind and name.
+#[derive(Clone, Default)]
+pub struct Unreadable(Arc<Mutex<BTreeMap<(&'static str, String), UnreadableInput>>>);
+
+impl Unreadable {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(&'static str, String), UnreadableInput>> {
+        // Plain map: consistent whatever panicked while holding the lock.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every unreadable input, sorted by kind and name.
+    pub fn all(&self) -> Vec<UnreadableInput> {
+        self.lock().values().cloned().collect()
+    }
+
+    /// Records (`Some`) or clears (`None`) `kind`/`name`; whether anything changed.
+    fn set(&self, kind: &'static str, name: &str, u: Option<UnreadableInput>) -> bool {
+        let mut map = self.lock();
+        let key = (kind, name.to_string());
+        match u {
+            Some(u) => map.insert(key, u.clone()).as_ref() != Some(&u),
+            None => map.remove(&key).is_some(),
+        }
+    }
+
+    /// After a (re-)list: the unreadable objects of `kind` are exactly `listed`.
+    fn relisted(&self, kind: &'static str, listed: BTreeMap<String, UnreadableInput>) {
+        let mut map = self.lock();
+        map.retain(|(k, _), _| *k != kind);
+        map.extend(listed.into_iter().map(|(name, u)| ((kind, name), u)));
+    }
+}
+
+/// Decodes input events of kind `K` from [`DynamicObject`]s, one object at a time.
+struct Decoder<K> {
+    kind: &'static str,
+    unreadable: Unreadable,
+    /// The unreadable objects of the list in progress.
+    listing: BTreeMap<String, UnreadableInput>,
+    _k: std::marker::PhantomData<fn() -> K>,
+}
+
+impl<K> Decoder<K>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned + Default,
+{
+    fn new(kind: &'static str, unreadable: Unreadable) -> Self {
+        Decoder {
+            kind,
+            unreadable,
+            listing: BTreeMap::new(),
+            _k: std::marker::PhantomData,
+        }
+    }
+
+    /// The event for the cache, if any: an unreadable object is recorded and left out (an
+    /// update that makes a cached object unreadable removes it from the cache).
+    fn event(&mut self, event: watcher::Event<DynamicObject>) -> Option<watcher::Event<K>> {
+        use watcher::Event;
+        match event {
+            Event::Init => {
+                self.listing.clear();
+                Some(Event::Init)
+            }
+            Event::InitDone => {
+                self.unreadable
+                    .relisted(self.kind, std::mem::take(&mut self.listing));
+                Some(Event::InitDone)
+            }
+            Event::InitApply(o) => match decode::<K>(self.kind, o) {
+                Ok(k) => Some(Event::InitApply(k)),
+                Err((_, u)) => {
+                    if self.unreadable.lock().get(&(self.kind, u.name.clone())) != Some(&u) {
+                        warn_unreadable(&u);
+                    }
+                    self.listing.insert(u.name.clone(), u);
+                    None
+                }
+            },
+            Event::Apply(o) => match decode::<K>(self.kind, o) {
+                Ok(k) => {
+                    self.unreadable.set(self.kind, name_of(&k), None);
+                    Some(Event::Apply(k))
+                }
+                Err((stub, u)) => {
+                    if self
+                        .unreadable
+                        .set(self.kind, &u.name.clone(), Some(u.clone()))
+                    {
+                        warn_unreadable(&u);
+                    }
+                    Some(Event::Delete(stub))
+                }
+            },
+            Event::Delete(o) => {
+                let k = decode::<K>(self.kind, o).unwrap_or_else(|(stub, _)| stub);
+                self.unreadable.set(self.kind, name_of(&k), None);
+                Some(Event::Delete(k))
+            }
+        }
+    }
+}
+
+fn name_of<K: Resource>(k: &K) -> &str {
+    k.meta().name.as_deref().unwrap_or_default()
+}
+
+fn warn_unreadable(u: &UnreadableInput) {
+    tracing::warn!(
+        kind = %u.kind,
+        name = %u.name,
+        problem = %u.problem,
+        "input object cannot be read; leaving it out (see its health insight)"
+    );
+}
+
+/// Longest decoding problem kept (serde's messages are short; a quoted value may not be).
+const MAX_PROBLEM: usize = 300;
+
+/// `obj` as a `K`; else a `K` with `obj`'s metadata only (to remove it from a cache) and what
+/// is wrong (the path of the field and serde's message, never the object).
+pub fn decode<K>(kind: &str, obj: DynamicObject) -> Result<K, (K, UnreadableInput)>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned + Default,
+{
+    let metadata = obj.metadata.clone();
+    let value = serde_json::to_value(&obj).unwrap_or_default();
+    match serde_path_to_error::deserialize::<_, K>(value) {
+        Ok(k) => Ok(k),
+        Err(e) => {
+            let path = e.path().to_string();
+            let mut problem = format!("{path}: {}", e.inner());
+            if problem.chars().count() > MAX_PROBLEM {
+                problem = problem.chars().take(MAX_PROBLEM).collect::<String>() + "...";
+            }
+            let mut stub = K::default();
+            *stub.meta_mut() = metadata;
+            let u = UnreadableInput {
+                group: K::group(&()).into_owned(),
+                kind: kind.to_string(),
+                name: name_of(&stub).to_string(),
+                problem,
+            };
+            Err((stub, u))
+        }
+    }
 }
 
 impl Caches {
@@ -115,7 +276,13 @@ impl Wake {
 
 /// Starts every watch (as tasks of `tasks`, named `watch/<Kind>`); the caches list in the
 /// background ([`Caches::synced`] tells when all did).
-pub fn start(client: &kube::Client, namespace: &str, wakers: &Wakers, tasks: &mut Tasks) -> Caches {
+pub fn start(
+    client: &kube::Client,
+    namespace: &str,
+    wakers: &Wakers,
+    health: &Arc<Health>,
+    tasks: &mut Tasks,
+) -> Caches {
     use crate::{control_plane_reconciler as cp, worker_pools_reconciler as wp};
     let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
     let ours = |always: Vec<Arc<Notify>>, owners: &[(&'static str, &Arc<Notify>)]| Wake {
@@ -134,34 +301,25 @@ pub fn start(client: &kube::Client, namespace: &str, wakers: &Wakers, tasks: &mu
         labels::MANAGED_BY_VALUE
     ));
     let all = watcher::Config::default;
-    let mut w = Watches { tasks };
+    let unreadable = Unreadable::default();
+    let mut w = Watches {
+        tasks,
+        health: health.clone(),
+        client: client.clone(),
+        unreadable: unreadable.clone(),
+    };
     Caches {
-        cluster_versions: w.spawn(
-            Api::all(client.clone()),
-            all(),
-            inputs(&[cpw, wpw]),
-            "ClusterVersion",
-        ),
-        cluster_operators: w.spawn(
-            Api::all(client.clone()),
-            all(),
-            inputs(&[cpw]),
-            "ClusterOperator",
-        ),
-        pools: w.spawn(
-            Api::all(client.clone()),
-            all(),
-            // The control-plane reconciler counts the master pool's nodes itself.
-            inputs(&[cpw, wpw]),
-            "MachineConfigPool",
-        ),
+        cluster_versions: w.spawn_input(inputs(&[cpw, wpw]), "ClusterVersion"),
+        cluster_operators: w.spawn_input(inputs(&[cpw]), "ClusterOperator"),
+        // The control-plane reconciler counts the master pool's nodes itself.
+        pools: w.spawn_input(inputs(&[cpw, wpw]), "MachineConfigPool"),
         machine_configs: w.spawn_metadata(
             Api::all(client.clone()),
             all(),
             inputs(&[cpw, wpw]),
             "MachineConfig",
         ),
-        nodes: w.spawn(Api::all(client.clone()), all(), inputs(&[cpw, wpw]), "Node"),
+        nodes: w.spawn_input(inputs(&[cpw, wpw]), "Node"),
         insights: w.spawn(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
@@ -180,6 +338,7 @@ pub fn start(client: &kube::Client, namespace: &str, wakers: &Wakers, tasks: &mu
             ours(vec![alerts.clone(), hub.clone()], &[(wp::NAME, wpw)]),
             "WorkerPoolUpdateStatus",
         ),
+        unreadable,
     }
 }
 
@@ -243,6 +402,12 @@ pub fn watch_error_hint(e: &watcher::Error) -> &'static str {
         watcher::Error::NoResourceVersion => {
             return "the API server sent no resourceVersion; does this resource support watch?";
         }
+        watcher::Error::InitialListFailed(kube::Error::SerdeError(_))
+        | watcher::Error::WatchStartFailed(kube::Error::SerdeError(_))
+        | watcher::Error::WatchFailed(kube::Error::SerdeError(_)) => {
+            return "an object of this kind cannot be decoded (a field of an unexpected type): \
+                    check the objects of this kind, not the connection";
+        }
         _ => None,
     };
     match code {
@@ -256,12 +421,73 @@ pub fn watch_error_hint(e: &watcher::Error) -> &'static str {
     }
 }
 
+/// At most one log line per watch and error in this interval (the repeats are counted).
+pub const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(60);
+/// Longest error text logged or reported (an error never carries a whole object).
+const MAX_ERROR: usize = 500;
+
+/// Rate limit of a watch's error logs: the same error at most once per interval.
+#[derive(Default)]
+struct ErrorLog {
+    last: Option<(String, Instant)>,
+    suppressed: u64,
+}
+
+impl ErrorLog {
+    /// Whether to log `error` at `now`, and how many repeats were suppressed before it.
+    fn admit(&mut self, error: &str, now: Instant) -> Option<u64> {
+        if let Some((last, at)) = &self.last
+            && last == error
+            && now.saturating_duration_since(*at) < ERROR_LOG_INTERVAL
+        {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some((error.to_string(), now));
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}
+
+/// A watch error as logged: credentials redacted, cut to [`MAX_ERROR`] characters.
+fn error_text(e: &watcher::Error) -> String {
+    let text = redact_urls_in(&e.to_string());
+    if text.chars().count() > MAX_ERROR {
+        text.chars().take(MAX_ERROR).collect::<String>() + "..."
+    } else {
+        text
+    }
+}
+
 /// Spawns the watches as supervised tasks.
 struct Watches<'a> {
     tasks: &'a mut Tasks,
+    health: Arc<Health>,
+    client: kube::Client,
+    unreadable: Unreadable,
 }
 
 impl Watches<'_> {
+    /// A watch of an input kind, decoded object by object (see [`Decoder`]).
+    fn spawn_input<K>(&mut self, wake: Wake, what: &'static str) -> Store<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned
+            + Default
+            + Send
+            + Sync
+            + 'static,
+    {
+        let api: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &ApiResource::erase::<K>(&()));
+        let mut decoder = Decoder::<K>::new(what, self.unreadable.clone());
+        let stream = watcher(api, watcher::Config::default())
+            .map_ok(move |ev| decoder.event(ev))
+            .try_filter_map(|ev| std::future::ready(Ok(ev)));
+        self.cache(stream, wake, what)
+    }
+
     /// A watch of full objects of kind `K` into a cache.
     fn spawn<K>(
         &mut self,
@@ -305,9 +531,12 @@ impl Watches<'_> {
             .backoff(watch_backoff())
             .modify(slim::<K>)
             .reflect(writer);
+        let health = self.health.clone();
+        health.cache_started(what);
         self.tasks.spawn(format!("watch/{what}"), async move {
             let mut stream = std::pin::pin!(stream);
             let mut failing = false;
+            let mut errors = ErrorLog::default();
             while let Some(ev) = stream.next().await {
                 match ev {
                     Ok(ev) => {
@@ -316,15 +545,21 @@ impl Watches<'_> {
                         if failing && !matches!(ev, watcher::Event::Init) {
                             tracing::info!(kind = what, "watch recovered");
                             failing = false;
+                            errors = ErrorLog::default();
+                        }
+                        if matches!(ev, watcher::Event::InitDone) {
+                            health.cache_synced(what);
                         }
                         wake.notify(&ev);
                     }
                     Err(e) => {
-                        // The watcher retries with backoff; say why once per outage.
-                        if !failing {
-                            tracing::warn!(kind = what, error = %e, hint = watch_error_hint(&e), "watch failing; retrying with backoff");
-                            failing = true;
+                        // The watcher retries with backoff; say why, once per interval and error.
+                        let text = error_text(&e);
+                        if let Some(suppressed) = errors.admit(&text, Instant::now()) {
+                            tracing::warn!(kind = what, error = %text, hint = watch_error_hint(&e), suppressed, "watch failing; retrying with backoff");
                         }
+                        health.cache_error(what, format!("{text} ({})", watch_error_hint(&e)));
+                        failing = true;
                     }
                 }
             }
@@ -393,6 +628,86 @@ mod tests {
         );
     }
 
+    fn dynamic(json: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(json).expect("a DynamicObject decodes from any object")
+    }
+
+    fn pool(name: &str, selector: serde_json::Value) -> DynamicObject {
+        dynamic(serde_json::json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1",
+            "kind": "MachineConfigPool",
+            "metadata": {"name": name, "uid": format!("uid-{name}")},
+            "spec": {"nodeSelector": selector, "paused": false},
+        }))
+    }
+
+    #[test]
+    fn one_unreadable_object_is_skipped_and_named_the_others_are_cached() {
+        use watcher::Event;
+        let unreadable = Unreadable::default();
+        let mut d = Decoder::<MachineConfigPool>::new("MachineConfigPool", unreadable.clone());
+        let good = serde_json::json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}});
+        let bad = serde_json::json!({"matchLabels": "node-role=infra"});
+        assert!(matches!(d.event(Event::Init), Some(Event::Init)));
+        let Some(Event::InitApply(p)) = d.event(Event::InitApply(pool("worker", good.clone())))
+        else {
+            panic!("a good pool is cached");
+        };
+        assert_eq!(p.metadata.name.as_deref(), Some("worker"));
+        assert!(
+            d.event(Event::InitApply(pool("infra", bad.clone())))
+                .is_none()
+        );
+        assert!(
+            unreadable.all().is_empty(),
+            "published at the end of the list"
+        );
+        assert!(matches!(d.event(Event::InitDone), Some(Event::InitDone)));
+        let all = unreadable.all();
+        assert_eq!(all.len(), 1);
+        assert_eq!(
+            (all[0].kind.as_str(), all[0].name.as_str()),
+            ("MachineConfigPool", "infra")
+        );
+        assert_eq!(all[0].group, "machineconfiguration.openshift.io");
+        assert!(
+            all[0]
+                .problem
+                .starts_with("spec.nodeSelector.matchLabels: invalid type"),
+            "{}",
+            all[0].problem
+        );
+        assert!(!all[0].problem.contains("uid-infra"), "no object dump");
+
+        // A cached pool that turns unreadable leaves the cache; fixed, it comes back.
+        let Some(Event::Delete(stub)) = d.event(Event::Apply(pool("worker", bad))) else {
+            panic!("an unreadable update removes the cached object");
+        };
+        assert_eq!(stub.metadata.uid.as_deref(), Some("uid-worker"));
+        assert_eq!(unreadable.all().len(), 2);
+        assert!(matches!(
+            d.event(Event::Apply(pool("infra", good.clone()))),
+            Some(Event::Apply(_))
+        ));
+        assert!(matches!(
+            d.event(Event::Delete(pool("worker", serde_json::json!(7)))),
+            Some(Event::Delete(_))
+        ));
+        assert!(unreadable.all().is_empty());
+    }
+
+    #[test]
+    fn repeated_errors_are_logged_once_per_interval_with_a_count() {
+        let mut log = ErrorLog::default();
+        let t0 = Instant::now();
+        assert_eq!(log.admit("boom", t0), Some(0));
+        assert_eq!(log.admit("boom", t0 + Duration::from_secs(1)), None);
+        assert_eq!(log.admit("boom", t0 + Duration::from_secs(2)), None);
+        assert_eq!(log.admit("other", t0 + Duration::from_secs(3)), Some(2));
+        assert_eq!(log.admit("other", t0 + Duration::from_secs(4)), None);
+        assert_eq!(log.admit("other", t0 + ERROR_LOG_INTERVAL * 2), Some(1));
+    }
+
     #[test]
     fn machine_configs_keep_name_and_annotations() {
         let mut meta = PartialObjectMeta::<MachineConfig>::default();
@@ -451,5 +766,12 @@ mod tests {
                 .contains("cannot reach the API server")
         );
         assert!(watch_error_hint(&watcher::Error::NoResourceVersion).contains("resourceVersion"));
+        let undecodable =
+            serde_json::from_str::<MachineConfigPool>("{\"spec\": 1}").expect_err("not a pool");
+        let hint = watch_error_hint(&watcher::Error::InitialListFailed(kube::Error::SerdeError(
+            undecodable,
+        )));
+        assert!(hint.contains("cannot be decoded"), "{hint}");
+        assert!(!hint.contains("reach"), "{hint}");
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use update_status_assess::redact::redact_urls_in;
 
 use futures::StreamExt;
 use kube::api::ListParams;
@@ -257,7 +258,7 @@ where
                             kind,
                             namespace = %ctx.namespace,
                             reason,
-                            error = %e,
+                            error = %redact_urls_in(&e.to_string()),
                             hint = %hint(reason, &ctx.namespace),
                             "hub watch failing; retrying with back-off"
                         );
@@ -440,13 +441,13 @@ impl HubSync {
             tracing::warn!(
                 namespace = %ns,
                 reason,
-                error = %e,
+                error = %redact_urls_in(&e.to_string()),
                 hint = %hint(reason, ns),
                 "hub sync failed; retrying with back-off (local status objects are not affected)"
             );
             outage.reported = Some(reason);
         } else {
-            tracing::debug!(namespace = %ns, reason, error = %e, failures = outage.failures, "hub sync still failing");
+            tracing::debug!(namespace = %ns, reason, error = %redact_urls_in(&e.to_string()), failures = outage.failures, "hub sync still failing");
         }
     }
 }
