@@ -67,8 +67,8 @@ pub enum McoImage<'a> {
     NotRead,
     /// The image the Deployment holds.
     Observed(&'a str),
-    /// The controller looked and found no image: why (no such Deployment, or no such
-    /// container). Compared as `""` too (an `operator-image` then counts as not updated), and,
+    /// The controller looked and found no image: why (e.g. `Deployment <ns>/<name> not
+    /// found`). Compared as `""` too (an `operator-image` then counts as not updated), and,
     /// when `machine-config` reports an `operator-image`, an Info insight says so.
     Absent(&'a str),
 }

@@ -19,7 +19,8 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
+    MachineConfigPool, McoDeployment, Node,
 };
 
 use crate::supervisor::Tasks;
@@ -37,6 +38,9 @@ pub struct Caches {
     pub machine_configs: Store<MachineConfig>,
     /// Nodes (reduced to the fields we read).
     pub nodes: Store<Node>,
+    /// The machine-config operator's Deployment (at most the one, reduced to its containers'
+    /// names and images).
+    pub mco_deployments: Store<McoDeployment>,
     /// Our UpdateInsights in our namespace.
     pub insights: Store<UpdateInsight>,
     /// Our ControlPlaneUpdateStatus objects.
@@ -53,6 +57,27 @@ impl Caches {
             .find(|c| c.metadata.name.as_deref() == Some("version"))
             .or_else(|| all.first())
             .map(|c| (**c).clone())
+    }
+}
+
+impl Caches {
+    /// The machine-config operator's image (A.3) as the core reads it: the Deployment's
+    /// `machine-config-operator` container image, or why there is none.
+    pub fn mco_image(&self) -> Result<String, String> {
+        let all = self.mco_deployments.state();
+        let Some(d) = all
+            .iter()
+            .find(|d| d.metadata.name.as_deref() == Some(MCO_DEPLOYMENT))
+        else {
+            return Err(format!(
+                "Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT} not found"
+            ));
+        };
+        d.operator_image().map(str::to_string).ok_or_else(|| {
+            format!(
+                "Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT} has no {MCO_DEPLOYMENT} container with an image"
+            )
+        })
     }
 }
 
@@ -162,6 +187,13 @@ pub fn start(client: &kube::Client, namespace: &str, wakers: &Wakers, tasks: &mu
             "MachineConfig",
         ),
         nodes: w.spawn(Api::all(client.clone()), all(), inputs(&[cpw, wpw]), "Node"),
+        // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
+        mco_deployments: w.spawn(
+            Api::namespaced(client.clone(), MCO_NAMESPACE),
+            all().fields(&format!("metadata.name={MCO_DEPLOYMENT}")),
+            inputs(&[cpw]),
+            "Deployment",
+        ),
         insights: w.spawn(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
@@ -191,6 +223,7 @@ impl Caches {
         self.pools.wait_until_ready().await?;
         self.machine_configs.wait_until_ready().await?;
         self.nodes.wait_until_ready().await?;
+        self.mco_deployments.wait_until_ready().await?;
         self.insights.wait_until_ready().await?;
         self.control_plane_statuses.wait_until_ready().await?;
         self.worker_pool_statuses.wait_until_ready().await

@@ -285,7 +285,7 @@ pub(super) fn mco_deployment_absent_insight(why: &str, now: Timestamp) -> Health
         started_at: Some(now),
         level: ImpactLevel::Info,
         type_: ImpactType::None,
-        summary: format!("{MCO_NAMESPACE}/{MCO_DEPLOYMENT} Deployment not found: {why}"),
+        summary: format!("{MCO_DEPLOYMENT} image unknown: {why}"),
         description: format!(
             "The {MACHINE_CONFIG} ClusterOperator reports an {OPERATOR_IMAGE} version, which must equal the image of the {MCO_DEPLOYMENT} container of the {MCO_NAMESPACE}/{MCO_DEPLOYMENT} Deployment for the operator to count as updated. That image is not known ({why}), so {MACHINE_CONFIG} counts as not updated."
         ),

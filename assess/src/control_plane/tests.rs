@@ -785,7 +785,7 @@ fn multi_arch_migration() {
             })
             .collect()
     };
-    let absent = assess(McoImage::Absent("not found"));
+    let absent = assess(McoImage::Absent("Deployment x not found"));
     assert_eq!(
         absent.status.operators,
         assess(McoImage::NotRead).status.operators
@@ -795,7 +795,7 @@ fn multi_arch_migration() {
         [(
             ImpactLevel::Info,
             "Deployment".to_string(),
-            "openshift-machine-config-operator/machine-config-operator Deployment not found: not found".to_string()
+            "machine-config-operator image unknown: Deployment x not found".to_string()
         )]
     );
     assert_eq!(absent.status.health_insights.info, 1);
