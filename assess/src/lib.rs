@@ -32,7 +32,7 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 use update_status_api::input::{
-    Alert, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    Alert, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, McoDeployment, Node,
 };
 use update_status_api::snapshot::Snapshot;
 
@@ -54,6 +54,12 @@ pub struct ClusterInputs<'a> {
     /// Prometheus alerts (`/api/v1/alerts`), when read (`None`: no alert insights).
     pub alerts: Option<&'a [Alert]>,
 }
+
+/// [`McoImage::Absent`]: the Deployment is not there (or not visible).
+pub const NO_MCO_DEPLOYMENT: &str =
+    "Deployment openshift-machine-config-operator/machine-config-operator not found";
+/// [`McoImage::Absent`]: the Deployment has no `machine-config-operator` container image.
+pub const NO_MCO_CONTAINER: &str = "Deployment openshift-machine-config-operator/machine-config-operator has no machine-config-operator container image";
 
 /// What is known of the machine-config operator's image (A.3): the image of the
 /// `machine-config-operator` container of the Deployment
@@ -82,6 +88,17 @@ impl<'a> From<Option<&'a str>> for McoImage<'a> {
 }
 
 impl<'a> McoImage<'a> {
+    /// What a watch of the Deployment says (`None`: no such Deployment): the controller's
+    /// reading; never [`McoImage::NotRead`].
+    pub fn of_deployment(deployment: Option<&'a McoDeployment>) -> Self {
+        match deployment {
+            None => McoImage::Absent(NO_MCO_DEPLOYMENT),
+            Some(d) => d
+                .operator_image()
+                .map_or(McoImage::Absent(NO_MCO_CONTAINER), McoImage::Observed),
+        }
+    }
+
     /// The image the `operator-image` version is compared with (`""` when not known).
     pub fn image(self) -> &'a str {
         match self {

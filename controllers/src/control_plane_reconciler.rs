@@ -72,17 +72,15 @@ impl ControlPlaneReconciler {
         let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
         let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
         let nodes = self.caches.nodes.state();
-        let mco = self.caches.mco_image();
-        self.log_mco_image(&mco);
+        let mco = self.caches.mco_deployment();
+        let mco_image = McoImage::of_deployment(mco.as_deref());
+        self.log_mco_image(mco_image);
         let inputs = ClusterInputs {
             cluster_version: cv.as_ref(),
             cluster_operators: &cos,
             pools: &pools,
             machine_configs: &mcs,
-            mco_image: match &mco {
-                Ok(image) => McoImage::Observed(image),
-                Err(why) => McoImage::Absent(why),
-            },
+            mco_image,
             ..Default::default()
         };
         let existing_cp_objs = self.caches.control_plane_statuses.state();
@@ -134,9 +132,12 @@ impl ControlPlaneReconciler {
 
 impl ControlPlaneReconciler {
     /// Says once (not every pass) that the MCO image is not known, and when it is again.
-    fn log_mco_image(&mut self, mco: &Result<String, String>) {
-        let absent = mco.as_ref().err();
-        if absent == self.mco_absent.as_ref() {
+    fn log_mco_image(&mut self, mco: McoImage<'_>) {
+        let absent = match mco {
+            McoImage::Absent(why) => Some(why),
+            McoImage::Observed(_) | McoImage::NotRead => None,
+        };
+        if absent == self.mco_absent.as_deref() {
             return;
         }
         match absent {
@@ -145,9 +146,12 @@ impl ControlPlaneReconciler {
                 reason = %why,
                 "machine-config operator image unknown: a machine-config operator-image version counts as not updated"
             ),
-            None => tracing::info!(reconciler = NAME, "machine-config operator image known again"),
+            None => tracing::info!(
+                reconciler = NAME,
+                "machine-config operator image known again"
+            ),
         }
-        self.mco_absent = absent.cloned();
+        self.mco_absent = absent.map(str::to_string);
     }
 }
 

@@ -58,26 +58,13 @@ impl Caches {
             .or_else(|| all.first())
             .map(|c| (**c).clone())
     }
-}
 
-impl Caches {
-    /// The machine-config operator's image (A.3) as the core reads it: the Deployment's
-    /// `machine-config-operator` container image, or why there is none.
-    pub fn mco_image(&self) -> Result<String, String> {
-        let all = self.mco_deployments.state();
-        let Some(d) = all
-            .iter()
+    /// The machine-config operator's Deployment, if there is one.
+    pub fn mco_deployment(&self) -> Option<Arc<McoDeployment>> {
+        self.mco_deployments
+            .state()
+            .into_iter()
             .find(|d| d.metadata.name.as_deref() == Some(MCO_DEPLOYMENT))
-        else {
-            return Err(format!(
-                "Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT} not found"
-            ));
-        };
-        d.operator_image().map(str::to_string).ok_or_else(|| {
-            format!(
-                "Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT} has no {MCO_DEPLOYMENT} container with an image"
-            )
-        })
     }
 }
 
