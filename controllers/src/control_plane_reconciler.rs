@@ -1,5 +1,5 @@
-//! The control-plane reconciler: ClusterVersion + ClusterOperators (+ the master pool's nodes,
-//! + the machine-config operator's Deployment image) → the ControlPlaneUpdateStatus `cluster`, progress insights for the ClusterVersion and each
+//! The control-plane reconciler: ClusterVersion + ClusterOperators (+ the master pool's nodes
+//! and the machine-config operator's Deployment image) → the ControlPlaneUpdateStatus `cluster`, progress insights for the ClusterVersion and each
 //! platform ClusterOperator, and the control-plane health insights. It only reads its caches,
 //! calls [`update_status_assess::compose::control_plane_share`], and writes what differs.
 //!
