@@ -93,8 +93,12 @@ impl SimInputs {
         for o in &mut out.nodes {
             o.metadata = meta(&o.metadata);
         }
+        // Only its name (the deployment controller annotates it with its revision).
         if let Some(d) = out.mco_deployment.as_mut() {
-            d.metadata = meta(&d.metadata);
+            d.metadata = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: d.metadata.name.clone(),
+                ..Default::default()
+            };
         }
         out.cluster_operators
             .sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
