@@ -311,7 +311,7 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
         })
         .and_then(|i| i.progress.as_ref())
         .ok_or("no machine-config progress insight")?;
-    assert_eq!(mco.assessment, Assessment::Completed, "{mco:?}");
+    assert_eq!(mco.assessment, Assessment::Updated, "{mco:?}");
     assert!(
         !end.insights.values().any(|i| i
             .health
