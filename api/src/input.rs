@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::core::{ClusterResourceScope, Resource};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope, Resource};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Annotation prefix of the machine-config daemon and controller on Nodes and MachineConfigs.
@@ -126,9 +126,12 @@ pub fn last_condition<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'
 
 macro_rules! cluster_resource {
     ($ty:ty, $group:literal, $version:literal, $kind:literal, $plural:literal) => {
+        cluster_resource!($ty, $group, $version, $kind, $plural, ClusterResourceScope);
+    };
+    ($ty:ty, $group:literal, $version:literal, $kind:literal, $plural:literal, $scope:ty) => {
         impl Resource for $ty {
             type DynamicType = ();
-            type Scope = ClusterResourceScope;
+            type Scope = $scope;
             fn kind(_: &()) -> Cow<'_, str> {
                 Cow::Borrowed($kind)
             }
@@ -503,6 +506,82 @@ pub fn selector_matches(
     labels_ok && exprs_ok
 }
 
+/// Namespace of the machine-config operator's Deployment.
+pub const MCO_NAMESPACE: &str = "openshift-machine-config-operator";
+/// Name of the machine-config operator's Deployment (and of its container).
+pub const MCO_DEPLOYMENT: &str = "machine-config-operator";
+
+/// `apps/v1` Deployment, reduced to what the assessment reads: the containers' names and
+/// images of `openshift-machine-config-operator/machine-config-operator` (A.3). Everything
+/// else is ignored when read, so a cache of it keeps only that.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct McoDeployment {
+    /// Object metadata.
+    #[serde(default, deserialize_with = "nullable")]
+    pub metadata: ObjectMeta,
+    /// Desired state (only the pod template's containers).
+    #[serde(default, deserialize_with = "nullable")]
+    pub spec: McoDeploymentSpec,
+}
+cluster_resource!(
+    McoDeployment,
+    "apps",
+    "v1",
+    "Deployment",
+    "deployments",
+    NamespaceResourceScope
+);
+
+/// `spec` of a [`McoDeployment`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct McoDeploymentSpec {
+    /// The pod template.
+    #[serde(default, deserialize_with = "nullable")]
+    pub template: McoPodTemplate,
+}
+
+/// `spec.template` of a [`McoDeployment`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct McoPodTemplate {
+    /// The pod spec.
+    #[serde(default, deserialize_with = "nullable")]
+    pub spec: McoPodSpec,
+}
+
+/// `spec.template.spec` of a [`McoDeployment`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct McoPodSpec {
+    /// The containers (name and image only).
+    #[serde(default, deserialize_with = "nullable")]
+    pub containers: Vec<ContainerImage>,
+}
+
+/// A container's name and image.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ContainerImage {
+    /// Container name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// Container image.
+    #[serde(default, deserialize_with = "nullable")]
+    pub image: String,
+}
+
+impl McoDeployment {
+    /// A.3, the one rule (offline and online): the image of the container named
+    /// `machine-config-operator`; `None` without such a container or with an empty image.
+    pub fn operator_image(&self) -> Option<&str> {
+        self.spec
+            .template
+            .spec
+            .containers
+            .iter()
+            .find(|c| c.name == MCO_DEPLOYMENT)
+            .map(|c| c.image.as_str())
+            .filter(|i| !i.is_empty())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -588,5 +667,31 @@ mod tests {
         }))
         .expect("parse");
         assert!(!selector_matches(&bad, Some(&worker)));
+    }
+
+    #[test]
+    fn the_mco_image_is_the_machine_config_operator_container_image() {
+        let d: McoDeployment = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "machine-config-operator", "namespace": "openshift-machine-config-operator"},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [
+                {"name": "kube-rbac-proxy", "image": "proxy"},
+                {"name": "machine-config-operator", "image": "mco@sha256:1", "args": ["start"]},
+            ]}}},
+            "status": {"replicas": 1},
+        }))
+        .expect("parse");
+        assert_eq!(d.operator_image(), Some("mco@sha256:1"));
+        assert_eq!(
+            serde_json::to_value(&d).expect("json")["spec"]["template"]["spec"]["containers"][1],
+            serde_json::json!({"name": "machine-config-operator", "image": "mco@sha256:1"}),
+            "only names and images are kept"
+        );
+        let other: McoDeployment = serde_json::from_value(serde_json::json!({
+            "spec": {"template": {"spec": {"containers": [{"name": "x", "image": "y"}, {"name": "machine-config-operator", "image": null}]}}},
+        }))
+        .expect("parse");
+        assert_eq!(other.operator_image(), None);
+        assert_eq!(McoDeployment::default().operator_image(), None);
     }
 }

@@ -13,7 +13,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::input::{
-    AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool,
+    McoDeployment, Node,
 };
 
 mod file;
@@ -203,7 +204,12 @@ impl Snapshot {
                 .transpose()?;
         }
         if let Some(p) = optional("mco-deployment.yaml") {
-            snap.mco_image = read_values(&p)?.first().and_then(mco_container_image);
+            snap.mco_image = read_values(&p)?
+                .into_iter()
+                .next()
+                .map(|v| decode::<McoDeployment>(&p, 0, v))
+                .transpose()?
+                .and_then(|d| d.operator_image().map(str::to_string));
         }
         if let Some(p) = optional("now") {
             let value = read_text(&p)?.trim().to_string();
@@ -360,17 +366,6 @@ impl Reader {
 }
 
 /// The image of the `machine-config-operator` container of a Deployment object.
-fn mco_container_image(deploy: &serde_json::Value) -> Option<String> {
-    deploy
-        .pointer("/spec/template/spec/containers")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(|n| n.as_str()) == Some("machine-config-operator"))?
-        .get("image")?
-        .as_str()
-        .map(str::to_string)
-}
-
 /// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
 /// The file must be a regular file of at most [`MAX_FILE_BYTES`].
 pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {

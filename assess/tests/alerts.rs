@@ -17,7 +17,7 @@ use update_status_api::crd::{ImpactLevel, ScopeType, UpdateInsightStatus};
 use update_status_api::input::AlertsResponse;
 use update_status_api::snapshot::Snapshot;
 use update_status_assess::alerts::{assess_alert_insights, assess_alerts};
-use update_status_assess::{ClusterInputs, assess_cluster};
+use update_status_assess::{ClusterInputs, McoImage, assess_cluster};
 use update_status_testdata::oc_status_dir as fixtures_dir;
 
 const CASE: &str = "4.16.0-ec2-control-plane-updated-pdb-prohibits-draining";
@@ -220,7 +220,7 @@ fn a_snapshot_with_alerts_json_gets_alert_insights() {
     let (idle, idle_now) = common::load_case(&fixtures_dir().join("not-upgrading"));
     let idle_out = assess_cluster(
         &ClusterInputs {
-            mco_image: None,
+            mco_image: McoImage::NotRead,
             alerts,
             ..common::inputs(&idle)
         },

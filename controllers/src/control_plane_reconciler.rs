@@ -1,5 +1,5 @@
-//! The control-plane reconciler: ClusterVersion + ClusterOperators (+ the master pool's nodes)
-//! → the ControlPlaneUpdateStatus `cluster`, progress insights for the ClusterVersion and each
+//! The control-plane reconciler: ClusterVersion + ClusterOperators (+ the master pool's nodes
+//! and the machine-config operator's Deployment image) → the ControlPlaneUpdateStatus `cluster`, progress insights for the ClusterVersion and each
 //! platform ClusterOperator, and the control-plane health insights. It only reads its caches,
 //! calls [`update_status_assess::compose::control_plane_share`], and writes what differs.
 //!
@@ -16,7 +16,7 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight};
 use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
 use crate::assess::compose::{self, ExistingInsights};
-use crate::assess::{ClusterInputs, control_plane, naming, order};
+use crate::assess::{ClusterInputs, McoImage, control_plane, naming, order};
 use crate::metrics::Metrics;
 use crate::runner::Reconcile;
 use crate::watch::Caches;
@@ -32,6 +32,8 @@ pub struct ControlPlaneReconciler {
     insights: Writer<UpdateInsight>,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
+    /// Why the MCO image was not known on the last pass (logged when it changes).
+    mco_absent: Option<String>,
 }
 
 /// The cached objects, owned (the assessment reads slices).
@@ -54,6 +56,7 @@ impl ControlPlaneReconciler {
             caches,
             metrics,
             cluster_id,
+            mco_absent: None,
         }
     }
 
@@ -69,11 +72,15 @@ impl ControlPlaneReconciler {
         let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
         let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
         let nodes = self.caches.nodes.state();
+        let mco = self.caches.mco_deployment();
+        let mco_image = McoImage::of_deployment(mco.as_deref());
+        self.log_mco_image(mco_image);
         let inputs = ClusterInputs {
             cluster_version: cv.as_ref(),
             cluster_operators: &cos,
             pools: &pools,
             machine_configs: &mcs,
+            mco_image,
             ..Default::default()
         };
         let existing_cp_objs = self.caches.control_plane_statuses.state();
@@ -137,6 +144,31 @@ impl ControlPlaneReconciler {
                 .flatten()
                 .min(),
         )
+    }
+}
+
+impl ControlPlaneReconciler {
+    /// Says once (not every pass) that the MCO image is not known, and when it is again.
+    fn log_mco_image(&mut self, mco: McoImage<'_>) {
+        let absent = match mco {
+            McoImage::Absent(why) => Some(why),
+            McoImage::Observed(_) | McoImage::NotRead => None,
+        };
+        if absent == self.mco_absent.as_deref() {
+            return;
+        }
+        match absent {
+            Some(why) => tracing::warn!(
+                reconciler = NAME,
+                reason = %why,
+                "machine-config operator image unknown: a machine-config operator-image version counts as not updated"
+            ),
+            None => tracing::info!(
+                reconciler = NAME,
+                "machine-config operator image known again"
+            ),
+        }
+        self.mco_absent = absent.map(str::to_string);
     }
 }
 

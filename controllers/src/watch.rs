@@ -26,7 +26,8 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
+    MachineConfigPool, McoDeployment, Node,
 };
 
 use update_status_assess::insight::UnreadableInput;
@@ -48,6 +49,9 @@ pub struct Caches {
     pub machine_configs: Store<MachineConfig>,
     /// Nodes (reduced to the fields we read).
     pub nodes: Store<Node>,
+    /// The machine-config operator's Deployment (at most the one, reduced to its containers'
+    /// names and images).
+    pub mco_deployments: Store<McoDeployment>,
     /// Our UpdateInsights in our namespace.
     pub insights: Store<UpdateInsight>,
     /// Our ControlPlaneUpdateStatus objects.
@@ -215,6 +219,14 @@ impl Caches {
             .or_else(|| all.first())
             .map(|c| (**c).clone())
     }
+
+    /// The machine-config operator's Deployment, if there is one.
+    pub fn mco_deployment(&self) -> Option<Arc<McoDeployment>> {
+        self.mco_deployments
+            .state()
+            .into_iter()
+            .find(|d| d.metadata.name.as_deref() == Some(MCO_DEPLOYMENT))
+    }
 }
 
 /// Which reconcilers to wake.
@@ -320,6 +332,13 @@ pub fn start(
             "MachineConfig",
         ),
         nodes: w.spawn_input(inputs(&[cpw, wpw]), "Node"),
+        // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
+        mco_deployments: w.spawn(
+            Api::namespaced(client.clone(), MCO_NAMESPACE),
+            all().fields(&format!("metadata.name={MCO_DEPLOYMENT}")),
+            inputs(&[cpw]),
+            "Deployment",
+        ),
         insights: w.spawn(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
@@ -350,6 +369,7 @@ impl Caches {
         self.pools.wait_until_ready().await?;
         self.machine_configs.wait_until_ready().await?;
         self.nodes.wait_until_ready().await?;
+        self.mco_deployments.wait_until_ready().await?;
         self.insights.wait_until_ready().await?;
         self.control_plane_statuses.wait_until_ready().await?;
         self.worker_pool_statuses.wait_until_ready().await

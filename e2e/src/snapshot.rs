@@ -11,7 +11,8 @@
 //! its server-owned metadata; then its `.status` is applied through the `status`
 //! subresource when the resource has one (Nodes included), because the main endpoint of
 //! such resources ignores `.status`. Namespaced objects go to their namespace (`default`
-//! when none is given), which is created when missing.
+//! when none is given), which is created when missing. A folder without
+//! `mco-deployment.yaml` gets a stand-in MCO Deployment ([`mco_deployment_stand_in`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -451,6 +452,13 @@ pub async fn load_dir(client: &Client, dir: &Path) -> Result<usize, Error> {
             Err(e) => errors.push(e),
         }
     }
+    // Not counted: it is not in the folder.
+    if !dir.join("mco-deployment.yaml").exists() {
+        let stand_in = identify(dir, 0, mco_deployment_stand_in())?;
+        if let Err(e) = loader.load(&stand_in).await {
+            errors.push(e);
+        }
+    }
     if errors.is_empty() {
         Ok(loaded)
     } else {
@@ -460,6 +468,34 @@ pub async fn load_dir(client: &Client, dir: &Path) -> Result<usize, Error> {
             errors,
         })
     }
+}
+
+/// Image of the MCO Deployment the loader writes for a snapshot without
+/// `mco-deployment.yaml`: no `operator-image` version ever equals it.
+pub const MCO_IMAGE_NOT_CAPTURED: &str = "mco-image-not-captured.invalid/machine-config-operator";
+
+/// The MCO Deployment standing in for one a snapshot did not capture. oc (and our offline mode)
+/// compare `machine-config`'s `operator-image` with `""` then: never equal for a real image.
+/// A live cluster always has the Deployment (oc's live mode fails without it), so the loaded
+/// cluster gets one whose image equals no `operator-image` either: the same facts, and the
+/// controller assesses it as the offline mode does (without it the controller would rightly
+/// add its "image unknown" Info insight, which the offline expectations do not have).
+pub fn mco_deployment_stand_in() -> Value {
+    use update_status_api::input::{MCO_DEPLOYMENT, MCO_NAMESPACE};
+    let labels = json!({"k8s-app": MCO_DEPLOYMENT});
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": MCO_DEPLOYMENT, "namespace": MCO_NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": MCO_DEPLOYMENT, "image": MCO_IMAGE_NOT_CAPTURED}]},
+            },
+        },
+    })
 }
 
 /// Deletes every ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig and Node,

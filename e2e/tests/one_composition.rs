@@ -200,7 +200,7 @@ impl Inputs {
             pools: &self.pools,
             machine_configs: &self.machine_configs,
             nodes: &self.nodes_owned,
-            mco_image: self.mco_image.as_deref(),
+            mco_image: self.mco_image.as_deref().into(),
             alerts: self.alerts.as_deref(),
         }
     }
@@ -224,7 +224,7 @@ impl Controller {
             cluster_operators: &cos,
             pools: &inputs.pools,
             machine_configs: &inputs.machine_configs,
-            mco_image: inputs.mco_image.as_deref(),
+            mco_image: inputs.mco_image.as_deref().into(),
             ..Default::default()
         };
         let cp = compose::control_plane_share(

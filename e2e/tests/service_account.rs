@@ -38,11 +38,23 @@ const SA: &str = "update-status-controller";
 /// compared field by field.
 const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// The namespace of the machine-config operator's Deployment, which the controller may read.
+const MCO_NAMESPACE: &str = "openshift-machine-config-operator";
+const MCO_DEPLOYMENT_RESOURCE: &str = "deployments.apps/machine-config-operator";
 const OUTPUT_KINDS: &str = "updateinsights,controlplaneupdatestatuses,workerpoolupdatestatuses";
 
 /// Applies the shipped manifests as `make deploy` does, and removes what an earlier run left in
 /// the namespace (objects, the Lease).
 async fn deploy(env: &TestEnv) -> TestResult {
+    // OpenShift has this namespace; config/rbac/mco_deployment.yaml grants in it.
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(env.client());
+    namespaces
+        .patch(
+            MCO_NAMESPACE,
+            &kube::api::PatchParams::apply("update-status-e2e"),
+            &kube::api::Patch::Apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MCO_NAMESPACE}})),
+        )
+        .await?;
     let config = repo_root().join("config/default");
     env.kubectl_ok([
         "apply",
@@ -68,8 +80,8 @@ fn path(p: &Path) -> TestResult<&str> {
     Ok(p.to_str().ok_or("non-UTF-8 path")?)
 }
 
-/// `kubectl auth can-i VERB RESOURCE[/SUBRESOURCE] --as USER` in `ns` (`None`: cluster-scoped,
-/// `Some("*")`: all namespaces).
+/// `kubectl auth can-i VERB RESOURCE[/status] --as USER` in `ns` (`None`: cluster-scoped,
+/// `Some("*")`: all namespaces); `RESOURCE/NAME` asks about one object.
 async fn can_i(
     env: &TestEnv,
     user: &str,
@@ -79,8 +91,8 @@ async fn can_i(
 ) -> TestResult<bool> {
     let mut args = vec!["auth", "can-i", verb];
     match resource.split_once('/') {
-        Some((r, sub)) => args.extend([r, "--subresource", sub]),
-        None => args.push(resource),
+        Some((r, sub @ "status")) => args.extend([r, "--subresource", sub]),
+        _ => args.push(resource),
     }
     args.extend(["--as", user]);
     match ns {
@@ -247,8 +259,8 @@ fn has_alert_insight(objects: &BTreeMap<String, Value>) -> bool {
         .any(|o| o["labels"]["update.openshift.io/source"] == "alert")
 }
 
-/// What the ServiceAccount `user` may do: watch its inputs, write its outputs and its Lease in
-/// its namespace; and nothing else (no Secrets, no writes elsewhere or to its inputs).
+/// What the ServiceAccount `user` may do: watch its inputs (the MCO Deployment by name only),
+/// write its outputs and its Lease in its namespace; and nothing else (no Secrets, no writes elsewhere or to its inputs).
 async fn assert_service_account_permissions(
     env: &TestEnv,
     user: &str,
@@ -288,10 +300,27 @@ async fn assert_service_account_permissions(
         ("get", "leases.coordination.k8s.io", Some(NS)),
         ("create", "leases.coordination.k8s.io", Some(NS)),
         ("update", "leases.coordination.k8s.io", Some(NS)),
+        // The one Deployment, by name (a list or watch with its field selector).
+        ("get", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
+        ("list", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
+        ("watch", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
     ];
     allowed.extend(outputs_in(NS));
     assert_can(env, user, true, &allowed).await?;
     let mut denied = vec![
+        ("list", "deployments.apps", Some(MCO_NAMESPACE)),
+        (
+            "get",
+            "deployments.apps/machine-config-daemon",
+            Some(MCO_NAMESPACE),
+        ),
+        ("patch", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
+        ("list", "deployments.apps", Some("*")),
+        (
+            "get",
+            "deployments.apps/machine-config-operator",
+            Some("default"),
+        ),
         ("get", "secrets", Some(NS)),
         ("list", "secrets", Some("*")),
         ("list", "configmaps", Some("kube-system")),

@@ -7,6 +7,9 @@
 //! (`update_status_assess::compose::desired_cluster`) computes from the inputs read back
 //! from the API at that instant. The fault must show as a NodeDegraded health insight while it
 //! holds and be gone once it clears; the update must end Completed with no health insight.
+//! The simulated cluster is 4.18+: `machine-config` reports an `operator-image` and the MCO
+//! Deployment exists, so `machine-config` ends updated, and `kubectl update-status` online
+//! says the same `Completion` as offline on the simulation's snapshot.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::collections::BTreeMap;
@@ -21,7 +24,7 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatusStatus,
 };
 use update_status_assess::compose::{self, Existing};
-use update_status_assess::control_plane::estimate_moved;
+use update_status_assess::control_plane::{SOURCE_MCO_DEPLOYMENT_ABSENT, estimate_moved};
 use update_status_assess::naming;
 use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::Controller;
@@ -293,6 +296,57 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
     assert_eq!(cp.versions.target, "4.18.3");
     assert_eq!(cp.versions.previous, "4.17.12");
     assert_eq!(cp.nodes.updated, 3);
+    // 4.18+: machine-config's operator-image equals its Deployment's image: it counts as
+    // updated (all operators are).
+    assert_eq!(
+        cp.operators.updated, cp.operators.total,
+        "{:?}",
+        cp.operators
+    );
+    let mco = end
+        .insights
+        .values()
+        .find(|i| {
+            i.resource.kind == "ClusterOperator" && i.resource.name == simulator::MACHINE_CONFIG
+        })
+        .and_then(|i| i.progress.as_ref())
+        .ok_or("no machine-config progress insight")?;
+    assert_eq!(mco.assessment, Assessment::Updated, "{mco:?}");
+    assert!(
+        !end.insights.values().any(|i| i
+            .health
+            .as_ref()
+            .is_some_and(|h| h.source == SOURCE_MCO_DEPLOYMENT_ABSENT)),
+        "the controller saw the MCO Deployment"
+    );
+    // The CLI online (our objects) and offline (the snapshot, mco-deployment.yaml included)
+    // say the same Completion.
+    let completion = |out: &std::process::Output| -> Result<String, String> {
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .find(|l| l.starts_with("Completion:"))
+            .map(str::to_string)
+            .ok_or_else(|| {
+                format!(
+                    "no Completion line in:\n{text}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+    };
+    let online = completion(&env.plugin(&["-n", ns.name(), "--now", ASSESS_AT])?)?;
+    let dir = std::env::temp_dir().join(format!("us-e2e-sim-snapshot-{}", std::process::id()));
+    simulator.simulation().write_snapshot(&dir)?;
+    assert!(dir.join("mco-deployment.yaml").exists());
+    let offline_out = env.plugin(&[
+        "--from-dir",
+        dir.to_str().ok_or("path")?,
+        "--now",
+        ASSESS_AT,
+    ]);
+    std::fs::remove_dir_all(&dir)?;
+    let offline = completion(&offline_out?)?;
+    assert_eq!(online, offline, "online and offline Completion");
+    assert!(online.contains("100%"), "{online}");
     let worker = end.pools.get("worker").ok_or("worker pool status")?;
     assert_eq!(worker.assessment, Assessment::Completed);
     assert_eq!(worker.nodes.updated, 7);

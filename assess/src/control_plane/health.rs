@@ -1,6 +1,7 @@
 //! D.1–D.5: the control-plane health rules, and the object helpers they share.
 
 use super::*;
+use update_status_api::input::{MCO_DEPLOYMENT, MCO_NAMESPACE};
 
 pub(super) fn status_of(raw: &str) -> ConditionStatus {
     match raw {
@@ -267,5 +268,29 @@ pub(super) fn healthy_condition(insights: &[(UpdateInsightStatus, Option<i128>)]
             bad.len()
         ),
         last_transition_time: since,
+    }
+}
+
+/// The controller found no machine-config operator image (see [`McoImage::Absent`]) while
+/// `machine-config` reports an `operator-image`: say so, the operator then counts as not
+/// updated (B.2's comparison with `""`, as oc does).
+pub(super) fn mco_deployment_absent_insight(why: &str, now: Timestamp) -> HealthDraft {
+    HealthDraft {
+        resource: ResourceRef {
+            group: "apps".to_string(),
+            kind: "Deployment".to_string(),
+            name: MCO_DEPLOYMENT.to_string(),
+            namespace: Some(MCO_NAMESPACE.to_string()),
+        },
+        started_at: Some(now),
+        level: ImpactLevel::Info,
+        type_: ImpactType::None,
+        summary: format!("{MCO_DEPLOYMENT} image unknown: {why}"),
+        description: format!(
+            "The {MACHINE_CONFIG} ClusterOperator reports an {OPERATOR_IMAGE} version, which must equal the image of the {MCO_DEPLOYMENT} container of the {MCO_NAMESPACE}/{MCO_DEPLOYMENT} Deployment for the operator to count as updated. That image is not known ({why}), so {MACHINE_CONFIG} counts as not updated."
+        ),
+        reference: REFERENCE_MCO,
+        source: SOURCE_MCO_DEPLOYMENT_ABSENT,
+        level_since: None,
     }
 }

@@ -30,8 +30,8 @@ use update_status_api::input::{
     ClusterOperator, ClusterVersion, Condition as InputCondition, UpdateHistory, first_condition,
 };
 
-use super::ClusterInputs;
 use super::nodes::PoolAssessment;
+use super::{ClusterInputs, McoImage};
 use crate::format::{HOUR, MINUTE, SECOND, ellipsize, round as go_round, truncate as go_truncate};
 use update_status_api::crd::limits;
 
@@ -64,6 +64,15 @@ pub const SOURCE_CO_UNAVAILABLE: &str = "ClusterOperatorUnavailable";
 pub const SOURCE_CO_DEGRADED: &str = "ClusterOperatorDegraded";
 /// `source` of D.5.
 pub const SOURCE_PREVIOUS_PARTIAL: &str = "PreviousUpdatePartial";
+/// `source` of the insight saying the machine-config operator's Deployment is not visible
+/// (controller only, see [`McoImage::Absent`]).
+pub const SOURCE_MCO_DEPLOYMENT_ABSENT: &str = "MachineConfigOperatorDeploymentAbsent";
+/// Documentation of the machine-config operator.
+pub const REFERENCE_MCO: &str = "https://docs.openshift.com/container-platform/latest/post_installation_configuration/machine-configuration-tasks.html#understanding-the-machine-config-operator";
+/// The ClusterOperator whose `operator-image` version is compared with the MCO image (B.2).
+pub const MACHINE_CONFIG: &str = "machine-config";
+/// The ClusterOperator version compared with the MCO image (B.2).
+pub const OPERATOR_IMAGE: &str = "operator-image";
 
 /// Condition type `Updating`.
 pub const CONDITION_UPDATING: &str = "Updating";
@@ -152,7 +161,7 @@ fn gather<'a>(inputs: &ClusterInputs<'a>) -> Option<Facts<'a>> {
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "version".to_string());
     let desired = cv.status.desired.version.as_str();
-    let mco_image = inputs.mco_image.unwrap_or_default();
+    let mco_image = inputs.mco_image.image();
     let operators: Vec<_> = inputs
         .cluster_operators
         .iter()
@@ -245,6 +254,14 @@ pub fn assess_control_plane(
             &facts.cv_name,
             history.first().and_then(|h| h.started_time),
         ));
+    }
+    if let McoImage::Absent(why) = inputs.mco_image
+        && facts
+            .operators
+            .iter()
+            .any(|o| o.co.name() == MACHINE_CONFIG && o.co.version(OPERATOR_IMAGE).is_some())
+    {
+        drafts.push(mco_deployment_absent_insight(why, now));
     }
     let health: Vec<_> = drafts.into_iter().filter_map(HealthDraft::build).collect();
 

@@ -15,10 +15,10 @@ pub(super) struct OperatorFacts<'a> {
 /// every `operator-image` equals the MCO image (multi-arch migrations keep the version).
 pub(super) fn is_updated(co: &ClusterOperator, desired: &str, mco_image: &str) -> bool {
     let versions = &co.status.versions;
-    if co.name() == "machine-config"
+    if co.name() == MACHINE_CONFIG
         && versions
             .iter()
-            .any(|v| v.name == "operator-image" && v.version != mco_image)
+            .any(|v| v.name == OPERATOR_IMAGE && v.version != mco_image)
     {
         return false;
     }

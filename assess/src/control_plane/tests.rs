@@ -747,17 +747,16 @@ fn multi_arch_migration() {
         serde_json::from_value(json!({"name": "operator-image", "version": "img-new"})).expect("v"),
     );
     let cos = [mco];
-    let run = |image: Option<&str>| {
+    let assess = |image: McoImage<'_>| {
         let inputs = ClusterInputs {
             cluster_version: Some(&c),
             cluster_operators: &cos,
             mco_image: image,
             ..Default::default()
         };
-        assess_control_plane(&inputs, None, now())
-            .expect("a")
-            .status
+        assess_control_plane(&inputs, None, now()).expect("a")
     };
+    let run = |image: Option<&str>| assess(image.into()).status;
     let st = run(Some("img-old"));
     assert_eq!((st.operators.updated, st.operators.updating), (0, 1));
     assert!(st.versions.multi_arch_migration);
@@ -771,6 +770,40 @@ fn multi_arch_migration() {
         0,
         "no deployment: any operator-image is not updated"
     );
+    // Only the controller says it found no Deployment: one Info insight, same counts.
+    let mco_sources = |a: &ControlPlaneAssessment| -> Vec<(ImpactLevel, String, String)> {
+        a.insights
+            .iter()
+            .filter_map(|i| i.health.as_ref().map(|h| (i, h)))
+            .filter(|(_, h)| h.source == SOURCE_MCO_DEPLOYMENT_ABSENT)
+            .map(|(i, h)| {
+                (
+                    h.impact.level,
+                    i.resource.kind.clone(),
+                    h.impact.summary.clone(),
+                )
+            })
+            .collect()
+    };
+    let absent = assess(McoImage::Absent("Deployment x not found"));
+    assert_eq!(
+        absent.status.operators,
+        assess(McoImage::NotRead).status.operators
+    );
+    assert_eq!(
+        mco_sources(&absent),
+        [(
+            ImpactLevel::Info,
+            "Deployment".to_string(),
+            "machine-config-operator image unknown: Deployment x not found".to_string()
+        )]
+    );
+    assert_eq!(absent.status.health_insights.info, 1);
+    assert!(
+        mco_sources(&assess(McoImage::NotRead)).is_empty(),
+        "offline: nothing said"
+    );
+    assert!(mco_sources(&assess(McoImage::Observed("img-new"))).is_empty());
     // The operator-image rule is machine-config only.
     let mut other = healthy_co("etcd", "4.18", "False", ago(60));
     other.status.versions.push(

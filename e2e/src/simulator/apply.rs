@@ -4,11 +4,14 @@
 use std::collections::BTreeMap;
 
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::Value;
+use serde_json::json;
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
+    MachineConfigPool, McoDeployment, Node,
 };
 
 use super::state::{ObjectRef, Part};
@@ -50,6 +53,22 @@ async fn apply<K: ClusterObject>(
     })
 }
 
+/// Applies the MCO Deployment (namespaced, no status).
+async fn apply_mco_deployment(client: &Client, body: &Value) -> Result<(), SimError> {
+    let api: Api<McoDeployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
+    api.patch(
+        MCO_DEPLOYMENT,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .map(drop)
+    .map_err(|source| SimError::Api {
+        action: format!("applying Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
+        source: Box::new(source),
+    })
+}
+
 impl Simulator {
     /// Binds a simulation to a client.
     pub fn new(client: Client, sim: Simulation) -> Self {
@@ -82,8 +101,22 @@ impl Simulator {
         self.writes
     }
 
-    /// Writes every object (creating the cluster).
+    /// Writes every object (creating the cluster, and the MCO Deployment's namespace).
     pub async fn install(&mut self) -> Result<usize, SimError> {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let body =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MCO_NAMESPACE}});
+        namespaces
+            .patch(
+                MCO_NAMESPACE,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await
+            .map_err(|source| SimError::Api {
+                action: format!("applying Namespace {MCO_NAMESPACE}"),
+                source: Box::new(source),
+            })?;
         self.sim.mark_all_dirty();
         self.flush().await
     }
@@ -142,6 +175,9 @@ impl Simulator {
                                 ObjectRef::Node(_) => {
                                     apply::<Node>(&client, &name, *part, body).await?
                                 }
+                                ObjectRef::McoDeployment => {
+                                    apply_mco_deployment(&client, body).await?
+                                }
                             }
                         }
                         Ok::<usize, SimError>(bodies.len())
@@ -158,7 +194,8 @@ impl Simulator {
 }
 
 /// Deletes every ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig and Node
-/// (one collection delete per kind), and waits until they are gone.
+/// (one collection delete per kind) and the MCO Deployment (its namespace stays), and waits
+/// until they are gone.
 pub async fn clear(client: &Client) -> Result<(), SimError> {
     async fn clear_kind<K: ClusterObject>(client: &Client) -> Result<(), SimError> {
         let api: Api<K> = Api::all(client.clone());
@@ -186,5 +223,16 @@ pub async fn clear(client: &Client) -> Result<(), SimError> {
     clear_kind::<ClusterVersion>(client).await?;
     clear_kind::<MachineConfigPool>(client).await?;
     clear_kind::<MachineConfig>(client).await?;
+    let mco: Api<McoDeployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
+    mco.delete(MCO_DEPLOYMENT, &DeleteParams::default())
+        .await
+        .map(drop)
+        .or_else(|e| match e {
+            kube::Error::Api(s) if s.code == 404 => Ok(()),
+            source => Err(SimError::Api {
+                action: format!("deleting Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
+                source: Box::new(source),
+            }),
+        })?;
     Ok(())
 }

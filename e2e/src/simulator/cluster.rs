@@ -145,6 +145,7 @@ impl Simulation {
             pools,
             mcs,
             nodes,
+            mco_deployment_version: config.from_version.clone(),
             rng,
             faults: ActiveFaults::default(),
             dirty: BTreeSet::new(),

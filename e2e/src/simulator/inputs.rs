@@ -5,9 +5,10 @@ use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
+    MachineConfigPool, McoDeployment, Node,
 };
-use update_status_controllers::assess::ClusterInputs;
+use update_status_controllers::assess::{ClusterInputs, McoImage};
 
 use super::state::ObjectRef;
 use super::{ClusterObject, SimError, Simulation};
@@ -25,6 +26,8 @@ pub struct SimInputs {
     pub machine_configs: Vec<MachineConfig>,
     /// Nodes.
     pub nodes: Vec<Node>,
+    /// The MCO Deployment (`None`: not there).
+    pub mco_deployment: Option<McoDeployment>,
 }
 
 impl SimInputs {
@@ -41,6 +44,14 @@ impl SimInputs {
                 })
         }
         let cvs: Vec<ClusterVersion> = list(client).await?;
+        let mco: Api<McoDeployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
+        let mco_deployment = mco
+            .get_opt(MCO_DEPLOYMENT)
+            .await
+            .map_err(|source| SimError::Api {
+                action: format!("reading Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
+                source: Box::new(source),
+            })?;
         Ok(SimInputs {
             cluster_version: cvs
                 .into_iter()
@@ -50,6 +61,7 @@ impl SimInputs {
             pools: list(client).await?,
             machine_configs: list(client).await?,
             nodes: list(client).await?,
+            mco_deployment,
         })
     }
 
@@ -81,6 +93,13 @@ impl SimInputs {
         for o in &mut out.nodes {
             o.metadata = meta(&o.metadata);
         }
+        // Only its name (the deployment controller annotates it with its revision).
+        if let Some(d) = out.mco_deployment.as_mut() {
+            d.metadata = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: d.metadata.name.clone(),
+                ..Default::default()
+            };
+        }
         out.cluster_operators
             .sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         out.pools
@@ -92,7 +111,8 @@ impl SimInputs {
         out
     }
 
-    /// Borrowed view for [`update_status_controllers::assess`].
+    /// Borrowed view for [`update_status_controllers::assess`], with the MCO image as the
+    /// controller reads it ([`McoImage::of_deployment`]).
     pub fn as_cluster_inputs(&self) -> ClusterInputs<'_> {
         ClusterInputs {
             cluster_version: Some(&self.cluster_version),
@@ -100,6 +120,7 @@ impl SimInputs {
             pools: &self.pools,
             machine_configs: &self.machine_configs,
             nodes: &self.nodes,
+            mco_image: McoImage::of_deployment(self.mco_deployment.as_ref()),
             ..Default::default()
         }
     }
@@ -125,6 +146,7 @@ impl Simulation {
                 ObjectRef::Pool(_) => inputs.pools.push(read(self, r)?),
                 ObjectRef::Operator(_) => inputs.cluster_operators.push(read(self, r)?),
                 ObjectRef::Node(_) => inputs.nodes.push(read(self, r)?),
+                ObjectRef::McoDeployment => inputs.mco_deployment = Some(read(self, r)?),
                 ObjectRef::ClusterVersion => {}
             }
         }

@@ -4,10 +4,12 @@
 //!
 //! - [`Simulation`]: a pure, deterministic state machine (no I/O, no clock). It holds a
 //!   ClusterVersion, platform ClusterOperators, MachineConfigPools, rendered MachineConfigs and
-//!   Nodes, and [`Simulation::step`] moves the update one step forward: the ClusterVersion
-//!   gets a `Partial` history entry and `Progressing=True`; operators update one by one
-//!   (`Progressing=True`, then their `operator` version bumped), `machine-config` last; when
-//!   `machine-config` starts, new rendered MachineConfigs appear and every pool's
+//!   Nodes, and (a 4.18+ cluster) the machine-config operator's Deployment, whose image
+//!   `machine-config`'s `operator-image` version reports. [`Simulation::step`] moves the
+//!   update one step forward: the ClusterVersion gets a `Partial` history entry and
+//!   `Progressing=True`; operators update one by one (`Progressing=True`, then their
+//!   `operator` version bumped), `machine-config` last; when `machine-config` starts, its
+//!   Deployment gets the new image, new rendered MachineConfigs appear and every pool's
 //!   `spec.configuration.name` switches to its new one; then each pool rolls its nodes
 //!   through the machine-config daemon annotations (Draining → Updating → Rebooting → Done →
 //!   uncordoned), never more than `maxUnavailable` at a time; `machine-config` reports the new

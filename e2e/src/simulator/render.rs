@@ -2,12 +2,12 @@
 
 use serde_json::{Value, json};
 use update_status_api::input::{
-    MC_RELEASE_IMAGE_VERSION, NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN,
-    NODE_LAST_APPLIED_DRAIN, NODE_REASON, NODE_STATE,
+    MC_RELEASE_IMAGE_VERSION, MCO_DEPLOYMENT, MCO_NAMESPACE, NODE_CURRENT_CONFIG,
+    NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_LAST_APPLIED_DRAIN, NODE_REASON, NODE_STATE,
 };
 
-use super::Simulation;
-use super::state::{ObjectRef, Part, ROLE_PREFIX, SimNode, fnv, hex32, ts};
+use super::state::{ObjectRef, Part, ROLE_PREFIX, SimNode, fnv, hex32, mco_image, ts};
+use super::{MACHINE_CONFIG, Simulation};
 
 impl Simulation {
     /// Name of an object.
@@ -18,6 +18,7 @@ impl Simulation {
             ObjectRef::ClusterVersion => Some("version"),
             ObjectRef::Operator(i) => self.operators.get(i).map(|o| o.name.as_str()),
             ObjectRef::Node(i) => self.nodes.get(i).map(|n| n.name.as_str()),
+            ObjectRef::McoDeployment => Some(MCO_DEPLOYMENT),
         }
     }
 
@@ -43,6 +44,7 @@ impl Simulation {
             ObjectRef::ClusterVersion => ("config.openshift.io/v1", "ClusterVersion"),
             ObjectRef::Operator(_) => ("config.openshift.io/v1", "ClusterOperator"),
             ObjectRef::Node(_) => ("v1", "Node"),
+            ObjectRef::McoDeployment => ("apps/v1", "Deployment"),
         };
         let name = self.name_of(r)?;
         let body = match (r, part) {
@@ -55,7 +57,8 @@ impl Simulation {
             (ObjectRef::Operator(i), Part::Status) => json!({"status": self.operator_status(i)?}),
             (ObjectRef::Node(i), Part::Main) => self.node_main(i)?,
             (ObjectRef::Node(i), Part::Status) => json!({"status": self.node_status(i)?}),
-            (ObjectRef::MachineConfig(_), Part::Status) => return None,
+            (ObjectRef::McoDeployment, Part::Main) => self.mco_deployment_main(),
+            (ObjectRef::MachineConfig(_) | ObjectRef::McoDeployment, Part::Status) => return None,
         };
         let mut out = json!({"apiVersion": api_version, "kind": kind});
         if let (Value::Object(o), Value::Object(b)) = (&mut out, body) {
@@ -196,6 +199,27 @@ impl Simulation {
         })
     }
 
+    /// The MCO Deployment as the cluster-version operator applies it (the parts a Deployment
+    /// needs and the container the assessment reads; no pod ever runs on the test cluster).
+    fn mco_deployment_main(&self) -> Value {
+        let labels = json!({"k8s-app": MCO_DEPLOYMENT});
+        json!({
+            "metadata": {"namespace": MCO_NAMESPACE, "labels": labels},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{
+                        "name": MCO_DEPLOYMENT,
+                        "image": mco_image(&self.mco_deployment_version),
+                        "args": ["start", "--images-json=/etc/mco/images/images.json"],
+                    }]},
+                },
+            },
+        })
+    }
+
     fn operator_main(&self, i: usize) -> Option<Value> {
         let _ = self.operators.get(i)?;
         Some(json!({
@@ -211,7 +235,12 @@ impl Simulation {
         let o = self.operators.get(i)?;
         Some(json!({
             "conditions": [o.available.json(), o.degraded.json(), o.progressing.json(), o.upgradeable.json()],
-            "versions": [{"name": "operator", "version": o.version}],
+            "versions": if o.name == MACHINE_CONFIG {
+                // 4.18+: the image it runs, compared with its Deployment's (B.2).
+                json!([{"name": "operator", "version": o.version}, {"name": "operator-image", "version": mco_image(&o.version)}])
+            } else {
+                json!([{"name": "operator", "version": o.version}])
+            },
             "relatedObjects": [{"group": "", "resource": "namespaces", "name": format!("openshift-{}", o.name)}],
         }))
     }
@@ -270,13 +299,14 @@ impl Simulation {
     }
 
     /// Every object in application order (MachineConfigs, pools, the ClusterVersion,
-    /// operators, nodes).
+    /// operators, nodes, the MCO Deployment).
     pub fn object_refs(&self) -> Vec<ObjectRef> {
         let mut v: Vec<ObjectRef> = (0..self.mcs.len()).map(ObjectRef::MachineConfig).collect();
         v.extend((0..self.pools.len()).map(ObjectRef::Pool));
         v.push(ObjectRef::ClusterVersion);
         v.extend((0..self.operators.len()).map(ObjectRef::Operator));
         v.extend((0..self.nodes.len()).map(ObjectRef::Node));
+        v.push(ObjectRef::McoDeployment);
         v
     }
 }

@@ -23,6 +23,7 @@ impl Simulation {
                 ObjectRef::ClusterVersion => "clusterversion.yaml",
                 ObjectRef::Operator(_) => "clusteroperators.yaml",
                 ObjectRef::Node(_) => "nodes.yaml",
+                ObjectRef::McoDeployment => "mco-deployment.yaml",
             };
             if let Some(v) = self.object(r) {
                 groups.entry(file).or_default().push(v);
@@ -30,7 +31,11 @@ impl Simulation {
         }
         for (file, items) in groups {
             let path = dir.join(file);
-            let body = json!({"apiVersion": "v1", "kind": "List", "items": items});
+            // One object, as oc's `--mock-clusterversion` inputs hold it; the others are lists.
+            let body = match (file, items.as_slice()) {
+                ("mco-deployment.yaml", [one]) => one.clone(),
+                _ => json!({"apiVersion": "v1", "kind": "List", "items": items}),
+            };
             let text = serde_json::to_string(&body).map_err(|source| SimError::Json {
                 what: file.to_string(),
                 source,

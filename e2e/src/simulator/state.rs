@@ -51,6 +51,16 @@ pub(super) fn hex32(s: &str) -> String {
     format!("{:016x}{:016x}", fnv(1, s), fnv(2, s))
 }
 
+/// The machine-config operator image of a release (the MCO Deployment's container image, and
+/// `machine-config`'s `operator-image` version once it runs that release).
+pub(super) fn mco_image(version: &str) -> String {
+    format!(
+        "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}{}",
+        hex32(&format!("{version}/machine-config-operator")),
+        hex32(&format!("{version}/machine-config-operator/image"))
+    )
+}
+
 pub(super) fn release_image(version: &str) -> String {
     format!(
         "quay.io/openshift-release-dev/ocp-release@sha256:{}{}",
@@ -334,6 +344,9 @@ pub enum ObjectRef {
     Operator(usize),
     /// A Node (index).
     Node(usize),
+    /// The Deployment `openshift-machine-config-operator/machine-config-operator` (4.18+: its
+    /// image is what `machine-config`'s `operator-image` version must equal).
+    McoDeployment,
 }
 
 impl ObjectRef {
@@ -345,10 +358,11 @@ impl ObjectRef {
             ObjectRef::ClusterVersion => 2,
             ObjectRef::Operator(_) => 3,
             ObjectRef::Node(_) => 4,
+            ObjectRef::McoDeployment => 5,
         }
     }
     pub(super) fn has_status(self) -> bool {
-        !matches!(self, ObjectRef::MachineConfig(_))
+        !matches!(self, ObjectRef::MachineConfig(_) | ObjectRef::McoDeployment)
     }
 }
 
@@ -398,6 +412,8 @@ pub struct Simulation {
     pub(super) pools: Vec<Pool>,
     pub(super) mcs: Vec<Mc>,
     pub(super) nodes: Vec<SimNode>,
+    /// The release whose machine-config operator image the MCO Deployment runs.
+    pub(super) mco_deployment_version: String,
     pub(super) rng: Rng,
     pub(super) faults: ActiveFaults,
     pub(super) dirty: BTreeSet<(ObjectRef, Part)>,
@@ -417,6 +433,7 @@ impl Simulation {
         add(ObjectRef::ClusterVersion);
         (0..self.operators.len()).for_each(|i| add(ObjectRef::Operator(i)));
         (0..self.nodes.len()).for_each(|i| add(ObjectRef::Node(i)));
+        add(ObjectRef::McoDeployment);
         all
     }
 

@@ -198,6 +198,9 @@ impl Simulation {
                 }
                 self.touch(ObjectRef::Operator(i), Part::Status);
                 if is_mco {
+                    // The cluster-version operator rolls out the new MCO Deployment first.
+                    self.mco_deployment_version = to.clone();
+                    self.touch(ObjectRef::McoDeployment, Part::Main);
                     self.start_rollout();
                 }
                 self.cv_progress_message();

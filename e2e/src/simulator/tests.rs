@@ -76,9 +76,10 @@ fn bad_configurations_are_refused() {
 fn a_new_cluster_is_not_updating_and_everything_is_to_be_written() {
     let sim = Simulation::new(small()).expect("sim");
     assert_eq!(sim.stage(), Stage::Idle);
-    // 3 MCs per pool, 2 pools, the CV, 5 operators, 9 nodes; all but MCs have a status.
-    let objects = 6 + 2 + 1 + 5 + 9;
-    assert_eq!(sim.dirty().len(), objects * 2 - 6);
+    // 3 MCs per pool, 2 pools, the CV, 5 operators, 9 nodes, the MCO Deployment; all but MCs
+    // and the Deployment have a status.
+    let objects = 6 + 2 + 1 + 5 + 9 + 1;
+    assert_eq!(sim.dirty().len(), objects * 2 - 7);
     let inputs = sim.inputs().expect("inputs");
     assert_eq!(inputs.nodes.len(), 9);
     assert_eq!(inputs.cluster_operators.len(), 5);
@@ -532,4 +533,62 @@ fn sizes_and_names_scale() {
         })
         .expect("infra node");
     assert_eq!(ctx.pool_of(infra).map(|p| p.name.as_str()), Some("infra"));
+}
+
+/// 4.18+: `machine-config` reports an `operator-image`; it equals the MCO Deployment's image
+/// before and after the update, and the Deployment moves first (the operator counts as
+/// updated only at the end). The snapshot carries the Deployment.
+#[test]
+fn the_mco_deployment_image_moves_first_and_machine_config_catches_up() {
+    use update_status_controllers::assess::McoImage;
+    let mut sim = Simulation::new(small()).expect("sim");
+    let images = |sim: &Simulation| {
+        let inputs = sim.inputs().expect("inputs");
+        let co = inputs
+            .cluster_operators
+            .iter()
+            .find(|c| c.name() == MACHINE_CONFIG)
+            .expect("machine-config")
+            .version("operator-image")
+            .map(str::to_string);
+        let deployment = inputs
+            .mco_deployment
+            .as_ref()
+            .and_then(|d| d.operator_image())
+            .map(str::to_string);
+        (co, deployment)
+    };
+    let (co, deployment) = images(&sim);
+    assert!(co.is_some());
+    assert_eq!(co, deployment, "before the update");
+    let mut differed = false;
+    while !sim.is_completed() && sim.steps() < 500 {
+        sim.step();
+        let (co, deployment) = images(&sim);
+        differed |= co != deployment;
+    }
+    assert!(sim.is_completed());
+    assert!(
+        differed,
+        "the Deployment moved before the operator reported it"
+    );
+    let (co_end, deployment_end) = images(&sim);
+    assert_eq!(co_end, deployment_end, "after the update");
+    assert_ne!(co_end, co, "a new image");
+    let inputs = sim.inputs().expect("inputs");
+    let online = inputs.as_cluster_inputs();
+    assert!(matches!(online.mco_image, McoImage::Observed(_)));
+    let cp = assess_cluster(&online, sim.now())
+        .control_plane
+        .expect("control plane");
+    assert_eq!(
+        cp.operators.updated, cp.operators.total,
+        "machine-config updated"
+    );
+
+    let dir = std::env::temp_dir().join(format!("fidmco-snap-{}", std::process::id()));
+    sim.write_snapshot(&dir).expect("snapshot");
+    let snap = update_status_api::snapshot::Snapshot::from_dir(&dir).expect("read back");
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+    assert_eq!(snap.mco_image, deployment_end);
 }
