@@ -135,6 +135,14 @@ pub enum SnapshotWarning {
         /// The file of the kept copy.
         first: PathBuf,
     },
+    /// `alerts.json` holds no valid alerts response (bad syntax, or e.g. `data.alerts` not a
+    /// list): the alerts are ignored and everything else is assessed, as `oc` does. The text
+    /// starts like oc's note.
+    #[error("Ignoring alerts in 'Update Health'. Error unmarshaling alerts: {error}")]
+    Alerts {
+        /// What was wrong (names the file).
+        error: String,
+    },
 }
 
 /// A captured cluster's inputs.
@@ -196,11 +204,7 @@ impl Snapshot {
         snap.nodes = r.read(&files("nodes.yaml"))?;
         snap.warnings = r.warnings;
         if let Some(p) = optional("alerts.json") {
-            snap.alerts = read_values(&p)?
-                .into_iter()
-                .next()
-                .map(|v| decode::<AlertsResponse>(&p, 0, v))
-                .transpose()?;
+            snap.alerts = read_alerts(&p, &mut snap.warnings)?;
         }
         if let Some(p) = optional("mco-deployment.yaml") {
             snap.mco_image = read_values(&p)?.first().and_then(mco_container_image);
@@ -369,6 +373,31 @@ fn mco_container_image(deploy: &serde_json::Value) -> Option<String> {
         .get("image")?
         .as_str()
         .map(str::to_string)
+}
+
+/// Reads `alerts.json`. A file that cannot be read is an error; one that holds no valid alerts
+/// response (syntax, shape) is ignored with a [`SnapshotWarning::Alerts`], as `oc` does.
+fn read_alerts(
+    path: &Path,
+    warnings: &mut Vec<SnapshotWarning>,
+) -> Result<Option<AlertsResponse>, SnapshotError> {
+    let decoded = read_values(path).and_then(|values| {
+        values
+            .into_iter()
+            .next()
+            .map(|v| decode::<AlertsResponse>(path, 0, v))
+            .transpose()
+    });
+    match decoded {
+        Ok(alerts) => Ok(alerts),
+        Err(error @ (SnapshotError::Syntax { .. } | SnapshotError::Shape { .. })) => {
+            warnings.push(SnapshotWarning::Alerts {
+                error: error.to_string(),
+            });
+            Ok(None)
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).

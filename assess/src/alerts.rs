@@ -15,7 +15,7 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
-use crate::format::ellipsize;
+use crate::format::{cut_noting, ellipsize};
 use crate::naming;
 
 /// `source` of an alert insight (D.9).
@@ -185,7 +185,7 @@ fn complete(mut status: UpdateInsightStatus) -> Option<UpdateInsightStatus> {
         return None;
     }
     h.impact.summary = ellipsize(&h.impact.summary, limits::SUMMARY);
-    h.impact.description = ellipsize(&h.impact.description, limits::DESCRIPTION);
+    h.impact.description = cut_noting(&h.impact.description, limits::DESCRIPTION);
     h.remediation.reference = ellipsize(&h.remediation.reference, limits::REFERENCE);
     Some(status)
 }
@@ -236,7 +236,7 @@ pub fn alerts_unavailable_insight(
                 level: ImpactLevel::Unknown,
                 type_: ImpactType::Unknown,
                 summary: ellipsize(&summary, limits::SUMMARY),
-                description: ellipsize(&description, limits::DESCRIPTION),
+                description: cut_noting(&description, limits::DESCRIPTION),
             },
             remediation: Remediation {
                 reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),
@@ -545,7 +545,7 @@ mod tests {
     #[test]
     fn long_texts_are_cut_to_the_schema() {
         let t = "2024-01-01T12:30:00Z";
-        let long = "x".repeat(5000);
+        let long = "x".repeat(40_000);
         let url = format!("https://example.com/{}", "p".repeat(600));
         let ns = "n".repeat(70);
         let mut a = alert(
@@ -564,7 +564,8 @@ mod tests {
         let h = health(&out[0]);
         assert_eq!(h.impact.summary.chars().count(), 256);
         assert!(h.impact.summary.ends_with("..."));
-        assert_eq!(h.impact.description.chars().count(), 4096);
+        assert_eq!(h.impact.description.chars().count(), 32768);
+        assert!(h.impact.description.ends_with("too long to store]"));
         assert_eq!(h.remediation.reference.chars().count(), 512);
         assert_eq!(out[0].resource.name.chars().count(), 253);
         assert_eq!(

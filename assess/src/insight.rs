@@ -7,7 +7,7 @@ use update_status_api::crd::{
     Remediation, ResourceRef, UpdateInsightStatus, limits,
 };
 
-use crate::format::ellipsize;
+use crate::format::{cut_noting, ellipsize};
 
 /// What a health rule found, before D.0's completeness filter.
 #[derive(Clone, Debug)]
@@ -50,7 +50,7 @@ impl HealthDraft<'_> {
                     level: self.level,
                     type_: self.type_,
                     summary: ellipsize(&self.summary, limits::SUMMARY),
-                    description: ellipsize(&self.description, limits::DESCRIPTION),
+                    description: cut_noting(&self.description, limits::DESCRIPTION),
                 },
                 remediation: Remediation {
                     reference: ellipsize(self.reference, limits::REFERENCE),

@@ -247,7 +247,7 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
                 target: ctx.target_version.clone(),
             }),
             estimate: f.estimate.to_string(),
-            message: ellipsize(&message, limits::PROGRESS_MESSAGE),
+            message: cut_noting(&message, limits::PROGRESS_MESSAGE),
             since: None,
             conditions,
         }),

@@ -1132,17 +1132,18 @@ fn long_texts_are_cut_to_the_schema() {
     let mut n = pending(&long_name);
     n.metadata.annotations.as_mut().expect("ann").extend([
         (format!("{MCO_PREFIX}state"), "Degraded".to_string()),
-        (format!("{MCO_PREFIX}reason"), "é".repeat(5000)),
+        (format!("{MCO_PREFIX}reason"), "é".repeat(40_000)),
     ]);
     let a = assess(&n);
     let h = a.health[0].health.as_ref().expect("health");
     assert_eq!(h.impact.summary.chars().count(), 256);
     assert!(h.impact.summary.ends_with("..."));
-    assert_eq!(h.impact.description.chars().count(), 4096);
-    assert!(h.impact.description.ends_with("..."));
+    assert_eq!(h.impact.description.chars().count(), 32768);
+    assert!(h.impact.description.ends_with("too long to store]"));
     let p = a.progress.progress.as_ref().expect("progress");
-    assert_eq!(p.message.chars().count(), 4096);
-    assert_eq!(p.conditions[2].message.chars().count(), 5000);
+    assert_eq!(p.message.chars().count(), 32768);
+    assert!(p.message.ends_with("too long to store]"));
+    assert_eq!(p.conditions[2].message.chars().count(), 32768);
     assert_eq!(ellipsize("abc", 3), "abc");
     assert_eq!(ellipsize("abcd", 3), "...");
 }
