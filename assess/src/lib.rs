@@ -24,6 +24,7 @@ pub mod insight;
 pub mod naming;
 pub mod nodes;
 pub mod order;
+pub mod gosort;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
