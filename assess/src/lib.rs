@@ -19,12 +19,12 @@ pub mod alerts;
 pub mod compose;
 pub mod control_plane;
 pub mod format;
+pub mod gosort;
 pub mod incremental;
 pub mod insight;
 pub mod naming;
 pub mod nodes;
 pub mod order;
-pub mod gosort;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 

@@ -20,6 +20,7 @@ use update_status_api::crd::{
 use update_status_assess::control_plane::{
     operator_health_display, round_update_duration, target_version_display,
 };
+use update_status_assess::gosort::go_sort_slice;
 use update_status_assess::nodes::MASTER_POOL;
 use update_status_assess::order::node_sort_key;
 
@@ -499,26 +500,25 @@ fn health_group_key<'a>(
     (2, (0, ""), sub, name, rank)
 }
 
-/// The health insights in display order: level descending, start descending (unknown last),
-/// then [`health_group_key`].
+/// The health insights in display order, as `oc` sorts them (D.11): in input order
+/// ([`health_group_key`]), Go's `sort.Slice` by start descending (unknown = oldest), then stably
+/// by level descending. `sort.Slice` is not stable above 12 elements; its port keeps ties
+/// exactly where oc puts them.
 pub fn sorted_health(view: &View) -> Vec<&UpdateInsightStatus> {
     let mut health: Vec<&UpdateInsightStatus> = view
         .insights
         .iter()
         .filter(|i| i.type_ == InsightType::Health && i.health.is_some())
         .collect();
-    health.sort_by(|a, b| {
-        let key = |i: &'_ UpdateInsightStatus| {
-            let h = i.health.as_ref();
-            (
-                Reverse(h.map_or(ImpactLevel::Unknown, |h| h.impact.level)),
-                Reverse(h.and_then(|h| h.started_at)),
-            )
-        };
-        key(a)
-            .cmp(&key(b))
-            .then_with(|| health_group_key(view, a).cmp(&health_group_key(view, b)))
-    });
+    health.sort_by(|a, b| health_group_key(view, a).cmp(&health_group_key(view, b)));
+    let started = |i: &UpdateInsightStatus| i.health.as_ref().and_then(|h| h.started_at);
+    go_sort_slice(&mut health, |a, b| started(a) > started(b));
+    let level = |i: &UpdateInsightStatus| {
+        i.health
+            .as_ref()
+            .map_or(ImpactLevel::Unknown, |h| h.impact.level)
+    };
+    health.sort_by_key(|i| Reverse(level(i)));
     health
 }
 

@@ -7,7 +7,6 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
-
 use crate::render::{View, sorted_health, sorted_progress};
 
 /// `apiVersion` of the reports.

@@ -32,7 +32,9 @@ use update_status_api::input::{
 
 use super::ClusterInputs;
 use super::nodes::PoolAssessment;
-use crate::format::{HOUR, MINUTE, SECOND, cut_noting, ellipsize, round as go_round, truncate as go_truncate};
+use crate::format::{
+    HOUR, MINUTE, SECOND, cut_noting, ellipsize, round as go_round, truncate as go_truncate,
+};
 use update_status_api::crd::limits;
 
 mod estimate;
