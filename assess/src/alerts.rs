@@ -22,6 +22,8 @@ use crate::naming;
 pub const SOURCE_ALERT: &str = "Alert";
 /// `source` of the insight saying alerts cannot be read.
 pub const SOURCE_ALERTS_UNAVAILABLE: &str = "AlertsUnavailable";
+/// Source of the insight saying Prometheus answered something that is not a list of alerts.
+pub const SOURCE_ALERTS_MALFORMED: &str = "AlertsMalformed";
 /// Group of the `Alert` resource kind (D.0).
 pub const ALERT_GROUP: &str = "config.openshift.io";
 /// Kind of the resource an alert insight is about.
@@ -217,6 +219,61 @@ pub fn alerts_unavailable_insight(
          (cluster-monitoring-view), and that --prometheus-ca-file holds the CA of its serving \
          certificate. The last error was: {error}"
     );
+    prometheus_insight(
+        resource_name,
+        ImpactLevel::Unknown,
+        SOURCE_ALERTS_UNAVAILABLE,
+        &summary,
+        &description,
+        since,
+    )
+}
+
+/// The Info-level insight shown while Prometheus answers something that is not a list of
+/// alerts: the alerts are ignored (as `oc` does: `Ignoring alerts in 'Update Health'. Error
+/// unmarshaling alerts: ...`) and everything else is shown.
+///
+/// `prometheus` is the URL polled, `error` the decoding failure, `since` the first such answer.
+pub fn alerts_malformed_insight(
+    prometheus: &str,
+    error: &str,
+    since: Timestamp,
+) -> UpdateInsightStatus {
+    let endpoint = redact_url(prometheus);
+    let authority = url_authority(&endpoint);
+    let resource_name = if authority.is_empty() {
+        "prometheus".to_string()
+    } else {
+        ellipsize(&authority, limits::RESOURCE_NAME)
+    };
+    let summary = format!(
+        "Ignoring alerts in 'Update Health'. Error unmarshaling alerts: {}",
+        one_line(error)
+    );
+    let description = format!(
+        "update-status reads the firing alerts from {endpoint}/api/v1/alerts, and since {since} \
+         the answer is not a list of alerts, so alerts are not shown; everything else is. The \
+         last error was: {error}"
+    );
+    prometheus_insight(
+        resource_name,
+        ImpactLevel::Info,
+        SOURCE_ALERTS_MALFORMED,
+        &summary,
+        &description,
+        since,
+    )
+}
+
+/// A cluster-scoped health insight about reading alerts from Prometheus.
+fn prometheus_insight(
+    resource_name: String,
+    level: ImpactLevel,
+    source: &str,
+    summary: &str,
+    description: &str,
+    since: Timestamp,
+) -> UpdateInsightStatus {
     UpdateInsightStatus {
         type_: InsightType::Health,
         resource: ResourceRef {
@@ -233,16 +290,16 @@ pub fn alerts_unavailable_insight(
         health: Some(HealthInsight {
             started_at: Some(since),
             impact: Impact {
-                level: ImpactLevel::Unknown,
+                level,
                 type_: ImpactType::Unknown,
-                summary: ellipsize(&summary, limits::SUMMARY),
-                description: cut_noting(&description, limits::DESCRIPTION),
+                summary: ellipsize(summary, limits::SUMMARY),
+                description: cut_noting(description, limits::DESCRIPTION),
             },
             remediation: Remediation {
                 reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),
             },
             related: Vec::new(),
-            source: SOURCE_ALERTS_UNAVAILABLE.to_string(),
+            source: source.to_string(),
         }),
     }
 }

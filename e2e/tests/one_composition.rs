@@ -262,6 +262,7 @@ impl Controller {
                 AlertsPoll {
                     firing: Some(firing),
                     unavailable: None,
+                    malformed: None,
                 },
                 &ExistingInsights::new(&ours.insights),
                 base,
