@@ -877,7 +877,7 @@ fn g58_membership_and_invalid_selectors() {
     let c = NodeContext::new(Some(&cv()), &ps, &mcs());
     assert_eq!(assess_with(&c, &both).pool, "gpu", "custom pools by name");
     let names: Vec<&str> = c.pools().iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["master", "worker", "gpu", "infra"]);
+    assert_eq!(names, ["worker", "master", "infra", "gpu"], "list order");
 
     // Master wins over everything.
     let mut m = both.clone();
@@ -1194,7 +1194,7 @@ fn go_quoting() {
 }
 
 #[test]
-fn assess_nodes_groups_pools_in_display_order() {
+fn assess_nodes_groups_pools_in_list_order() {
     let cvo = cv();
     let mut ps = pools(true);
     ps.push(pool("infra", NEW, label_selector("infra"), false));
@@ -1232,7 +1232,7 @@ fn assess_nodes_groups_pools_in_display_order() {
     };
     let out = assess_nodes(&inputs, now());
     let names: Vec<&str> = out.pools.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["master", "worker", "infra"]);
+    assert_eq!(names, ["worker", "master", "infra"], "list order, as oc");
     let master = out.control_plane_pool().expect("master");
     assert_eq!(master.status.assessment, Assessment::Completed);
     assert_eq!(master.status.nodes.total, 1);
