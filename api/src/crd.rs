@@ -39,12 +39,15 @@ pub mod limits {
     pub const POOL: usize = 253;
     /// Every version string.
     pub const VERSION: usize = 128;
-    /// `ProgressInsight.message`.
-    pub const PROGRESS_MESSAGE: usize = 4096;
+    /// `ProgressInsight.message`: 32 KiB characters, more than any real message (oc prints
+    /// messages whole; a real etcd message reached 4,000+ characters, OCPBUGS-60768). One
+    /// UpdateInsight holds at most one such text plus a few condition messages: far below the
+    /// API server's object size limit.
+    pub const PROGRESS_MESSAGE: usize = 32768;
     /// `Impact.summary`.
     pub const SUMMARY: usize = 256;
-    /// `Impact.description`.
-    pub const DESCRIPTION: usize = 4096;
+    /// `Impact.description`: 32 KiB characters, like [`PROGRESS_MESSAGE`].
+    pub const DESCRIPTION: usize = 32768;
     /// `Remediation.reference`.
     pub const REFERENCE: usize = 512;
     /// `HealthInsight.related` (items).

@@ -136,6 +136,14 @@ pub enum SnapshotWarning {
         /// The file of the kept copy.
         first: PathBuf,
     },
+    /// `alerts.json` holds no valid alerts response (bad syntax, or e.g. `data.alerts` not a
+    /// list): the alerts are ignored and everything else is assessed, as `oc` does. The text
+    /// starts like oc's note.
+    #[error("Ignoring alerts in 'Update Health'. Error unmarshaling alerts: {error}")]
+    Alerts {
+        /// What was wrong (names the file).
+        error: String,
+    },
 }
 
 /// A captured cluster's inputs.
@@ -197,11 +205,7 @@ impl Snapshot {
         snap.nodes = r.read(&files("nodes.yaml"))?;
         snap.warnings = r.warnings;
         if let Some(p) = optional("alerts.json") {
-            snap.alerts = read_values(&p)?
-                .into_iter()
-                .next()
-                .map(|v| decode::<AlertsResponse>(&p, 0, v))
-                .transpose()?;
+            snap.alerts = read_alerts(&p, &mut snap.warnings)?;
         }
         if let Some(p) = optional("mco-deployment.yaml") {
             snap.mco_image = read_values(&p)?
@@ -366,6 +370,31 @@ impl Reader {
 }
 
 /// The image of the `machine-config-operator` container of a Deployment object.
+/// Reads `alerts.json`. A file that cannot be read is an error; one that holds no valid alerts
+/// response (syntax, shape) is ignored with a [`SnapshotWarning::Alerts`], as `oc` does.
+fn read_alerts(
+    path: &Path,
+    warnings: &mut Vec<SnapshotWarning>,
+) -> Result<Option<AlertsResponse>, SnapshotError> {
+    let decoded = read_values(path).and_then(|values| {
+        values
+            .into_iter()
+            .next()
+            .map(|v| decode::<AlertsResponse>(path, 0, v))
+            .transpose()
+    });
+    match decoded {
+        Ok(alerts) => Ok(alerts),
+        Err(error @ (SnapshotError::Syntax { .. } | SnapshotError::Shape { .. })) => {
+            warnings.push(SnapshotWarning::Alerts {
+                error: error.to_string(),
+            });
+            Ok(None)
+        }
+        Err(other) => Err(other),
+    }
+}
+
 /// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
 /// The file must be a regular file of at most [`MAX_FILE_BYTES`].
 pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {

@@ -15,13 +15,15 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
-use crate::format::ellipsize;
+use crate::format::{cut_noting, ellipsize};
 use crate::naming;
 
 /// `source` of an alert insight (D.9).
 pub const SOURCE_ALERT: &str = "Alert";
 /// `source` of the insight saying alerts cannot be read.
 pub const SOURCE_ALERTS_UNAVAILABLE: &str = "AlertsUnavailable";
+/// Source of the insight saying Prometheus answered something that is not a list of alerts.
+pub const SOURCE_ALERTS_MALFORMED: &str = "AlertsMalformed";
 /// Group of the `Alert` resource kind (D.0).
 pub const ALERT_GROUP: &str = "config.openshift.io";
 /// Kind of the resource an alert insight is about.
@@ -185,7 +187,7 @@ fn complete(mut status: UpdateInsightStatus) -> Option<UpdateInsightStatus> {
         return None;
     }
     h.impact.summary = ellipsize(&h.impact.summary, limits::SUMMARY);
-    h.impact.description = ellipsize(&h.impact.description, limits::DESCRIPTION);
+    h.impact.description = cut_noting(&h.impact.description, limits::DESCRIPTION);
     h.remediation.reference = ellipsize(&h.remediation.reference, limits::REFERENCE);
     Some(status)
 }
@@ -219,6 +221,61 @@ pub fn alerts_unavailable_insight(
          (cluster-monitoring-view), and that --prometheus-ca-file holds the CA of its serving \
          certificate. The last error was: {error}"
     );
+    prometheus_insight(
+        resource_name,
+        ImpactLevel::Unknown,
+        SOURCE_ALERTS_UNAVAILABLE,
+        &summary,
+        &description,
+        since,
+    )
+}
+
+/// The Info-level insight shown while Prometheus answers something that is not a list of
+/// alerts: the alerts are ignored (as `oc` does: `Ignoring alerts in 'Update Health'. Error
+/// unmarshaling alerts: ...`) and everything else is shown.
+///
+/// `prometheus` is the URL polled, `error` the decoding failure, `since` the first such answer.
+pub fn alerts_malformed_insight(
+    prometheus: &str,
+    error: &str,
+    since: Timestamp,
+) -> UpdateInsightStatus {
+    let endpoint = redact_url(prometheus);
+    let authority = url_authority(&endpoint);
+    let resource_name = if authority.is_empty() {
+        "prometheus".to_string()
+    } else {
+        ellipsize(&authority, limits::RESOURCE_NAME)
+    };
+    let summary = format!(
+        "Ignoring alerts in 'Update Health'. Error unmarshaling alerts: {}",
+        one_line(error)
+    );
+    let description = format!(
+        "update-status reads the firing alerts from {endpoint}/api/v1/alerts, and since {since} \
+         the answer is not a list of alerts, so alerts are not shown; everything else is. The \
+         last error was: {error}"
+    );
+    prometheus_insight(
+        resource_name,
+        ImpactLevel::Info,
+        SOURCE_ALERTS_MALFORMED,
+        &summary,
+        &description,
+        since,
+    )
+}
+
+/// A cluster-scoped health insight about reading alerts from Prometheus.
+fn prometheus_insight(
+    resource_name: String,
+    level: ImpactLevel,
+    source: &str,
+    summary: &str,
+    description: &str,
+    since: Timestamp,
+) -> UpdateInsightStatus {
     UpdateInsightStatus {
         type_: InsightType::Health,
         resource: ResourceRef {
@@ -235,16 +292,16 @@ pub fn alerts_unavailable_insight(
         health: Some(HealthInsight {
             started_at: Some(since),
             impact: Impact {
-                level: ImpactLevel::Unknown,
+                level,
                 type_: ImpactType::Unknown,
-                summary: ellipsize(&summary, limits::SUMMARY),
-                description: ellipsize(&description, limits::DESCRIPTION),
+                summary: ellipsize(summary, limits::SUMMARY),
+                description: cut_noting(description, limits::DESCRIPTION),
             },
             remediation: Remediation {
                 reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),
             },
             related: Vec::new(),
-            source: SOURCE_ALERTS_UNAVAILABLE.to_string(),
+            source: source.to_string(),
         }),
     }
 }
@@ -537,7 +594,7 @@ mod tests {
     #[test]
     fn long_texts_are_cut_to_the_schema() {
         let t = "2024-01-01T12:30:00Z";
-        let long = "x".repeat(5000);
+        let long = "x".repeat(40_000);
         let url = format!("https://example.com/{}", "p".repeat(600));
         let ns = "n".repeat(70);
         let mut a = alert(
@@ -556,7 +613,8 @@ mod tests {
         let h = health(&out[0]);
         assert_eq!(h.impact.summary.chars().count(), 256);
         assert!(h.impact.summary.ends_with("..."));
-        assert_eq!(h.impact.description.chars().count(), 4096);
+        assert_eq!(h.impact.description.chars().count(), 32768);
+        assert!(h.impact.description.ends_with("too long to store]"));
         assert_eq!(h.remediation.reference.chars().count(), 512);
         assert_eq!(out[0].resource.name.chars().count(), 253);
         assert_eq!(

@@ -385,6 +385,9 @@ pub struct AlertsPoll<'a> {
     pub firing: Option<&'a [Alert]>,
     /// Reading alerts fails: the URL polled, the last error and the first failure's instant.
     pub unavailable: Option<(&'a str, &'a str, Timestamp)>,
+    /// Prometheus answers something that is not a list of alerts (the alerts are ignored): the
+    /// URL polled, the decoding error and the first such answer's instant.
+    pub malformed: Option<(&'a str, &'a str, Timestamp)>,
 }
 
 /// The alert insights (D.9) while an update is in progress (B.1's gate, see
@@ -435,6 +438,10 @@ pub fn alerts_share<'a>(
     }
     if let Some((url, error, since)) = poll.unavailable {
         let s = alerts::alerts_unavailable_insight(url, error, since);
+        out.push(Desired::insight(s, "", base, owner.clone()));
+    }
+    if let Some((url, error, since)) = poll.malformed {
+        let s = alerts::alerts_malformed_insight(url, error, since);
         out.push(Desired::insight(s, "", base, owner.clone()));
     }
     keep_started_at(&mut out, existing);
@@ -513,6 +520,7 @@ pub fn desired_cluster(
             AlertsPoll {
                 firing: Some(firing),
                 unavailable: None,
+                malformed: None,
             },
             &existing.insights,
             base,

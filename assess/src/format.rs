@@ -292,6 +292,20 @@ pub fn ellipsize(s: &str, max: usize) -> String {
     out
 }
 
+/// `s` whole when it has at most `max` characters; beyond, its start and a note saying it was
+/// cut, `max` characters in all (for texts shown whole, whose limit no real text reaches).
+pub fn cut_noting(s: &str, max: usize) -> String {
+    let total = s.chars().count();
+    if total <= max {
+        return s.to_string();
+    }
+    let note = format!(" [... cut: {total} characters, too long to store]");
+    let keep = max.saturating_sub(note.chars().count());
+    let mut out: String = s.chars().take(keep).collect();
+    out.push_str(&note);
+    out
+}
+
 /// Go `%q` of a string: double-quoted with Go escapes (control and non-space whitespace
 /// characters escaped; other characters kept).
 pub fn go_quote(s: &str) -> String {
@@ -519,6 +533,18 @@ mod tests {
         for &(ns, m, want) in cases {
             assert_eq!(round(ns, m), want, "round({ns}, {m})");
         }
+    }
+
+    #[test]
+    fn cut_noting_keeps_whole_texts_and_says_when_it_cuts() {
+        assert_eq!(cut_noting("abc", 3), "abc");
+        let cut = cut_noting(&"é".repeat(100), 60);
+        assert_eq!(cut.chars().count(), 60);
+        assert!(cut.starts_with("éé"), "{cut}");
+        assert!(
+            cut.ends_with(" [... cut: 100 characters, too long to store]"),
+            "{cut}"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use update_status_api::crd::{
     Remediation, ResourceRef, ScopeType, UpdateInsightStatus, limits,
 };
 
-use crate::format::ellipsize;
+use crate::format::{cut_noting, ellipsize};
 
 /// `source` of the insight about an input object that cannot be read.
 pub const SOURCE_UNREADABLE_INPUT: &str = "unreadable-input";
@@ -119,7 +119,7 @@ impl HealthDraft<'_> {
                     level: self.level,
                     type_: self.type_,
                     summary: ellipsize(&self.summary, limits::SUMMARY),
-                    description: ellipsize(&self.description, limits::DESCRIPTION),
+                    description: cut_noting(&self.description, limits::DESCRIPTION),
                 },
                 remediation: Remediation {
                     reference: ellipsize(self.reference, limits::REFERENCE),

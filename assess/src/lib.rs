@@ -19,6 +19,7 @@ pub mod alerts;
 pub mod compose;
 pub mod control_plane;
 pub mod format;
+pub mod gosort;
 pub mod incremental;
 pub mod insight;
 pub mod naming;

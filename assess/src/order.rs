@@ -1,4 +1,5 @@
-//! Presentation order, in one place: pools (`master`, `worker`, then the others by name),
+//! Presentation order, in one place. Pools are not sorted: they keep the MachineConfigPool list
+//! order (offline the file's, online by name as an API server lists them), as `oc` does. Here:
 //! pool membership (which pool a node matching several belongs to), ClusterOperators (by name,
 //! as the API lists them and `oc` shows them) and node progress insights (C.9).
 
@@ -8,15 +9,6 @@ use update_status_api::crd::{Assessment, NodePhase, UpdateInsightStatus};
 use update_status_api::input::ClusterOperator;
 
 use crate::nodes::{MASTER_POOL, WORKER_POOL};
-
-/// Display rank of a pool: `master`, `worker`, then the others by name.
-pub fn pool_rank(name: &str) -> (u8, &str) {
-    match name {
-        MASTER_POOL => (0, ""),
-        WORKER_POOL => (1, ""),
-        other => (2, other),
-    }
-}
 
 /// Membership rank of a pool (a node matched by several pools belongs to the first): `master`,
 /// the custom pools by name, then `worker`.

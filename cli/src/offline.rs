@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use update_status_api::snapshot::{Snapshot, SnapshotError};
+use update_status_api::snapshot::{Snapshot, SnapshotError, SnapshotWarning};
 use update_status_assess::{ClusterInputs, assess_cluster};
 
 use crate::escape::{self, Newlines};
@@ -33,7 +33,12 @@ pub fn load(dir: &Path, now: Option<Timestamp>) -> Result<(View, Timestamp), Off
     let snap = Snapshot::from_dir(dir)?;
     for warning in &snap.warnings {
         let text = warning.to_string();
-        eprintln!("warning: {}", escape::text(&text, Newlines::Escape));
+        let text = escape::text(&text, Newlines::Escape);
+        match warning {
+            // oc's own note, word for word where it is fixed (oc prints it bare).
+            SnapshotWarning::Alerts { .. } => eprintln!("{text}"),
+            SnapshotWarning::Duplicate { .. } => eprintln!("warning: {text}"),
+        }
     }
     let now = now
         .or(snap.now)

@@ -184,21 +184,24 @@ pub async fn fetch_view(client: &Client, namespace: &str) -> Result<View, Online
         pick_control_plane(cps.items).ok_or_else(|| OnlineError::NoControlPlane {
             namespace: namespace.to_owned(),
         })?;
+    let mut worker_pools: Vec<(String, _)> = pools
+        .items
+        .into_iter()
+        .filter_map(|p| {
+            let status = p.status?;
+            let name = if status.resource.name.is_empty() {
+                p.metadata.name.unwrap_or_default()
+            } else {
+                status.resource.name.clone()
+            };
+            Some((name, status))
+        })
+        .collect();
+    // The MachineConfigPool list order an API server gives oc: by pool name.
+    worker_pools.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(View {
         control_plane: Some(control_plane),
-        worker_pools: pools
-            .items
-            .into_iter()
-            .filter_map(|p| {
-                let status = p.status?;
-                let name = if status.resource.name.is_empty() {
-                    p.metadata.name.unwrap_or_default()
-                } else {
-                    status.resource.name.clone()
-                };
-                Some((name, status))
-            })
-            .collect(),
+        worker_pools,
         insights: insights
             .items
             .into_iter()

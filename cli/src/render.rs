@@ -20,7 +20,9 @@ use update_status_api::crd::{
 use update_status_assess::control_plane::{
     operator_health_display, round_update_duration, target_version_display,
 };
-use update_status_assess::order::{node_sort_key, pool_rank};
+use update_status_assess::gosort::go_sort_slice;
+use update_status_assess::nodes::MASTER_POOL;
+use update_status_assess::order::node_sort_key;
 
 use crate::duration::{MINUTE, SECOND, ellipsize, round, short_duration, truncate};
 use crate::tabwriter::format_table;
@@ -297,15 +299,25 @@ fn rfc3339_seconds(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// The worker pools in display order.
+/// The worker pools in display order: the view's, which is the MachineConfigPool list order
+/// (offline the file's, online by name, as an API server lists them); `oc` sorts nothing.
 fn ordered_pools(view: &View) -> Vec<(&str, &WorkerPoolUpdateStatusStatus)> {
-    let mut pools: Vec<_> = view
-        .worker_pools
+    view.worker_pools
         .iter()
         .map(|(n, p)| (n.as_str(), p))
-        .collect();
-    pools.sort_by(|a, b| pool_rank(a.0).cmp(&pool_rank(b.0)));
-    pools
+        .collect()
+}
+
+/// Position of a pool in tie-breaking order: `master` first, then the worker pools in the
+/// view's (list) order, unknown pools last by name.
+fn pool_position<'a>(view: &View, pool: &'a str) -> (usize, &'a str) {
+    if pool == MASTER_POOL {
+        return (0, "");
+    }
+    view.worker_pools
+        .iter()
+        .position(|(n, _)| n == pool)
+        .map_or((usize::MAX, pool), |i| (i + 1, ""))
 }
 
 /// The node progress insights of a pool (in input order).
@@ -460,7 +472,10 @@ fn worker_pool_table(out: &mut String, pools: &[(&str, &WorkerPoolUpdateStatusSt
 /// Stable group order of a health insight (the contract's D.11 without an insertion index):
 /// pool-scoped insights by pool (by node name, D.6 before D.7, the pool's own insight last),
 /// then alerts, then control-plane insights (D.1/D.2, per operator D.3 before D.4, D.5).
-fn health_group_key(i: &UpdateInsightStatus) -> (u8, (u8, &str), u8, &str, u8) {
+fn health_group_key<'a>(
+    view: &View,
+    i: &'a UpdateInsightStatus,
+) -> (u8, (usize, &'a str), u8, &'a str, u8) {
     let source = i.health.as_ref().map_or("", |h| h.source.as_str());
     let name = i.resource.name.as_str();
     if let Some(pool) = i.scope.pool.as_deref() {
@@ -470,7 +485,7 @@ fn health_group_key(i: &UpdateInsightStatus) -> (u8, (u8, &str), u8, &str, u8) {
             ("Node", _) => (0, 2),
             _ => (1, 0),
         };
-        return (0, pool_rank(pool), sub, name, rank);
+        return (0, pool_position(view, pool), sub, name, rank);
     }
     if i.scope.type_ == ScopeType::Cluster {
         return (1, (0, ""), 0, name, 0);
@@ -485,47 +500,51 @@ fn health_group_key(i: &UpdateInsightStatus) -> (u8, (u8, &str), u8, &str, u8) {
     (2, (0, ""), sub, name, rank)
 }
 
-/// The health insights in display order: level descending, start descending (unknown last),
-/// then [`health_group_key`].
-pub fn sorted_health(insights: &[UpdateInsightStatus]) -> Vec<&UpdateInsightStatus> {
-    let mut health: Vec<&UpdateInsightStatus> = insights
+/// The health insights in display order, as `oc` sorts them (D.11): in input order
+/// ([`health_group_key`]), Go's `sort.Slice` by start descending (unknown = oldest), then stably
+/// by level descending. `sort.Slice` is not stable above 12 elements; its port keeps ties
+/// exactly where oc puts them.
+pub fn sorted_health(view: &View) -> Vec<&UpdateInsightStatus> {
+    let mut health: Vec<&UpdateInsightStatus> = view
+        .insights
         .iter()
         .filter(|i| i.type_ == InsightType::Health && i.health.is_some())
         .collect();
-    health.sort_by(|a, b| {
-        let key = |i: &'_ UpdateInsightStatus| {
-            let h = i.health.as_ref();
-            (
-                Reverse(h.map_or(ImpactLevel::Unknown, |h| h.impact.level)),
-                Reverse(h.and_then(|h| h.started_at)),
-            )
-        };
-        key(a)
-            .cmp(&key(b))
-            .then_with(|| health_group_key(a).cmp(&health_group_key(b)))
-    });
+    health.sort_by(|a, b| health_group_key(view, a).cmp(&health_group_key(view, b)));
+    let started = |i: &UpdateInsightStatus| i.health.as_ref().and_then(|h| h.started_at);
+    go_sort_slice(&mut health, |a, b| started(a) > started(b));
+    let level = |i: &UpdateInsightStatus| {
+        i.health
+            .as_ref()
+            .map_or(ImpactLevel::Unknown, |h| h.impact.level)
+    };
+    health.sort_by_key(|i| Reverse(level(i)));
     health
 }
 
 /// The progress insights in a stable order: the ClusterVersion, ClusterOperators by name, then
-/// nodes by pool (`master`, `worker`, others by name) and name.
-pub fn sorted_progress(insights: &[UpdateInsightStatus]) -> Vec<&UpdateInsightStatus> {
-    let mut progress: Vec<&UpdateInsightStatus> = insights
+/// nodes by pool (`master`, then the view's pool order) and name.
+pub fn sorted_progress(view: &View) -> Vec<&UpdateInsightStatus> {
+    let mut progress: Vec<&UpdateInsightStatus> = view
+        .insights
         .iter()
         .filter(|i| i.type_ == InsightType::Progress)
         .collect();
-    progress.sort_by(|a, b| progress_key(a).cmp(&progress_key(b)));
+    progress.sort_by(|a, b| progress_key(view, a).cmp(&progress_key(view, b)));
     progress
 }
 
-fn progress_key(i: &UpdateInsightStatus) -> (Option<(u8, &str)>, u8, &str, &str) {
+fn progress_key<'a>(
+    view: &View,
+    i: &'a UpdateInsightStatus,
+) -> (Option<(usize, &'a str)>, u8, &'a str, &'a str) {
     let kind_rank = match i.resource.kind.as_str() {
         "ClusterVersion" => 0,
         "ClusterOperator" => 1,
         _ => 2,
     };
     (
-        i.scope.pool.as_deref().map(pool_rank),
+        i.scope.pool.as_deref().map(|p| pool_position(view, p)),
         kind_rank,
         i.resource.kind.as_str(),
         i.resource.name.as_str(),
@@ -548,7 +567,7 @@ fn update_health(
     now: Timestamp,
     details: Details,
 ) {
-    let health = sorted_health(&view.insights);
+    let health = sorted_health(view);
     if health.is_empty() {
         // D.10: since = now − (now − startedAt rounded to 1 s).
         let updating_for = cp.started_at.map_or(0, |s| round(elapsed(now, s), SECOND));
@@ -1355,6 +1374,11 @@ etcd   1m59s   NodeInstaller::Pe...   first
                 Some("2024-01-01T12:00:00Z"),
             ),
         ];
+        // Tied pools follow the list order (here `worker` listed before `infra`).
+        v.worker_pools = vec![
+            ("worker".into(), pool_status(1, 0)),
+            ("infra".into(), pool_status(1, 0)),
+        ];
         let out = render(&v, ts(NOW), Details::None);
         let expected = "= Update Health =
 SINCE   LEVEL     IMPACT           MESSAGE
@@ -1471,7 +1495,7 @@ Message: ClusterOperatorDegraded etcd
     }
 
     #[test]
-    fn pools_table_order_and_empty_pool() {
+    fn pools_table_in_list_order_and_empty_pool() {
         let mut v = view(operators_updated_cp());
         let mut degraded = pool_status(59, 22);
         degraded.assessment = Assessment::Degraded;
@@ -1493,9 +1517,9 @@ Message: ClusterOperatorDegraded etcd
 = Worker Upgrade =
 
 WORKER POOL   ASSESSMENT   COMPLETION    STATUS
-worker        Degraded     37% (22/59)   44 Available, 5 Progressing, 12 Draining, 1 Excluded, 7 Degraded
-infra         Completed    100% (2/2)    2 Available, 0 Progressing, 0 Draining
 zbeast        Empty                      0 Total
+infra         Completed    100% (2/2)    2 Available, 0 Progressing, 0 Draining
+worker        Degraded     37% (22/59)   44 Available, 5 Progressing, 12 Draining, 1 Excluded, 7 Degraded
 
 = Update Health =
 ";

@@ -7,8 +7,6 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
-use update_status_assess::order::pool_rank;
-
 use crate::render::{View, sorted_health, sorted_progress};
 
 /// `apiVersion` of the reports.
@@ -67,11 +65,10 @@ pub struct WorkerPoolEntry<'a> {
 impl<'a> UpdateStatusReport<'a> {
     /// The report of `view` at `now`.
     pub fn new(view: &'a View, now: Timestamp) -> Self {
-        let mut pools: Vec<&(String, WorkerPoolUpdateStatusStatus)> =
+        let pools: Vec<&(String, WorkerPoolUpdateStatusStatus)> =
             view.worker_pools.iter().collect();
-        pools.sort_by(|a, b| pool_rank(&a.0).cmp(&pool_rank(&b.0)));
-        let mut insights = sorted_progress(&view.insights);
-        insights.extend(sorted_health(&view.insights));
+        let mut insights = sorted_progress(view);
+        insights.extend(sorted_health(view));
         UpdateStatusReport {
             api_version: API_VERSION,
             kind: "UpdateStatusReport",
@@ -129,8 +126,9 @@ mod tests {
         assert_eq!(json["kind"], "UpdateStatusReport");
         assert_eq!(json["now"], "2024-01-01T00:00:00Z");
         assert!(json["controlPlane"].is_null());
-        assert_eq!(json["workerPools"][0]["name"], "worker");
-        assert_eq!(json["workerPools"][1]["name"], "infra");
+        // The view's (list) order: oc sorts nothing.
+        assert_eq!(json["workerPools"][0]["name"], "infra");
+        assert_eq!(json["workerPools"][1]["name"], "worker");
         assert_eq!(json["insights"][0]["resource"]["name"], "n1");
         let yaml = serialise(&report, Format::Yaml).expect("yaml");
         assert!(yaml.contains("kind: UpdateStatusReport"), "{yaml}");

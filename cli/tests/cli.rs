@@ -118,3 +118,19 @@ fn offline_conflicts_with_fleet() {
         "conflicting flags are a usage error"
     );
 }
+
+#[test]
+fn malformed_alerts_are_a_note_on_stderr_not_a_failure() {
+    let dir = update_status_testdata::oc_differential_dir().join("malformed-alerts-json");
+    let out = run(&["--from-dir", &dir.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("Ignoring alerts in 'Update Health'. Error unmarshaling alerts: ")
+            && err.contains("alerts.json")
+            && err.contains("expected a sequence")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("= Update Health ="));
+}

@@ -2,7 +2,8 @@
 //! must print `expected.output` (default) and `expected.detailed-output` (`--details=all`)
 //! byte for byte.
 //!
-//! Fixtures: `$UPDATE_STATUS_FIXTURES`, else `testdata/oc-status` (vendored: `testdata/PROVENANCE.md`).
+//! Fixtures: `$UPDATE_STATUS_FIXTURES`, else `testdata/oc-status` (vendored: `testdata/PROVENANCE.md`),
+//! plus the simulated `testdata/oc-differential` cases (outputs of the real oc).
 //!
 //! Deliberate differences from `oc adm upgrade status`: none so far. Where one is introduced,
 //! document it next to the fixture's test below and keep it minimal.
@@ -13,6 +14,24 @@ use std::process::Command;
 fn fixtures() -> PathBuf {
     update_status_testdata::oc_status_dir()
 }
+
+/// Where a case lives: the `oc-differential` set, else the `oc-status` folder.
+fn case_dir(fixture: &str) -> PathBuf {
+    if DIFFERENTIAL.contains(&fixture) {
+        update_status_testdata::oc_differential_dir().join(fixture)
+    } else {
+        fixtures().join(fixture)
+    }
+}
+
+/// Every `oc-differential` case this file tests.
+const DIFFERENTIAL: &[&str] = &[
+    "health-tie-order-unstable-sort",
+    "long-description-truncated",
+    "malformed-alerts-json",
+    "pool-order",
+    "pool-order-in-health-ties",
+];
 
 /// Every fixture this file tests (`every_fixture_is_tested` keeps the list complete).
 const FIXTURES: &[&str] = &[
@@ -29,7 +48,7 @@ const FIXTURES: &[&str] = &[
 /// Runs the binary offline on `fixture` with `extra` arguments; returns stdout, failing on a
 /// non-zero exit.
 fn run(fixture: &str, extra: &[&str]) -> String {
-    let dir = fixtures().join(fixture);
+    let dir = case_dir(fixture);
     let out = Command::new(env!("CARGO_BIN_EXE_kubectl-update_status"))
         .arg("--from-dir")
         .arg(&dir)
@@ -68,7 +87,7 @@ fn diff(expected: &str, actual: &str) -> String {
 }
 
 fn check(fixture: &str, expected_file: &str, extra: &[&str]) {
-    let path = fixtures().join(fixture).join(expected_file);
+    let path = case_dir(fixture).join(expected_file);
     let expected = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let actual = run(fixture, extra);
@@ -101,6 +120,11 @@ golden! {
     single_node_4_16_0 => "4.16.0-single-node",
     no_version_upgrading => "no-version-upgrading",
     not_upgrading => "not-upgrading",
+    health_tie_order_unstable_sort => "health-tie-order-unstable-sort",
+    long_description_truncated => "long-description-truncated",
+    malformed_alerts_json => "malformed-alerts-json",
+    pool_order => "pool-order",
+    pool_order_in_health_ties => "pool-order-in-health-ties",
 }
 
 #[test]
@@ -116,4 +140,13 @@ fn every_fixture_is_tested() {
     let mut listed: Vec<&str> = FIXTURES.to_vec();
     listed.sort();
     assert_eq!(found, listed, "fixtures in {} vs FIXTURES", dir.display());
+}
+
+#[test]
+fn every_differential_case_is_tested() {
+    let found: Vec<String> = update_status_testdata::oc_differential_cases()
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(found, DIFFERENTIAL, "oc-differential cases vs DIFFERENTIAL");
 }

@@ -29,7 +29,7 @@ use update_status_api::input::Alert;
 use crate::assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
 use crate::assess::naming;
 use crate::metrics::Metrics;
-use crate::prometheus::PrometheusClient;
+use crate::prometheus::{PrometheusClient, PrometheusError};
 use crate::runner::Reconcile;
 use crate::watch::Caches;
 use crate::writer::{Desired, WriteError, Writer};
@@ -72,6 +72,8 @@ pub struct PollState {
     pub failing_since: Option<Timestamp>,
     /// The last failure.
     pub last_error: Option<String>,
+    /// Prometheus answers, but not a list of alerts: the decoding error and since when.
+    pub malformed: Option<(String, Timestamp)>,
 }
 
 impl PollState {
@@ -81,6 +83,15 @@ impl PollState {
         self.failures = 0;
         self.failing_since = None;
         self.last_error = None;
+        self.malformed = None;
+    }
+
+    /// Records an answer that is not a list of alerts, at `now`: like `oc`, the alerts are
+    /// ignored (none shown, none kept from before) and an Info insight says so.
+    pub fn malformed(&mut self, error: String, now: Timestamp) {
+        let since = self.malformed.as_ref().map_or(now, |m| m.1);
+        self.succeeded(Vec::new());
+        self.malformed = Some((error, since));
     }
 
     /// Records a failed poll at `now`; the last successful answer is kept.
@@ -132,6 +143,10 @@ pub fn desired_insights<'a>(
             unavailable: poll
                 .unavailable()
                 .map(|(error, since)| (prometheus, error, since)),
+            malformed: poll
+                .malformed
+                .as_ref()
+                .map(|(error, since)| (prometheus, error.as_str(), *since)),
         },
         &ExistingInsights::new(&ours),
         base,
@@ -199,6 +214,15 @@ impl AlertsReconciler {
                 self.metrics
                     .prometheus_polled(Ok(Timestamp::now().as_millisecond() as f64 / 1000.0));
                 self.poll.succeeded(firing);
+            }
+            Err(e @ PrometheusError::Decode { .. }) => {
+                self.metrics.prometheus_polled(Err(e.reason()));
+                tracing::warn!(
+                    reconciler = NAME,
+                    error = %e,
+                    "Prometheus answered something that is not a list of alerts; ignoring alerts (as oc does) until it does"
+                );
+                self.poll.malformed(e.to_string(), now);
             }
             Err(e) => {
                 self.metrics.prometheus_polled(Err(e.reason()));
@@ -356,6 +380,45 @@ mod tests {
         };
         p.failed("x".into(), ts(NOW));
         assert_eq!(p.next_delay(slow, 0.0), Duration::from_secs(600));
+    }
+
+    #[test]
+    fn a_malformed_answer_drops_alerts_and_says_so_at_info_level() {
+        let cp = cp(true);
+        let url = "https://thanos:9091";
+        let mut p = PollState::default();
+        p.succeeded(vec![firing("A", "critical", "2024-01-01T12:30:00Z")]);
+        let body = br#"{"status":"success","data":{"alerts":"not-a-list"}}"#;
+        let err = crate::prometheus::parse_alerts(url, http::StatusCode::OK, body)
+            .expect_err("data.alerts is not a list");
+        assert!(matches!(err, PrometheusError::Decode { .. }), "{err}");
+        p.malformed(err.to_string(), ts(NOW));
+        p.malformed(err.to_string(), ts("2024-01-01T13:05:00Z"));
+        let d = pairs(desired_insights(
+            Some(&cp),
+            [],
+            &p,
+            &[],
+            url,
+            &Labels::new(),
+            ts(NOW),
+        ));
+        assert_eq!(
+            sources(&d),
+            [("thanos:9091", "AlertsMalformed", ImpactLevel::Info)],
+            "no stale alert, one Info insight"
+        );
+        let h = d[0].1.health.as_ref().expect("health");
+        assert!(
+            h.impact
+                .summary
+                .starts_with("Ignoring alerts in 'Update Health'. Error unmarshaling alerts: "),
+            "{}",
+            h.impact.summary
+        );
+        assert_eq!(h.started_at, Some(ts(NOW)), "since the first such answer");
+        p.succeeded(vec![]);
+        assert!(p.malformed.is_none(), "a good answer clears it");
     }
 
     #[test]

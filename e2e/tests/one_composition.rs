@@ -262,6 +262,7 @@ impl Controller {
                 AlertsPoll {
                     firing: Some(firing),
                     unavailable: None,
+                    malformed: None,
                 },
                 &ExistingInsights::new(&ours.insights),
                 base,
@@ -351,7 +352,7 @@ fn assert_same(what: &str, controller: &Objects, offline: &Objects) {
 #[test]
 fn every_fixture_gives_the_same_objects_on_both_paths() {
     let base = compose::base_labels(Some("0f1c6c7e-cluster-id"));
-    let cases = update_status_testdata::oc_status_cases();
+    let cases = update_status_testdata::all_oc_cases();
     assert!(
         cases.len() >= 8,
         "expected the 8 fixtures, saw {}",

@@ -22,6 +22,13 @@ pub fn oc_status_case(name: &str) -> PathBuf {
     oc_status_dir().join(name)
 }
 
+/// The simulated snapshots with the real `oc adm upgrade status` outputs (`oc-differential/`,
+/// same layout as `oc-status/`): each isolates one place where this project's output once
+/// differed from oc's.
+pub fn oc_differential_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("oc-differential")
+}
+
 /// The bad-input corpus: one folder per case, each with a `case` file (how to build the input)
 /// and an `expected` file (exit code and output fragments); see `bad-inputs/README.md`.
 pub fn bad_inputs_dir() -> PathBuf {
@@ -33,8 +40,29 @@ pub fn bad_inputs_dir() -> PathBuf {
 /// # Panics
 /// If the folder cannot be read: a test without its data must fail, not pass on nothing.
 pub fn oc_status_cases() -> Vec<PathBuf> {
-    let root = oc_status_dir();
-    let entries = std::fs::read_dir(&root)
+    case_dirs(&oc_status_dir())
+}
+
+/// The case folders of [`oc_differential_dir`], sorted.
+///
+/// # Panics
+/// If the folder cannot be read.
+pub fn oc_differential_cases() -> Vec<PathBuf> {
+    case_dirs(&oc_differential_dir())
+}
+
+/// Every case with an oc output: [`oc_status_cases`] then [`oc_differential_cases`].
+///
+/// # Panics
+/// If a folder cannot be read.
+pub fn all_oc_cases() -> Vec<PathBuf> {
+    let mut all = oc_status_cases();
+    all.extend(oc_differential_cases());
+    all
+}
+
+fn case_dirs(root: &Path) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(root)
         .unwrap_or_else(|e| panic!("test data folder {} cannot be read: {e}", root.display()));
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
@@ -51,7 +79,9 @@ mod tests {
     fn the_eight_vendored_cases_are_there() {
         let cases = super::oc_status_cases();
         assert!(cases.len() >= 8, "{cases:?}");
-        for c in &cases {
+        let differential = super::oc_differential_cases();
+        assert_eq!(differential.len(), 5, "{differential:?}");
+        for c in cases.iter().chain(&differential) {
             assert!(c.join("expected.output").is_file(), "{}", c.display());
             assert!(c.join("now").is_file(), "{}", c.display());
         }

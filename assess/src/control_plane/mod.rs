@@ -32,7 +32,9 @@ use update_status_api::input::{
 
 use super::nodes::PoolAssessment;
 use super::{ClusterInputs, McoImage};
-use crate::format::{HOUR, MINUTE, SECOND, ellipsize, round as go_round, truncate as go_truncate};
+use crate::format::{
+    HOUR, MINUTE, SECOND, cut_noting, ellipsize, round as go_round, truncate as go_truncate,
+};
 use update_status_api::crd::limits;
 
 mod estimate;
@@ -297,7 +299,7 @@ pub fn assess_control_plane(
                 target: versions.target.clone(),
             }),
             estimate: String::new(),
-            message: ellipsize(&target_version_display(&versions), limits::PROGRESS_MESSAGE),
+            message: cut_noting(&target_version_display(&versions), limits::PROGRESS_MESSAGE),
             since: started_at,
             conditions: vec![updating],
         }),

@@ -148,11 +148,10 @@ impl NodeContext {
             .filter(|p| !p.name().is_empty())
             .map(PoolContext::new)
             .collect();
-        // Stable: among duplicate names the first listed comes first and is kept.
-        compiled.sort_by(|a, b| {
-            crate::order::pool_rank(&a.name).cmp(&crate::order::pool_rank(&b.name))
-        });
-        compiled.dedup_by(|later, earlier| later.name == earlier.name);
+        // List order, as oc keeps it (offline the file's, online by name); among duplicate
+        // names the first listed is kept.
+        let mut seen = std::collections::HashSet::new();
+        compiled.retain(|p| seen.insert(p.name.clone()));
 
         let mut membership: Vec<usize> = (0..compiled.len()).collect();
         membership.sort_by(|&a, &b| {

@@ -25,8 +25,8 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use update_status_api::crd::limits;
 
-use crate::format::ellipsize;
 pub use crate::format::go_quote;
+use crate::format::{cut_noting, ellipsize};
 use crate::insight::{HealthDraft, tally};
 use update_status_api::crd::{
     Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightScope, InsightType,

@@ -247,7 +247,7 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
                 target: ellipsize(&ctx.target_version, limits::VERSION),
             }),
             estimate: f.estimate.to_string(),
-            message: ellipsize(&message, limits::PROGRESS_MESSAGE),
+            message: cut_noting(&message, limits::PROGRESS_MESSAGE),
             since: None,
             conditions,
         }),

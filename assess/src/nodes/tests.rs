@@ -877,7 +877,7 @@ fn g58_membership_and_invalid_selectors() {
     let c = NodeContext::new(Some(&cv()), &ps, &mcs());
     assert_eq!(assess_with(&c, &both).pool, "gpu", "custom pools by name");
     let names: Vec<&str> = c.pools().iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["master", "worker", "gpu", "infra"]);
+    assert_eq!(names, ["worker", "master", "infra", "gpu"], "list order");
 
     // Master wins over everything.
     let mut m = both.clone();
@@ -1132,17 +1132,18 @@ fn long_texts_are_cut_to_the_schema() {
     let mut n = pending(&long_name);
     n.metadata.annotations.as_mut().expect("ann").extend([
         (format!("{MCO_PREFIX}state"), "Degraded".to_string()),
-        (format!("{MCO_PREFIX}reason"), "é".repeat(5000)),
+        (format!("{MCO_PREFIX}reason"), "é".repeat(40_000)),
     ]);
     let a = assess(&n);
     let h = a.health[0].health.as_ref().expect("health");
     assert_eq!(h.impact.summary.chars().count(), 256);
     assert!(h.impact.summary.ends_with("..."));
-    assert_eq!(h.impact.description.chars().count(), 4096);
-    assert!(h.impact.description.ends_with("..."));
+    assert_eq!(h.impact.description.chars().count(), 32768);
+    assert!(h.impact.description.ends_with("too long to store]"));
     let p = a.progress.progress.as_ref().expect("progress");
-    assert_eq!(p.message.chars().count(), 4096);
-    assert_eq!(p.conditions[2].message.chars().count(), 5000);
+    assert_eq!(p.message.chars().count(), 32768);
+    assert!(p.message.ends_with("too long to store]"));
+    assert_eq!(p.conditions[2].message.chars().count(), 32768);
     assert_eq!(ellipsize("abc", 3), "abc");
     assert_eq!(ellipsize("abcd", 3), "...");
 }
@@ -1193,7 +1194,7 @@ fn go_quoting() {
 }
 
 #[test]
-fn assess_nodes_groups_pools_in_display_order() {
+fn assess_nodes_groups_pools_in_list_order() {
     let cvo = cv();
     let mut ps = pools(true);
     ps.push(pool("infra", NEW, label_selector("infra"), false));
@@ -1231,7 +1232,7 @@ fn assess_nodes_groups_pools_in_display_order() {
     };
     let out = assess_nodes(&inputs, now());
     let names: Vec<&str> = out.pools.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["master", "worker", "infra"]);
+    assert_eq!(names, ["worker", "master", "infra"], "list order, as oc");
     let master = out.control_plane_pool().expect("master");
     assert_eq!(master.status.assessment, Assessment::Completed);
     assert_eq!(master.status.nodes.total, 1);
