@@ -8,7 +8,10 @@
 use std::time::{Duration, Instant};
 
 use jiff::SignedDuration;
-use update_status_api::crd::labels;
+use kube::api::{Api, ListParams};
+use update_status_api::crd::{
+    Assessment, ImpactLevel, InsightType, UpdateInsight, UpdateInsightStatus, labels,
+};
 use update_status_e2e::controller::Controller;
 use update_status_e2e::simulator::{self, SimConfig, Simulation, Simulator};
 use update_status_e2e::{TestEnv, exclusive_cluster_state, fixtures_dir, oc_status_case};
@@ -20,6 +23,78 @@ const DETAILS: [&str; 5] = ["none", "health", "operators", "nodes", "all"];
 const SETTLE: Duration = Duration::from_secs(30);
 const START: &str = "2026-01-01T03:00:00Z";
 const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
+/// The fixture (with a degraded node, unavailable nodes and health insights) whose objects
+/// lose a label.
+const FALLBACK_CASE: &str = "4.16.0-ec2-control-plane-updated-pdb-prohibits-draining";
+
+/// The README's examples ("Reading insights by label") select exactly the insights their
+/// description says, computed from the full list.
+async fn readme_examples(env: &TestEnv, ns: &str) -> TestResult {
+    type Filter = fn(&UpdateInsightStatus) -> bool;
+    let examples: [(&str, Filter); 3] = [
+        (
+            "update.openshift.io/insight-type=progress,update.openshift.io/resource-kind=Node,update.openshift.io/pool=worker,update.openshift.io/assessment in (degraded,unavailable)",
+            |i| {
+                i.type_ == InsightType::Progress
+                    && i.resource.kind == "Node"
+                    && i.scope.pool.as_deref() == Some("worker")
+                    && i.progress.as_ref().is_some_and(|p| {
+                        matches!(p.assessment, Assessment::Degraded | Assessment::Unavailable)
+                    })
+            },
+        ),
+        (
+            "update.openshift.io/insight-type=health,update.openshift.io/impact-level=error",
+            |i| {
+                i.health
+                    .as_ref()
+                    .is_some_and(|h| h.impact.level == ImpactLevel::Error)
+            },
+        ),
+        (
+            "update.openshift.io/insight-type=progress,update.openshift.io/assessment!=completed",
+            |i| {
+                i.progress
+                    .as_ref()
+                    .is_some_and(|p| p.assessment != Assessment::Completed)
+            },
+        ),
+    ];
+    let all = Api::<UpdateInsight>::namespaced(env.client(), ns)
+        .list(&ListParams::default())
+        .await?;
+    for (selector, filter) in examples {
+        let got = env
+            .kubectl_ok([
+                "get",
+                "updateinsights",
+                "-n",
+                ns,
+                "-l",
+                selector,
+                "-o",
+                "name",
+            ])
+            .await?;
+        let mut got: Vec<&str> = got.lines().collect();
+        got.sort_unstable();
+        let want: Vec<String> = all
+            .items
+            .iter()
+            .filter(|i| i.status.as_ref().is_some_and(filter))
+            .filter_map(|i| i.metadata.name.as_ref())
+            .map(|n| format!("updateinsight.update.openshift.io/{n}"))
+            .collect();
+        let mut want: Vec<&str> = want.iter().map(String::as_str).collect();
+        want.sort_unstable();
+        assert!(
+            !want.is_empty(),
+            "{selector}: nothing to select in the fixture"
+        );
+        assert_eq!(got, want, "kubectl get -l '{selector}'");
+    }
+    Ok(())
+}
 
 /// One CLI run: stdout, stderr.
 fn run(
@@ -148,7 +223,7 @@ async fn selective_and_full_reads_print_the_same_on_every_fixture_and_fall_back_
         .collect();
     cases.sort();
     assert!(cases.len() >= 6, "fixture cases: {cases:?}");
-    let mut last = None;
+    let mut kept = None;
     for case in &cases {
         let dir = oc_status_case(case);
         let now = std::fs::read_to_string(dir.join("now"))?.trim().to_string();
@@ -169,14 +244,19 @@ async fn selective_and_full_reads_print_the_same_on_every_fixture_and_fall_back_
             return Err(format!("{case}: the selective read fell back: {note}").into());
         }
         drop(controller);
-        if let Some((previous, _, _)) = last.replace((ns, now, case.clone())) {
-            previous.delete().await?;
+        if case == FALLBACK_CASE {
+            kept = Some((ns, now));
+        } else {
+            ns.delete().await?;
         }
     }
 
-    // The last case, its controller stopped, with one node insight's assessment label removed:
-    // the selective read cannot trust the labels, reads everything and says so.
-    let (ns, now, case) = last.ok_or("no fixture case")?;
+    // One case, its controller stopped: the README's selectors select what they say; then with
+    // one node insight's assessment label removed, the selective read cannot trust the labels,
+    // reads everything and says so.
+    let case = FALLBACK_CASE;
+    let (ns, now) = kept.ok_or("the fallback case is not among the fixtures")?;
+    readme_examples(&env, ns.name()).await?;
     let selector = format!(
         "{}=progress,{}=Node",
         labels::INSIGHT_TYPE,
