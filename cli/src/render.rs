@@ -1326,6 +1326,33 @@ etcd   1m59s   NodeInstaller::Pe...   first
         let all = render(&v, ts(NOW), Details::Nodes);
         assert!(!all.contains("Omitted"), "{all}");
         assert!(all.contains("\nt3 "), "{all}");
+
+        // A selective read: only the 10 printed nodes, the footer from the pool's counts.
+        let mut selective = v.clone();
+        selective.printed_nodes_only = true;
+        selective
+            .insights
+            .retain(|i| i.resource.name.starts_with('p'));
+        let mut pool = pool_status(21, 4);
+        pool.nodes = NodeCounts {
+            total: 21,
+            available: 20,
+            draining: 12,
+            excluded: 1,
+            completed: Some(4),
+            assessed_progressing: Some(13),
+            ..Default::default()
+        };
+        selective.worker_pools = vec![("worker".into(), pool)];
+        let sel = render(&selective, ts(NOW), Details::None);
+        assert_eq!(
+            sel.split_once("= Update Health =")
+                .map(|(a, _)| a.split_once("Worker Pool Nodes").map(|(_, b)| b.to_owned())),
+            out.split_once("= Update Health =")
+                .map(|(a, _)| a.split_once("Worker Pool Nodes").map(|(_, b)| b.to_owned())),
+            "selective:\n{sel}\nfull:\n{out}"
+        );
+        assert!(sel.contains(footer), "{sel}");
     }
 
     #[test]

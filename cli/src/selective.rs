@@ -232,7 +232,7 @@ async fn fetch_selective(
     pools.extend(worker_pools.iter().map(|(n, p)| (n.as_str(), &p.nodes)));
     if let Some((pool, _)) = pools
         .iter()
-        .find(|(_, c)| c.completed.is_none() || c.assessed_progressing.is_none())
+        .find(|(_, c)| c.total > 0 && (c.completed.is_none() || c.assessed_progressing.is_none()))
     {
         return Ok(Err(format!(
             "the status of pool {pool} lacks the node counts the footer needs"

@@ -75,8 +75,11 @@ pub fn pool_counts<'a>(nodes: impl IntoIterator<Item = &'a NodeAssessment>) -> N
         }
     }
     c.updated = c.total - c.outdated;
-    c.completed = Some(completed);
-    c.assessed_progressing = Some(assessed_progressing);
+    // An empty pool has no node table (and keeps the counts of an empty pool unchanged).
+    if c.total > 0 {
+        c.completed = Some(completed);
+        c.assessed_progressing = Some(assessed_progressing);
+    }
     c
 }
 
