@@ -63,6 +63,7 @@ async fn readme_examples(env: &TestEnv, ns: &str) -> TestResult {
     let all = Api::<UpdateInsight>::namespaced(env.client(), ns)
         .list(&ListParams::default())
         .await?;
+    let mut selected = 0;
     for (selector, filter) in examples {
         let got = env
             .kubectl_ok([
@@ -87,12 +88,10 @@ async fn readme_examples(env: &TestEnv, ns: &str) -> TestResult {
             .collect();
         let mut want: Vec<&str> = want.iter().map(String::as_str).collect();
         want.sort_unstable();
-        assert!(
-            !want.is_empty(),
-            "{selector}: nothing to select in the fixture"
-        );
         assert_eq!(got, want, "kubectl get -l '{selector}'");
+        selected += got.len();
     }
+    assert!(selected > 0, "the examples select nothing in the fixture");
     Ok(())
 }
 
