@@ -731,6 +731,14 @@ pub struct NodeCounts {
     pub degraded: u32,
     /// Not started.
     pub pending: u32,
+    /// Phase Updated and not updating: the node tables' `Completed` (the omitted-nodes footer
+    /// subtracts the printed nodes from it). Absent on objects written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<u32>,
+    /// Assessed `Progressing` (updating, neither degraded nor unavailable): the node tables'
+    /// `Progressing` (the footer's count). Absent on objects written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assessed_progressing: Option<u32>,
 }
 
 /// Health insights by level.

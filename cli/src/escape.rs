@@ -166,6 +166,7 @@ pub fn view(v: &View) -> Result<View, serde_json::Error> {
             .map(|(name, pool)| Ok((text(name, Newlines::Escape).into_owned(), escaped(pool)?)))
             .collect::<Result<_, serde_json::Error>>()?,
         insights: v.insights.iter().map(escaped).collect::<Result<_, _>>()?,
+        printed_nodes_only: v.printed_nodes_only,
     })
 }
 

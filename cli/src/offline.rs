@@ -57,6 +57,7 @@ pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
         control_plane: assessment.control_plane,
         worker_pools: assessment.worker_pools,
         insights: assessment.insights,
+        printed_nodes_only: false,
     }
 }
 

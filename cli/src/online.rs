@@ -6,11 +6,7 @@ use kube::api::{Api, ListParams, ObjectList};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config, Resource};
 use serde::de::DeserializeOwned;
-use update_status_api::crd::{
-    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
-};
-
-use crate::render::View;
+use update_status_api::crd::labels;
 
 /// What can go wrong reading the objects from the API.
 #[derive(Debug, thiserror::Error)]
@@ -155,74 +151,6 @@ where
             source,
         },
     })
-}
-
-/// Reads one cluster's objects from `namespace`.
-pub async fn fetch_view(client: &Client, namespace: &str) -> Result<View, OnlineError> {
-    let params = ListParams::default();
-    let ns = Some(namespace);
-    // Insights first: when nothing is installed, the message names `updateinsights`.
-    let insights = list(
-        &Api::<UpdateInsight>::namespaced(client.clone(), namespace),
-        &params,
-        ns,
-    )
-    .await?;
-    let cps = list(
-        &Api::<ControlPlaneUpdateStatus>::namespaced(client.clone(), namespace),
-        &params,
-        ns,
-    )
-    .await?;
-    let pools = list(
-        &Api::<WorkerPoolUpdateStatus>::namespaced(client.clone(), namespace),
-        &params,
-        ns,
-    )
-    .await?;
-    let control_plane =
-        pick_control_plane(cps.items).ok_or_else(|| OnlineError::NoControlPlane {
-            namespace: namespace.to_owned(),
-        })?;
-    let mut worker_pools: Vec<(String, _)> = pools
-        .items
-        .into_iter()
-        .filter_map(|p| {
-            let status = p.status?;
-            let name = if status.resource.name.is_empty() {
-                p.metadata.name.unwrap_or_default()
-            } else {
-                status.resource.name.clone()
-            };
-            Some((name, status))
-        })
-        .collect();
-    // The MachineConfigPool list order an API server gives oc: by pool name.
-    worker_pools.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(View {
-        control_plane: Some(control_plane),
-        worker_pools,
-        insights: insights
-            .items
-            .into_iter()
-            .filter_map(|i| i.status)
-            .collect(),
-    })
-}
-
-/// The ControlPlaneUpdateStatus of a namespace: the one named `cluster` if several exist,
-/// else the first by name, among those with a status.
-fn pick_control_plane(
-    mut cps: Vec<ControlPlaneUpdateStatus>,
-) -> Option<update_status_api::crd::ControlPlaneUpdateStatusStatus> {
-    cps.retain(|c| c.status.is_some());
-    cps.sort_by_key(|c| {
-        (
-            c.metadata.name.as_deref() != Some("cluster"),
-            c.metadata.name.clone(),
-        )
-    });
-    cps.into_iter().next().and_then(|c| c.status)
 }
 
 /// The label selector of health insights.

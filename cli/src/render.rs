@@ -13,7 +13,7 @@ use std::str::FromStr;
 use jiff::Timestamp;
 use update_status_api::crd::{
     Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, ImpactLevel,
-    InsightType, NodePhase, ResourceRef, ScopeType, UpdateInsightStatus,
+    InsightType, NodeCounts, NodePhase, ResourceRef, ScopeType, UpdateInsightStatus,
     WorkerPoolUpdateStatusStatus,
 };
 
@@ -43,6 +43,9 @@ pub struct View {
     pub worker_pools: Vec<(String, WorkerPoolUpdateStatusStatus)>,
     /// Every UpdateInsight `.status` (progress and health), in any order.
     pub insights: Vec<UpdateInsightStatus>,
+    /// The node progress insights are only those the compact node tables print (a selective
+    /// read): the omitted-nodes footers subtract them from the statuses' node counts.
+    pub printed_nodes_only: bool,
 }
 
 /// `--details`: which detailed sections to print (E.1).
@@ -65,7 +68,7 @@ impl Details {
     fn operators(self) -> bool {
         matches!(self, Details::All | Details::Operators)
     }
-    fn nodes(self) -> bool {
+    pub fn nodes(self) -> bool {
         matches!(self, Details::All | Details::Nodes)
     }
     fn health(self) -> bool {
@@ -148,7 +151,12 @@ pub fn render(view: &View, now: Timestamp, details: Details) -> String {
             );
         } else {
             out.push_str("\nControl Plane Nodes\n");
-            node_table(&mut out, &sorted, details);
+            node_table(
+                &mut out,
+                &sorted,
+                details,
+                view.printed_nodes_only.then_some(&cp.nodes),
+            );
         }
     }
 
@@ -156,13 +164,14 @@ pub fn render(view: &View, now: Timestamp, details: Details) -> String {
     if pools.iter().any(|(_, p)| p.nodes.total > 0) {
         out.push_str("\n= Worker Upgrade =\n\n");
         worker_pool_table(&mut out, &pools);
-        for (name, _) in &pools {
+        for (name, pool) in &pools {
             let nodes = pool_nodes(view, name);
             if nodes.is_empty() {
                 continue;
             }
             let _ = writeln!(out, "\nWorker Pool Nodes: {name}");
-            node_table(&mut out, &sort_nodes(nodes), details);
+            let counts = view.printed_nodes_only.then_some(&pool.nodes);
+            node_table(&mut out, &sort_nodes(nodes), details, counts);
         }
     }
 
@@ -378,16 +387,80 @@ struct Omitted {
     excluded: u32,
 }
 
-/// E.4: a node table (sorted nodes) with C.12's omission and footer.
-fn node_table(out: &mut String, nodes: &[&UpdateInsightStatus], details: Details) {
-    let mut table = String::from("NAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n");
-    let mut omitted = Omitted::default();
-    for (i, node) in nodes.iter().enumerate() {
-        let degraded = node_condition_is(node, "Degraded", ConditionStatus::True);
+impl Omitted {
+    /// Counts `node` in.
+    fn add(&mut self, node: &UpdateInsightStatus) {
         let unavailable = node_condition_is(node, "Available", ConditionStatus::False);
         let updating = node_condition_is(node, "Updating", ConditionStatus::True);
-        let interesting = degraded || (unavailable && !updating);
-        if details.nodes() || i < ALWAYS_PRINTED_NODES || interesting {
+        let ph = phase(node);
+        self.total += 1;
+        if !updating && ph == Some(NodePhase::Updated) {
+            self.completed += 1;
+        } else {
+            self.outdated += 1;
+        }
+        if !unavailable {
+            self.available += 1;
+        }
+        if ph == Some(NodePhase::Draining) {
+            self.draining += 1;
+        }
+        if ph == Some(NodePhase::Paused) {
+            self.excluded += 1;
+        }
+        if node_assessment(node) == Assessment::Progressing {
+            self.progressing += 1;
+        }
+    }
+
+    /// The pool's nodes (`counts`) but the `printed` ones; `None` when `counts` lacks a count
+    /// or is smaller than what was printed (a status from another version or out of step).
+    fn all_but(counts: &NodeCounts, printed: &Omitted) -> Option<Omitted> {
+        let completed = counts.completed?;
+        let all = Omitted {
+            total: counts.total,
+            completed,
+            available: counts.available,
+            progressing: counts.assessed_progressing?,
+            outdated: counts.total.checked_sub(completed)?,
+            draining: counts.draining,
+            excluded: counts.excluded,
+        };
+        Some(Omitted {
+            total: all.total.checked_sub(printed.total)?,
+            completed: all.completed.checked_sub(printed.completed)?,
+            available: all.available.checked_sub(printed.available)?,
+            progressing: all.progressing.checked_sub(printed.progressing)?,
+            outdated: all.outdated.checked_sub(printed.outdated)?,
+            draining: all.draining.checked_sub(printed.draining)?,
+            excluded: all.excluded.checked_sub(printed.excluded)?,
+        })
+    }
+}
+
+/// Whether a compact node table prints `node` whatever its rank (C.12): degraded, or
+/// unavailable and not updating.
+fn is_interesting(node: &UpdateInsightStatus) -> bool {
+    let degraded = node_condition_is(node, "Degraded", ConditionStatus::True);
+    let unavailable = node_condition_is(node, "Available", ConditionStatus::False);
+    let updating = node_condition_is(node, "Updating", ConditionStatus::True);
+    degraded || (unavailable && !updating)
+}
+
+/// E.4: a node table (sorted nodes) with C.12's omission and footer. With `counts` (a
+/// selective read: `nodes` are only the printed ones), the footer counts the pool's other nodes.
+fn node_table(
+    out: &mut String,
+    nodes: &[&UpdateInsightStatus],
+    details: Details,
+    counts: Option<&NodeCounts>,
+) {
+    let mut table = String::from("NAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n");
+    let mut omitted = Omitted::default();
+    let mut printed = Omitted::default();
+    for (i, node) in nodes.iter().enumerate() {
+        if details.nodes() || i < ALWAYS_PRINTED_NODES || is_interesting(node) {
+            printed.add(node);
             let p = node.progress.as_ref();
             let name = node.resource.name.as_str();
             let raw = p.map(|p| p.message.as_str()).unwrap_or_default();
@@ -406,28 +479,12 @@ fn node_table(out: &mut String, nodes: &[&UpdateInsightStatus], details: Details
             );
             continue;
         }
-        let ph = phase(node);
-        let is_updated = !updating && ph == Some(NodePhase::Updated);
-        omitted.total += 1;
-        if is_updated {
-            omitted.completed += 1;
-        } else {
-            omitted.outdated += 1;
-        }
-        if !unavailable {
-            omitted.available += 1;
-        }
-        if ph == Some(NodePhase::Draining) {
-            omitted.draining += 1;
-        }
-        if ph == Some(NodePhase::Paused) {
-            omitted.excluded += 1;
-        }
-        if node_assessment(node) == Assessment::Progressing {
-            omitted.progressing += 1;
-        }
+        omitted.add(node);
     }
     out.push_str(&format_table(&table));
+    if let Some(counts) = counts {
+        omitted = Omitted::all_but(counts, &printed).unwrap_or(omitted);
+    }
     if omitted.total > 0 {
         let o = &omitted;
         let _ = writeln!(
@@ -1288,6 +1345,33 @@ etcd   1m59s   NodeInstaller::Pe...   first
         let all = render(&v, ts(NOW), Details::Nodes);
         assert!(!all.contains("Omitted"), "{all}");
         assert!(all.contains("\nt3 "), "{all}");
+
+        // A selective read: only the 10 printed nodes, the footer from the pool's counts.
+        let mut selective = v.clone();
+        selective.printed_nodes_only = true;
+        selective
+            .insights
+            .retain(|i| i.resource.name.starts_with('p'));
+        let mut pool = pool_status(21, 4);
+        pool.nodes = NodeCounts {
+            total: 21,
+            available: 20,
+            draining: 12,
+            excluded: 1,
+            completed: Some(4),
+            assessed_progressing: Some(13),
+            ..Default::default()
+        };
+        selective.worker_pools = vec![("worker".into(), pool)];
+        let sel = render(&selective, ts(NOW), Details::None);
+        assert_eq!(
+            sel.split_once("= Update Health =")
+                .map(|(a, _)| a.split_once("Worker Pool Nodes").map(|(_, b)| b.to_owned())),
+            out.split_once("= Update Health =")
+                .map(|(a, _)| a.split_once("Worker Pool Nodes").map(|(_, b)| b.to_owned())),
+            "selective:\n{sel}\nfull:\n{out}"
+        );
+        assert!(sel.contains(footer), "{sel}");
     }
 
     #[test]

@@ -117,6 +117,7 @@ mod tests {
                 },
                 ..Default::default()
             }],
+            printed_nodes_only: false,
         };
         let now: Timestamp = "2024-01-01T00:00:00Z".parse().expect("ts");
         let report = UpdateStatusReport::new(&view, now);

@@ -38,8 +38,15 @@ pub struct PoolAssessment {
 /// C.10 counts of a pool's nodes.
 pub fn pool_counts<'a>(nodes: impl IntoIterator<Item = &'a NodeAssessment>) -> NodeCounts {
     let mut c = NodeCounts::default();
+    let (mut completed, mut assessed_progressing) = (0, 0);
     for n in nodes {
         c.total += 1;
+        if n.phase == NodePhase::Updated && !n.is_updating {
+            completed += 1;
+        }
+        if n.assessment == Assessment::Progressing {
+            assessed_progressing += 1;
+        }
         if !n.is_unavailable {
             c.available += 1;
         }
@@ -68,6 +75,11 @@ pub fn pool_counts<'a>(nodes: impl IntoIterator<Item = &'a NodeAssessment>) -> N
         }
     }
     c.updated = c.total - c.outdated;
+    // An empty pool has no node table (and keeps the counts of an empty pool unchanged).
+    if c.total > 0 {
+        c.completed = Some(completed);
+        c.assessed_progressing = Some(assessed_progressing);
+    }
     c
 }
 

@@ -1174,6 +1174,51 @@ fn empty_pool_and_counts() {
 }
 
 #[test]
+fn footer_counts_of_a_pool() {
+    let done = |phase, is_updating, assessment| NodeAssessment {
+        phase,
+        is_updating,
+        assessment,
+        ..pool_counts_node()
+    };
+    let nodes = [
+        done(NodePhase::Updated, false, Assessment::Completed),
+        // Updated but still updating (MCD state Done): not Completed in the node table.
+        done(NodePhase::Updated, true, Assessment::Completed),
+        done(NodePhase::Draining, true, Assessment::Progressing),
+        // Updating and degraded: progressing in the pool's counts, not assessed Progressing.
+        done(NodePhase::Updating, true, Assessment::Degraded),
+        done(NodePhase::Pending, false, Assessment::Outdated),
+    ];
+    let c = pool_counts(nodes.iter());
+    assert_eq!(c.total, 5);
+    assert_eq!(c.updated, 2);
+    assert_eq!(c.completed, Some(1));
+    assert_eq!(c.assessed_progressing, Some(1));
+    assert_eq!(pool_counts([].iter()).completed, None);
+}
+
+fn pool_counts_node() -> NodeAssessment {
+    NodeAssessment {
+        name: "n".into(),
+        pool: "worker".into(),
+        is_master: false,
+        assessment: Assessment::Completed,
+        phase: NodePhase::Updated,
+        current_version: String::new(),
+        is_updated: false,
+        is_updating: false,
+        is_unavailable: false,
+        is_degraded: false,
+        is_draining: false,
+        seriously_unavailable: false,
+        changes_at: None,
+        progress: UpdateInsightStatus::default(),
+        health: Vec::new(),
+    }
+}
+
+#[test]
 fn completion_rounds_half_to_even() {
     assert_eq!(completion_percent(0, 0), 0);
     assert_eq!(completion_percent(1, 8), 12);

@@ -50,7 +50,13 @@ use update_status_controllers::assess::{assess_cluster, naming};
 use update_status_e2e::simulator::{NodeStep, SimConfig, Simulation, Simulator, Stage};
 use update_status_e2e::{client_for, repo_root};
 
+#[path = "common/live_cli.rs"]
+mod live_cli;
+
 const NAMESPACE: &str = "openshift-update-status";
+/// The live CLI's views the bench measures, with their goals (bytes, median s, peak MiB).
+const LIVE_VIEWS: [&[&str]; 2] = [&[], &["--details", "all"]];
+const LIVE_GOALS: [(Option<u64>, f64, f64); 2] = [(Some(1_000_000), 0.3, 25.0), (None, 1.0, 60.0)];
 /// What follows this line in the report is kept when the report is regenerated.
 const KEEP_MARKER: &str =
     "<!-- Notes below this line are kept when `make bench` rewrites the file. -->";
@@ -167,6 +173,8 @@ struct Run {
     cli_hwm_kib: u64,
     cli_ok: bool,
     snapshot_mib: f64,
+    /// The live CLI, default view and `--details=all`.
+    live: [live_cli::LiveRun; 2],
 }
 
 impl Run {
@@ -733,6 +741,22 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     run.cpu_s = cpu_seconds(pid, ticks);
     drop(controller);
 
+    // The live CLI on the objects the controller wrote.
+    for (i, view) in LIVE_VIEWS.iter().enumerate() {
+        let mut argv = vec!["-n", NAMESPACE];
+        argv.extend_from_slice(view);
+        let live = live_cli::measure(&args.cli, &kubeconfig, &work, &argv).await?;
+        log(&format!(
+            "{n} nodes: live CLI {view:?}: {} bytes from the API server, median {:.2}s, peak RSS {:.0} MiB, {} lines, ok={}",
+            live.bytes,
+            live.median_s,
+            mib(live.hwm_kib),
+            live.lines,
+            live.ok
+        ));
+        run.live[i] = live;
+    }
+
     // Offline CLI on the same cluster.
     let snap = work.join(format!("snapshot-{n}"));
     simulator.simulation().write_snapshot(&snap)?;
@@ -1028,6 +1052,41 @@ fn report(
     row(&mut s, "controller CPU, whole run", "", &|r| {
         format!("{:.1} s", r.cpu_s)
     });
+    for (i, (view, goal)) in ["default view", "`--details=all`"]
+        .iter()
+        .zip(LIVE_GOALS)
+        .enumerate()
+    {
+        let (bytes_goal, s_goal, mib_goal) = goal;
+        let goal_text = match bytes_goal {
+            Some(b) => format!(
+                "≤ {:.0} MB, ≤ {s_goal} s, ≤ {mib_goal:.0} MiB",
+                b as f64 / 1e6
+            ),
+            None => format!("≤ {s_goal} s, ≤ {mib_goal:.0} MiB"),
+        };
+        row(
+            &mut s,
+            &format!(
+                "live CLI, {view}: bytes from the API server / median wall time of 5 / peak RSS"
+            ),
+            &goal_text,
+            &|r| {
+                let l = &r.live[i];
+                let met = bytes_goal.is_none_or(|b| l.bytes <= b)
+                    && l.median_s <= s_goal
+                    && mib(l.hwm_kib) <= mib_goal
+                    && l.ok;
+                format!(
+                    "{:.2} MB / {:.2} s / {:.0} MiB{}",
+                    l.bytes as f64 / 1e6,
+                    l.median_s,
+                    mib(l.hwm_kib),
+                    ok(met)
+                )
+            },
+        );
+    }
     row(
         &mut s,
         "offline CLI (`kubectl-update_status --from-dir`): wall time / peak RSS (snapshot size)",
