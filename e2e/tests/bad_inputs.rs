@@ -199,7 +199,6 @@ async fn poison_inputs_never_stop_the_controller() -> TestResult {
 }
 
 #[tokio::test]
-#[ignore = "needs the naming fix (wip/isolation)"]
-async fn poison_inputs_that_need_the_naming_fix() -> TestResult {
+async fn poison_inputs_that_needed_valid_names() -> TestResult {
     run(|e| !e["needs"].is_null()).await
 }

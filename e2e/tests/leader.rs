@@ -141,7 +141,7 @@ async fn first_leader(
 async fn follower(env: &TestEnv, ns: &str, name: &str) -> Result<Controller, BoxError> {
     let f = Controller::start(env, ns, &["--leader-elect", "--leader-identity", name])?;
     wait_for(TIMEOUT, "the follower to be ready", || async {
-        http_get(f.metrics_addr(), "/readyz")
+        http_get(f.probe_addr(), "/readyz")
             .is_some_and(|r| r.starts_with("HTTP/1.0 200") || r.starts_with("HTTP/1.1 200"))
     })
     .await?;

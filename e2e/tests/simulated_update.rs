@@ -198,6 +198,7 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
 
     let mut fault_steps = 0;
     let mut cleared_steps = 0;
+    let mut saw_every_operator_updated = false;
     let mut stages = Vec::new();
     let mut waits = Vec::new();
     loop {
@@ -274,6 +275,18 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
             }
         }
 
+        // The CLI online (our objects) and offline (the simulation's snapshot,
+        // mco-deployment.yaml included) say the same Completion while the update runs.
+        let (online, offline) = cli_online_and_offline(&env, ns.name(), &simulator)?;
+        if let Some(line) = completion_line(&online) {
+            assert_eq!(
+                Some(line.clone()),
+                completion_line(&offline),
+                "online and offline Completion at step {step}"
+            );
+            saw_every_operator_updated |= line.contains("100%");
+        }
+
         stages.push(simulator.simulation().stage());
         if simulator.simulation().is_completed() {
             break;
@@ -319,34 +332,17 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
             .is_some_and(|h| h.source == SOURCE_MCO_DEPLOYMENT_ABSENT)),
         "the controller saw the MCO Deployment"
     );
-    // The CLI online (our objects) and offline (the snapshot, mco-deployment.yaml included)
-    // say the same Completion.
-    let completion = |out: &std::process::Output| -> Result<String, String> {
-        let text = String::from_utf8_lossy(&out.stdout);
-        text.lines()
-            .find(|l| l.starts_with("Completion:"))
-            .map(str::to_string)
-            .ok_or_else(|| {
-                format!(
-                    "no Completion line in:\n{text}{}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            })
-    };
-    let online = completion(&env.plugin(&["-n", ns.name(), "--now", ASSESS_AT])?)?;
-    let dir = std::env::temp_dir().join(format!("us-e2e-sim-snapshot-{}", std::process::id()));
-    simulator.simulation().write_snapshot(&dir)?;
-    assert!(dir.join("mco-deployment.yaml").exists());
-    let offline_out = env.plugin(&[
-        "--from-dir",
-        dir.to_str().ok_or("path")?,
-        "--now",
-        ASSESS_AT,
-    ]);
-    std::fs::remove_dir_all(&dir)?;
-    let offline = completion(&offline_out?)?;
-    assert_eq!(online, offline, "online and offline Completion");
-    assert!(online.contains("100%"), "{online}");
+    // Once the update is over, online and offline both say so, in the same words.
+    let (online, offline) = cli_online_and_offline(&env, ns.name(), &simulator)?;
+    assert_eq!(
+        String::from_utf8_lossy(&online.stdout),
+        String::from_utf8_lossy(&offline.stdout),
+        "online and offline output at the end"
+    );
+    assert!(
+        saw_every_operator_updated,
+        "the CLI never showed 100% of the operators updated (machine-config counted as updated) during the update"
+    );
     let worker = end.pools.get("worker").ok_or("worker pool status")?;
     assert_eq!(worker.assessment, Assessment::Completed);
     assert_eq!(worker.nodes.updated, 7);
@@ -378,4 +374,36 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
         controller.writes()?,
     );
     Ok(())
+}
+
+/// `kubectl update-status` online (our objects in `ns`) and offline (the simulation written as a
+/// snapshot), both at [`ASSESS_AT`].
+fn cli_online_and_offline(
+    env: &TestEnv,
+    ns: &str,
+    simulator: &Simulator,
+) -> Result<(std::process::Output, std::process::Output), Box<dyn std::error::Error + Send + Sync>>
+{
+    let online = env.plugin(&["-n", ns, "--now", ASSESS_AT])?;
+    let dir = std::env::temp_dir().join(format!("us-e2e-sim-snapshot-{}", std::process::id()));
+    simulator.simulation().write_snapshot(&dir)?;
+    if !dir.join("mco-deployment.yaml").exists() {
+        return Err("the simulation's snapshot has no mco-deployment.yaml".into());
+    }
+    let offline = env.plugin(&[
+        "--from-dir",
+        dir.to_str().ok_or("path")?,
+        "--now",
+        ASSESS_AT,
+    ]);
+    std::fs::remove_dir_all(&dir)?;
+    Ok((online, offline?))
+}
+
+/// The `Completion:` line of an output, if it has one (not once the update is over).
+fn completion_line(out: &std::process::Output) -> Option<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("Completion:"))
+        .map(str::to_string)
 }
