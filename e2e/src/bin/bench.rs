@@ -39,16 +39,16 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
+use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::Client;
 use update_status_api::crd::{
     Assessment, ControlPlaneUpdateStatus, NodePhase, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_controllers::assess::nodes::{self as node_assess, NodeContext};
 use update_status_controllers::assess::{assess_cluster, naming};
-use update_status_e2e::{client_for, repo_root};
 use update_status_e2e::simulator::{NodeStep, SimConfig, Simulation, Simulator, Stage};
+use update_status_e2e::{client_for, repo_root};
 
 const NAMESPACE: &str = "openshift-update-status";
 /// What follows this line in the report is kept when the report is regenerated.
