@@ -19,6 +19,11 @@
 #   ETCD_PORT, ETCD_PEER_PORT, APISERVER_PORT, KCM_PORT
 #                    loopback ports (default: free ports picked at `up`)
 #   START_TIMEOUT    seconds to wait for each component to become ready (default 60)
+#   APISERVER_EXTRA_ARGS
+#                    extra kube-apiserver flags, split on whitespace, read by `up` and
+#                    `start-apiserver` (e.g. a throttled API server for e2e/tests/throttled.rs:
+#                    "--enable-priority-and-fairness=false --max-requests-inflight=1
+#                    --max-mutating-requests-inflight=1"; restart it without them to undo)
 #
 # Only the garbage collector, namespace and service-account controllers run in
 # kube-controller-manager: there is no node lifecycle controller, so the fake Nodes
@@ -194,7 +199,9 @@ wait_ready() { # name check-function
 
 # Starts kube-apiserver on $APISERVER_PORT (the data stays in etcd across restarts).
 start_apiserver() {
-  local pki=$CLUSTER_DIR/pki
+  local pki=$CLUSTER_DIR/pki extra=()
+  read -r -a extra <<<"${APISERVER_EXTRA_ARGS:-}"
+  ((${#extra[@]} == 0)) || log "kube-apiserver extra flags: ${extra[*]}"
   start kube-apiserver --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
     --cert-dir="$CLUSTER_DIR/apiserver-certs" \
@@ -204,7 +211,7 @@ start_apiserver() {
     --service-account-issuer="https://127.0.0.1:$APISERVER_PORT" \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --endpoint-reconciler-type=none --profiling=false \
-    --disable-admission-plugins=TaintNodesByCondition
+    --disable-admission-plugins=TaintNodesByCondition "${extra[@]}"
 }
 
 # --- PKI -------------------------------------------------------------------------

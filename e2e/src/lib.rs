@@ -17,6 +17,7 @@
 
 pub mod controller;
 pub mod kubeconfig;
+pub mod outputs;
 pub mod prometheus;
 pub mod simulator;
 pub mod snapshot;
@@ -127,6 +128,33 @@ fn env_flag(name: &str) -> bool {
 pub fn repo_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Runs `hack/local-cluster.sh <command>` on the cluster in `dir` with extra environment
+/// variables, blocking (e.g. from a `Drop` that must restore the cluster).
+pub fn run_local_cluster(
+    dir: &Path,
+    command: &str,
+    vars: &[(String, String)],
+) -> Result<(), Error> {
+    let script = repo_root().join("hack/local-cluster.sh");
+    let out = Command::new(&script)
+        .arg(command)
+        .env("CLUSTER_DIR", dir)
+        .envs(vars.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::LocalCluster(format!("cannot run {}: {e}", script.display())))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Error::LocalCluster(format!(
+            "{} {command} ({}): {}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )))
+    }
 }
 
 /// The folder of captured clusters (see [`update_status_testdata::oc_status_dir`]).
@@ -280,31 +308,25 @@ impl TestEnv {
     /// Runs `hack/local-cluster.sh <command>` on this cluster (e.g. `stop-apiserver`); `None`
     /// when the cluster was not started by that script (a cluster given by `KUBECONFIG`).
     pub async fn local_cluster(&self, command: &str) -> Option<Result<(), Error>> {
+        self.local_cluster_with(command, &[]).await
+    }
+
+    /// As [`TestEnv::local_cluster`], with extra environment variables for the script (e.g.
+    /// `APISERVER_EXTRA_ARGS` for `start-apiserver`).
+    pub async fn local_cluster_with(
+        &self,
+        command: &str,
+        vars: &[(&str, &str)],
+    ) -> Option<Result<(), Error>> {
         let dir = self.cluster_dir()?.to_path_buf();
-        let script = repo_root().join("hack/local-cluster.sh");
         let command = command.to_string();
-        let run = tokio::task::spawn_blocking(move || {
-            Command::new(&script)
-                .arg(&command)
-                .env("CLUSTER_DIR", &dir)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("cannot run {}: {e}", script.display()))
-                .and_then(|out| {
-                    if out.status.success() {
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "{} {command} ({}): {}",
-                            script.display(),
-                            out.status,
-                            String::from_utf8_lossy(&out.stderr)
-                        ))
-                    }
-                })
-        });
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let run = tokio::task::spawn_blocking(move || run_local_cluster(&dir, &command, &vars));
         Some(match run.await {
-            Ok(r) => r.map_err(Error::LocalCluster),
+            Ok(r) => r,
             Err(e) => Err(Error::LocalCluster(format!("task failed: {e}"))),
         })
     }

@@ -12,22 +12,16 @@
 //! says the same `Completion` as offline on the simulation's snapshot.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
-use kube::Client;
-use kube::api::{Api, ListParams};
 use update_status_api::crd::{
-    Assessment, ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ImpactLevel, ImpactType,
-    InsightType, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus,
-    WorkerPoolUpdateStatusStatus,
+    Assessment, ImpactLevel, ImpactType, InsightType, UpdateInsightStatus,
 };
-use update_status_assess::compose::{self, Existing};
-use update_status_assess::control_plane::{SOURCE_MCO_DEPLOYMENT_ABSENT, estimate_moved};
-use update_status_assess::naming;
+use update_status_assess::control_plane::SOURCE_MCO_DEPLOYMENT_ABSENT;
 use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::Controller;
+use update_status_e2e::outputs::{Outputs, differences, expected_outputs, read_outputs};
 use update_status_e2e::simulator::{
     self, FaultSpec, Faults, SimConfig, SimInputs, Simulation, Simulator,
 };
@@ -41,117 +35,6 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// simulated update's end).
 const START: &str = "2026-01-01T03:00:00Z";
 const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
-
-/// What the controller wrote into the namespace.
-#[derive(Debug, Default, PartialEq)]
-struct Outputs {
-    control_plane: Option<ControlPlaneUpdateStatusStatus>,
-    pools: BTreeMap<String, WorkerPoolUpdateStatusStatus>,
-    insights: BTreeMap<String, UpdateInsightStatus>,
-}
-
-async fn read_outputs(client: &Client, ns: &str) -> Result<Outputs, kube::Error> {
-    let cps: Api<ControlPlaneUpdateStatus> = Api::namespaced(client.clone(), ns);
-    let wps: Api<WorkerPoolUpdateStatus> = Api::namespaced(client.clone(), ns);
-    let ins: Api<UpdateInsight> = Api::namespaced(client.clone(), ns);
-    let lp = ListParams::default();
-    Ok(Outputs {
-        control_plane: cps
-            .list(&lp)
-            .await?
-            .items
-            .into_iter()
-            .find(|o| o.metadata.name.as_deref() == Some(naming::CONTROL_PLANE_STATUS_NAME))
-            .and_then(|o| o.status),
-        pools: wps
-            .list(&lp)
-            .await?
-            .items
-            .into_iter()
-            .filter_map(|o| Some((o.metadata.name?, o.status?)))
-            .collect(),
-        insights: ins
-            .list(&lp)
-            .await?
-            .items
-            .into_iter()
-            .filter_map(|o| Some((o.metadata.name?, o.status?)))
-            .collect(),
-    })
-}
-
-/// What the pure logic says the namespace should hold (the core's desired objects: names
-/// included).
-fn expected_outputs(inputs: &SimInputs, now: Timestamp) -> Outputs {
-    let d = compose::desired_cluster(
-        &inputs.as_cluster_inputs(),
-        &Existing::default(),
-        &compose::Labels::new(),
-        now,
-    );
-    Outputs {
-        control_plane: d.control_plane.map(|d| d.status),
-        pools: d
-            .worker_pools
-            .into_iter()
-            .map(|d| (d.name, d.status))
-            .collect(),
-        insights: d.insights.into_iter().map(|d| (d.name, d.status)).collect(),
-    }
-}
-
-/// Differences between the controller's objects and the expected ones (empty: they match).
-/// The estimated completion may lag within the controller's tolerance (it is not rewritten
-/// for small moves).
-fn differences(want: &Outputs, got: &Outputs, now: Timestamp) -> Vec<String> {
-    let mut d = Vec::new();
-    match (&want.control_plane, &got.control_plane) {
-        (Some(w), Some(g)) => {
-            let mut g2 = g.clone();
-            if !estimate_moved(g.estimated_completed_at, w.estimated_completed_at, now) {
-                g2.estimated_completed_at = w.estimated_completed_at;
-            }
-            if *w != g2 {
-                d.push(format!(
-                    "ControlPlaneUpdateStatus:\n  want {w:?}\n  got  {g:?}"
-                ));
-            }
-        }
-        (w, g) if w != g => d.push(format!(
-            "ControlPlaneUpdateStatus: want {:?}, got {:?}",
-            w.is_some(),
-            g.is_some()
-        )),
-        _ => {}
-    }
-    for (name, w) in &want.pools {
-        match got.pools.get(name) {
-            Some(g) if g == w => {}
-            Some(g) => d.push(format!(
-                "WorkerPoolUpdateStatus {name}:\n  want {w:?}\n  got  {g:?}"
-            )),
-            None => d.push(format!("WorkerPoolUpdateStatus {name} missing")),
-        }
-    }
-    for name in got.pools.keys().filter(|n| !want.pools.contains_key(*n)) {
-        d.push(format!("WorkerPoolUpdateStatus {name} not expected"));
-    }
-    for (name, w) in &want.insights {
-        match got.insights.get(name) {
-            Some(g) if g == w => {}
-            Some(g) => d.push(format!("UpdateInsight {name}:\n  want {w:?}\n  got  {g:?}")),
-            None => d.push(format!("UpdateInsight {name} missing")),
-        }
-    }
-    for name in got
-        .insights
-        .keys()
-        .filter(|n| !want.insights.contains_key(*n))
-    {
-        d.push(format!("UpdateInsight {name} not expected"));
-    }
-    d
-}
 
 fn degraded_insight<'a>(outputs: &'a Outputs, node: &str) -> Option<&'a UpdateInsightStatus> {
     outputs.insights.values().find(|i| {
