@@ -45,7 +45,7 @@ pub const PLATFORM_OPERATOR_ANNOTATION_PREFIXES: [&str; 2] = [
 ];
 
 /// Reads `null` as the type's default.
-fn nullable<'de, D, T>(de: D) -> Result<T, D::Error>
+pub(crate) fn nullable<'de, D, T>(de: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

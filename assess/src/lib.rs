@@ -20,6 +20,7 @@ pub mod compose;
 pub mod control_plane;
 pub mod format;
 pub mod gosort;
+pub mod hosted;
 pub mod incremental;
 pub mod insight;
 pub mod naming;

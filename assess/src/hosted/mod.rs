@@ -1,0 +1,112 @@
+//! Hosted control planes (HyperShift, `--mode=hosted`): input adapters from a HostedCluster,
+//! its NodePools and their cluster-api Machines to the standalone rules, and the composition of
+//! everything update-status writes for one hosted cluster (see `docs/hosted.md`).
+//!
+//! No parallel copy of the assessment: the control plane is the standalone
+//! [`crate::control_plane`] assessment run on a ClusterVersion **adapted** from the
+//! HostedCluster ([`control_plane::adapted_cluster_version`]); InPlace NodePools are the
+//! standalone node rules run on a MachineConfigPool and MachineConfigs adapted from the
+//! MachineSet's config-version annotations ([`node_pools`]); Replace NodePools count their
+//! Machines into the standalone pool counts and assessment. Only the HyperShift-specific
+//! health rules (hosted.md §8 table) are new ([`health`]).
+
+use jiff::{SignedDuration, Timestamp};
+use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, MachineSet, NodePool};
+use update_status_api::input::{ClusterOperator, Node};
+
+use crate::compose::{DesiredCluster, Existing};
+
+pub mod control_plane;
+pub mod health;
+pub mod node_pools;
+mod objects;
+
+pub use objects::{hosted_cluster_ref, node_pool_ref};
+
+/// Everything the assessment of one hosted cluster reads, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct HostedInputs<'a> {
+    /// The HostedCluster.
+    pub hosted_cluster: &'a HostedCluster,
+    /// Its NodePools (`spec.clusterName` = the HostedCluster's name, same namespace; others are
+    /// ignored).
+    pub node_pools: &'a [NodePool],
+    /// The Machines in `control_plane_namespace(ns, name)`.
+    pub machines: &'a [Machine],
+    /// The MachineSets there (InPlace pools).
+    pub machine_sets: &'a [MachineSet],
+    /// The MachineDeployments there (Replace pools).
+    pub machine_deployments: &'a [MachineDeployment],
+    /// From inside the hosted cluster (`--hosted-kubeconfig-access`), when read.
+    pub guest: Option<GuestInputs<'a>>,
+    /// Why the hosted cluster could not be read (already redacted), when access is on and it
+    /// failed.
+    pub guest_unreachable: Option<&'a str>,
+}
+
+/// Objects read inside the hosted cluster.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GuestInputs<'a> {
+    /// Its ClusterOperators.
+    pub cluster_operators: &'a [ClusterOperator],
+    /// Its Nodes.
+    pub nodes: &'a [Node],
+}
+
+/// Every object update-status wants for one hosted cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DesiredHosted {
+    /// The objects, all to be written into the HostedCluster's namespace: the
+    /// ControlPlaneUpdateStatus named after the HostedCluster (owned by it), one
+    /// WorkerPoolUpdateStatus per NodePool (named after it, owned by it) and the
+    /// UpdateInsights (names embed the cluster name).
+    pub cluster: DesiredCluster,
+    /// When time alone will change the result: the soonest such instant minus now.
+    pub requeue_after: Option<SignedDuration>,
+}
+
+/// Every object update-status wants for one hosted cluster, all to be written into the
+/// HostedCluster's namespace: the ControlPlaneUpdateStatus named after the HostedCluster and owned
+/// by it, one WorkerPoolUpdateStatus per NodePool (named after it, owned by it), and the
+/// UpdateInsights (names unique per hosted cluster: they embed the cluster name; owners are the
+/// HostedCluster, a NodePool, or never a hosted Node). Every object's labels include
+/// `update.openshift.io/cluster=<name>` plus the standalone labels.
+pub fn desired_hosted(
+    inputs: &HostedInputs<'_>,
+    existing: &Existing<'_>,
+    now: Timestamp,
+) -> DesiredHosted {
+    let base = objects::hosted_labels(inputs.hosted_cluster);
+    let cp = control_plane::control_plane_share(inputs, existing, &base, now);
+    let pools = node_pools::node_pools_share(inputs, &cp.versions, &base, now);
+    let hc_health = health::hosted_cluster_insights(inputs, &cp, now);
+
+    let mut out = DesiredHosted {
+        requeue_after: min_requeue(cp.requeue_after, pools.requeue_after),
+        ..Default::default()
+    };
+    out.cluster.insights = cp.insights;
+    let hc_owner = crate::compose::owner_of(inputs.hosted_cluster);
+    out.cluster.insights.extend(
+        hc_health
+            .into_iter()
+            .map(|s| objects::insight(s, inputs.hosted_cluster, &base, hc_owner.clone())),
+    );
+    out.cluster.insights.extend(pools.insights);
+    out.cluster.worker_pools = pools.statuses;
+    out.cluster.control_plane = cp.status;
+    crate::compose::keep_started_at(&mut out.cluster.insights, &existing.insights);
+    out.requeue_after = min_requeue(out.requeue_after, health::requeue_after(inputs, now));
+    out
+}
+
+/// The sooner of two delays.
+fn min_requeue(a: Option<SignedDuration>, b: Option<SignedDuration>) -> Option<SignedDuration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests;

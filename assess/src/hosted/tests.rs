@@ -1,0 +1,1 @@
+//! Unit tests of the hosted adapters on hand-written objects.
