@@ -109,3 +109,5 @@ pub fn node(name: &str, labels: &[&str], mco: &[(&str, &str)], conditions: Vec<V
         "status": {"conditions": conditions}
     }))
 }
+
+pub mod hosted;

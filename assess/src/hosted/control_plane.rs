@@ -125,6 +125,8 @@ pub struct HostedControlPlaneFacts {
     pub blocked: Option<InputCondition>,
     /// `status.version.history[0]` is Completed (and nothing newer is requested).
     pub completed: bool,
+    /// `status.version.history[0]` is Completed.
+    pub history_completed: bool,
 }
 
 /// The control plane's share of one hosted cluster.
@@ -159,14 +161,14 @@ pub fn facts(hc: &HostedCluster) -> HostedControlPlaneFacts {
     let blocked = progressing
         .filter(|p| p.is_false() && p.reason == "Blocked" && differs)
         .cloned();
-    let completed = history.first().is_some_and(|h| h.is_completed())
-        && requested.is_none()
-        && blocked.is_none();
+    let history_completed = history.first().is_some_and(|h| h.is_completed());
+    let completed = history_completed && requested.is_none() && blocked.is_none();
     HostedControlPlaneFacts {
         versions,
         requested,
         blocked,
         completed,
+        history_completed,
     }
 }
 
@@ -260,7 +262,7 @@ fn without_operators(s: &mut ControlPlaneUpdateStatusStatus, f: &HostedControlPl
     if s.assessment == Assessment::Unknown {
         return;
     }
-    if f.completed {
+    if f.history_completed {
         s.assessment = Assessment::Completed;
         s.completion_percent = 100;
     } else {
@@ -279,7 +281,7 @@ fn adjust_progress(s: &mut UpdateInsightStatus, f: &HostedControlPlaneFacts) {
     if let Some(p) = s.progress.as_mut()
         && p.assessment != Assessment::Unknown
     {
-        p.assessment = if f.completed {
+        p.assessment = if f.history_completed {
             Assessment::Completed
         } else {
             Assessment::Progressing

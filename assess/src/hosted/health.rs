@@ -279,15 +279,28 @@ pub(super) fn node_pool_insights(
         ));
     }
     if let Some(c) = np.condition("UpdatingVersion").filter(|c| c.is_true()) {
-        let last_progress = machines
+        // Node phase changes: a new Machine created or healthy, an old one deleted or drained.
+        let new_machines = machines
             .iter()
             .filter(|m| !f.target.is_empty() && m.version() == Some(f.target.as_str()))
-            .filter_map(|m| {
-                m.condition("NodeHealthy")
-                    .filter(|h| h.is_true())
-                    .and_then(|h| h.last_transition_time)
-                    .or(m.metadata.creation_timestamp.as_ref().map(|t| t.0))
-            })
+            .flat_map(|m| {
+                [
+                    m.condition("NodeHealthy")
+                        .filter(|h| h.is_true())
+                        .and_then(|h| h.last_transition_time),
+                    m.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                ]
+            });
+        let replaced = machines.iter().flat_map(|m| {
+            [
+                m.metadata.deletion_timestamp.as_ref().map(|t| t.0),
+                m.condition("DrainingSucceeded")
+                    .and_then(|d| d.last_transition_time),
+            ]
+        });
+        let last_progress = new_machines
+            .chain(replaced)
+            .flatten()
             .chain(c.last_transition_time)
             .max();
         if let Some(last) = last_progress {
