@@ -18,6 +18,7 @@ use crate::input::{
 };
 
 mod file;
+pub mod hosted;
 #[cfg(test)]
 mod proptests;
 
