@@ -251,13 +251,13 @@ fn collect(
         let rel = p.strip_prefix(root).unwrap_or(&p);
         let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
         if p.is_dir() {
-            if depth + 1 < MAX_DEPTH {
-                if let Err(e) = collect(root, &p, depth + 1, out, warnings) {
-                    warnings.push(HostedSnapshotWarning {
-                        path: p.clone(),
-                        message: format!("skipped: {e}"),
-                    });
-                }
+            if depth + 1 < MAX_DEPTH
+                && let Err(e) = collect(root, &p, depth + 1, out, warnings)
+            {
+                warnings.push(HostedSnapshotWarning {
+                    path: p.clone(),
+                    message: format!("skipped: {e}"),
+                });
             }
             continue;
         }
