@@ -7,6 +7,7 @@ use update_status_assess::format as duration;
 mod escape;
 mod exit;
 mod fleet;
+mod hosted;
 mod offline;
 mod online;
 mod render;
@@ -25,6 +26,9 @@ use jiff::Timestamp;
 use crate::render::Details;
 use crate::report::{Format, UpdateStatusReport};
 
+/// The namespace of the update-status objects of a standalone cluster.
+const DEFAULT_NAMESPACE: &str = "openshift-update-status";
+
 /// Show how an OpenShift cluster update goes, like `oc adm upgrade status`.
 #[derive(Parser, Debug)]
 #[command(name = "kubectl-update_status", version, about, long_about = None)]
@@ -38,7 +42,7 @@ struct Cli {
     output: Format,
 
     /// Namespace of the update-status objects.
-    #[arg(short = 'n', long, default_value = "openshift-update-status")]
+    #[arg(short = 'n', long, default_value = DEFAULT_NAMESPACE)]
     namespace: String,
 
     /// Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
@@ -63,6 +67,12 @@ struct Cli {
     /// On a hub: one row per cluster namespace holding a ControlPlaneUpdateStatus, worst first.
     #[arg(long)]
     fleet: bool,
+
+    /// Hosted control planes: show the HostedCluster NAME of the management cluster (its
+    /// namespace: -n). Offline (--from-dir): a folder of HostedCluster, NodePool, Machine,
+    /// MachineSet and MachineDeployment objects, or a management-cluster must-gather.
+    #[arg(long, value_name = "NAME", conflicts_with = "fleet")]
+    hosted_cluster: Option<String>,
 
     /// Read every UpdateInsight even where the view could be read by label (the identity
     /// tests and the bench compare both reads).
@@ -93,6 +103,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.output {
             Format::Text => fleet::render(&escape::fleet(&rows)),
             format => report::serialise(&fleet::FleetReport::new(rows, now), format)?,
+        }
+    } else if let Some(name) = &cli.hosted_cluster {
+        let (view, now) = match &cli.from_dir {
+            Some(dir) => {
+                let namespace =
+                    (cli.namespace != DEFAULT_NAMESPACE).then_some(cli.namespace.as_str());
+                hosted::load(dir, name, namespace, cli.now)?
+            }
+            None => {
+                let now = cli.now.unwrap_or_else(Timestamp::now);
+                let conn = connection(&cli);
+                let view = runtime()?.block_on(async {
+                    let client = online::client(&conn).await?;
+                    hosted::fetch(&client, &cli.namespace, name).await
+                })?;
+                (view, now)
+            }
+        };
+        match cli.output {
+            Format::Text => render::hosted::render(name, &escape::view(&view)?, now, details),
+            format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
     } else {
         let (view, now) = match &cli.from_dir {

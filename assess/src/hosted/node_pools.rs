@@ -471,6 +471,7 @@ fn hosted_counts(s: &mut WorkerPoolUpdateStatusStatus, f: &NodePoolFacts, np: &N
     {
         c.total = desired;
         c.updated = c.updated.min(desired);
+        c.available = c.available.min(desired);
         c.outdated = desired - c.updated;
     }
     let failed = np

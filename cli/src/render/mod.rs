@@ -497,7 +497,12 @@ fn node_table(
 
 /// E.5.
 fn worker_pool_table(out: &mut String, pools: &[(&str, &WorkerPoolUpdateStatusStatus)]) {
-    let mut table = String::from("WORKER POOL\tASSESSMENT\tCOMPLETION\tSTATUS\n");
+    pool_table(out, "WORKER POOL", pools);
+}
+
+/// E.5 with the first column named `header` (hosted mode: `NODEPOOL`).
+fn pool_table(out: &mut String, header: &str, pools: &[(&str, &WorkerPoolUpdateStatusStatus)]) {
+    let mut table = format!("{header}\tASSESSMENT\tCOMPLETION\tSTATUS\n");
     for (name, pool) in pools {
         let n = &pool.nodes;
         if n.total == 0 {
@@ -719,5 +724,6 @@ fn detailed_insight(i: &UpdateInsightStatus, now: Timestamp) -> String {
     out
 }
 
+pub mod hosted;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,195 @@
+//! `--hosted-cluster <name>`: one HostedCluster of a management cluster.
+//!
+//! Offline (`--from-dir`): a folder of HostedCluster/NodePool/Machine/MachineSet/
+//! MachineDeployment objects or a management-cluster must-gather
+//! ([`HostedSnapshot`]), assessed with the controller's pure logic
+//! ([`desired_hosted`]). Online: the objects the controller wrote in the HostedCluster's
+//! namespace (`-n`): the ControlPlaneUpdateStatus named after it, and the
+//! WorkerPoolUpdateStatuses and UpdateInsights labelled `update.openshift.io/cluster=<name>`.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use kube::Client;
+use kube::api::{Api, ListParams};
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
+};
+use update_status_api::hosted::control_plane_namespace;
+use update_status_api::snapshot::SnapshotError;
+use update_status_api::snapshot::hosted::HostedSnapshot;
+use update_status_assess::compose::Existing;
+use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted};
+
+use crate::escape::{self, Newlines};
+use crate::online::{self, OnlineError};
+use crate::render::View;
+
+/// What can go wrong in hosted mode.
+#[derive(Debug, thiserror::Error)]
+pub enum HostedError {
+    /// The snapshot could not be read.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// Reading the API failed.
+    #[error(transparent)]
+    Online(Box<OnlineError>),
+    /// No HostedCluster of that name.
+    #[error("{dir}: no HostedCluster {name}{namespace} (found: {found})")]
+    NotFound {
+        /// The snapshot folder.
+        dir: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// ` in namespace <ns>` when one was given.
+        namespace: String,
+        /// The HostedClusters found (`<ns>/<name>`), or `none`.
+        found: String,
+    },
+    /// No instant to assess at.
+    #[error(
+        "{dir}: cannot tell the instant to evaluate the snapshot at (no `now` file and no HostedCluster or NodePool condition with a lastTransitionTime); pass --now <RFC3339>"
+    )]
+    NoNow {
+        /// The snapshot folder.
+        dir: PathBuf,
+    },
+}
+
+impl From<OnlineError> for HostedError {
+    fn from(e: OnlineError) -> Self {
+        HostedError::Online(Box::new(e))
+    }
+}
+
+/// Reads the snapshot in `dir` and assesses the HostedCluster `name` (in `namespace`, when
+/// given) at `now` (else the `now` file, else the latest condition transition).
+pub fn load(
+    dir: &Path,
+    name: &str,
+    namespace: Option<&str>,
+    now: Option<Timestamp>,
+) -> Result<(View, Timestamp), HostedError> {
+    let snap = HostedSnapshot::from_dir(dir)?;
+    for warning in &snap.warnings {
+        let text = warning.to_string();
+        eprintln!("warning: {}", escape::text(&text, Newlines::Escape));
+    }
+    let hc = snap
+        .hosted_clusters
+        .iter()
+        .find(|h| h.name() == name && namespace.is_none_or(|ns| h.namespace() == ns))
+        .ok_or_else(|| HostedError::NotFound {
+            dir: dir.to_path_buf(),
+            name: name.to_string(),
+            namespace: namespace
+                .map(|ns| format!(" in namespace {ns}"))
+                .unwrap_or_default(),
+            found: found(&snap),
+        })?;
+    let now = now
+        .or_else(|| snap.derived_now())
+        .ok_or_else(|| HostedError::NoNow {
+            dir: dir.to_path_buf(),
+        })?;
+    let cp_ns = control_plane_namespace(hc.namespace(), hc.name());
+    let in_cp_ns = |ns: &Option<String>| ns.as_deref().is_none_or(|n| n == cp_ns);
+    let machines: Vec<_> = snap
+        .machines
+        .iter()
+        .filter(|m| in_cp_ns(&m.metadata.namespace))
+        .cloned()
+        .collect();
+    let sets: Vec<_> = snap
+        .machine_sets
+        .iter()
+        .filter(|m| in_cp_ns(&m.metadata.namespace))
+        .cloned()
+        .collect();
+    let deployments: Vec<_> = snap
+        .machine_deployments
+        .iter()
+        .filter(|m| in_cp_ns(&m.metadata.namespace))
+        .cloned()
+        .collect();
+    let guest = snap.guest(name).map(|g| GuestInputs {
+        cluster_operators: &g.cluster_operators,
+        nodes: &g.nodes,
+    });
+    let inputs = HostedInputs {
+        hosted_cluster: hc,
+        node_pools: &snap.node_pools,
+        machines: &machines,
+        machine_sets: &sets,
+        machine_deployments: &deployments,
+        guest,
+        guest_unreachable: None,
+    };
+    let desired = desired_hosted(&inputs, &Existing::default(), now).cluster;
+    let view = View {
+        control_plane: desired.control_plane.map(|d| d.status),
+        worker_pools: desired
+            .worker_pools
+            .into_iter()
+            .map(|d| (d.status.resource.name.clone(), d.status))
+            .collect(),
+        insights: desired.insights.into_iter().map(|d| d.status).collect(),
+        printed_nodes_only: false,
+    };
+    Ok((view, now))
+}
+
+fn found(snap: &HostedSnapshot) -> String {
+    let names: Vec<String> = snap
+        .hosted_clusters
+        .iter()
+        .map(|h| format!("{}/{}", h.namespace(), h.name()))
+        .collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Reads what the controller wrote for the HostedCluster `name` in `namespace`.
+pub async fn fetch(client: &Client, namespace: &str, name: &str) -> Result<View, HostedError> {
+    let ns = Some(namespace);
+    let selector = format!("{}={name}", labels::CLUSTER);
+    let params = ListParams::default().labels(&selector);
+    let cps = Api::<ControlPlaneUpdateStatus>::namespaced(client.clone(), namespace);
+    let pools = Api::<WorkerPoolUpdateStatus>::namespaced(client.clone(), namespace);
+    let insights = Api::<UpdateInsight>::namespaced(client.clone(), namespace);
+    let (cps, pools, insights) = tokio::try_join!(
+        online::list(&cps, &params, ns),
+        online::list(&pools, &params, ns),
+        online::list(&insights, &params, ns),
+    )?;
+    let control_plane = cps
+        .items
+        .into_iter()
+        .find(|c| c.metadata.name.as_deref() == Some(name))
+        .and_then(|c| c.status)
+        .ok_or_else(|| OnlineError::NoControlPlane {
+            namespace: namespace.to_owned(),
+        })?;
+    let mut worker_pools: Vec<(String, _)> = pools
+        .items
+        .into_iter()
+        .filter_map(|p| {
+            let status = p.status?;
+            Some((status.resource.name.clone(), status))
+        })
+        .collect();
+    worker_pools.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(View {
+        control_plane: Some(control_plane),
+        worker_pools,
+        insights: insights
+            .items
+            .into_iter()
+            .filter_map(|i| i.status)
+            .collect(),
+        printed_nodes_only: false,
+    })
+}

@@ -1,0 +1,143 @@
+//! Renders one hosted cluster (HyperShift) in the `oc adm upgrade status` layout: the Control
+//! Plane section from the ControlPlaneUpdateStatus named after the HostedCluster, "Worker
+//! Upgrade" listing the NodePools, a node table per NodePool (Nodes, or Machines that have no
+//! Node yet), and Update Health. oc has no hosted mode: the differences from the standalone
+//! layout are ours (see `docs/hosted.md`).
+
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+use update_status_api::crd::{Assessment, ConditionStatus, InsightType, UpdateInsightStatus};
+use update_status_assess::control_plane::{operator_health_display, target_version_display};
+use update_status_assess::hosted::control_plane::{
+    CONDITION_MANAGEMENT_SIDE_UPDATED, CONDITION_UPDATE_REQUESTED,
+};
+
+use super::{
+    Details, RenderError, View, condition, elapsed, estimate_text, node_table, pool_table,
+    rfc3339_seconds, sort_nodes, update_health,
+};
+use crate::duration::short_duration;
+use update_status_assess::control_plane::round_update_duration;
+
+/// Renders the hosted cluster `name` from `view` at `now`.
+pub fn render(name: &str, view: &View, now: Timestamp, details: Details) -> String {
+    let Some(cp) = view.control_plane.as_ref() else {
+        return format!("{}\n", RenderError::NoControlPlane);
+    };
+    let cp_updating = condition(&cp.conditions, "Updating")
+        .is_some_and(|c| c.status == ConditionStatus::True)
+        || matches!(cp.assessment, Assessment::Pending | Assessment::Stalled);
+    let pools_updating = view.worker_pools.iter().any(|(_, p)| {
+        p.nodes.total > 0 && p.nodes.updated < p.nodes.total
+            || matches!(p.assessment, Assessment::Degraded | Assessment::Progressing)
+    });
+    if !cp_updating && !pools_updating {
+        return format!("The hosted cluster {name} is not updating.\n");
+    }
+    let mut out = String::new();
+    control_plane_block(&mut out, cp, cp_updating, now);
+
+    let pools: Vec<_> = view
+        .worker_pools
+        .iter()
+        .map(|(n, p)| (n.as_str(), p))
+        .collect();
+    if !pools.is_empty() {
+        out.push_str("\n= Worker Upgrade =\n\n");
+        pool_table(&mut out, "NODEPOOL", &pools);
+        for (pool, _) in &pools {
+            let nodes = pool_members(view, pool);
+            if nodes.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "\nNodePool Nodes: {pool}");
+            node_table(&mut out, &sort_nodes(nodes), details, None);
+        }
+    }
+
+    out.push_str("\n= Update Health =\n");
+    update_health(&mut out, cp, view, now, details);
+    out
+}
+
+/// The Control Plane section.
+fn control_plane_block(
+    out: &mut String,
+    cp: &update_status_api::crd::ControlPlaneUpdateStatusStatus,
+    updating: bool,
+    now: Timestamp,
+) {
+    out.push_str("= Control Plane =\n");
+    let end = cp.completed_at.unwrap_or(now);
+    let duration = cp
+        .started_at
+        .map(|s| round_update_duration(elapsed(end, s)))
+        .unwrap_or(0);
+    if !updating && cp.assessment == Assessment::Completed {
+        let _ = writeln!(
+            out,
+            "Update to {} successfully completed at {} (duration: {})",
+            cp.versions.target,
+            rfc3339_seconds(end),
+            short_duration(duration)
+        );
+        return;
+    }
+    let ops = &cp.operators;
+    let _ = writeln!(out, "Assessment:      {}", cp.assessment.as_str());
+    let _ = writeln!(
+        out,
+        "Target Version:  {}",
+        target_version_display(&cp.versions)
+    );
+    if let Some(r) = condition(&cp.conditions, CONDITION_UPDATE_REQUESTED) {
+        let state = if r.status == ConditionStatus::True {
+            "not yet accepted by the hosted cluster version operator"
+        } else {
+            "refused"
+        };
+        let _ = writeln!(out, "Requested:       {state} ({})", r.reason);
+    }
+    if !ops.updating_names.is_empty() {
+        let _ = writeln!(out, "Updating:        {}", ops.updating_names.join(", "));
+    }
+    if ops.total > 0 {
+        let _ = writeln!(
+            out,
+            "Completion:      {}% ({} operators updated, {} updating, {} waiting)",
+            cp.completion_percent, ops.updated, ops.updating, ops.waiting
+        );
+    } else {
+        out.push_str("Completion:      unknown (the hosted cluster's operators are not read)\n");
+    }
+    let _ = write!(out, "Duration:        {}", short_duration(duration));
+    if let Some(est) = estimate_text(cp, now) {
+        let _ = write!(out, " (Est. Time Remaining: {est})");
+    }
+    out.push('\n');
+    if let Some(m) = condition(&cp.conditions, CONDITION_MANAGEMENT_SIDE_UPDATED) {
+        let state = if m.status == ConditionStatus::True {
+            "Updated"
+        } else {
+            "Updating"
+        };
+        let _ = writeln!(out, "Management Side: {state}");
+    }
+    if ops.total > 0 {
+        let _ = writeln!(out, "Operator Health: {}", operator_health_display(ops));
+    }
+}
+
+/// The progress insights of a NodePool's members (Nodes, and Machines without a Node).
+fn pool_members<'a>(view: &'a View, pool: &str) -> Vec<&'a UpdateInsightStatus> {
+    view.insights
+        .iter()
+        .filter(|i| {
+            i.type_ == InsightType::Progress
+                && i.progress.is_some()
+                && matches!(i.resource.kind.as_str(), "Node" | "Machine")
+                && i.scope.pool.as_deref() == Some(pool)
+        })
+        .collect()
+}
