@@ -29,6 +29,15 @@ pub fn oc_differential_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("oc-differential")
 }
 
+/// The hand-written hosted-mode cases (`hosted/cases/`, one folder per case, each with the
+/// objects, a `now` file and the `expected*.txt` outputs of this project; see
+/// `hosted/PROVENANCE.md`).
+pub fn hosted_cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("hosted")
+        .join("cases")
+}
+
 /// The bad-input corpus: one folder per case, each with a `case` file (how to build the input)
 /// and an `expected` file (exit code and output fragments); see `bad-inputs/README.md`.
 pub fn bad_inputs_dir() -> PathBuf {

@@ -265,7 +265,7 @@ pub(super) fn node_pool_insights(
         .find(|c| c.is_false() && c.reason == REASON_IN_PLACE_FAILED);
     if let Some(c) = failed {
         let mut description = says(c);
-        if let Some(ms_msg) = ms_degraded.filter(|m| !m.is_empty()) {
+        if let Some(ms_msg) = ms_degraded.filter(|m| !m.is_empty() && !description.contains(m)) {
             description = format!("{description} ({ms_msg})");
         }
         out.push(draft(
