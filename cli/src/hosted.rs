@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use kube::Client;
 use kube::api::{Api, ListParams};
+use kube::{Client, Resource};
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
@@ -93,25 +93,9 @@ pub fn load(
             dir: dir.to_path_buf(),
         })?;
     let cp_ns = control_plane_namespace(hc.namespace(), hc.name());
-    let in_cp_ns = |ns: &Option<String>| ns.as_deref().is_none_or(|n| n == cp_ns);
-    let machines: Vec<_> = snap
-        .machines
-        .iter()
-        .filter(|m| in_cp_ns(&m.metadata.namespace))
-        .cloned()
-        .collect();
-    let sets: Vec<_> = snap
-        .machine_sets
-        .iter()
-        .filter(|m| in_cp_ns(&m.metadata.namespace))
-        .cloned()
-        .collect();
-    let deployments: Vec<_> = snap
-        .machine_deployments
-        .iter()
-        .filter(|m| in_cp_ns(&m.metadata.namespace))
-        .cloned()
-        .collect();
+    let machines = in_namespace(&snap.machines, &cp_ns);
+    let sets = in_namespace(&snap.machine_sets, &cp_ns);
+    let deployments = in_namespace(&snap.machine_deployments, &cp_ns);
     let guest = snap.guest(name).map(|g| GuestInputs {
         cluster_operators: &g.cluster_operators,
         nodes: &g.nodes,
@@ -137,6 +121,14 @@ pub fn load(
         printed_nodes_only: false,
     };
     Ok((view, now))
+}
+
+/// The objects in namespace `ns` (or without a namespace).
+fn in_namespace<K: Resource + Clone>(objs: &[K], ns: &str) -> Vec<K> {
+    objs.iter()
+        .filter(|o| o.meta().namespace.as_deref().is_none_or(|n| n == ns))
+        .cloned()
+        .collect()
 }
 
 fn found(snap: &HostedSnapshot) -> String {

@@ -14,11 +14,10 @@ use update_status_assess::hosted::control_plane::{
 };
 
 use super::{
-    Details, RenderError, View, condition, elapsed, estimate_text, node_table, pool_table,
-    rfc3339_seconds, sort_nodes, update_health,
+    Details, RenderError, View, completed_line, condition, estimate_text, node_table, pool_table,
+    sort_nodes, update_health, update_timing,
 };
 use crate::duration::short_duration;
-use update_status_assess::control_plane::round_update_duration;
 
 /// Renders the hosted cluster `name` from `view` at `now`.
 pub fn render(name: &str, view: &View, now: Timestamp, details: Details) -> String {
@@ -69,21 +68,11 @@ fn control_plane_block(
     now: Timestamp,
 ) {
     out.push_str("= Control Plane =\n");
-    let end = cp.completed_at.unwrap_or(now);
-    let duration = cp
-        .started_at
-        .map(|s| round_update_duration(elapsed(end, s)))
-        .unwrap_or(0);
     if !updating && cp.assessment == Assessment::Completed {
-        let _ = writeln!(
-            out,
-            "Update to {} successfully completed at {} (duration: {})",
-            cp.versions.target,
-            rfc3339_seconds(end),
-            short_duration(duration)
-        );
+        completed_line(out, cp, now);
         return;
     }
+    let (_, duration) = update_timing(cp, now);
     let ops = &cp.operators;
     let _ = writeln!(out, "Assessment:      {}", cp.assessment.as_str());
     let _ = writeln!(

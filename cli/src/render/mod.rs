@@ -234,21 +234,11 @@ fn control_plane_block(
 ) {
     out.push_str("= Control Plane =\n");
     let ops = &cp.operators;
-    let end = cp.completed_at.unwrap_or(now);
-    let duration = cp
-        .started_at
-        .map(|s| round_update_duration(elapsed(end, s)))
-        .unwrap_or(0);
     if ops.updated == ops.total {
-        let _ = writeln!(
-            out,
-            "Update to {} successfully completed at {} (duration: {})",
-            cp.versions.target,
-            rfc3339_seconds(end),
-            short_duration(duration)
-        );
+        completed_line(out, cp, now);
         return;
     }
+    let (_, duration) = update_timing(cp, now);
     let _ = writeln!(out, "Assessment:      {}", cp.assessment.as_str());
     let _ = writeln!(
         out,
@@ -301,6 +291,29 @@ fn control_plane_block(
         }
         out.push_str(&format_table(&table));
     }
+}
+
+/// When the control plane's update ended (`now` while it runs) and how long it took, rounded
+/// as oc rounds it.
+fn update_timing(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> (Timestamp, i128) {
+    let end = cp.completed_at.unwrap_or(now);
+    let duration = cp
+        .started_at
+        .map(|s| round_update_duration(elapsed(end, s)))
+        .unwrap_or(0);
+    (end, duration)
+}
+
+/// E.3's single line of a completed control-plane update.
+fn completed_line(out: &mut String, cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) {
+    let (end, duration) = update_timing(cp, now);
+    let _ = writeln!(
+        out,
+        "Update to {} successfully completed at {} (duration: {})",
+        cp.versions.target,
+        rfc3339_seconds(end),
+        short_duration(duration)
+    );
 }
 
 /// Go's `time.RFC3339` of a UTC time: seconds precision, fraction truncated, `Z`.
