@@ -1,4 +1,5 @@
-//! `--fleet`: on a hub, one row per cluster namespace holding a ControlPlaneUpdateStatus.
+//! `--fleet`: on a hub, one row per cluster namespace holding a ControlPlaneUpdateStatus; on a
+//! management cluster in hosted mode, one row per HostedCluster.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -142,19 +143,32 @@ pub fn rows(
             name,
         )
     });
+    let mut standalone_namespaces: Vec<String> = Vec::new();
     for cp in cps {
         let Some(status) = cp.status.as_ref() else {
             continue;
         };
         let namespace = cp.namespace().unwrap_or_default();
-        if out.iter().any(|r| r.namespace == namespace) {
-            continue;
+        let hosted = hosted_cluster(cp);
+        if hosted.is_none() {
+            if standalone_namespaces.contains(&namespace) {
+                continue;
+            }
+            standalone_namespaces.push(namespace.clone());
         }
-        let cluster = cp
-            .labels()
-            .get(labels::ACM_CLUSTER_NAME)
-            .cloned()
-            .unwrap_or_else(|| namespace.clone());
+        // Objects of this row: those of its namespace (for a hosted cluster: labelled with it).
+        let mine = |o: &dyn ResourceLike| {
+            o.ns() == Some(namespace.as_str())
+                && hosted.is_none_or(|h| o.cluster_label() == Some(h))
+        };
+        let cluster = match hosted {
+            Some(h) => h.to_string(),
+            None => cp
+                .labels()
+                .get(labels::ACM_CLUSTER_NAME)
+                .cloned()
+                .unwrap_or_else(|| namespace.clone()),
+        };
         let mut row = FleetRow {
             cluster,
             namespace: namespace.clone(),
@@ -168,10 +182,7 @@ pub fn rows(
             health: HealthCounts::default(),
         };
         let mut not_completed = BTreeMap::new();
-        for pool in pools
-            .iter()
-            .filter(|p| p.namespace().as_deref() == Some(&namespace))
-        {
+        for pool in pools.iter().filter(|p| mine(*p)) {
             let Some(p) = pool.status.as_ref() else {
                 continue;
             };
@@ -190,10 +201,7 @@ pub fn rows(
             .into_iter()
             .map(|(name, assessment)| PoolSummary { name, assessment })
             .collect();
-        for i in health
-            .iter()
-            .filter(|i| i.namespace().as_deref() == Some(&namespace))
-        {
+        for i in health.iter().filter(|i| mine(*i)) {
             let Some(h) = i.status.as_ref().filter(|s| s.type_ == InsightType::Health) else {
                 continue;
             };
@@ -205,6 +213,31 @@ pub fn rows(
     }
     out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
     out
+}
+
+/// The HostedCluster a ControlPlaneUpdateStatus is about, in hosted mode: it is named after
+/// the HostedCluster and labelled `update.openshift.io/cluster=<that name>` (a standalone one
+/// is named `cluster`, a hub copy after its namespace).
+fn hosted_cluster(cp: &ControlPlaneUpdateStatus) -> Option<&str> {
+    let name = cp.metadata.name.as_deref()?;
+    let label = cp.labels().get(labels::CLUSTER)?;
+    (label == name && name != "cluster" && cp.metadata.namespace.as_deref() != Some(name))
+        .then_some(name)
+}
+
+/// The namespace and cluster label of an object of ours.
+trait ResourceLike {
+    fn ns(&self) -> Option<&str>;
+    fn cluster_label(&self) -> Option<&str>;
+}
+
+impl<K: ResourceExt> ResourceLike for K {
+    fn ns(&self) -> Option<&str> {
+        self.meta().namespace.as_deref()
+    }
+    fn cluster_label(&self) -> Option<&str> {
+        self.labels().get(labels::CLUSTER).map(String::as_str)
+    }
 }
 
 fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, u32, &str) {
@@ -344,6 +377,39 @@ mod tests {
         assert_eq!(rows[0].cluster, "prod-east");
         assert_eq!(rows[0].assessment, Assessment::Progressing);
         assert_eq!(rows[0].completion_percent, 60);
+    }
+
+    #[test]
+    fn a_management_cluster_has_one_row_per_hosted_cluster() {
+        let hosted = |name: &str, assessment, pct| {
+            let mut o = cp("clusters", assessment, pct);
+            o.metadata.name = Some(name.into());
+            o.metadata.labels = Some(
+                [(labels::CLUSTER.to_string(), name.to_string())]
+                    .into_iter()
+                    .collect(),
+            );
+            o
+        };
+        let mut bad = insight("clusters", ImpactLevel::Error);
+        bad.metadata.labels = Some(
+            [(labels::CLUSTER.to_string(), "beta".to_string())]
+                .into_iter()
+                .collect(),
+        );
+        let rows = rows(
+            &[
+                hosted("alpha", Assessment::Completed, 100),
+                hosted("beta", Assessment::Progressing, 50),
+            ],
+            &[],
+            &[bad],
+        );
+        let got: Vec<(&str, u32)> = rows
+            .iter()
+            .map(|r| (r.cluster.as_str(), r.health.error))
+            .collect();
+        assert_eq!(got, [("beta", 1), ("alpha", 0)]);
     }
 
     #[test]
