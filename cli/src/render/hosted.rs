@@ -36,6 +36,9 @@ pub fn render(name: &str, view: &View, now: Timestamp, details: Details) -> Stri
     }
     let mut out = String::new();
     control_plane_block(&mut out, cp, cp_updating, now);
+    if cp.assessment != Assessment::Completed || cp_updating {
+        super::updating_operators(&mut out, cp, view, now, details);
+    }
 
     let pools: Vec<_> = view
         .worker_pools

@@ -260,6 +260,18 @@ fn control_plane_block(
     out.push('\n');
     let _ = writeln!(out, "Operator Health: {}", operator_health_display(ops));
 
+    updating_operators(out, cp, view, now, details);
+}
+
+/// E.3's "Updating Cluster Operators" table (`--details=operators`).
+fn updating_operators(
+    out: &mut String,
+    cp: &ControlPlaneUpdateStatusStatus,
+    view: &View,
+    now: Timestamp,
+    details: Details,
+) {
+    let ops = &cp.operators;
     if details.operators() && !ops.updating_names.is_empty() {
         out.push_str("\nUpdating Cluster Operators\n");
         let mut table = String::from("NAME\tSINCE\tREASON\tMESSAGE\n");
