@@ -219,32 +219,53 @@ fn context(
     (ctx, pool_ctx)
 }
 
-/// InPlace: the hosted Nodes of the pool, those without machine-config annotations counting as
-/// done when the pool's current config is its target (hyperShift's `nodeNeedsUpgrade`).
+/// InPlace: the hosted Nodes of the pool: those labelled `hypershift.openshift.io/nodePool=<pool>`,
+/// and those a Machine of the pool names that do not carry the label yet (the HCCO sets it
+/// once after the node joins; they get it here, hosted.md §1). Nodes without machine-config
+/// annotations count as done when the pool's current config is its target (HyperShift's
+/// `nodeNeedsUpgrade`).
 fn in_place_nodes<'a>(
     pool: &PoolContext,
     nodes: &'a [Node],
     ms: Option<&MachineSet>,
+    machine_nodes: &[&str],
 ) -> Vec<std::borrow::Cow<'a, Node>> {
     let target = ms.and_then(|m| annotation(&m.metadata, TARGET_CONFIG_VERSION_ANNOTATION));
     let current = ms.and_then(|m| annotation(&m.metadata, CURRENT_CONFIG_VERSION_ANNOTATION));
     let settled = target.is_some() && target == current;
     nodes
         .iter()
-        .filter(|n| pool.selects(n))
-        .map(|n| {
-            if n.annotation(NODE_CURRENT_CONFIG).is_none()
+        .filter_map(|n| {
+            let labelled = n
+                .metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(NODE_POOL_LABEL));
+            let mut node = if pool.selects(n) {
+                std::borrow::Cow::Borrowed(n)
+            } else if !labelled && machine_nodes.contains(&n.name()) {
+                let mut n = n.clone();
+                n.metadata
+                    .labels
+                    .get_or_insert_with(BTreeMap::new)
+                    .insert(NODE_POOL_LABEL.to_string(), pool.name.clone());
+                std::borrow::Cow::Owned(n)
+            } else {
+                return None;
+            };
+            if node.annotation(NODE_CURRENT_CONFIG).is_none()
                 && let (true, Some(h)) = (settled, target)
             {
-                let mut n = n.clone();
-                let a = n.metadata.annotations.get_or_insert_with(BTreeMap::new);
+                let a = node
+                    .to_mut()
+                    .metadata
+                    .annotations
+                    .get_or_insert_with(BTreeMap::new);
                 a.insert(NODE_CURRENT_CONFIG.to_string(), h.to_string());
                 a.insert(NODE_DESIRED_CONFIG.to_string(), h.to_string());
                 a.insert(NODE_STATE.to_string(), "Done".to_string());
-                std::borrow::Cow::Owned(n)
-            } else {
-                std::borrow::Cow::Borrowed(n)
             }
+            Some(node)
         })
         .collect()
 }
@@ -436,11 +457,17 @@ pub fn assess_node_pool(
     let guest_nodes = inputs.guest.map(|g| g.nodes);
     let mut changes_at = None;
     let members: Vec<NodeAssessment> = match guest_nodes {
-        Some(nodes) if f.in_place => in_place_nodes(&pool, nodes, ms)
-            .iter()
-            .filter_map(|n| nodes::assess_node(&ctx, n, now))
-            .inspect(|a| changes_at = min_time(changes_at, a.changes_at))
-            .collect(),
+        Some(nodes) if f.in_place => {
+            let machine_nodes: Vec<&str> = machines_of(hc, np, inputs.machines)
+                .into_iter()
+                .filter_map(Machine::node_name)
+                .collect();
+            in_place_nodes(&pool, nodes, ms, &machine_nodes)
+                .iter()
+                .filter_map(|n| nodes::assess_node(&ctx, n, now))
+                .inspect(|a| changes_at = min_time(changes_at, a.changes_at))
+                .collect()
+        }
         _ => {
             let by_name: HashMap<&str, &Node> = guest_nodes
                 .unwrap_or_default()

@@ -879,3 +879,38 @@ fn node_pools_of_other_clusters_are_ignored() {
     };
     assert!(w.run(&hc).cluster.worker_pools.is_empty());
 }
+
+#[test]
+fn an_in_place_node_without_the_pool_label_is_found_through_its_machine() {
+    let hc = completed_hc("4.16.0");
+    let mut running = np_settled();
+    running[0] = c("UpdatingVersion", "True", "AsExpected", "");
+    let mut fresh = hosted_node(
+        "n9",
+        "np1",
+        &[
+            ("currentConfig", "h1"),
+            ("desiredConfig", "h2"),
+            ("state", "Working"),
+        ],
+    );
+    fresh.metadata.labels = None;
+    let mut stranger = hosted_node("x1", "np1", &[]);
+    stranger.metadata.labels = None;
+    let w = World {
+        pools: vec![node_pool("np1", "InPlace", 1, "4.16.0", "4.15.1", running)],
+        sets: vec![machine_set("np1", "4.16.0", 1, "h2", "h1", &[])],
+        machines: vec![healthy_machine("n9", "np1", "4.15.1")],
+        operators: Some(vec![]),
+        nodes: vec![fresh, stranger],
+        ..Default::default()
+    };
+    let d = w.run(&hc);
+    let p = pool(&d, "np1");
+    assert_eq!(
+        p.status.nodes.total, 1,
+        "the unlabelled node of no Machine is not counted"
+    );
+    assert_eq!(p.status.nodes.updated, 0);
+    assert!(node_progress(&d, "n9").progress.is_some());
+}
