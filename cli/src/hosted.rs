@@ -12,9 +12,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
-use update_status_api::crd::{
-    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
-};
+use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus, labels};
 use update_status_api::hosted::control_plane_namespace;
 use update_status_api::snapshot::SnapshotError;
 use update_status_api::snapshot::hosted::HostedSnapshot;
@@ -24,6 +22,7 @@ use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted};
 use crate::escape::{self, Newlines};
 use crate::online::{self, OnlineError};
 use crate::render::View;
+use crate::selective;
 
 /// What can go wrong in hosted mode.
 #[derive(Debug, thiserror::Error)]
@@ -151,11 +150,10 @@ pub async fn fetch(client: &Client, namespace: &str, name: &str) -> Result<View,
     let params = ListParams::default().labels(&selector);
     let cps = Api::<ControlPlaneUpdateStatus>::namespaced(client.clone(), namespace);
     let pools = Api::<WorkerPoolUpdateStatus>::namespaced(client.clone(), namespace);
-    let insights = Api::<UpdateInsight>::namespaced(client.clone(), namespace);
     let (cps, pools, insights) = tokio::try_join!(
         online::list(&cps, &params, ns),
         online::list(&pools, &params, ns),
-        online::list(&insights, &params, ns),
+        selective::all_insights(client, namespace, Some(&selector)),
     )?;
     let control_plane = cps
         .items
@@ -177,11 +175,7 @@ pub async fn fetch(client: &Client, namespace: &str, name: &str) -> Result<View,
     Ok(View {
         control_plane: Some(control_plane),
         worker_pools,
-        insights: insights
-            .items
-            .into_iter()
-            .filter_map(|i| i.status)
-            .collect(),
+        insights,
         printed_nodes_only: false,
     })
 }

@@ -160,14 +160,19 @@ async fn statuses(client: &Client, namespace: &str) -> Result<Statuses, OnlineEr
     Ok((control_plane, pools))
 }
 
-/// Every insight, `PAGE` at a time (only the `.status` of each page is kept).
-async fn all_insights(
+/// Every insight (those `selector` selects, when given), `PAGE` at a time (only the `.status`
+/// of each page is kept).
+pub async fn all_insights(
     client: &Client,
     namespace: &str,
+    selector: Option<&str>,
 ) -> Result<Vec<UpdateInsightStatus>, OnlineError> {
     let api = Api::<UpdateInsight>::namespaced(client.clone(), namespace);
     let mut out = Vec::new();
     let mut params = ListParams::default().limit(PAGE);
+    if let Some(selector) = selector {
+        params = params.labels(selector);
+    }
     loop {
         let page = list(&api, &params, Some(namespace)).await?;
         out.extend(page.items.into_iter().filter_map(|i| i.status));
@@ -181,8 +186,10 @@ async fn all_insights(
 /// The full read: every insight (paged) and the statuses, at once.
 pub async fn fetch_full(client: &Client, namespace: &str) -> Result<View, OnlineError> {
     // Insights first: when nothing is installed, the message names `updateinsights`.
-    let (insights, (control_plane, worker_pools)) =
-        tokio::try_join!(all_insights(client, namespace), statuses(client, namespace))?;
+    let (insights, (control_plane, worker_pools)) = tokio::try_join!(
+        all_insights(client, namespace, None),
+        statuses(client, namespace)
+    )?;
     Ok(View {
         control_plane: Some(control_plane),
         worker_pools,
