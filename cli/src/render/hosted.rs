@@ -7,15 +7,15 @@
 use std::fmt::Write as _;
 
 use jiff::Timestamp;
-use update_status_api::crd::{Assessment, ConditionStatus, InsightType, UpdateInsightStatus};
+use update_status_api::crd::{Assessment, ConditionStatus};
 use update_status_assess::control_plane::{operator_health_display, target_version_display};
 use update_status_assess::hosted::control_plane::{
     CONDITION_MANAGEMENT_SIDE_UPDATED, CONDITION_UPDATE_REQUESTED,
 };
 
 use super::{
-    Details, RenderError, View, completed_line, condition, estimate_text, node_table, pool_table,
-    sort_nodes, update_health, update_timing,
+    Details, RenderError, View, completed_line, condition, estimate_text, node_table, pool_members,
+    pool_table, sort_nodes, update_health, update_timing,
 };
 use crate::duration::short_duration;
 
@@ -49,7 +49,8 @@ pub fn render(name: &str, view: &View, now: Timestamp, details: Details) -> Stri
         out.push_str("\n= Worker Upgrade =\n\n");
         pool_table(&mut out, "NODEPOOL", &pools);
         for (pool, _) in &pools {
-            let nodes = pool_members(view, pool);
+            // Nodes, and Machines that have no Node yet.
+            let nodes = pool_members(view, pool, &["Node", "Machine"]);
             if nodes.is_empty() {
                 continue;
             }
@@ -119,17 +120,4 @@ fn control_plane_block(
     if ops.total > 0 {
         let _ = writeln!(out, "Operator Health: {}", operator_health_display(ops));
     }
-}
-
-/// The progress insights of a NodePool's members (Nodes, and Machines without a Node).
-fn pool_members<'a>(view: &'a View, pool: &str) -> Vec<&'a UpdateInsightStatus> {
-    view.insights
-        .iter()
-        .filter(|i| {
-            i.type_ == InsightType::Progress
-                && i.progress.is_some()
-                && matches!(i.resource.kind.as_str(), "Node" | "Machine")
-                && i.scope.pool.as_deref() == Some(pool)
-        })
-        .collect()
 }

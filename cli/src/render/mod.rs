@@ -356,12 +356,17 @@ fn pool_position<'a>(view: &View, pool: &'a str) -> (usize, &'a str) {
 
 /// The node progress insights of a pool (in input order).
 fn pool_nodes<'a>(view: &'a View, pool: &str) -> Vec<&'a UpdateInsightStatus> {
+    pool_members(view, pool, &["Node"])
+}
+
+/// The progress insights about resources of `kinds` in a pool (in input order).
+fn pool_members<'a>(view: &'a View, pool: &str, kinds: &[&str]) -> Vec<&'a UpdateInsightStatus> {
     view.insights
         .iter()
         .filter(|i| {
             i.type_ == InsightType::Progress
                 && i.progress.is_some()
-                && i.resource.kind == "Node"
+                && kinds.contains(&i.resource.kind.as_str())
                 && i.scope.pool.as_deref() == Some(pool)
         })
         .collect()
