@@ -914,3 +914,32 @@ fn an_in_place_node_without_the_pool_label_is_found_through_its_machine() {
     assert_eq!(p.status.nodes.updated, 0);
     assert!(node_progress(&d, "n9").progress.is_some());
 }
+
+#[test]
+fn objects_without_status_give_unknown_not_a_crash() {
+    let hc: HostedCluster = crate::test_support::from_json(serde_json::json!({
+        "metadata": {"name": HC, "namespace": NS},
+        "spec": {"release": {"image": image("4.16.0")}},
+    }));
+    let np: NodePool = crate::test_support::from_json(serde_json::json!({
+        "metadata": {"name": "np1", "namespace": NS},
+        "spec": {"clusterName": HC, "management": {"upgradeType": "Replace"}},
+    }));
+    let m: Machine = crate::test_support::from_json(serde_json::json!({
+        "metadata": {"name": "m1", "namespace": cp_ns(),
+                     "annotations": {"hypershift.openshift.io/nodePool": format!("{NS}/np1")}},
+        "spec": {},
+    }));
+    let w = World {
+        pools: vec![np],
+        machines: vec![m],
+        ..Default::default()
+    };
+    let d = w.run(&hc);
+    let cp = &d.cluster.control_plane.as_ref().expect("cp").status;
+    assert_eq!(cp.assessment, Assessment::Unknown);
+    assert!(has_source(&d, "ClusterVersionNoFailing"), "{:?}", health_sources(&d));
+    let p = pool(&d, "np1");
+    assert_eq!(p.status.nodes.total, 1);
+    assert_eq!(p.status.nodes.updated, 0);
+}
