@@ -938,7 +938,11 @@ fn objects_without_status_give_unknown_not_a_crash() {
     let d = w.run(&hc);
     let cp = &d.cluster.control_plane.as_ref().expect("cp").status;
     assert_eq!(cp.assessment, Assessment::Unknown);
-    assert!(has_source(&d, "ClusterVersionNoFailing"), "{:?}", health_sources(&d));
+    assert!(
+        has_source(&d, "ClusterVersionNoFailing"),
+        "{:?}",
+        health_sources(&d)
+    );
     let p = pool(&d, "np1");
     assert_eq!(p.status.nodes.total, 1);
     assert_eq!(p.status.nodes.updated, 0);
