@@ -81,6 +81,10 @@ pub fn desired_hosted(
     let pools = node_pools::node_pools_share(inputs, &cp.versions, &base, now);
     let hc_health = health::hosted_cluster_insights(inputs, &cp, now);
 
+    let mut cp = cp;
+    if let Some(status) = cp.status.as_mut() {
+        count_hosted_health(&mut status.status, &hc_health);
+    }
     let mut out = DesiredHosted {
         requeue_after: min_requeue(cp.requeue_after, pools.requeue_after),
         ..Default::default()
@@ -98,6 +102,48 @@ pub fn desired_hosted(
     crate::compose::keep_started_at(&mut out.cluster.insights, &existing.insights);
     out.requeue_after = min_requeue(out.requeue_after, health::requeue_after(inputs, now));
     out
+}
+
+/// The HostedCluster's own health insights counted into the ControlPlaneUpdateStatus: its
+/// `healthInsights`, and its `Healthy` condition (False, as standalone, once one is at level
+/// Error or Critical; since the earliest such start when all are known).
+fn count_hosted_health(
+    status: &mut update_status_api::crd::ControlPlaneUpdateStatusStatus,
+    hc_health: &[update_status_api::crd::UpdateInsightStatus],
+) {
+    use update_status_api::crd::{ConditionStatus, ImpactLevel};
+    for h in hc_health.iter().filter_map(|i| i.health.as_ref()) {
+        crate::insight::count(&mut status.health_insights, h.impact.level);
+    }
+    let bad: Vec<_> = hc_health
+        .iter()
+        .filter_map(|i| i.health.as_ref())
+        .filter(|h| h.impact.level >= ImpactLevel::Error)
+        .collect();
+    if bad.is_empty() {
+        return;
+    }
+    let serious = status.health_insights.error + status.health_insights.critical;
+    let Some(c) = status
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == crate::control_plane::CONDITION_HEALTHY)
+    else {
+        return;
+    };
+    let hosted_since = if bad.iter().all(|h| h.started_at.is_some()) {
+        bad.iter().filter_map(|h| h.started_at).min()
+    } else {
+        None
+    };
+    c.last_transition_time = match (c.status, c.last_transition_time, hosted_since) {
+        (ConditionStatus::False, Some(a), Some(b)) => Some(a.min(b)),
+        (ConditionStatus::False, _, _) => None,
+        (_, _, since) => since,
+    };
+    c.status = ConditionStatus::False;
+    c.reason = "ErrorHealthInsights".to_string();
+    c.message = format!("{serious} control-plane health insight(s) at level Error or Critical");
 }
 
 /// The sooner of two delays.

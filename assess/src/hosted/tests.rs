@@ -703,6 +703,14 @@ fn blocked_minor_update() {
             .description
             .contains("ClusterVersionUpgradeable condition is false")
     );
+    assert_eq!(cp.health_insights.error, 1);
+    let healthy = cp
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Healthy")
+        .expect("Healthy");
+    assert_eq!(healthy.status, ConditionStatus::False);
+    assert_eq!(healthy.reason, "ErrorHealthInsights");
 }
 
 #[test]
