@@ -955,3 +955,56 @@ fn objects_without_status_give_unknown_not_a_crash() {
     assert_eq!(p.status.nodes.total, 1);
     assert_eq!(p.status.nodes.updated, 0);
 }
+
+#[test]
+fn a_second_pass_on_its_own_objects_is_unchanged() {
+    use std::sync::Arc;
+    use update_status_api::crd::{
+        ControlPlaneUpdateStatus, ControlPlaneUpdateStatusSpec, UpdateInsight, UpdateInsightSpec,
+    };
+    let hc = updating_hc();
+    let w = World {
+        operators: Some(vec![
+            crate::test_support::co("etcd", "4.16.0", vec![]),
+            crate::test_support::co("kube-apiserver", "4.15.1", vec![]),
+        ]),
+        unreachable: None,
+        ..Default::default()
+    };
+    let guest = w.operators.as_ref().map(|ops| GuestInputs {
+        cluster_operators: ops,
+        nodes: &w.nodes,
+    });
+    let inputs = HostedInputs {
+        hosted_cluster: &hc,
+        node_pools: &w.pools,
+        machines: &w.machines,
+        machine_sets: &w.sets,
+        machine_deployments: &w.deployments,
+        guest,
+        guest_unreachable: Some("dial tcp: i/o timeout"),
+    };
+    let first = desired_hosted(&inputs, &Existing::default(), now());
+    let objs: Vec<Arc<UpdateInsight>> = first
+        .cluster
+        .insights
+        .iter()
+        .map(|d| {
+            let mut o = UpdateInsight::new(&d.name, UpdateInsightSpec {});
+            o.status = Some(d.status.clone());
+            Arc::new(o)
+        })
+        .collect();
+    let cp_desired = first.cluster.control_plane.as_ref().expect("cp");
+    let mut cp = ControlPlaneUpdateStatus::new(&cp_desired.name, ControlPlaneUpdateStatusSpec {});
+    cp.status = Some(cp_desired.status.clone());
+    let existing = Existing {
+        control_plane: Some(&cp),
+        insights: crate::compose::ExistingInsights::new(&objs),
+    };
+    let later = now() + jiff::SignedDuration::from_secs(30);
+    let second = desired_hosted(&inputs, &existing, later);
+    assert_eq!(second.cluster, first.cluster);
+    // The unreachable insight keeps its first start.
+    assert!(has_source(&second, health::SOURCE_UNREACHABLE));
+}
