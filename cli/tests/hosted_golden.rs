@@ -73,3 +73,13 @@ fn an_unknown_hosted_cluster_names_the_ones_found() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_hosted_report_names_the_node_pools_and_the_hosted_cluster() {
+    let dir = update_status_testdata::hosted_cases_dir().join("inplace-failed");
+    let text = run(&dir, &["-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json report");
+    let text = v.to_string();
+    assert!(text.contains("\"NodePool\""), "{text}");
+    assert!(text.contains("NodePoolInPlaceUpdateFailed"), "{text}");
+}
