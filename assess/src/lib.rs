@@ -148,13 +148,21 @@ pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAsse
         &compose::Labels::new(),
         now,
     );
-    ClusterAssessment {
-        control_plane: desired.control_plane.map(|d| d.status),
-        worker_pools: desired
-            .worker_pools
-            .into_iter()
-            .map(|d| (d.status.resource.name.clone(), d.status))
-            .collect(),
-        insights: desired.insights.into_iter().map(|d| d.status).collect(),
+    ClusterAssessment::from(desired)
+}
+
+/// The statuses of the desired objects, without names, labels and owners (a WorkerPoolUpdateStatus
+/// by the name of its pool).
+impl From<compose::DesiredCluster> for ClusterAssessment {
+    fn from(desired: compose::DesiredCluster) -> Self {
+        ClusterAssessment {
+            control_plane: desired.control_plane.map(|d| d.status),
+            worker_pools: desired
+                .worker_pools
+                .into_iter()
+                .map(|d| (d.status.resource.name.clone(), d.status))
+                .collect(),
+            insights: desired.insights.into_iter().map(|d| d.status).collect(),
+        }
     }
 }

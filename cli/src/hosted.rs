@@ -16,6 +16,7 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus, l
 use update_status_api::hosted::control_plane_namespace;
 use update_status_api::snapshot::SnapshotError;
 use update_status_api::snapshot::hosted::HostedSnapshot;
+use update_status_assess::ClusterAssessment;
 use update_status_assess::compose::Existing;
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted};
 
@@ -108,15 +109,12 @@ pub fn load(
         guest,
         guest_unreachable: None,
     };
-    let desired = desired_hosted(&inputs, &Existing::default(), now).cluster;
+    let assessment =
+        ClusterAssessment::from(desired_hosted(&inputs, &Existing::default(), now).cluster);
     let view = View {
-        control_plane: desired.control_plane.map(|d| d.status),
-        worker_pools: desired
-            .worker_pools
-            .into_iter()
-            .map(|d| (d.status.resource.name.clone(), d.status))
-            .collect(),
-        insights: desired.insights.into_iter().map(|d| d.status).collect(),
+        control_plane: assessment.control_plane,
+        worker_pools: assessment.worker_pools,
+        insights: assessment.insights,
         printed_nodes_only: false,
     };
     Ok((view, now))
