@@ -649,6 +649,23 @@ fn in_place_without_the_hosted_nodes_counts_machines() {
     assert_eq!(p.status.assessment, Assessment::Progressing);
 }
 
+/// A HostedCluster on 4.16.0 (Completed) whose spec asks for `version` (an available update).
+fn on_4_16_0_asking(version: &str, conditions: Vec<Value>) -> HostedCluster {
+    hosted_cluster(
+        version,
+        "4.16.0",
+        hc_history(&[(
+            "Completed",
+            "4.16.0",
+            "2026-01-01T08:00:00Z",
+            Some("2026-01-01T09:00:00Z"),
+        )]),
+        &[version],
+        conditions,
+        None,
+    )
+}
+
 #[test]
 fn blocked_minor_update() {
     let mut conditions = settled();
@@ -664,19 +681,7 @@ fn blocked_minor_update() {
         "FromClusterVersion",
         "x",
     ));
-    let hc = hosted_cluster(
-        "4.17.0",
-        "4.16.0",
-        hc_history(&[(
-            "Completed",
-            "4.16.0",
-            "2026-01-01T08:00:00Z",
-            Some("2026-01-01T09:00:00Z"),
-        )]),
-        &["4.17.0"],
-        conditions,
-        None,
-    );
+    let hc = on_4_16_0_asking("4.17.0", conditions);
     let d = World::default().run(&hc);
     let cp = &d.cluster.control_plane.as_ref().expect("cp").status;
     assert_eq!(cp.assessment, Assessment::Stalled);
@@ -722,19 +727,7 @@ fn requested_update_not_yet_accepted_is_pending() {
         "Progressing",
         "HostedCluster is deploying, upgrading, or reconfiguring",
     );
-    let hc = hosted_cluster(
-        "4.16.1",
-        "4.16.0",
-        hc_history(&[(
-            "Completed",
-            "4.16.0",
-            "2026-01-01T08:00:00Z",
-            Some("2026-01-01T09:00:00Z"),
-        )]),
-        &["4.16.1"],
-        conditions,
-        None,
-    );
+    let hc = on_4_16_0_asking("4.16.1", conditions);
     let d = World::default().run(&hc);
     let cp = &d.cluster.control_plane.as_ref().expect("cp").status;
     assert_eq!(cp.assessment, Assessment::Pending);
