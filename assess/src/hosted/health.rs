@@ -78,6 +78,39 @@ fn pool_scope(np: &NodePool) -> InsightScope {
     }
 }
 
+/// What an insight is about: its resource and scope.
+struct Subject {
+    resource: ResourceRef,
+    scope: InsightScope,
+}
+
+impl Subject {
+    /// A draft about this subject, started when `c` (if any) last changed.
+    #[allow(clippy::too_many_arguments)]
+    fn draft(
+        &self,
+        source: &'static str,
+        c: Option<&InputCondition>,
+        level: ImpactLevel,
+        type_: ImpactType,
+        summary: String,
+        description: String,
+        reference: &'static str,
+    ) -> HealthDraft<'static> {
+        HealthDraft {
+            resource: self.resource.clone(),
+            scope: self.scope.clone(),
+            source,
+            started_at: c.and_then(|c| c.last_transition_time),
+            level,
+            type_,
+            summary,
+            description,
+            reference,
+        }
+    }
+}
+
 /// `<reason>: <message>` of a condition (either part may be empty).
 fn says(c: &InputCondition) -> String {
     match (c.reason.is_empty(), c.message.is_empty()) {
@@ -98,27 +131,14 @@ pub(super) fn hosted_cluster_insights(
     let hc = inputs.hosted_cluster;
     let name = hc.name();
     let resource = objects::hosted_cluster_ref(hc);
-    let draft = |source,
-                 c: Option<&InputCondition>,
-                 level,
-                 type_,
-                 summary: String,
-                 description: String,
-                 reference| HealthDraft {
+    let subject = Subject {
         resource: resource.clone(),
         scope: cp_scope(),
-        source,
-        started_at: c.and_then(|c| c.last_transition_time),
-        level,
-        type_,
-        summary,
-        description,
-        reference,
     };
     let mut out: Vec<HealthDraft> = Vec::new();
     let f: &HostedControlPlaneFacts = &cp.versions;
     if let Some(b) = &f.blocked {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_UPDATE_BLOCKED,
             Some(b),
             ImpactLevel::Error,
@@ -129,7 +149,7 @@ pub(super) fn hosted_cluster_insights(
         ));
     }
     if let Some(c) = hc.condition("ValidReleaseImage").filter(|c| c.is_false()) {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_INVALID_RELEASE_IMAGE,
             Some(c),
             ImpactLevel::Error,
@@ -143,7 +163,7 @@ pub(super) fn hosted_cluster_insights(
         .condition("ClusterVersionReleaseAccepted")
         .filter(|c| c.is_false())
     {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_RELEASE_NOT_ACCEPTED,
             Some(c),
             ImpactLevel::Error,
@@ -155,7 +175,7 @@ pub(super) fn hosted_cluster_insights(
     }
     for type_ in ["Available", "KubeAPIServerAvailable", "EtcdAvailable"] {
         if let Some(c) = hc.condition(type_).filter(|c| c.is_false()) {
-            out.push(draft(
+            out.push(subject.draft(
                 SOURCE_UNAVAILABLE,
                 Some(c),
                 ImpactLevel::Critical,
@@ -171,7 +191,7 @@ pub(super) fn hosted_cluster_insights(
         && c.last_transition_time
             .is_none_or(|t| now.duration_since(t) >= DEGRADED_GRACE)
     {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_DEGRADED,
             Some(c),
             ImpactLevel::Warning,
@@ -186,7 +206,7 @@ pub(super) fn hosted_cluster_insights(
         .condition("ReconciliationActive")
         .filter(|c| c.is_false() && update_wanted)
     {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_PAUSED,
             Some(c),
             ImpactLevel::Warning,
@@ -199,7 +219,7 @@ pub(super) fn hosted_cluster_insights(
     if let Some(why) = inputs.guest_unreachable {
         out.push(HealthDraft {
             started_at: Some(now),
-            ..draft(
+            ..subject.draft(
                 SOURCE_UNREACHABLE,
                 None,
                 ImpactLevel::Warning,
@@ -240,22 +260,9 @@ pub(super) fn node_pool_insights(
             next = Some(next.map_or(t, |n: Timestamp| n.min(t)));
         }
     };
-    let draft = |source,
-                 c: Option<&InputCondition>,
-                 level,
-                 type_,
-                 summary: String,
-                 description: String,
-                 reference| HealthDraft {
+    let subject = Subject {
         resource: resource.clone(),
         scope: pool_scope(np),
-        source,
-        started_at: c.and_then(|c| c.last_transition_time),
-        level,
-        type_,
-        summary,
-        description,
-        reference,
     };
     let mut out: Vec<HealthDraft> = Vec::new();
 
@@ -268,7 +275,7 @@ pub(super) fn node_pool_insights(
         if let Some(ms_msg) = ms_degraded.filter(|m| !m.is_empty() && !description.contains(m)) {
             description = format!("{description} ({ms_msg})");
         }
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_IN_PLACE_FAILED,
             Some(c),
             ImpactLevel::Error,
@@ -307,7 +314,7 @@ pub(super) fn node_pool_insights(
             if now.duration_since(last) >= STUCK_AFTER {
                 out.push(HealthDraft {
                     started_at: Some(last + STUCK_AFTER),
-                    ..draft(
+                    ..subject.draft(
                         SOURCE_UPDATE_STUCK,
                         Some(c),
                         ImpactLevel::Warning,
@@ -323,7 +330,7 @@ pub(super) fn node_pool_insights(
         }
     }
     if let Some(c) = np.condition("ValidReleaseImage").filter(|c| c.is_false()) {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_NP_INVALID_RELEASE_IMAGE,
             Some(c),
             ImpactLevel::Error,
@@ -337,7 +344,7 @@ pub(super) fn node_pool_insights(
         .condition("SupportedVersionSkew")
         .filter(|c| c.is_false())
     {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_UNSUPPORTED_SKEW,
             Some(c),
             ImpactLevel::Warning,
@@ -357,7 +364,7 @@ pub(super) fn node_pool_insights(
         } else {
             (ImpactLevel::Warning, ImpactType::ClusterCapacity)
         };
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_MACHINES_NOT_READY,
             Some(c),
             level,
@@ -378,7 +385,7 @@ pub(super) fn node_pool_insights(
                 .filter(|c| c.is_false() && c.reason == "TooManyUnhealthy")
         });
     if let Some(c) = unhealthy {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_NODES_UNHEALTHY,
             Some(c),
             ImpactLevel::Warning,
@@ -415,7 +422,7 @@ pub(super) fn node_pool_insights(
                 namespace: m.metadata.namespace.clone(),
             },
             started_at: since,
-            ..draft(
+            ..subject.draft(
                 SOURCE_DRAIN_FAILED,
                 None,
                 ImpactLevel::Warning,
@@ -434,7 +441,7 @@ pub(super) fn node_pool_insights(
         && !f.current.is_empty()
         && older(&f.current, &cp.versions.target)
     {
-        out.push(draft(
+        out.push(subject.draft(
             SOURCE_BEHIND,
             None,
             ImpactLevel::Info,
