@@ -362,7 +362,7 @@ pub fn machine_member(
     } else if m.is_deleting() {
         format!("Machine {} is being replaced", m.name())
     } else if at_target && is_updating {
-        format!("New Machine {} is provisioning", m.name())
+        "New Machine is provisioning, its Node has not joined yet".to_string()
     } else if is_unavailable {
         "Node is not healthy".to_string()
     } else {
