@@ -245,7 +245,7 @@ pub struct Wakers {
 
 /// Whom a watch's events wake.
 #[derive(Clone, Default)]
-struct Wake {
+pub(crate) struct Wake {
     /// Woken by every event.
     always: Vec<Arc<Notify>>,
     /// Woken by events on objects labelled `update.openshift.io/reconciler=<name>` only (and by
@@ -255,7 +255,7 @@ struct Wake {
 }
 
 impl Wake {
-    fn always(wake: Vec<Arc<Notify>>) -> Self {
+    pub(crate) fn always(wake: Vec<Arc<Notify>>) -> Self {
         Wake {
             always: wake,
             owner: Vec::new(),
@@ -479,15 +479,15 @@ fn error_text(e: &watcher::Error) -> String {
 }
 
 /// Spawns the watches as supervised tasks.
-struct Watches<'a> {
-    tasks: &'a mut Tasks,
-    health: Arc<Health>,
-    client: kube::Client,
-    unreadable: Unreadable,
+pub(crate) struct Watches<'a> {
+    pub(crate) tasks: &'a mut Tasks,
+    pub(crate) health: Arc<Health>,
+    pub(crate) client: kube::Client,
+    pub(crate) unreadable: Unreadable,
 }
 
 impl Watches<'_> {
-    /// A watch of an input kind, decoded object by object (see [`Decoder`]).
+    /// A watch of an input kind in every namespace, decoded object by object (see [`Decoder`]).
     fn spawn_input<K>(&mut self, wake: Wake, what: &'static str) -> Store<K>
     where
         K: Resource<DynamicType = ()>
@@ -499,8 +499,31 @@ impl Watches<'_> {
             + Sync
             + 'static,
     {
-        let api: Api<DynamicObject> =
-            Api::all_with(self.client.clone(), &ApiResource::erase::<K>(&()));
+        self.spawn_input_in(None, wake, what)
+    }
+
+    /// A watch of an input kind in `namespace` (`None`: all), decoded object by object.
+    pub(crate) fn spawn_input_in<K>(
+        &mut self,
+        namespace: Option<&str>,
+        wake: Wake,
+        what: &'static str,
+    ) -> Store<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned
+            + Default
+            + Send
+            + Sync
+            + 'static,
+    {
+        let ar = ApiResource::erase::<K>(&());
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        };
         let mut decoder = Decoder::<K>::new(what, self.unreadable.clone());
         let stream = watcher(api, watcher::Config::default())
             .map_ok(move |ev| decoder.event(ev))
@@ -509,7 +532,7 @@ impl Watches<'_> {
     }
 
     /// A watch of full objects of kind `K` into a cache.
-    fn spawn<K>(
+    pub(crate) fn spawn<K>(
         &mut self,
         api: Api<K>,
         config: watcher::Config,
