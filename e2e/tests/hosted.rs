@@ -86,6 +86,9 @@ fn history(state: &str, version: &str, image: &str, started: &str, done: Option<
 
 /// A HostedCluster going to 4.16.0 (`done`: the control plane finished).
 fn hosted_cluster(ns: &str, name: &str, done: bool) -> (Value, Value) {
+    let services: Vec<Value> = ["APIServer", "OAuthServer", "Konnectivity", "Ignition"]
+        .map(|s| json!({"service": s, "servicePublishingStrategy": {"type": "Route"}}))
+        .into();
     let obj = json!({
         "apiVersion": "hypershift.openshift.io/v1beta1",
         "kind": "HostedCluster",
@@ -96,7 +99,7 @@ fn hosted_cluster(ns: &str, name: &str, done: bool) -> (Value, Value) {
             "etcd": {"managementType": "Managed", "managed": {"storage": {"type": "PersistentVolume"}}},
             "networking": {"networkType": "OVNKubernetes"},
             "platform": {"type": "None"},
-            "services": [],
+            "services": services,
         },
     });
     let (first, progressing) = if done {
@@ -132,6 +135,7 @@ fn hosted_cluster(ns: &str, name: &str, done: bool) -> (Value, Value) {
         "version": {
             "desired": {"version": "4.16.0", "image": IMG_NEW},
             "observedGeneration": 1,
+            "availableUpdates": [],
             "history": [first, history("Completed", "4.15.1", IMG_OLD, "2025-12-01T08:00:00Z", Some("2025-12-01T09:10:00Z"))],
         },
         "conditions": [
@@ -452,10 +456,22 @@ async fn wait_equal(client: &Client, ns: &str, cluster: &str, step: &str) -> Tes
         let cps: Vec<ControlPlaneUpdateStatus> =
             list(client, ns, Some(&format!("{}={cluster}", labels::CLUSTER))).await?;
         if diffs.is_empty() && cps.iter().any(|c| c.name_any() == cluster) {
+            let sel = format!("{}={cluster}", labels::CLUSTER);
+            let wps = names::<WorkerPoolUpdateStatus>(client, ns, &sel).await?;
+            let insights = names::<UpdateInsight>(client, ns, &sel).await?;
+            eprintln!(
+                "{step}: {cluster}: ControlPlaneUpdateStatus, {} WorkerPoolUpdateStatus, {} UpdateInsights equal desired_hosted",
+                wps.len(),
+                insights.len()
+            );
             return Ok(());
         }
         if std::time::Instant::now() > deadline {
-            return Err(format!("{step}: live objects differ from desired_hosted:\n{}", diffs.join("\n")).into());
+            return Err(format!(
+                "{step}: live objects differ from desired_hosted:\n{}",
+                diffs.join("\n")
+            )
+            .into());
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
@@ -487,7 +503,9 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     nss.patch(
         &cp_ns,
         &PatchParams::apply(FM),
-        &Patch::Apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cp_ns}})),
+        &Patch::Apply(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cp_ns}}),
+        ),
     )
     .await?;
 
@@ -511,14 +529,25 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     let controller = Controller::start(
         &env,
         &ns,
-        &["--mode=hosted", "--watch-namespace", &ns, "--assess-at", NOW],
+        &[
+            "--mode=hosted",
+            "--watch-namespace",
+            &ns,
+            "--assess-at",
+            NOW,
+        ],
     )?;
     let log = controller.log.clone();
     if let Err(e) = wait_equal(&client, &ns, "demo", "control plane updating").await {
         return Err(format!("{e}\ncontroller log:\n{}", std::fs::read_to_string(&log)?).into());
     }
-    let wps = names::<WorkerPoolUpdateStatus>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
-    assert_eq!(wps, ["edge", "workers"], "one WorkerPoolUpdateStatus per NodePool");
+    let wps =
+        names::<WorkerPoolUpdateStatus>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
+    assert_eq!(
+        wps,
+        ["edge", "workers"],
+        "one WorkerPoolUpdateStatus per NodePool"
+    );
 
     // Step 2: the old Machine replaced; the InPlace pool failed.
     Api::<Machine>::namespaced(client.clone(), &cp_ns)
@@ -530,8 +559,10 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     apply::<NodePool>(&client, &o, Some(&s)).await?;
     apply::<MachineSet>(&client, &machine_set(&cp_ns, "edge", Step::Failed), None).await?;
     wait_equal(&client, &ns, "demo", "machine replaced, in-place failed").await?;
-    let insights = names::<UpdateInsight>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
-    let all: Vec<UpdateInsight> = list(&client, &ns, Some(&format!("{}=demo", labels::CLUSTER))).await?;
+    let insights =
+        names::<UpdateInsight>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
+    let all: Vec<UpdateInsight> =
+        list(&client, &ns, Some(&format!("{}=demo", labels::CLUSTER))).await?;
     assert!(
         all.iter().any(|i| serde_json::to_string(&i.status)
             .unwrap_or_default()
@@ -594,9 +625,15 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         String::from_utf8_lossy(&out.stderr)
     );
     for want in ["Control Plane", "Worker Upgrade", "workers", "edge"] {
-        assert!(stdout.contains(want), "the CLI output names {want:?}:\n{stdout}");
+        assert!(
+            stdout.contains(want),
+            "the CLI output names {want:?}:\n{stdout}"
+        );
     }
-    assert!(!stdout.contains("other-pool"), "only demo's pools:\n{stdout}");
+    assert!(
+        !stdout.contains("other-pool"),
+        "only demo's pools:\n{stdout}"
+    );
 
     // (b) Garbage collection, with the controller stopped (it would delete them itself).
     drop(controller);
@@ -632,7 +669,9 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         }
     })
     .await?;
-    let other = names::<ControlPlaneUpdateStatus>(&client, &ns, &format!("{}=other", labels::CLUSTER)).await?;
+    let other =
+        names::<ControlPlaneUpdateStatus>(&client, &ns, &format!("{}=other", labels::CLUSTER))
+            .await?;
     assert_eq!(other, ["other"], "the other HostedCluster's objects stay");
 
     let _ = nss.delete(&cp_ns, &DeleteParams::background()).await;
