@@ -17,7 +17,8 @@ use update_status_controllers::metrics::Metrics;
 use update_status_controllers::supervisor::Tasks;
 
 use super::{
-    Args, LoopContext, Running, campaign, fatal, serve_endpoints, shutdown_signal, supervise,
+    Args, LoopContext, Running, count_insights_of, serve_endpoints, shutdown_signal, supervise,
+    sync_then_lead,
 };
 
 /// Flags of standalone mode only, refused in hosted mode (`(flag, set)`).
@@ -64,25 +65,18 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
         &health,
         &mut infra,
     );
-    {
-        let insights = caches.insights.clone();
-        metrics.set_insight_source(Box::new(move || insights.state()));
-    }
-    tokio::select! {
-        synced = caches.synced() => synced.context("a watch stopped before its cache listed")?,
-        ended = infra.first_ended() => return Err(fatal(&health, ended)),
-        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(()); }
-    }
-    tracing::info!("all caches synced");
-    health.set_synced();
-    let leadership = if args.leader_elect {
-        tokio::select! {
-            l = campaign(&args, &client) => Some(l),
-            ended = infra.first_ended() => return Err(fatal(&health, ended)),
-            _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); return Ok(()); }
-        }
-    } else {
-        None
+    count_insights_of(&metrics, &caches.insights);
+    let Some(leadership) = sync_then_lead(
+        &args,
+        &client,
+        &health,
+        &mut infra,
+        caches.synced(),
+        shutdown.as_mut(),
+    )
+    .await?
+    else {
+        return Ok(());
     };
 
     let (stop_writers, stopping) = watch::channel(false);

@@ -198,33 +198,19 @@ async fn main() -> anyhow::Result<()> {
     let wakers = Wakers::default();
     let caches = watches::start(&client, &args.namespace, &wakers, &health, &mut infra);
     let hub = hub_sync(&args, &caches, &wakers, &metrics).await?;
-    {
-        // Health series are computed from our insights at scrape time (every scope, whichever
-        // reconciler wrote them).
-        let insights = caches.insights.clone();
-        metrics.set_insight_source(Box::new(move || insights.state()));
-    }
+    count_insights_of(&metrics, &caches.insights);
 
-    // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
-    // deleted objects and we would delete and re-create insights at every start.
-    tokio::select! {
-        synced = caches.synced() => synced.context("a watch stopped before its cache listed")?,
-        ended = infra.first_ended() => return Err(fatal(&health, ended)),
-        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(()); }
-    }
-    tracing::info!("all caches synced");
-    health.set_synced();
-
-    // With leader election, only the Lease holder writes; losing the Lease stops the process
-    // (it is restarted and campaigns again) so two replicas never write at once.
-    let leadership = if args.leader_elect {
-        tokio::select! {
-            l = campaign(&args, &client) => Some(l),
-            ended = infra.first_ended() => return Err(fatal(&health, ended)),
-            _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); return Ok(()); }
-        }
-    } else {
-        None
+    let Some(leadership) = sync_then_lead(
+        &args,
+        &client,
+        &health,
+        &mut infra,
+        caches.synced(),
+        shutdown.as_mut(),
+    )
+    .await?
+    else {
+        return Ok(());
     };
 
     let (stop_writers, stopping) = watch::channel(false);
@@ -244,6 +230,51 @@ async fn main() -> anyhow::Result<()> {
         &args,
     )
     .await
+}
+
+/// Health series are computed from our insights at scrape time (every scope, whichever
+/// reconciler wrote them), from this cache.
+fn count_insights_of(
+    metrics: &Metrics,
+    insights: &kube::runtime::reflector::Store<update_status_api::crd::UpdateInsight>,
+) {
+    let insights = insights.clone();
+    metrics.set_insight_source(Box::new(move || insights.state()));
+}
+
+/// Waits until every cache listed once, then (with `--leader-elect`) until we hold the Lease.
+/// `Ok(None)`: a signal came first (stop quietly).
+///
+/// Reconcile only once every cache has listed: otherwise a half-filled cache would look like
+/// deleted objects and we would delete and re-create insights at every start. With leader
+/// election, only the Lease holder writes; losing the Lease stops the process (it is restarted
+/// and campaigns again) so two replicas never write at once.
+async fn sync_then_lead<E>(
+    args: &Args,
+    client: &kube::Client,
+    health: &Health,
+    infra: &mut Tasks,
+    synced: impl Future<Output = Result<(), E>>,
+    mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> anyhow::Result<Option<Option<Leadership>>>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    tokio::select! {
+        synced = synced => synced.context("a watch stopped before its cache listed")?,
+        ended = infra.first_ended() => return Err(fatal(health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(None); }
+    }
+    tracing::info!("all caches synced");
+    health.set_synced();
+    if !args.leader_elect {
+        return Ok(Some(None));
+    }
+    tokio::select! {
+        l = campaign(args, client) => Ok(Some(Some(l))),
+        ended = infra.first_ended() => Err(fatal(health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); Ok(None) }
+    }
 }
 
 /// Starts the /metrics and probe servers (tasks of `infra`).

@@ -321,17 +321,17 @@ pub fn start(
         unreadable: unreadable.clone(),
     };
     Caches {
-        cluster_versions: w.spawn_input(inputs(&[cpw, wpw]), "ClusterVersion"),
-        cluster_operators: w.spawn_input(inputs(&[cpw]), "ClusterOperator"),
+        cluster_versions: w.spawn_input_in(None, inputs(&[cpw, wpw]), "ClusterVersion"),
+        cluster_operators: w.spawn_input_in(None, inputs(&[cpw]), "ClusterOperator"),
         // The control-plane reconciler counts the master pool's nodes itself.
-        pools: w.spawn_input(inputs(&[cpw, wpw]), "MachineConfigPool"),
+        pools: w.spawn_input_in(None, inputs(&[cpw, wpw]), "MachineConfigPool"),
         machine_configs: w.spawn_metadata(
             Api::all(client.clone()),
             all(),
             inputs(&[cpw, wpw]),
             "MachineConfig",
         ),
-        nodes: w.spawn_input(inputs(&[cpw, wpw]), "Node"),
+        nodes: w.spawn_input_in(None, inputs(&[cpw, wpw]), "Node"),
         // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
         mco_deployments: w.spawn(
             Api::namespaced(client.clone(), MCO_NAMESPACE),
@@ -487,21 +487,6 @@ pub(crate) struct Watches<'a> {
 }
 
 impl Watches<'_> {
-    /// A watch of an input kind in every namespace, decoded object by object (see [`Decoder`]).
-    fn spawn_input<K>(&mut self, wake: Wake, what: &'static str) -> Store<K>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + Debug
-            + DeserializeOwned
-            + Default
-            + Send
-            + Sync
-            + 'static,
-    {
-        self.spawn_input_in(None, wake, what)
-    }
-
     /// A watch of an input kind in `namespace` (`None`: all), decoded object by object.
     pub(crate) fn spawn_input_in<K>(
         &mut self,
