@@ -678,3 +678,33 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     test_ns.delete().await?;
     Ok(())
 }
+
+/// Flags hosted mode does not support stop the controller at start, naming the flag (no
+/// cluster needed: it exits before connecting).
+#[test]
+fn hosted_mode_refuses_unsupported_flags() -> TestResult {
+    let bin = update_status_e2e::controller::workspace_bin(
+        "update-status-controller",
+        "UPDATE_STATUS_CONTROLLER_BIN",
+    );
+    for (flags, named) in [
+        (
+            &["--hosted-kubeconfig-access"][..],
+            "--hosted-kubeconfig-access is not implemented yet",
+        ),
+        (
+            &["--prometheus-url", "https://prometheus.example:9091"][..],
+            "--prometheus-url not supported with --mode=hosted",
+        ),
+    ] {
+        let out = std::process::Command::new(&bin)
+            .arg("--mode=hosted")
+            .args(flags)
+            .env("KUBECONFIG", "/nonexistent")
+            .output()?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flags:?} refused");
+        assert!(stderr.contains(named), "{flags:?}: {stderr}");
+    }
+    Ok(())
+}
