@@ -491,6 +491,44 @@ where
         .collect())
 }
 
+/// The namespace of the Deployment (and the ServiceAccount, the Lease) in `config/hosted`.
+const DEPLOY_NS: &str = "openshift-update-status";
+
+/// Applies `config/hosted` as `make deploy OVERLAY=hosted` does and mints a token of its
+/// ServiceAccount.
+async fn deploy_hosted(
+    env: &TestEnv,
+    ns: &str,
+) -> Result<update_status_e2e::kubeconfig::ServiceAccountConfig, BoxError> {
+    let config = repo_root().join("config/hosted");
+    env.kubectl_ok([
+        "apply",
+        "--server-side",
+        "--field-manager=update-status-deploy",
+        "-k",
+        config.to_str().ok_or("non-UTF-8 path")?,
+    ])
+    .await?;
+    env.kubectl_ok([
+        "delete",
+        "leases",
+        "--all",
+        "-n",
+        DEPLOY_NS,
+        "--ignore-not-found",
+    ])
+    .await?;
+    let dir = std::env::temp_dir().join(format!("update-status-e2e-hosted-{ns}"));
+    std::fs::create_dir_all(&dir)?;
+    Ok(update_status_e2e::kubeconfig::service_account_config(
+        env,
+        DEPLOY_NS,
+        "update-status-controller",
+        &dir,
+    )
+    .await?)
+}
+
 #[tokio::test]
 async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     let env = TestEnv::new().await?;
@@ -526,15 +564,19 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         assert_eq!(m.spec.version.as_deref(), Some(version), "{name}: {m:?}");
     }
 
-    let controller = Controller::start(
-        &env,
-        &ns,
+    // The controller runs as its ServiceAccount with the shipped hosted-mode RBAC
+    // (`config/hosted`), with leader election (the Lease Role).
+    let sa = deploy_hosted(&env, &ns).await?;
+    let controller = Controller::start_via(
+        &sa.kubeconfig,
+        DEPLOY_NS,
         &[
             "--mode=hosted",
             "--watch-namespace",
             &ns,
             "--assess-at",
             NOW,
+            "--leader-elect",
         ],
     )?;
     let log = controller.log.clone();
@@ -637,6 +679,11 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
 
     // (b) Garbage collection, with the controller stopped (it would delete them itself).
     drop(controller);
+    let log = std::fs::read_to_string(&log)?;
+    assert!(
+        !log.contains("forbidden") && !log.contains("403"),
+        "the shipped RBAC is enough:\n{log}"
+    );
     let sel = format!("{}=demo", labels::CLUSTER);
     Api::<NodePool>::namespaced(client.clone(), &ns)
         .delete("edge", &DeleteParams::background())
