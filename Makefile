@@ -66,7 +66,7 @@ image-test: tools ## Build IMG and check it: binaries run in its filesystem (chr
 	hack/image-test.sh $(IMG)
 
 .PHONY: deploy
-deploy: ## Apply config/default (OVERLAY=openshift: config/openshift, adds the ServiceMonitor and PrometheusRule) with image IMG to the current kubectl context
+deploy: ## Apply config/default (OVERLAY=openshift: config/openshift, adds the ServiceMonitor and PrometheusRule; OVERLAY=hosted: hosted mode) with image IMG to the current kubectl context
 	hack/deploy.sh apply $(IMG) $(OVERLAY)
 
 .PHONY: undeploy

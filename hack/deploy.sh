@@ -14,7 +14,7 @@ action=${1:?$usage}
 img=${2:?$usage}
 overlay=${3:-default}
 [[ -f config/$overlay/kustomization.yaml ]] || {
-  echo "deploy: no overlay config/$overlay (config/default, config/openshift)" >&2
+  echo "deploy: no overlay config/$overlay (config/default, config/openshift, config/hosted)" >&2
   exit 1
 }
 # registry/name:tag or registry/name@sha256:digest (a ':' after the last '/' starts the tag).

@@ -32,6 +32,8 @@ use update_status_controllers::supervisor::{TaskEnded, Tasks};
 use update_status_controllers::watch::{self as watches, Caches, Wakers};
 use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
 
+mod hosted_main;
+
 /// Command-line flags.
 #[derive(Parser, Debug)]
 #[command(
@@ -39,7 +41,22 @@ use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
     about = "Tells how an OpenShift cluster update goes, as Kubernetes objects"
 )]
 struct Args {
-    /// Namespace the objects are written to.
+    /// `standalone`: report on the cluster the controller runs in (ClusterVersion, ...).
+    /// `hosted`: on a HyperShift management cluster, report on every HostedCluster (objects
+    /// written into each HostedCluster's namespace; see docs/hosted.md).
+    #[arg(long, env = "UPDATE_STATUS_MODE", default_value = "standalone", value_parser = ["standalone", "hosted"])]
+    mode: String,
+    /// Hosted mode: watch HostedClusters, NodePools and our objects in this namespace only
+    /// (default: all namespaces). The cluster-api objects are watched in every namespace (they
+    /// live in the control-plane namespaces `<namespace>-<name>`).
+    #[arg(long, env = "WATCH_NAMESPACE", value_name = "NAMESPACE")]
+    watch_namespace: Option<String>,
+    /// Hosted mode: read each hosted cluster's ClusterOperators and Nodes through its admin
+    /// kubeconfig Secret. Not implemented yet: the controller refuses to start with it.
+    #[arg(long, env = "HOSTED_KUBECONFIG_ACCESS", default_value_t = false)]
+    hosted_kubeconfig_access: bool,
+    /// Namespace the objects are written to (standalone mode) and of the leader-election
+    /// Lease (both modes).
     #[arg(long, env = "POD_NAMESPACE", default_value = "openshift-update-status")]
     namespace: String,
     /// Address of the /metrics endpoint.
@@ -161,6 +178,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     init_logging(&args.log_format);
+    if args.mode == "hosted" {
+        return hosted_main::run(args).await;
+    }
     // Checked before anything starts: a wrong URL is a configuration error.
     let prometheus = prometheus_client(&args)?;
     let client = kube::Client::try_default()
@@ -174,50 +194,23 @@ async fn main() -> anyhow::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown_signal());
     // The tasks that run whether or not we lead: the HTTP server and the watches.
     let mut infra = Tasks::new();
-    let metrics_server = metrics_server::serve_metrics(
-        MetricsServerConfig {
-            bind: args.metrics_bind_address,
-            secure: args.metrics_secure,
-            cert_dir: args.metrics_cert_dir.clone(),
-        },
-        metrics.clone(),
-        Arc::new(Authorizer::new(client.clone())),
-    )
-    .await?;
-    infra.spawn("metrics-server", metrics_server.wait());
-    let probes =
-        metrics_server::serve_probes(args.health_probe_bind_address, probes(&health)).await?;
-    infra.spawn("probe-server", probes.wait());
+    serve_endpoints(&args, &client, &metrics, &health, &mut infra).await?;
     let wakers = Wakers::default();
     let caches = watches::start(&client, &args.namespace, &wakers, &health, &mut infra);
     let hub = hub_sync(&args, &caches, &wakers, &metrics).await?;
-    {
-        // Health series are computed from our insights at scrape time (every scope, whichever
-        // reconciler wrote them).
-        let insights = caches.insights.clone();
-        metrics.set_insight_source(Box::new(move || insights.state()));
-    }
+    count_insights_of(&metrics, &caches.insights);
 
-    // Reconcile only once every cache has listed: otherwise a half-filled cache would look like
-    // deleted objects and we would delete and re-create insights at every start.
-    tokio::select! {
-        synced = caches.synced() => synced.context("a watch stopped before its cache listed")?,
-        ended = infra.first_ended() => return Err(fatal(&health, ended)),
-        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(()); }
-    }
-    tracing::info!("all caches synced");
-    health.set_synced();
-
-    // With leader election, only the Lease holder writes; losing the Lease stops the process
-    // (it is restarted and campaigns again) so two replicas never write at once.
-    let leadership = if args.leader_elect {
-        tokio::select! {
-            l = campaign(&args, &client) => Some(l),
-            ended = infra.first_ended() => return Err(fatal(&health, ended)),
-            _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); return Ok(()); }
-        }
-    } else {
-        None
+    let Some(leadership) = sync_then_lead(
+        &args,
+        &client,
+        &health,
+        &mut infra,
+        caches.synced(),
+        shutdown.as_mut(),
+    )
+    .await?
+    else {
+        return Ok(());
     };
 
     let (stop_writers, stopping) = watch::channel(false);
@@ -237,6 +230,76 @@ async fn main() -> anyhow::Result<()> {
         &args,
     )
     .await
+}
+
+/// Health series are computed from our insights at scrape time (every scope, whichever
+/// reconciler wrote them), from this cache.
+fn count_insights_of(
+    metrics: &Metrics,
+    insights: &kube::runtime::reflector::Store<update_status_api::crd::UpdateInsight>,
+) {
+    let insights = insights.clone();
+    metrics.set_insight_source(Box::new(move || insights.state()));
+}
+
+/// Waits until every cache listed once, then (with `--leader-elect`) until we hold the Lease.
+/// `Ok(None)`: a signal came first (stop quietly).
+///
+/// Reconcile only once every cache has listed: otherwise a half-filled cache would look like
+/// deleted objects and we would delete and re-create insights at every start. With leader
+/// election, only the Lease holder writes; losing the Lease stops the process (it is restarted
+/// and campaigns again) so two replicas never write at once.
+async fn sync_then_lead<E>(
+    args: &Args,
+    client: &kube::Client,
+    health: &Health,
+    infra: &mut Tasks,
+    synced: impl Future<Output = Result<(), E>>,
+    mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> anyhow::Result<Option<Option<Leadership>>>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    tokio::select! {
+        synced = synced => synced.context("a watch stopped before its cache listed")?,
+        ended = infra.first_ended() => return Err(fatal(health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(None); }
+    }
+    tracing::info!("all caches synced");
+    health.set_synced();
+    if !args.leader_elect {
+        return Ok(Some(None));
+    }
+    tokio::select! {
+        l = campaign(args, client) => Ok(Some(Some(l))),
+        ended = infra.first_ended() => Err(fatal(health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); Ok(None) }
+    }
+}
+
+/// Starts the /metrics and probe servers (tasks of `infra`).
+async fn serve_endpoints(
+    args: &Args,
+    client: &kube::Client,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    infra: &mut Tasks,
+) -> anyhow::Result<()> {
+    let metrics_server = metrics_server::serve_metrics(
+        MetricsServerConfig {
+            bind: args.metrics_bind_address,
+            secure: args.metrics_secure,
+            cert_dir: args.metrics_cert_dir.clone(),
+        },
+        metrics.clone(),
+        Arc::new(Authorizer::new(client.clone())),
+    )
+    .await?;
+    infra.spawn("metrics-server", metrics_server.wait());
+    let probes =
+        metrics_server::serve_probes(args.health_probe_bind_address, probes(health)).await?;
+    infra.spawn("probe-server", probes.wait());
+    Ok(())
 }
 
 /// `RUST_LOG` (default `info`), as text or JSON; on standard output; colours only when that is a terminal (a log

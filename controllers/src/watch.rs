@@ -245,7 +245,7 @@ pub struct Wakers {
 
 /// Whom a watch's events wake.
 #[derive(Clone, Default)]
-struct Wake {
+pub(crate) struct Wake {
     /// Woken by every event.
     always: Vec<Arc<Notify>>,
     /// Woken by events on objects labelled `update.openshift.io/reconciler=<name>` only (and by
@@ -255,7 +255,7 @@ struct Wake {
 }
 
 impl Wake {
-    fn always(wake: Vec<Arc<Notify>>) -> Self {
+    pub(crate) fn always(wake: Vec<Arc<Notify>>) -> Self {
         Wake {
             always: wake,
             owner: Vec::new(),
@@ -321,17 +321,17 @@ pub fn start(
         unreadable: unreadable.clone(),
     };
     Caches {
-        cluster_versions: w.spawn_input(inputs(&[cpw, wpw]), "ClusterVersion"),
-        cluster_operators: w.spawn_input(inputs(&[cpw]), "ClusterOperator"),
+        cluster_versions: w.spawn_input_in(None, inputs(&[cpw, wpw]), "ClusterVersion"),
+        cluster_operators: w.spawn_input_in(None, inputs(&[cpw]), "ClusterOperator"),
         // The control-plane reconciler counts the master pool's nodes itself.
-        pools: w.spawn_input(inputs(&[cpw, wpw]), "MachineConfigPool"),
+        pools: w.spawn_input_in(None, inputs(&[cpw, wpw]), "MachineConfigPool"),
         machine_configs: w.spawn_metadata(
             Api::all(client.clone()),
             all(),
             inputs(&[cpw, wpw]),
             "MachineConfig",
         ),
-        nodes: w.spawn_input(inputs(&[cpw, wpw]), "Node"),
+        nodes: w.spawn_input_in(None, inputs(&[cpw, wpw]), "Node"),
         // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
         mco_deployments: w.spawn(
             Api::namespaced(client.clone(), MCO_NAMESPACE),
@@ -479,16 +479,21 @@ fn error_text(e: &watcher::Error) -> String {
 }
 
 /// Spawns the watches as supervised tasks.
-struct Watches<'a> {
-    tasks: &'a mut Tasks,
-    health: Arc<Health>,
-    client: kube::Client,
-    unreadable: Unreadable,
+pub(crate) struct Watches<'a> {
+    pub(crate) tasks: &'a mut Tasks,
+    pub(crate) health: Arc<Health>,
+    pub(crate) client: kube::Client,
+    pub(crate) unreadable: Unreadable,
 }
 
 impl Watches<'_> {
-    /// A watch of an input kind, decoded object by object (see [`Decoder`]).
-    fn spawn_input<K>(&mut self, wake: Wake, what: &'static str) -> Store<K>
+    /// A watch of an input kind in `namespace` (`None`: all), decoded object by object.
+    pub(crate) fn spawn_input_in<K>(
+        &mut self,
+        namespace: Option<&str>,
+        wake: Wake,
+        what: &'static str,
+    ) -> Store<K>
     where
         K: Resource<DynamicType = ()>
             + Clone
@@ -499,8 +504,11 @@ impl Watches<'_> {
             + Sync
             + 'static,
     {
-        let api: Api<DynamicObject> =
-            Api::all_with(self.client.clone(), &ApiResource::erase::<K>(&()));
+        let ar = ApiResource::erase::<K>(&());
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        };
         let mut decoder = Decoder::<K>::new(what, self.unreadable.clone());
         let stream = watcher(api, watcher::Config::default())
             .map_ok(move |ev| decoder.event(ev))
@@ -509,7 +517,7 @@ impl Watches<'_> {
     }
 
     /// A watch of full objects of kind `K` into a cache.
-    fn spawn<K>(
+    pub(crate) fn spawn<K>(
         &mut self,
         api: Api<K>,
         config: watcher::Config,

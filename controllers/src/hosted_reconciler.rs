@@ -1,0 +1,324 @@
+//! Hosted mode (`--mode=hosted`, HyperShift management clusters): watches HostedClusters,
+//! NodePools and the cluster-api Machines, MachineSets and MachineDeployments, and, for each
+//! HostedCluster, writes what [`update_status_assess::hosted::desired_hosted`] wants into the
+//! HostedCluster's namespace: the ControlPlaneUpdateStatus named after it, one
+//! WorkerPoolUpdateStatus per NodePool and the UpdateInsights, all labelled
+//! `update.openshift.io/cluster=<HostedCluster>`.
+//!
+//! One reconciler runs the shared loop ([`crate::runner`]) over every HostedCluster in a pass
+//! (see `docs/design-decisions.md`, "Hosted mode: one pass over every HostedCluster"). Each
+//! HostedCluster has its own writers, whose stale-object deletion only sees the objects
+//! labelled with that cluster; a HostedCluster whose writes fail does not stop the others.
+//! Objects of a deleted HostedCluster or NodePool are removed by the garbage collector (they
+//! are owned by it).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+use kube::runtime::reflector::Store;
+use tokio::sync::Notify;
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
+};
+use update_status_api::hosted::{
+    HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
+};
+
+use crate::assess::compose::{Existing, ExistingInsights};
+use crate::assess::hosted::{HostedInputs, desired_hosted};
+use crate::control_plane_reconciler::cloned;
+use crate::health::Health;
+use crate::metrics::Metrics;
+use crate::runner::{RETRY, Reconcile};
+use crate::supervisor::Tasks;
+use crate::watch::{Unreadable, Wake, Watches};
+use crate::writer::{WriteError, Writer};
+
+/// Name of this reconciler (label value and field-manager suffix).
+pub const NAME: &str = "hosted";
+
+/// The caches of hosted mode.
+#[derive(Clone)]
+pub struct HostedCaches {
+    /// HostedClusters (the watched namespace, or all).
+    pub hosted_clusters: Store<HostedCluster>,
+    /// NodePools (the watched namespace, or all).
+    pub node_pools: Store<NodePool>,
+    /// cluster-api Machines (all namespaces: they live in the control-plane namespaces).
+    pub machines: Store<Machine>,
+    /// cluster-api MachineSets.
+    pub machine_sets: Store<MachineSet>,
+    /// cluster-api MachineDeployments.
+    pub machine_deployments: Store<MachineDeployment>,
+    /// Our UpdateInsights labelled with a hosted cluster.
+    pub insights: Store<UpdateInsight>,
+    /// Our ControlPlaneUpdateStatus objects labelled with a hosted cluster.
+    pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
+    /// Our WorkerPoolUpdateStatus objects labelled with a hosted cluster.
+    pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
+}
+
+/// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`.
+/// `namespace`: where HostedClusters, NodePools and our objects are watched (`None`: all).
+pub fn start(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    wake: &Arc<Notify>,
+    health: &Arc<Health>,
+    tasks: &mut Tasks,
+) -> HostedCaches {
+    let mut w = Watches {
+        tasks,
+        health: health.clone(),
+        client: client.clone(),
+        unreadable: Unreadable::default(),
+    };
+    let wakes = || Wake::always(vec![wake.clone()]);
+    // Ours: written by this controller for some hosted cluster.
+    let ours = kube::runtime::watcher::Config::default().labels(&format!(
+        "{}={},{}",
+        labels::MANAGED_BY,
+        labels::MANAGED_BY_VALUE,
+        labels::CLUSTER
+    ));
+    HostedCaches {
+        hosted_clusters: w.spawn_input_in(namespace, wakes(), "HostedCluster"),
+        node_pools: w.spawn_input_in(namespace, wakes(), "NodePool"),
+        machines: w.spawn_input_in(None, wakes(), "Machine"),
+        machine_sets: w.spawn_input_in(None, wakes(), "MachineSet"),
+        machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment"),
+        insights: w.spawn(
+            api(client, namespace),
+            ours.clone(),
+            wakes(),
+            "UpdateInsight",
+        ),
+        control_plane_statuses: w.spawn(
+            api(client, namespace),
+            ours.clone(),
+            wakes(),
+            "ControlPlaneUpdateStatus",
+        ),
+        worker_pool_statuses: w.spawn(
+            api(client, namespace),
+            ours,
+            wakes(),
+            "WorkerPoolUpdateStatus",
+        ),
+    }
+}
+
+/// `K` in `namespace` (`None`: all namespaces).
+fn api<K>(client: &kube::Client, namespace: Option<&str>) -> kube::Api<K>
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>,
+{
+    match namespace {
+        Some(ns) => kube::Api::namespaced(client.clone(), ns),
+        None => kube::Api::all(client.clone()),
+    }
+}
+
+impl HostedCaches {
+    /// Resolves once every cache has listed once (`Err`: a watch task ended before).
+    pub async fn synced(&self) -> Result<(), kube::runtime::reflector::store::WriterDropped> {
+        self.hosted_clusters.wait_until_ready().await?;
+        self.node_pools.wait_until_ready().await?;
+        self.machines.wait_until_ready().await?;
+        self.machine_sets.wait_until_ready().await?;
+        self.machine_deployments.wait_until_ready().await?;
+        self.insights.wait_until_ready().await?;
+        self.control_plane_statuses.wait_until_ready().await?;
+        self.worker_pool_statuses.wait_until_ready().await
+    }
+}
+
+/// The writers of one HostedCluster (in its namespace).
+struct ClusterWriters {
+    statuses: Writer<ControlPlaneUpdateStatus>,
+    pools: Writer<WorkerPoolUpdateStatus>,
+    insights: Writer<UpdateInsight>,
+}
+
+impl ClusterWriters {
+    fn retry_in(&self) -> Option<Duration> {
+        [
+            self.statuses.retry_in(),
+            self.pools.retry_in(),
+            self.insights.retry_in(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+}
+
+/// The hosted-mode reconciler.
+pub struct HostedReconciler {
+    client: kube::Client,
+    caches: HostedCaches,
+    metrics: Arc<Metrics>,
+    /// By HostedCluster (namespace, name).
+    writers: HashMap<(String, String), ClusterWriters>,
+}
+
+/// The objects of `store` in `namespace` whose `update.openshift.io/cluster` label is `cluster`.
+fn labelled<K: kube::Resource<DynamicType = ()> + Clone>(
+    store: &Store<K>,
+    namespace: &str,
+    cluster: &str,
+) -> Vec<Arc<K>> {
+    store
+        .state()
+        .into_iter()
+        .filter(|o| {
+            o.meta().namespace.as_deref() == Some(namespace)
+                && o.labels().get(labels::CLUSTER).map(String::as_str) == Some(cluster)
+        })
+        .collect()
+}
+
+/// The objects of `store` in `namespace`, owned (the assessment reads slices), by name.
+fn in_namespace<K: kube::Resource<DynamicType = ()> + Clone>(
+    store: &Store<K>,
+    namespace: &str,
+) -> Vec<K> {
+    let mut v: Vec<K> = cloned(
+        &store
+            .state()
+            .into_iter()
+            .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
+            .collect::<Vec<_>>(),
+    );
+    v.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
+    v
+}
+
+impl HostedReconciler {
+    /// Creates the reconciler.
+    pub fn new(client: kube::Client, caches: HostedCaches, metrics: Arc<Metrics>) -> Self {
+        HostedReconciler {
+            client,
+            caches,
+            metrics,
+            writers: HashMap::new(),
+        }
+    }
+
+    /// One HostedCluster: its desired objects written; when time alone changes them next.
+    async fn reconcile_cluster(
+        &mut self,
+        hc: &HostedCluster,
+        now: Timestamp,
+    ) -> Result<Option<Duration>, WriteError> {
+        let (ns, name) = (hc.namespace(), hc.name());
+        let node_pools: Vec<NodePool> = in_namespace(&self.caches.node_pools, ns)
+            .into_iter()
+            .filter(|np| np.spec.cluster_name == name)
+            .collect();
+        let cp_ns = control_plane_namespace(ns, name);
+        let machines = in_namespace(&self.caches.machines, &cp_ns);
+        let machine_sets = in_namespace(&self.caches.machine_sets, &cp_ns);
+        let machine_deployments = in_namespace(&self.caches.machine_deployments, &cp_ns);
+        let inputs = HostedInputs {
+            hosted_cluster: hc,
+            node_pools: &node_pools,
+            machines: &machines,
+            machine_sets: &machine_sets,
+            machine_deployments: &machine_deployments,
+            guest: None,
+            guest_unreachable: None,
+        };
+        let cps = labelled(&self.caches.control_plane_statuses, ns, name);
+        let pools = labelled(&self.caches.worker_pool_statuses, ns, name);
+        let insights = labelled(&self.caches.insights, ns, name);
+        let existing = Existing {
+            control_plane: cps
+                .iter()
+                .find(|o| o.name_any() == name)
+                .map(|o| o.as_ref()),
+            insights: ExistingInsights::new(&insights),
+        };
+        let desired = desired_hosted(&inputs, &existing, now);
+        let (client, metrics) = (&self.client, &self.metrics);
+        let w = self
+            .writers
+            .entry((ns.to_string(), name.to_string()))
+            .or_insert_with(|| ClusterWriters {
+                statuses: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+                pools: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+                insights: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+            });
+        // Every sync writes all it can: a refused object blocks no other one.
+        let a = w
+            .statuses
+            .sync(desired.cluster.control_plane.iter(), &cps)
+            .await;
+        let b = w.pools.sync(&desired.cluster.worker_pools, &pools).await;
+        let c = w.insights.sync(&desired.cluster.insights, &insights).await;
+        let (a, b, c) = (a?, b?, c?);
+        let writes = a.writes() + b.writes() + c.writes();
+        if writes > 0 {
+            tracing::info!(
+                reconciler = NAME,
+                hosted_cluster = %format!("{ns}/{name}"),
+                writes,
+                node_pools = node_pools.len(),
+                insights = desired.cluster.insights.len(),
+                "hosted cluster updated"
+            );
+        }
+        let requeue = desired
+            .requeue_after
+            .and_then(|d| Duration::try_from(d).ok())
+            .map(|d| d + Duration::from_millis(100));
+        Ok([requeue, w.retry_in()].into_iter().flatten().min())
+    }
+
+    /// One pass over every HostedCluster (see [`Reconcile::reconcile`]).
+    async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        let mut hcs = self.caches.hosted_clusters.state();
+        hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+        // Writers of HostedClusters gone: their objects go with them (garbage collection).
+        self.writers
+            .retain(|(ns, name), _| hcs.iter().any(|h| h.namespace() == ns && h.name() == name));
+        let mut next: Option<Duration> = None;
+        let mut first_error = None;
+        for hc in &hcs {
+            if hc.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            match self.reconcile_cluster(hc, now).await {
+                Ok(n) => next = [next, n].into_iter().flatten().min(),
+                Err(e) => {
+                    tracing::warn!(
+                        reconciler = NAME,
+                        hosted_cluster = %format!("{}/{}", hc.namespace(), hc.name()),
+                        error = %e,
+                        "writing a hosted cluster's objects failed; the others go on"
+                    );
+                    next = [next, Some(RETRY)].into_iter().flatten().min();
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            // The loop counts the pass as failed and retries after RETRY.
+            Some(e) => Err(e),
+            None => Ok(next),
+        }
+    }
+}
+
+impl Reconcile for HostedReconciler {
+    const NAME: &'static str = NAME;
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
+        self.reconcile_at(now)
+    }
+}
