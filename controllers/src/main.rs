@@ -157,11 +157,6 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 /// How long the writers get to finish their pass at shutdown before they are aborted.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// mimalloc instead of glibc's malloc: at 5,000 nodes glibc kept the controller's RSS at about
-/// twice its live heap (per-thread arenas, freed pages kept); see `docs/design-decisions.md`.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
