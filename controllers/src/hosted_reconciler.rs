@@ -34,7 +34,7 @@ use crate::health::Health;
 use crate::metrics::Metrics;
 use crate::runner::{RETRY, Reconcile};
 use crate::supervisor::Tasks;
-use crate::watch::{Unreadable, Wake, Watches};
+use crate::watch::{Unreadable, Wake, Watches, keep_all};
 use crate::writer::{WriteError, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
@@ -85,11 +85,11 @@ pub fn start(
         labels::CLUSTER
     ));
     HostedCaches {
-        hosted_clusters: w.spawn_input_in(namespace, wakes(), "HostedCluster"),
-        node_pools: w.spawn_input_in(namespace, wakes(), "NodePool"),
-        machines: w.spawn_input_in(None, wakes(), "Machine"),
-        machine_sets: w.spawn_input_in(None, wakes(), "MachineSet"),
-        machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment"),
+        hosted_clusters: w.spawn_input_in(namespace, wakes(), "HostedCluster", keep_all),
+        node_pools: w.spawn_input_in(namespace, wakes(), "NodePool", keep_all),
+        machines: w.spawn_input_in(None, wakes(), "Machine", keep_all),
+        machine_sets: w.spawn_input_in(None, wakes(), "MachineSet", keep_all),
+        machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment", keep_all),
         insights: w.spawn(
             api(client, namespace),
             ours.clone(),

@@ -26,7 +26,7 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
+    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MCO_PREFIX, MachineConfig,
     MachineConfigPool, McoDeployment, Node,
 };
 
@@ -101,20 +101,28 @@ struct Decoder<K> {
     unreadable: Unreadable,
     /// The unreadable objects of the list in progress.
     listing: BTreeMap<String, UnreadableInput>,
-    _k: std::marker::PhantomData<fn() -> K>,
+    /// Drops, from a decoded object, what the assessment never reads (see [`trim_node`]).
+    trim: fn(&mut K),
 }
 
 impl<K> Decoder<K>
 where
     K: Resource<DynamicType = ()> + DeserializeOwned + Default,
 {
-    fn new(kind: &'static str, unreadable: Unreadable) -> Self {
+    fn new(kind: &'static str, unreadable: Unreadable, trim: fn(&mut K)) -> Self {
         Decoder {
             kind,
             unreadable,
             listing: BTreeMap::new(),
-            _k: std::marker::PhantomData,
+            trim,
         }
+    }
+
+    /// `obj` decoded and trimmed (see [`decode`]).
+    fn decode(&self, obj: DynamicObject) -> Result<K, (K, UnreadableInput)> {
+        let mut k = decode::<K>(self.kind, obj)?;
+        (self.trim)(&mut k);
+        Ok(k)
     }
 
     /// The event for the cache, if any: an unreadable object is recorded and left out (an
@@ -131,7 +139,7 @@ where
                     .relisted(self.kind, std::mem::take(&mut self.listing));
                 Some(Event::InitDone)
             }
-            Event::InitApply(o) => match decode::<K>(self.kind, o) {
+            Event::InitApply(o) => match self.decode(o) {
                 Ok(k) => Some(Event::InitApply(k)),
                 Err((_, u)) => {
                     if self.unreadable.lock().get(&(self.kind, u.name.clone())) != Some(&u) {
@@ -141,7 +149,7 @@ where
                     None
                 }
             },
-            Event::Apply(o) => match decode::<K>(self.kind, o) {
+            Event::Apply(o) => match self.decode(o) {
                 Ok(k) => {
                     self.unreadable.set(self.kind, name_of(&k), None);
                     Some(Event::Apply(k))
@@ -188,7 +196,15 @@ where
     K: Resource<DynamicType = ()> + DeserializeOwned + Default,
 {
     let metadata = obj.metadata.clone();
-    let value = serde_json::to_value(&obj).unwrap_or_default();
+    // The object's fields, moved (not copied: a Node's JSON is mostly images and nodeInfo),
+    // plus its metadata; `apiVersion` and `kind` are not read.
+    let mut value = obj.data;
+    if let serde_json::Value::Object(fields) = &mut value {
+        fields.insert(
+            "metadata".to_string(),
+            serde_json::to_value(&metadata).unwrap_or_default(),
+        );
+    }
     match serde_path_to_error::deserialize::<_, K>(value) {
         Ok(k) => Ok(k),
         Err(e) => {
@@ -321,17 +337,17 @@ pub fn start(
         unreadable: unreadable.clone(),
     };
     Caches {
-        cluster_versions: w.spawn_input_in(None, inputs(&[cpw, wpw]), "ClusterVersion"),
-        cluster_operators: w.spawn_input_in(None, inputs(&[cpw]), "ClusterOperator"),
+        cluster_versions: w.spawn_input_in(None, inputs(&[cpw, wpw]), "ClusterVersion", keep_all),
+        cluster_operators: w.spawn_input_in(None, inputs(&[cpw]), "ClusterOperator", keep_all),
         // The control-plane reconciler counts the master pool's nodes itself.
-        pools: w.spawn_input_in(None, inputs(&[cpw, wpw]), "MachineConfigPool"),
+        pools: w.spawn_input_in(None, inputs(&[cpw, wpw]), "MachineConfigPool", keep_all),
         machine_configs: w.spawn_metadata(
             Api::all(client.clone()),
             all(),
             inputs(&[cpw, wpw]),
             "MachineConfig",
         ),
-        nodes: w.spawn_input_in(None, inputs(&[cpw, wpw]), "Node"),
+        nodes: w.spawn_input_in(None, inputs(&[cpw, wpw]), "Node", trim_node),
         // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
         mco_deployments: w.spawn(
             Api::namespaced(client.clone(), MCO_NAMESPACE),
@@ -384,6 +400,32 @@ pub fn machine_config(meta: PartialObjectMeta<MachineConfig>) -> MachineConfig {
         metadata: meta.metadata,
     }
 }
+
+/// Keeps nothing more than decoding kept (the input types declare only what is read).
+pub(crate) fn keep_all<K>(_: &mut K) {}
+
+/// Drops from a Node's metadata what the assessment never reads: annotations other than the
+/// machine-config daemon's (`machineconfiguration.openshift.io/...`), owner references,
+/// finalizers, timestamps. Kept: name, uid and resourceVersion (the per-node cache keys on
+/// them), every label (any label may be in a pool's node selector), the MCO annotations.
+/// Run after decoding, so a Node with a field of the wrong type is still reported unreadable.
+pub(crate) fn trim_node(node: &mut Node) {
+    let meta = &mut node.metadata;
+    if let Some(a) = meta.annotations.as_mut() {
+        a.retain(|k, _| k.starts_with(MCO_PREFIX));
+    }
+    meta.owner_references = None;
+    meta.finalizers = None;
+    meta.creation_timestamp = None;
+    meta.generate_name = None;
+    meta.generation = None;
+}
+
+/// Objects per page of an input's initial list: the watcher holds a whole page as decoded
+/// JSON (`DynamicObject`s) until it has handed every object on, so the page, not the cache,
+/// sets the list's peak at thousands of Nodes (500, kube's default, cost ~MiB of
+/// transient JSON per list at 5,000 nodes; see `docs/benchmarks.md`).
+pub const INPUT_PAGE_SIZE: u32 = 100;
 
 /// Drops what we never read from cached objects (managed fields are large).
 pub(crate) fn slim<K: Resource>(obj: &mut K) {
@@ -487,12 +529,14 @@ pub(crate) struct Watches<'a> {
 }
 
 impl Watches<'_> {
-    /// A watch of an input kind in `namespace` (`None`: all), decoded object by object.
+    /// A watch of an input kind in `namespace` (`None`: all), decoded object by object (see
+    /// [`Decoder`]), each object trimmed by `trim` to what the assessment reads.
     pub(crate) fn spawn_input_in<K>(
         &mut self,
         namespace: Option<&str>,
         wake: Wake,
         what: &'static str,
+        trim: fn(&mut K),
     ) -> Store<K>
     where
         K: Resource<DynamicType = ()>
@@ -509,8 +553,8 @@ impl Watches<'_> {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
             None => Api::all_with(self.client.clone(), &ar),
         };
-        let mut decoder = Decoder::<K>::new(what, self.unreadable.clone());
-        let stream = watcher(api, watcher::Config::default())
+        let mut decoder = Decoder::<K>::new(what, self.unreadable.clone(), trim);
+        let stream = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
             .map_ok(move |ev| decoder.event(ev))
             .try_filter_map(|ev| std::future::ready(Ok(ev)));
         self.cache(stream, wake, what)
@@ -673,7 +717,8 @@ mod tests {
     fn one_unreadable_object_is_skipped_and_named_the_others_are_cached() {
         use watcher::Event;
         let unreadable = Unreadable::default();
-        let mut d = Decoder::<MachineConfigPool>::new("MachineConfigPool", unreadable.clone());
+        let mut d =
+            Decoder::<MachineConfigPool>::new("MachineConfigPool", unreadable.clone(), keep_all);
         let good = serde_json::json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}});
         let bad = serde_json::json!({"matchLabels": "node-role=infra"});
         assert!(matches!(d.event(Event::Init), Some(Event::Init)));
@@ -722,6 +767,77 @@ mod tests {
             Some(Event::Delete(_))
         ));
         assert!(unreadable.all().is_empty());
+    }
+
+    #[test]
+    fn nodes_keep_what_the_assessment_reads_and_bad_nodes_are_still_named() {
+        use watcher::Event;
+        let node = |conditions: serde_json::Value| {
+            dynamic(serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": "worker-0",
+                    "uid": "uid-0",
+                    "resourceVersion": "7",
+                    "creationTimestamp": "2026-01-01T00:00:00Z",
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Machine", "name": "m", "uid": "u"}],
+                    "labels": {"node-role.kubernetes.io/worker": "", "kubernetes.io/hostname": "worker-0"},
+                    "annotations": {
+                        "machineconfiguration.openshift.io/state": "Done",
+                        "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                    },
+                },
+                "spec": {"unschedulable": true, "providerID": "aws:///x"},
+                "status": {
+                    "conditions": conditions,
+                    "images": [{"names": ["quay.io/a@sha256:1"], "sizeBytes": 1}],
+                    "nodeInfo": {"kubeletVersion": "v1.28.0"},
+                },
+            }))
+        };
+        let unreadable = Unreadable::default();
+        let mut d = Decoder::<Node>::new("Node", unreadable.clone(), trim_node);
+        let Some(Event::Apply(n)) = d.event(Event::Apply(node(
+            serde_json::json!([{"type": "Ready", "status": "True", "reason": "KubeletReady"}]),
+        ))) else {
+            panic!("a good node is cached");
+        };
+        assert!(n.spec.unschedulable);
+        assert_eq!(n.status.conditions[0].reason, "KubeletReady");
+        assert_eq!(
+            (
+                n.metadata.uid.as_deref(),
+                n.metadata.resource_version.as_deref()
+            ),
+            (Some("uid-0"), Some("7"))
+        );
+        assert_eq!(n.metadata.labels.as_ref().map(|l| l.len()), Some(2));
+        assert_eq!(
+            n.metadata
+                .annotations
+                .as_ref()
+                .map(|a| a.keys().map(String::as_str).collect::<Vec<_>>()),
+            Some(vec!["machineconfiguration.openshift.io/state"])
+        );
+        assert!(n.metadata.owner_references.is_none() && n.metadata.creation_timestamp.is_none());
+
+        // Trimming comes after decoding: a wrong type is still an unreadable Node, named.
+        let Some(Event::Delete(stub)) = d.event(Event::Apply(node(serde_json::json!("Ready"))))
+        else {
+            panic!("an unreadable node leaves the cache");
+        };
+        assert_eq!(stub.metadata.name.as_deref(), Some("worker-0"));
+        let all = unreadable.all();
+        assert_eq!(
+            (all.len(), all[0].kind.as_str(), all[0].name.as_str()),
+            (1, "Node", "worker-0")
+        );
+        assert!(
+            all[0].problem.starts_with("status.conditions"),
+            "{}",
+            all[0].problem
+        );
     }
 
     #[test]

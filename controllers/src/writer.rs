@@ -424,20 +424,6 @@ impl<K: StatusObject> Writer<K> {
         let mut stats = SyncStats::default();
         let mut first_error = None;
         let mut wanted = HashSet::new();
-        let mut jobs = Vec::new();
-        for d in desired {
-            wanted.insert(d.name.as_str());
-            if self.backing_off(&d.name, Some(d), now) {
-                continue;
-            }
-            match self.plan(d, existing.get(d.name.as_str()).copied()) {
-                Some(job) => jobs.push(job),
-                None => stats.unchanged += 1,
-            }
-        }
-        // Failures of objects neither wanted nor there any more are over.
-        self.failures
-            .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
         let api = self.api.clone();
         let params = PatchParams::apply(&self.manager).force();
         // A hub writer starts no new call once one has failed (see [`Target::Hub`]); the jobs
@@ -445,62 +431,87 @@ impl<K: StatusObject> Writer<K> {
         let stop_on_error = self.target == Target::Hub;
         let failed = AtomicBool::new(false);
         let failed = &failed;
-        let results: Vec<JobResult<K::Status>> = futures::stream::iter(jobs)
-            .map(|job| {
-                let api = api.clone();
-                let params = params.clone();
-                async move {
-                    if stop_on_error && failed.load(Ordering::Relaxed) {
-                        return (job, None);
-                    }
-                    let r = execute(&api, &params, &job).await;
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    (job, Some(r))
-                }
-            })
-            .buffer_unordered(WRITE_CONCURRENCY)
-            .collect()
-            .await;
         let kind = K::kind(&()).to_string();
-        for (job, result) in results {
-            let Some(result) = result else { continue };
-            match result {
-                Ok(written) => {
-                    self.failures.remove(&job.name);
-                    if written.meta {
-                        stats.meta_writes += 1;
-                        self.count(&kind, "apply");
-                        self.deleted.remove(&job.name);
-                    }
-                    if job.status_body {
-                        stats.status_writes += 1;
-                        self.count(&kind, "apply-status");
-                    }
-                    self.pending.insert(
-                        job.name,
-                        Pending {
-                            resource_version: written.resource_version,
-                            labels: job.labels,
-                            owner: job.owner,
-                            status: Some(job.status),
-                            at: Instant::now(),
-                        },
-                    );
+        // Planned and written [`WRITE_BATCH`] at a time: a job holds copies of its object's
+        // labels and status, so a first pass over thousands of objects held them all at once.
+        let mut desired = desired.into_iter();
+        loop {
+            let mut jobs = Vec::new();
+            for d in desired.by_ref() {
+                wanted.insert(d.name.as_str());
+                if self.backing_off(&d.name, Some(d), now) {
+                    continue;
                 }
-                Err((verb, e)) => {
-                    // A failed status write after a metadata write: the metadata write counts.
-                    if verb == "apply-status" && job.meta {
-                        stats.meta_writes += 1;
-                        self.count(&kind, "apply");
+                match self.plan(d, existing.get(d.name.as_str()).copied()) {
+                    Some(job) => jobs.push(job),
+                    None => stats.unchanged += 1,
+                }
+                if jobs.len() >= WRITE_BATCH {
+                    break;
+                }
+            }
+            if jobs.is_empty() {
+                break;
+            }
+            let results: Vec<JobResult<K::Status>> = futures::stream::iter(jobs)
+                .map(|job| {
+                    let api = api.clone();
+                    let params = params.clone();
+                    async move {
+                        if stop_on_error && failed.load(Ordering::Relaxed) {
+                            return (job, None);
+                        }
+                        let r = execute(&api, &params, &job).await;
+                        if r.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        (job, Some(r))
                     }
-                    let e = self.error(verb, &job.name, e);
-                    self.record_failure(&e, "write", Some((job.labels, job.status)));
-                    first_error.get_or_insert(e);
+                })
+                .buffer_unordered(WRITE_CONCURRENCY)
+                .collect()
+                .await;
+            for (job, result) in results {
+                let Some(result) = result else { continue };
+                match result {
+                    Ok(written) => {
+                        self.failures.remove(&job.name);
+                        if written.meta {
+                            stats.meta_writes += 1;
+                            self.count(&kind, "apply");
+                            self.deleted.remove(&job.name);
+                        }
+                        if job.status_body {
+                            stats.status_writes += 1;
+                            self.count(&kind, "apply-status");
+                        }
+                        self.pending.insert(
+                            job.name,
+                            Pending {
+                                resource_version: written.resource_version,
+                                labels: job.labels,
+                                owner: job.owner,
+                                status: Some(job.status),
+                                at: Instant::now(),
+                            },
+                        );
+                    }
+                    Err((verb, e)) => {
+                        // A failed status write after a metadata write: the metadata write counts.
+                        if verb == "apply-status" && job.meta {
+                            stats.meta_writes += 1;
+                            self.count(&kind, "apply");
+                        }
+                        let e = self.error(verb, &job.name, e);
+                        self.record_failure(&e, "write", Some((job.labels, job.status)));
+                        first_error.get_or_insert(e);
+                    }
                 }
             }
         }
+        // Failures of objects neither wanted nor there any more are over.
+        self.failures
+            .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
         for (name, obj) in &existing {
             if stop_on_error && first_error.is_some() {
                 break;
@@ -608,6 +619,8 @@ impl<K: StatusObject> Writer<K> {
 
 /// Writes made concurrently by one [`Writer::sync`].
 pub const WRITE_CONCURRENCY: usize = 8;
+/// Objects planned and written per batch of a sync (bounds the copies a pass holds).
+pub const WRITE_BATCH: usize = 256;
 
 /// A job and how its writes went (what was written, or the verb that failed; `None`: not
 /// run, a hub writer having stopped at an earlier failure).

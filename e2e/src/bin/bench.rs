@@ -1037,12 +1037,12 @@ fn report(
     row(
         &mut s,
         "controller peak RSS (VmHWM)",
-        "≤ 150 MiB at 5,000",
+        "≤ 40 MiB at 5,000",
         &|r| {
             let m = mib(r.rss_hwm_kib);
             format!(
                 "{m:.0} MiB{}",
-                if r.nodes >= 5000 { ok(m <= 150.0) } else { "" }
+                if r.nodes >= 5000 { ok(m <= 40.0) } else { "" }
             )
         },
     );
