@@ -20,9 +20,11 @@
 //! 7. **offline CLI**: the same cluster dumped as a snapshot folder, analysed by
 //!    `kubectl-update_status --from-dir` (wall time and peak RSS).
 //!
-//! Before the sizes, without a control plane: the offline CLI on a must-gather with 20,000
-//! worker nodes in one block-YAML `nodes.yaml` (`update_status_testdata::must_gather`), the
-//! way real captures of large clusters come (`--must-gather-nodes`, 0 to skip).
+//! Before the sizes, without a control plane (`offline_cli`): the offline CLI on the
+//! simulator's snapshot of a 5,003-node cluster in 5 pools as JSON (`--offline-nodes-per-pool`,
+//! 0 to skip) and on a must-gather with 20,000 worker nodes in one block-YAML `nodes.yaml`
+//! (`update_status_testdata::must_gather`), the way real captures of large clusters come
+//! (`--must-gather-nodes`, 0 to skip). `--only-offline` stops after them.
 //!
 //! Then it writes a Markdown report (default `docs/benchmarks.md`) with the machine, the
 //! command, these results, and the criterion results of `assess/benches/assess.rs` if
@@ -52,6 +54,8 @@ use update_status_e2e::{client_for, repo_root};
 
 #[path = "common/live_cli.rs"]
 mod live_cli;
+#[path = "common/offline_cli.rs"]
+mod offline_cli;
 
 const NAMESPACE: &str = "openshift-update-status";
 /// The live CLI's views the bench measures, with their goals (bytes, median s, peak MiB).
@@ -104,43 +108,14 @@ struct Args {
     /// Nodes of the generated must-gather the offline CLI reads (0: skip that case).
     #[arg(long, default_value_t = 20_000)]
     must_gather_nodes: usize,
-    /// Only the must-gather case (no control plane, no sizes, no report: the log line).
-    #[arg(long)]
-    only_must_gather: bool,
-}
-
-/// The offline CLI on a generated must-gather.
-#[derive(Debug, Default, Clone)]
-struct MustGatherRun {
-    nodes: usize,
-    nodes_yaml_mib: f64,
-    cli_s: f64,
-    cli_hwm_kib: u64,
-    cli_ok: bool,
-}
-
-/// Writes a must-gather of `nodes` generated nodes under `target/bench` and times the CLI on it.
-fn bench_must_gather(args: &Args, nodes: usize) -> anyhow::Result<MustGatherRun> {
-    let root = repo_root().join(format!("target/bench/must-gather-{nodes}"));
-    let _ = std::fs::remove_dir_all(&root);
-    let csr = update_status_testdata::must_gather::write(&root, nodes)
-        .with_context(|| format!("writing a must-gather in {}", root.display()))?;
-    let size = std::fs::metadata(csr.join("core/nodes/generated.yaml"))?.len();
-    let (cli_s, cli_hwm_kib, cli_ok) = run_cli(&args.cli, &root)?;
-    std::fs::remove_dir_all(&root)?;
-    let run = MustGatherRun {
-        nodes,
-        nodes_yaml_mib: size as f64 / (1024.0 * 1024.0),
-        cli_s,
-        cli_hwm_kib,
-        cli_ok,
-    };
-    log(&format!(
-        "must-gather of {nodes} nodes ({:.1} MiB of block YAML): offline CLI {cli_s:.2}s, peak RSS {:.0} MiB, ok={cli_ok}",
-        run.nodes_yaml_mib,
-        mib(cli_hwm_kib)
-    ));
-    Ok(run)
+    /// Nodes of each of the 4 worker pools of the simulated snapshot the offline CLI reads
+    /// (1,250: 5,003 nodes with the 3 masters; 0: skip that case).
+    #[arg(long, default_value_t = 1_250)]
+    offline_nodes_per_pool: usize,
+    /// Only the offline CLI cases (no control plane, no sizes): prints their table, writes no
+    /// report.
+    #[arg(long, alias = "only-must-gather")]
+    only_offline: bool,
 }
 
 /// Results for one size.
@@ -473,28 +448,6 @@ fn node_insight_name(sim: &Simulation, index: usize) -> String {
     )
 }
 
-/// Runs the CLI offline; returns (seconds, peak RSS KiB, success).
-fn run_cli(cli: &Path, dir: &Path) -> anyhow::Result<(f64, u64, bool)> {
-    let started = Instant::now();
-    let mut child = Command::new(cli)
-        .arg("--from-dir")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("running {}", cli.display()))?;
-    let mut hwm = 0;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        hwm = hwm.max(memory_kib(child.id()).0);
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Ok((started.elapsed().as_secs_f64(), hwm, status.success()))
-}
-
 async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     let mut run = Run {
         nodes: n,
@@ -766,7 +719,7 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
         .map(|m| m.len())
         .sum::<u64>() as f64
         / (1024.0 * 1024.0);
-    let (s, hwm, ok) = run_cli(&args.cli, &snap)?;
+    let (s, hwm, ok) = offline_cli::run_cli(&args.cli, &snap)?;
     run.cli_s = s;
     run.cli_hwm_kib = hwm;
     run.cli_ok = ok;
@@ -892,7 +845,7 @@ fn criterion_table(dir: &Path) -> Option<String> {
 fn report(
     args: &Args,
     runs: &[Run],
-    must_gather: Option<&MustGatherRun>,
+    offline: &[offline_cli::OfflineRun],
     started: Timestamp,
     took: Duration,
 ) -> String {
@@ -1111,24 +1064,8 @@ fn report(
 - *burst*: that many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`): two writes per node insight (label and status, the assessment moves), while the pool status is written once or twice for the whole wave.\n\
 - *RSS and CPU*: `/proc/<pid>/status` `VmHWM`/`VmRSS` and `/proc/<pid>/stat` `utime + stime` of the controller process (the API server and etcd run on the same 2 CPUs).\n"
     );
-    if let Some(m) = must_gather {
-        let _ = writeln!(
-            s,
-            "## The offline CLI on a large must-gather\n\n\
-`kubectl-update_status --from-dir` on a must-gather (`update_status_testdata::must_gather`: the objects of `testdata/oc-status/4.14.1-workers-started-updating-multiple-pools` plus generated worker nodes as heavy as real ones, in one block-YAML `core/nodes/generated.yaml`). Peak RSS is `VmHWM`.\n\n\
-| | goal | result |\n|---|---|---|\n\
-| {} nodes, block YAML ({:.1} MiB): wall time / peak RSS | ≤ 1 s | {:.2} s / {:.0} MiB{}{} |\n",
-            m.nodes,
-            m.nodes_yaml_mib,
-            m.cli_s,
-            mib(m.cli_hwm_kib),
-            if m.cli_ok { "" } else { " — failed" },
-            if m.cli_s <= 1.0 && m.cli_ok {
-                " ✅"
-            } else {
-                " ❌"
-            }
-        );
+    if !offline.is_empty() {
+        let _ = writeln!(s, "{}", offline_cli::report(offline));
     }
     if let Some(t) = criterion_table(&args.criterion) {
         let _ = writeln!(
@@ -1149,7 +1086,12 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let root = repo_root();
     std::env::set_current_dir(&root)?;
-    for bin in [&args.controller, &args.cli] {
+    let needed = if args.only_offline {
+        vec![&args.cli]
+    } else {
+        vec![&args.controller, &args.cli]
+    };
+    for bin in needed {
         if !bin.exists() {
             bail!(
                 "{} is not built (cargo build --release -p update-status-controllers -p update-status-cli)",
@@ -1160,11 +1102,21 @@ async fn main() -> anyhow::Result<()> {
     let started = Timestamp::now();
     let t = Instant::now();
     let ticks = clock_ticks();
-    let must_gather = match args.must_gather_nodes {
-        0 => None,
-        n => Some(bench_must_gather(&args, n)?),
-    };
-    if args.only_must_gather {
+    let mut offline = Vec::new();
+    if args.offline_nodes_per_pool > 0 {
+        offline.push(offline_cli::bench_simulated(
+            &args.cli,
+            args.offline_nodes_per_pool,
+        )?);
+    }
+    if args.must_gather_nodes > 0 {
+        offline.push(offline_cli::bench_must_gather(
+            &args.cli,
+            args.must_gather_nodes,
+        )?);
+    }
+    if args.only_offline {
+        println!("{}", offline_cli::report(&offline));
         return Ok(());
     }
     let mut runs = Vec::new();
@@ -1180,7 +1132,7 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
-    let mut text = report(&args, &runs, must_gather.as_ref(), started, t.elapsed());
+    let mut text = report(&args, &runs, &offline, started, t.elapsed());
     // Notes written by hand below the marker survive a re-run.
     if let Some(notes) = std::fs::read_to_string(&args.out).ok().and_then(|old| {
         old.split_once(KEEP_MARKER)
