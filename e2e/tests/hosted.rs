@@ -494,6 +494,36 @@ where
 /// The namespace of the Deployment (and the ServiceAccount, the Lease) in `config/hosted`.
 const DEPLOY_NS: &str = "openshift-update-status";
 
+/// Removes the cluster-wide RBAC of `config/hosted` when dropped, even on failure: it binds the
+/// same ServiceAccount as `config/default` (`openshift-update-status/update-status-controller`),
+/// and left in place it would give that account the hosted mode's writes in every namespace,
+/// which the `service_account` test checks are denied.
+struct HostedRbacGuard(std::path::PathBuf);
+
+impl Drop for HostedRbacGuard {
+    fn drop(&mut self) {
+        let out = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.0)
+            .args([
+                "delete",
+                "clusterrolebinding/update-status-controller-hosted",
+                "clusterrole/update-status-controller-hosted",
+                "--ignore-not-found",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => eprintln!(
+                "removing config/hosted's ClusterRole(Binding) failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => eprintln!("cannot run kubectl to remove config/hosted's RBAC: {e}"),
+        }
+    }
+}
+
 /// Applies `config/hosted` as `make deploy OVERLAY=hosted` does and mints a token of its
 /// ServiceAccount.
 async fn deploy_hosted(
@@ -566,6 +596,7 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
 
     // The controller runs as its ServiceAccount with the shipped hosted-mode RBAC
     // (`config/hosted`), with leader election (the Lease Role).
+    let _rbac = HostedRbacGuard(env.kubeconfig_path().to_path_buf());
     let sa = deploy_hosted(&env, &ns).await?;
     let controller = Controller::start_via(
         &sa.kubeconfig,
