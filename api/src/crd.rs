@@ -91,7 +91,7 @@ pub mod labels {
 }
 
 /// `True`, `False` or `Unknown`.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash)]
 pub enum ConditionStatus {
     /// The condition holds.
     True,
@@ -103,7 +103,7 @@ pub enum ConditionStatus {
 }
 
 /// A condition (`Updating`, `Healthy`, `Available`, `Degraded`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// Condition type.
@@ -491,7 +491,7 @@ impl ImpactType {
 }
 
 /// Current and target version of an object.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default, Hash)]
 pub struct VersionPair {
     /// Version it runs (empty when unknown).
     #[serde(default)]
@@ -504,7 +504,7 @@ pub struct VersionPair {
 }
 
 /// Progress of one ClusterVersion, ClusterOperator or Node.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema, Default, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressInsight {
     /// Assessment (`Updated`/`Updating`/`Waiting` for operators; `Completed`, `Progressing`,

@@ -196,7 +196,16 @@ async fn main() -> anyhow::Result<()> {
     let mut infra = Tasks::new();
     serve_endpoints(&args, &client, &metrics, &health, &mut infra).await?;
     let wakers = Wakers::default();
-    let caches = watches::start(&client, &args.namespace, &wakers, &health, &mut infra);
+    // Progress insights are cached whole only when the hub sync copies them.
+    let keep_progress = args.hub_kubeconfig.is_some() && args.hub_include_progress;
+    let caches = watches::start(
+        &client,
+        &args.namespace,
+        &wakers,
+        &health,
+        &mut infra,
+        keep_progress,
+    );
     let hub = hub_sync(&args, &caches, &wakers, &metrics).await?;
     count_insights_of(&metrics, &caches.insights);
 

@@ -52,7 +52,8 @@ pub struct Caches {
     /// The machine-config operator's Deployment (at most the one, reduced to its containers'
     /// names and images).
     pub mco_deployments: Store<McoDeployment>,
-    /// Our UpdateInsights in our namespace.
+    /// Our UpdateInsights in our namespace (progress insights slimmed unless the hub sync
+    /// copies them: see [`start`]).
     pub insights: Store<UpdateInsight>,
     /// Our ControlPlaneUpdateStatus objects.
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
@@ -304,12 +305,17 @@ impl Wake {
 
 /// Starts every watch (as tasks of `tasks`, named `watch/<Kind>`); the caches list in the
 /// background ([`Caches::synced`] tells when all did).
+///
+/// Our progress insights are cached slimmed ([`crate::writer::slim_progress`]: their
+/// `.status.progress` replaced by a fingerprint) unless `keep_progress` (the hub sync copies
+/// them whole, `--hub-include-progress`).
 pub fn start(
     client: &kube::Client,
     namespace: &str,
     wakers: &Wakers,
     health: &Arc<Health>,
     tasks: &mut Tasks,
+    keep_progress: bool,
 ) -> Caches {
     use crate::{control_plane_reconciler as cp, worker_pools_reconciler as wp};
     let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
@@ -355,11 +361,16 @@ pub fn start(
             inputs(&[cpw]),
             "Deployment",
         ),
-        insights: w.spawn(
+        insights: w.spawn_trimmed(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
             ours(vec![hub.clone()], &[(cp::NAME, cpw), (wp::NAME, wpw)]),
             "UpdateInsight",
+            if keep_progress {
+                keep_all
+            } else {
+                crate::writer::slim_progress
+            },
         ),
         control_plane_statuses: w.spawn(
             Api::namespaced(client.clone(), namespace),
@@ -571,7 +582,24 @@ impl Watches<'_> {
     where
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
     {
-        self.cache(watcher(api, config), wake, what)
+        self.spawn_trimmed(api, config, wake, what, keep_all)
+    }
+
+    /// A watch of objects of kind `K` into a cache, each object trimmed by `trim` before it is
+    /// stored.
+    pub(crate) fn spawn_trimmed<K>(
+        &mut self,
+        api: Api<K>,
+        config: watcher::Config,
+        wake: Wake,
+        what: &'static str,
+        trim: fn(&mut K),
+    ) -> Store<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    {
+        let events = watcher(api, config).map_ok(move |ev| ev.modify(trim));
+        self.cache(events, wake, what)
     }
 
     /// A metadata-only watch of kind `K` (`PartialObjectMetadata` on the wire), cached as `K`

@@ -38,8 +38,8 @@ use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, UpdateInsight, UpdateInsightStatus,
-    WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
+    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ProgressInsight, UpdateInsight,
+    UpdateInsightStatus, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
 use crate::metrics::Metrics;
@@ -142,6 +142,10 @@ pub trait StatusObject:
     type Status: PartialEq + Serialize + Clone + Debug + Send + Sync;
     /// The object's status, if any.
     fn status_ref(&self) -> Option<&Self::Status>;
+    /// Whether this object (as cached) has the status `desired`. Allocates nothing.
+    fn status_is(&self, desired: &Self::Status) -> bool {
+        self.status_ref() == Some(desired)
+    }
 }
 
 impl StatusObject for UpdateInsight {
@@ -149,6 +153,60 @@ impl StatusObject for UpdateInsight {
     fn status_ref(&self) -> Option<&UpdateInsightStatus> {
         self.status.as_ref()
     }
+    /// A cached copy slimmed by [`slim_progress`] is compared through its progress fingerprint.
+    fn status_is(&self, desired: &UpdateInsightStatus) -> bool {
+        let Some(have) = self.status.as_ref() else {
+            return false;
+        };
+        match cached_fingerprint(self) {
+            None => have == desired,
+            Some(fp) => {
+                have.type_ == desired.type_
+                    && have.resource == desired.resource
+                    && have.scope == desired.scope
+                    && have.health == desired.health
+                    && have.progress.is_none()
+                    && desired.progress.as_ref().map(fingerprint) == Some(fp)
+            }
+        }
+    }
+}
+
+/// Annotation, on cached copies only (never written), holding the fingerprint of the
+/// `.status.progress` that [`slim_progress`] dropped.
+pub const PROGRESS_FINGERPRINT: &str = "update.openshift.io/cached-progress-fingerprint";
+
+/// A 64-bit fingerprint of a progress insight's content (SipHash with fixed keys: stable within
+/// the process, which is all a cache needs). Equal contents give equal fingerprints; two
+/// different contents colliding is a 2^-64 chance per comparison.
+pub fn fingerprint(p: &ProgressInsight) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    p.hash(&mut h);
+    h.finish()
+}
+
+fn cached_fingerprint(o: &UpdateInsight) -> Option<u64> {
+    let v = o.metadata.annotations.as_ref()?.get(PROGRESS_FINGERPRINT)?;
+    u64::from_str_radix(v, 16).ok()
+}
+
+/// Slims a cached UpdateInsight to what [`Writer::sync`] and the core read of it: a progress
+/// insight's `.status.progress` (assessment, versions, message, conditions: the bulk of the
+/// thousands of node insights) is replaced by its [`fingerprint`], kept in a cache-only
+/// annotation. Health insights are kept whole: the core carries their `startedAt` over, the
+/// metrics and the hub copies read them.
+pub fn slim_progress(o: &mut UpdateInsight) {
+    let Some(p) = o.status.as_mut().and_then(|s| s.progress.take()) else {
+        return;
+    };
+    o.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            PROGRESS_FINGERPRINT.to_string(),
+            format!("{:x}", fingerprint(&p)),
+        );
 }
 impl StatusObject for ControlPlaneUpdateStatus {
     type Status = ControlPlaneUpdateStatusStatus;
@@ -597,7 +655,7 @@ impl<K: StatusObject> Writer<K> {
                         o.meta().owner_references.as_ref().and_then(|r| r.first()),
                         d.owner.as_ref(),
                     ),
-                o.status_ref() == Some(&d.status),
+                o.status_is(&d.status),
                 true,
             ),
             (None, None) => (false, false, false),
@@ -820,6 +878,43 @@ mod tests {
         // Deleted afterwards: created again (metadata and status).
         let job = w.plan(&desired, None).expect("a creation");
         assert!(job.meta && job.status_body);
+    }
+
+    #[test]
+    fn a_slimmed_progress_insight_compares_by_fingerprint() {
+        use update_status_api::crd::{Assessment, InsightType};
+        let status = |assessment, message: &str| UpdateInsightStatus {
+            type_: InsightType::Progress,
+            progress: Some(ProgressInsight {
+                assessment,
+                message: message.to_string(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut cached = UpdateInsight::new("node-a", Default::default());
+        cached.status = Some(status(Assessment::Progressing, "Draining"));
+        slim_progress(&mut cached);
+        assert!(cached.status.as_ref().is_some_and(|s| s.progress.is_none()));
+        assert!(cached.status_is(&status(Assessment::Progressing, "Draining")));
+        // Any change of the progress content is a change.
+        assert!(!cached.status_is(&status(Assessment::Progressing, "Rebooting")));
+        assert!(!cached.status_is(&status(Assessment::Completed, "Draining")));
+        // A desired status without progress is not what the cache had.
+        let mut bare = status(Assessment::Progressing, "Draining");
+        bare.progress = None;
+        assert!(!cached.status_is(&bare));
+        // A health insight is kept whole and compared whole.
+        let mut health = UpdateInsight::new("node-a-drain", Default::default());
+        health.status = Some(UpdateInsightStatus {
+            type_: InsightType::Health,
+            health: Some(Default::default()),
+            ..Default::default()
+        });
+        let whole = health.clone();
+        slim_progress(&mut health);
+        assert_eq!(health, whole);
+        assert!(health.status_is(whole.status.as_ref().expect("status")));
     }
 
     #[test]

@@ -120,68 +120,70 @@ pub(super) fn cluster_version_insight(
 
 /// D.3, D.4 for one platform operator.
 pub(super) fn operator_insights(co: &ClusterOperator, now: i128) -> Vec<HealthDraft> {
-    let name = co.name();
-    let mut out = Vec::new();
-    let message_or_none = |m: &str| {
-        if m.is_empty() {
-            "<no message>".to_string()
-        } else {
-            m.to_string()
+    let unavailable = co.condition("Available").filter(|a| a.is_false()).map(|c| {
+        let rule = OperatorRule {
+            state: "unavailable",
+            error_after: CO_UNAVAILABLE_ERROR,
+            reference: REFERENCE_CO_DOWN,
+            source: SOURCE_CO_UNAVAILABLE,
+        };
+        (c, rule)
+    });
+    let degraded = co.condition("Degraded").filter(|d| d.is_true()).map(|c| {
+        let rule = OperatorRule {
+            state: "degraded",
+            error_after: CO_DEGRADED_ERROR,
+            reference: REFERENCE_CO_DEGRADED,
+            source: SOURCE_CO_DEGRADED,
+        };
+        (c, rule)
+    });
+    [unavailable, degraded]
+        .into_iter()
+        .flatten()
+        .filter_map(|(c, rule)| rule.draft(co.name(), c, now))
+        .collect()
+}
+
+/// D.3 / D.4: an operator condition that is bad for longer than [`CO_INSIGHT_THRESHOLD`] is a
+/// warning, and an error after `error_after`.
+struct OperatorRule {
+    /// `unavailable` or `degraded`, in the summary.
+    state: &'static str,
+    error_after: i128,
+    reference: &'static str,
+    source: &'static str,
+}
+
+impl OperatorRule {
+    fn draft(&self, name: &str, c: &InputCondition, now: i128) -> Option<HealthDraft> {
+        let age = condition_age(c, now);
+        if age <= CO_INSIGHT_THRESHOLD {
+            return None;
         }
-    };
-    if let Some(a) = co.condition("Available").filter(|a| a.is_false()) {
-        let age = condition_age(a, now);
-        if age > CO_INSIGHT_THRESHOLD {
-            let error = age > CO_UNAVAILABLE_ERROR;
-            out.push(HealthDraft {
-                resource: config_ref("ClusterOperator", name),
-                started_at: a.last_transition_time,
-                level: if error {
-                    ImpactLevel::Error
-                } else {
-                    ImpactLevel::Warning
-                },
-                type_: ImpactType::ApiAvailability,
-                summary: format!("Cluster Operator {name} is unavailable ({})", a.reason),
-                description: message_or_none(&a.message),
-                reference: REFERENCE_CO_DOWN,
-                source: SOURCE_CO_UNAVAILABLE,
-                level_since: error
-                    .then(|| {
-                        a.last_transition_time
-                            .map(|t| ns(t) + CO_UNAVAILABLE_ERROR + 1)
-                    })
-                    .flatten(),
-            });
-        }
+        let error = age > self.error_after;
+        Some(HealthDraft {
+            resource: config_ref("ClusterOperator", name),
+            started_at: c.last_transition_time,
+            level: if error {
+                ImpactLevel::Error
+            } else {
+                ImpactLevel::Warning
+            },
+            type_: ImpactType::ApiAvailability,
+            summary: format!("Cluster Operator {name} is {} ({})", self.state, c.reason),
+            description: if c.message.is_empty() {
+                "<no message>".to_string()
+            } else {
+                c.message.clone()
+            },
+            reference: self.reference,
+            source: self.source,
+            level_since: error
+                .then(|| c.last_transition_time.map(|t| ns(t) + self.error_after + 1))
+                .flatten(),
+        })
     }
-    if let Some(d) = co.condition("Degraded").filter(|d| d.is_true()) {
-        let age = condition_age(d, now);
-        if age > CO_INSIGHT_THRESHOLD {
-            let error = age > CO_DEGRADED_ERROR;
-            out.push(HealthDraft {
-                resource: config_ref("ClusterOperator", name),
-                started_at: d.last_transition_time,
-                level: if error {
-                    ImpactLevel::Error
-                } else {
-                    ImpactLevel::Warning
-                },
-                type_: ImpactType::ApiAvailability,
-                summary: format!("Cluster Operator {name} is degraded ({})", d.reason),
-                description: message_or_none(&d.message),
-                reference: REFERENCE_CO_DEGRADED,
-                source: SOURCE_CO_DEGRADED,
-                level_since: error
-                    .then(|| {
-                        d.last_transition_time
-                            .map(|t| ns(t) + CO_DEGRADED_ERROR + 1)
-                    })
-                    .flatten(),
-            });
-        }
-    }
-    out
 }
 
 /// D.5: the previous update never completed.
