@@ -46,7 +46,9 @@ pub struct Update {
 #[derive(Clone, Debug)]
 pub struct WorkerPools {
     context: Option<NodeContext>,
-    nodes: HashMap<String, CachedNode>,
+    /// Boxed: a `CachedNode` is about 700 bytes, and a hash table holds its values inline with
+    /// up to twice the slots it needs (and both tables while it grows).
+    nodes: HashMap<String, Box<CachedNode>>,
     /// Owner references of the pools, by name (a re-created pool changes them).
     pool_owners: BTreeMap<String, OwnerReference>,
     /// The last aggregation.
@@ -121,12 +123,12 @@ impl WorkerPools {
                 } else {
                     self.nodes.insert(
                         name.to_string(),
-                        CachedNode {
+                        Box::new(CachedNode {
                             resource_version: rv.map(str::to_string),
                             uid: uid.map(str::to_string),
                             assessment,
                             desired: Vec::new(),
-                        },
+                        }),
                     );
                     rebuild.push((name.to_string(), compose::owner_of(node.as_ref())));
                     self.dirty = true;

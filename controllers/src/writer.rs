@@ -158,23 +158,23 @@ impl StatusObject for UpdateInsight {
         let Some(have) = self.status.as_ref() else {
             return false;
         };
-        match cached_fingerprint(self) {
+        match cached_fingerprint(have) {
             None => have == desired,
             Some(fp) => {
                 have.type_ == desired.type_
                     && have.resource == desired.resource
                     && have.scope == desired.scope
                     && have.health == desired.health
-                    && have.progress.is_none()
                     && desired.progress.as_ref().map(fingerprint) == Some(fp)
             }
         }
     }
 }
 
-/// Annotation, on cached copies only (never written), holding the fingerprint of the
-/// `.status.progress` that [`slim_progress`] dropped.
-pub const PROGRESS_FINGERPRINT: &str = "update.openshift.io/cached-progress-fingerprint";
+/// Starts the `.status.progress.message` of a cached copy slimmed by [`slim_progress`] (never
+/// written: the writer builds its requests from the desired objects). A NUL byte, which no
+/// message we write contains.
+const FINGERPRINT_MARK: &str = "\0fingerprint:";
 
 /// A 64-bit fingerprint of a progress insight's content (SipHash with fixed keys: stable within
 /// the process, which is all a cache needs). Equal contents give equal fingerprints; two
@@ -186,34 +186,38 @@ pub fn fingerprint(p: &ProgressInsight) -> u64 {
     h.finish()
 }
 
-fn cached_fingerprint(o: &UpdateInsight) -> Option<u64> {
-    let v = o.metadata.annotations.as_ref()?.get(PROGRESS_FINGERPRINT)?;
-    u64::from_str_radix(v, 16).ok()
+fn cached_fingerprint(s: &UpdateInsightStatus) -> Option<u64> {
+    let hex = s
+        .progress
+        .as_ref()?
+        .message
+        .strip_prefix(FINGERPRINT_MARK)?;
+    u64::from_str_radix(hex, 16).ok()
 }
 
 /// Slims a cached UpdateInsight to what [`Writer::sync`] and the core read of it: a progress
 /// insight's `.status.progress` (assessment, versions, message, conditions: the bulk of the
-/// thousands of node insights) is replaced by its [`fingerprint`], kept in a cache-only
-/// annotation. Health insights are kept whole: the core carries their `startedAt` over, the
-/// metrics and the hub copies read them.
+/// thousands of node insights) is replaced by a stub holding only its [`fingerprint`] (no
+/// extra map: an annotation would cost more than it saves). Health insights are kept whole:
+/// the core carries their `startedAt` over, the metrics and the hub copies read them.
 pub fn slim_progress(o: &mut UpdateInsight) {
-    let Some(p) = o.status.as_mut().and_then(|s| s.progress.take()) else {
+    let Some(p) = o.status.as_mut().and_then(|s| s.progress.as_mut()) else {
         return;
     };
-    o.metadata
-        .annotations
-        .get_or_insert_with(Default::default)
-        .insert(
-            PROGRESS_FINGERPRINT.to_string(),
-            format!("{:x}", fingerprint(&p)),
-        );
+    let stub = ProgressInsight {
+        message: format!("{FINGERPRINT_MARK}{:x}", fingerprint(p)),
+        ..Default::default()
+    };
+    *p = stub;
 }
+
 impl StatusObject for ControlPlaneUpdateStatus {
     type Status = ControlPlaneUpdateStatusStatus;
     fn status_ref(&self) -> Option<&ControlPlaneUpdateStatusStatus> {
         self.status.as_ref()
     }
 }
+
 impl StatusObject for WorkerPoolUpdateStatus {
     type Status = WorkerPoolUpdateStatusStatus;
     fn status_ref(&self) -> Option<&WorkerPoolUpdateStatusStatus> {
@@ -241,13 +245,48 @@ impl SyncStats {
     }
 }
 
+/// A write the watch cache may not show yet: its resourceVersion and fingerprints of what was
+/// written (not copies: a first pass writes thousands of objects, all pending at once).
 #[derive(Clone, Debug)]
-struct Pending<S> {
+struct Pending {
     resource_version: Option<String>,
-    labels: BTreeMap<String, String>,
-    owner: Option<OwnerReference>,
-    status: Option<S>,
+    /// [`meta_fingerprint`] of the labels and owner written.
+    meta: u64,
+    /// [`json_fingerprint`] of the status written.
+    status: u64,
     at: Instant,
+}
+
+/// Feeds what is written to a hasher.
+struct HashWriter(std::hash::DefaultHasher);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        std::hash::Hasher::write(&mut self.0, buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A 64-bit fingerprint of a value's JSON (equal values, equal JSON: our types serialize
+/// deterministically, maps are B-trees). Allocates nothing.
+fn json_fingerprint<T: Serialize>(value: &T) -> u64 {
+    let mut w = HashWriter(std::hash::DefaultHasher::new());
+    // Our status types always serialize; were one to fail, the partial fingerprint would only
+    // make the object look changed (one extra write).
+    let _ = serde_json::to_writer(&mut w, value);
+    std::hash::Hasher::finish(&w.0)
+}
+
+/// Fingerprint of an object's labels (as written: with the reconciler's) and owner.
+fn meta_fingerprint(labels: &BTreeMap<String, String>, owner: Option<&OwnerReference>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    labels.hash(&mut h);
+    owner.map(|o| (&o.uid, &o.kind, &o.name)).hash(&mut h);
+    h.finish()
 }
 
 /// Which API server a writer writes to.
@@ -268,7 +307,7 @@ pub struct Writer<K: StatusObject> {
     namespace: String,
     reconciler: &'static str,
     manager: String,
-    pending: HashMap<String, Pending<K::Status>>,
+    pending: HashMap<String, Pending>,
     deleted: HashMap<String, Instant>,
     /// Objects whose last write failed (local writers only), by name.
     failures: HashMap<String, Failure<K::Status>>,
@@ -547,9 +586,8 @@ impl<K: StatusObject> Writer<K> {
                             job.name,
                             Pending {
                                 resource_version: written.resource_version,
-                                labels: job.labels,
-                                owner: job.owner,
-                                status: Some(job.status),
+                                meta: meta_fingerprint(&job.labels, job.owner.as_ref()),
+                                status: json_fingerprint(&job.status),
                                 at: Instant::now(),
                             },
                         );
@@ -644,9 +682,8 @@ impl<K: StatusObject> Writer<K> {
             .filter(|p| existing.is_none_or(|o| o.meta().resource_version != p.resource_version));
         let (meta_ok, status_ok, exists) = match (pending, existing) {
             (Some(p), _) => (
-                p.labels == self.full_labels(&d.labels)
-                    && same_owner(p.owner.as_ref(), d.owner.as_ref()),
-                p.status.as_ref() == Some(&d.status),
+                p.meta == meta_fingerprint(&self.full_labels(&d.labels), d.owner.as_ref()),
+                p.status == json_fingerprint(&d.status),
                 true,
             ),
             (None, Some(o)) => (
@@ -860,14 +897,24 @@ mod tests {
             "cluster".into(),
             Pending {
                 resource_version: Some("7".into()),
-                labels: w.full_labels(&BTreeMap::new()),
-                owner: None,
-                status: Some(desired.status.clone()),
+                meta: meta_fingerprint(&w.full_labels(&BTreeMap::new()), None),
+                status: json_fingerprint(&desired.status),
                 at: Instant::now(),
             },
         );
         // Just written, not in the cache yet: nothing to do.
         assert!(w.plan(&desired, None).is_none());
+        // ...unless the content moved on since: only the status is written again.
+        let mut moved = desired.clone();
+        moved.status.completion_percent = 60;
+        let job = w.plan(&moved, None).expect("a status write");
+        assert!(job.status_body && !job.meta);
+        let mut relabelled = desired.clone();
+        relabelled
+            .labels
+            .insert(labels::ASSESSMENT.into(), "progressing".into());
+        let job = w.plan(&relabelled, None).expect("a metadata write");
+        assert!(job.meta && !job.status_body);
         // The cache is behind (an older version): our write still counts.
         assert!(w.plan(&desired, Some(&cp("6", 10))).is_none());
         // The cache shows our write: forgotten.
@@ -895,7 +942,13 @@ mod tests {
         let mut cached = UpdateInsight::new("node-a", Default::default());
         cached.status = Some(status(Assessment::Progressing, "Draining"));
         slim_progress(&mut cached);
-        assert!(cached.status.as_ref().is_some_and(|s| s.progress.is_none()));
+        assert!(
+            cached
+                .status
+                .as_ref()
+                .and_then(|s| s.progress.as_ref())
+                .is_some_and(|p| p.message.starts_with(FINGERPRINT_MARK) && p.conditions.is_empty())
+        );
         assert!(cached.status_is(&status(Assessment::Progressing, "Draining")));
         // Any change of the progress content is a change.
         assert!(!cached.status_is(&status(Assessment::Progressing, "Rebooting")));
