@@ -120,34 +120,38 @@ pub(super) fn cluster_version_insight(
 
 /// D.3, D.4 for one platform operator.
 pub(super) fn operator_insights(co: &ClusterOperator, now: i128) -> Vec<HealthDraft> {
-    let unavailable = co.condition("Available").filter(|a| a.is_false()).map(|c| {
-        let rule = OperatorRule {
-            state: "unavailable",
-            error_after: CO_UNAVAILABLE_ERROR,
-            reference: REFERENCE_CO_DOWN,
-            source: SOURCE_CO_UNAVAILABLE,
-        };
-        (c, rule)
-    });
-    let degraded = co.condition("Degraded").filter(|d| d.is_true()).map(|c| {
-        let rule = OperatorRule {
-            state: "degraded",
-            error_after: CO_DEGRADED_ERROR,
-            reference: REFERENCE_CO_DEGRADED,
-            source: SOURCE_CO_DEGRADED,
-        };
-        (c, rule)
-    });
-    [unavailable, degraded]
-        .into_iter()
-        .flatten()
-        .filter_map(|(c, rule)| rule.draft(co.name(), c, now))
+    [CO_UNAVAILABLE, CO_DEGRADED]
+        .iter()
+        .filter_map(|rule| rule.draft(co, now))
         .collect()
 }
+
+/// D.3: `Available=False`.
+const CO_UNAVAILABLE: OperatorRule = OperatorRule {
+    condition: "Available",
+    bad: false,
+    state: "unavailable",
+    error_after: CO_UNAVAILABLE_ERROR,
+    reference: REFERENCE_CO_DOWN,
+    source: SOURCE_CO_UNAVAILABLE,
+};
+
+/// D.4: `Degraded=True`.
+const CO_DEGRADED: OperatorRule = OperatorRule {
+    condition: "Degraded",
+    bad: true,
+    state: "degraded",
+    error_after: CO_DEGRADED_ERROR,
+    reference: REFERENCE_CO_DEGRADED,
+    source: SOURCE_CO_DEGRADED,
+};
 
 /// D.3 / D.4: an operator condition that is bad for longer than [`CO_INSIGHT_THRESHOLD`] is a
 /// warning, and an error after `error_after`.
 struct OperatorRule {
+    condition: &'static str,
+    /// The condition's bad status (`True` when `true`).
+    bad: bool,
     /// `unavailable` or `degraded`, in the summary.
     state: &'static str,
     error_after: i128,
@@ -156,7 +160,11 @@ struct OperatorRule {
 }
 
 impl OperatorRule {
-    fn draft(&self, name: &str, c: &InputCondition, now: i128) -> Option<HealthDraft> {
+    fn draft(&self, co: &ClusterOperator, now: i128) -> Option<HealthDraft> {
+        let name = co.name();
+        let c = co
+            .condition(self.condition)
+            .filter(|c| if self.bad { c.is_true() } else { c.is_false() })?;
         let age = condition_age(c, now);
         if age <= CO_INSIGHT_THRESHOLD {
             return None;

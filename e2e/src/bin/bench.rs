@@ -49,7 +49,7 @@ use update_status_api::crd::{
 };
 use update_status_controllers::assess::nodes::{self as node_assess, NodeContext};
 use update_status_controllers::assess::{assess_cluster, naming};
-use update_status_e2e::simulator::{NodeStep, SimConfig, Simulation, Simulator, Stage};
+use update_status_e2e::simulator::{NodeStep, Simulation, Simulator};
 use update_status_e2e::{client_for, repo_root};
 
 #[path = "common/live_cli.rs"]
@@ -474,23 +474,8 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     let start = Timestamp::now()
         .checked_sub(SignedDuration::from_secs(3600))
         .unwrap_or_else(|_| Timestamp::now());
-    let mut sim = Simulation::new(SimConfig {
-        operators: 34,
-        pools: 2,
-        masters: 3,
-        nodes_per_pool: n.saturating_sub(3),
-        max_unavailable: (n as u32 / 20).max(1),
-        seed: 42,
-        start,
-        step: SignedDuration::from_secs(30),
-        ..Default::default()
-    })?;
-    while sim.stage() != Stage::Nodes && !sim.is_completed() {
-        sim.step();
-    }
-    for _ in 0..8 {
-        sim.step();
-    }
+    let max_unavailable = (n as u32 / 20).max(1);
+    let sim = offline_cli::mid_node_roll(2, n.saturating_sub(3), max_unavailable, Some(start))?;
     let mut simulator = Simulator::new(client.clone(), sim).with_concurrency(args.concurrency);
     let t = Instant::now();
     simulator.install().await?;

@@ -134,15 +134,30 @@ fn file_sizes(dir: &Path) -> anyhow::Result<Vec<(String, f64)>> {
 /// The simulated mid-update cluster of issue #16: 34 operators, `pools` pools (master with 3
 /// nodes, then `nodes_per_pool` each), the nodes rolling. Deterministic (fixed seed and start).
 pub fn simulated_snapshot(pools: usize, nodes_per_pool: usize) -> anyhow::Result<Simulation> {
+    let max_unavailable = (nodes_per_pool as u32 / 20).max(1);
+    mid_node_roll(pools, nodes_per_pool, max_unavailable, None)
+}
+
+/// A simulated cluster 8 steps into its node roll (34 operators, 3 masters, `pools` pools of
+/// `nodes_per_pool`, seed 42, 30 s steps), started at `start` (`None`: the simulator's fixed
+/// default). The benchmark's cluster and the offline snapshot are both this one.
+pub fn mid_node_roll(
+    pools: usize,
+    nodes_per_pool: usize,
+    max_unavailable: u32,
+    start: Option<jiff::Timestamp>,
+) -> anyhow::Result<Simulation> {
+    let defaults = SimConfig::default();
     let mut sim = Simulation::new(SimConfig {
         operators: 34,
         pools,
         masters: 3,
         nodes_per_pool,
-        max_unavailable: (nodes_per_pool as u32 / 20).max(1),
+        max_unavailable,
         seed: 42,
+        start: start.unwrap_or(defaults.start),
         step: SignedDuration::from_secs(30),
-        ..Default::default()
+        ..defaults
     })?;
     while sim.stage() != Stage::Nodes && !sim.is_completed() {
         sim.step();
