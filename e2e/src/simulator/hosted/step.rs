@@ -91,7 +91,10 @@ impl HostedSimulation {
                 let p = self.hc.conditions.iter().find(|c| c.type_ == "Progressing");
                 match p {
                     Some(p) if p.status == "False" => {
-                        format!("{hc}: update to {to} requested, refused: {}", p.message)
+                        format!(
+                            "{hc}: update to {to} requested, refused (Progressing=False, {})",
+                            p.reason
+                        )
                     }
                     _ => format!("{hc}: update to {to} requested, not accepted yet"),
                 }
