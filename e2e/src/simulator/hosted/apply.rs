@@ -220,7 +220,7 @@ pub async fn clear_hosted(client: &Client, namespace: &str, name: &str) -> Resul
         }
         for _ in 0..300 {
             let left = api.list(lp).await.map_err(api_error(action()))?;
-            if left.items.iter().all(|o| keep(o)) {
+            if left.items.iter().all(&keep) {
                 return Ok(());
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
