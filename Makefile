@@ -10,6 +10,7 @@ KUBECONFIG_LOCAL := $(CLUSTER_DIR)/kubeconfig
 VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)
 IMG ?= localhost/update-status-controller:$(VERSION)
 OVERLAY ?= default
+MODE ?= standalone
 
 .PHONY: help
 help: ## Show this help
@@ -97,5 +98,5 @@ bench: tools k8s-bins ## Benchmarks: pure assessment (criterion), then the contr
 	BENCH_COMMAND='make bench$(if $(BENCH_ARGS), BENCH_ARGS="$(BENCH_ARGS)")' target/release/bench $(BENCH_ARGS)
 
 .PHONY: demo
-demo: tools k8s-bins ## Local control plane + controller + a simulated update, live (SNAPSHOT=dir: a captured cluster instead)
-	hack/demo.sh $(if $(filter-out file default undefined,$(origin SNAPSHOT)),$(SNAPSHOT))
+demo: tools k8s-bins ## Local control plane + controller + a simulated update, live (SNAPSHOT=dir: a captured cluster instead; MODE=hosted: a simulated HyperShift hosted-cluster update, --mode=hosted)
+	MODE=$(MODE) hack/demo.sh $(if $(filter-out file default undefined,$(origin SNAPSHOT)),$(SNAPSHOT))

@@ -8,19 +8,41 @@
 # usage: hack/demo.sh                 a simulated update
 #        hack/demo.sh SNAPSHOT_DIR    a captured cluster (testdata/oc-status layout),
 #                                     shown at the instant it was captured
+#        MODE=hosted hack/demo.sh     a simulated hosted-cluster update (HyperShift): the
+#                                     HyperShift and cluster-api CRDs (testdata/hosted/crds),
+#                                     the controller with --mode=hosted, simulate-hosted-update
+#                                     (HostedCluster clusters/demo, a Replace and an InPlace
+#                                     NodePool; an invalid release image, then a minor update
+#                                     blocked by ClusterVersionUpgradeable=False, then a Machine
+#                                     that cannot be drained), shown with
+#                                     `kubectl update-status -n clusters --hosted-cluster demo`
 #
 # environment:
 #   CLUSTER_DIR      control-plane state (default .cache/demo-cluster)
-#   NAMESPACE        where the controller writes (default openshift-update-status)
-#   DEMO_INTERVAL    wall-clock time per simulated step (default 1s)
-#   DEMO_SIM_ARGS    more simulate-update flags, e.g. "--paused-pool auto:8 --nodes-per-pool 20"
+#   NAMESPACE        where the controller writes (default openshift-update-status; hosted: the
+#                    HostedCluster's namespace, default clusters)
+#   MODE             standalone (default) or hosted
+#   DEMO_INTERVAL    wall-clock time per simulated step (default 1s; hosted: 2s)
+#   DEMO_SIM_ARGS    more simulate-update (hosted: simulate-hosted-update) flags, e.g.
+#                    "--paused-pool auto:8 --nodes-per-pool 20" ("--replace-replicas 5")
 #   DEMO_REFRESH     seconds between screens (default 2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 snapshot=${1:-}
-namespace=${NAMESPACE:-openshift-update-status}
-interval=${DEMO_INTERVAL:-1s}
+mode=${MODE:-standalone}
+case $mode in
+standalone)
+  namespace=${NAMESPACE:-openshift-update-status}
+  interval=${DEMO_INTERVAL:-1s}
+  ;;
+hosted)
+  [[ -z $snapshot ]] || { echo "demo: MODE=hosted plays a simulated update, not a snapshot" >&2; exit 2; }
+  namespace=${NAMESPACE:-clusters}
+  interval=${DEMO_INTERVAL:-2s}
+  ;;
+*) echo "demo: MODE must be standalone or hosted, not $mode" >&2; exit 2 ;;
+esac
 refresh=${DEMO_REFRESH:-2}
 export CLUSTER_DIR=${CLUSTER_DIR:-$root/.cache/demo-cluster}
 
@@ -49,7 +71,24 @@ kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -
 
 clock=() # controller: evaluation instant
 cli_now=()
-if [[ -n $snapshot ]]; then
+controller_args=(--namespace "$namespace")
+cli_args=(-n "$namespace")
+if [[ $mode == hosted ]]; then
+  # The HyperShift and cluster-api CRDs (vendored), then a hosted cluster that replaces
+  # whatever an earlier demo left; its update starts after a few seconds.
+  kubectl apply --server-side --force-conflicts -f testdata/hosted/crds >/dev/null
+  kubectl wait --for condition=Established --timeout 60s -f testdata/hosted/crds >/dev/null
+  kubectl create namespace openshift-update-status --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  # shellcheck disable=SC2086 # DEMO_SIM_ARGS is a list of flags
+  target/debug/simulate-hosted-update --clean --namespace "$namespace" --name demo \
+    --invalid-image auto:4 --blocked-update auto:4 --blocked-drain auto:6 \
+    --interval "$interval" --start-delay 6s ${DEMO_SIM_ARGS:-} >"$CLUSTER_DIR/simulator.log" 2>&1 &
+  simulator_pid=$!
+  title="simulated hosted-cluster update"
+  # Hosted mode writes into the HostedCluster's namespace; its Lease stays in the default one.
+  controller_args=(--mode=hosted --watch-namespace "$namespace" --namespace openshift-update-status)
+  cli_args=(-n "$namespace" --hosted-cluster demo)
+elif [[ -n $snapshot ]]; then
   hack/load-snapshot.sh --clean "$snapshot"
   # A captured cluster is shown at the instant it was captured (its `now` file), as oc's mock
   # mode does; without one the wall clock is used.
@@ -69,7 +108,7 @@ else
   title="simulated update"
 fi
 
-target/debug/update-status-controller --namespace "$namespace" --metrics-bind-address 127.0.0.1:0 \
+target/debug/update-status-controller "${controller_args[@]}" --metrics-bind-address 127.0.0.1:0 \
   --metrics-secure=false --health-probe-bind-address 127.0.0.1:0 "${clock[@]}" >"$CLUSTER_DIR/controller.log" 2>&1 &
 controller_pid=$!
 echo "demo: controller running (log: $CLUSTER_DIR/controller.log); KUBECONFIG=$KUBECONFIG"
@@ -91,16 +130,20 @@ while true; do
       fi
       simulator_pid=""
     fi
-    status=$(grep -E '^(step|simulate-update)' "$CLUSTER_DIR/simulator.log" 2>/dev/null | tail -1 || true)
+    status=$(grep -E '^(step|simulate-)' "$CLUSTER_DIR/simulator.log" 2>/dev/null | tail -1 || true)
   fi
   out=$({
     echo "update-status demo — $title — $(date -u +%H:%M:%S) — Ctrl-C to stop"
     [[ -n $status ]] && echo "simulator: $status"
     [[ -n $finished ]] && echo "demo: $finished; this is the final state (Ctrl-C to stop)"
     echo
-    target/debug/kubectl-update_status -n "$namespace" "${cli_now[@]}" 2>&1 || echo "(waiting for the controller)"
+    target/debug/kubectl-update_status "${cli_args[@]}" "${cli_now[@]}" 2>&1 || echo "(waiting for the controller)"
     echo
     kubectl get controlplaneupdatestatus,workerpoolupdatestatus -n "$namespace" 2>&1
+    if [[ $mode == hosted ]]; then
+      echo
+      kubectl get machines.cluster.x-k8s.io -n "$namespace-demo" 2>&1
+    fi
   })
   clear 2>/dev/null || true
   echo "$out"

@@ -1,37 +1,47 @@
 //! Hosted mode (`--mode=hosted`) on a real kube-apiserver with the real HyperShift and
-//! cluster-api CRDs (`testdata/hosted/crds/`, applied here server-side): a HostedCluster mid-update
-//! with a Replace NodePool (MachineDeployment + Machines) and an InPlace NodePool (MachineSet).
+//! cluster-api CRDs (`testdata/hosted/crds/`, applied here server-side), driven by the hosted
+//! simulator (`update_status_e2e::simulator::hosted`): a HostedCluster with a Replace NodePool
+//! (MachineDeployment, Machines really deleted and replaced) and an InPlace NodePool
+//! (MachineSet with the config-version annotations), updating with three faults in turn (an
+//! invalid release image, a minor update blocked by `ClusterVersionUpgradeable=False`, a Machine
+//! that cannot be drained).
 //!
-//! At three steps (control plane updating with one old Machine; a Machine replaced and the
-//! InPlace pool failed with `InplaceUpgradeFailed`; the update done) the objects the controller
-//! wrote must equal what `desired_hosted` wants from the same inputs read back from the API
-//! (names, labels, owners, status). Then: a second HostedCluster in the same namespace and the
-//! `update.openshift.io/cluster` label query; the CLI's `--hosted-cluster` view; and, with the
-//! controller stopped, the garbage collector removing a deleted NodePool's objects and then a
-//! deleted HostedCluster's.
+//! At **every step** of the simulated update: the objects the controller wrote must equal what
+//! `desired_hosted` wants from the inputs read back from the API (names, labels, owners,
+//! status); the inputs read back must mean the same as the simulation's own (the same
+//! `desired_hosted`: the simulated objects survive the real CRDs' validation and pruning); and
+//! each fault must show as its health insight exactly while it holds. Then: a second simulated
+//! HostedCluster in the same namespace and the `update.openshift.io/cluster` label query; the
+//! CLI's `--hosted-cluster` view (mid-rollout); and, with the controller stopped, the garbage
+//! collector removing a deleted NodePool's objects and then a deleted HostedCluster's.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
+    ControlPlaneUpdateStatus, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus, labels,
 };
-use update_status_api::hosted::{
-    HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
+use update_status_api::hosted::{HostedCluster, NodePool, control_plane_namespace};
+use update_status_assess::compose::{Desired, DesiredCluster, Existing, ExistingInsights};
+use update_status_assess::hosted::desired_hosted;
+use update_status_assess::hosted::health::{
+    SOURCE_DRAIN_FAILED, SOURCE_INVALID_RELEASE_IMAGE, SOURCE_UPDATE_BLOCKED,
 };
-use update_status_assess::compose::{Desired, Existing, ExistingInsights};
-use update_status_assess::hosted::{HostedInputs, desired_hosted};
 use update_status_e2e::controller::Controller;
+use update_status_e2e::simulator::FaultSpec;
+use update_status_e2e::simulator::hosted::{
+    HostedFaults, HostedSimConfig, HostedSimInputs, HostedSimulation, HostedSimulator, HostedStage,
+};
 use update_status_e2e::{TestEnv, repo_root, wait_for};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -41,11 +51,16 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// The garbage collector notices a new kind (HostedCluster, NodePool) at its next discovery
 /// resync (30 s): allow for it.
 const GC_TIMEOUT: Duration = Duration::from_secs(120);
-const NOW: &str = "2026-01-01T10:00:00Z";
+/// Simulated instant of step 0.
+const START: &str = "2026-01-01T09:00:00Z";
+/// Simulated time per step: the whole update (about 35 steps) takes under 3 simulated
+/// minutes, so at `NOW` no drain has lasted the 10 minutes that would report it without a
+/// fault, and no NodePool has been stuck for 30.
+const SIM_STEP: SignedDuration = SignedDuration::from_secs(5);
+/// The instant the controller (`--assess-at`) and `desired_hosted` evaluate at: after the
+/// simulated update.
+const NOW: &str = "2026-01-01T09:10:00Z";
 const FM: &str = "update-status-e2e";
-
-const IMG_OLD: &str = "quay.io/openshift-release-dev/ocp-release:4.15.1-x86_64";
-const IMG_NEW: &str = "quay.io/openshift-release-dev/ocp-release:4.16.0-x86_64";
 
 /// Applies the vendored HyperShift and cluster-api CRDs and waits until they are served.
 async fn install_crds(env: &TestEnv) -> TestResult {
@@ -72,228 +87,6 @@ async fn install_crds(env: &TestEnv) -> TestResult {
     ])
     .await?;
     Ok(())
-}
-
-fn condition(type_: &str, status: &str, reason: &str, message: &str, at: &str) -> Value {
-    json!({"type": type_, "status": status, "reason": reason, "message": message,
-           "lastTransitionTime": at})
-}
-
-fn history(state: &str, version: &str, image: &str, started: &str, done: Option<&str>) -> Value {
-    json!({"state": state, "version": version, "image": image, "startedTime": started,
-           "completionTime": done, "verified": true})
-}
-
-/// A HostedCluster going to 4.16.0 (`done`: the control plane finished).
-fn hosted_cluster(ns: &str, name: &str, done: bool) -> (Value, Value) {
-    let services: Vec<Value> = ["APIServer", "OAuthServer", "Konnectivity", "Ignition"]
-        .map(|s| json!({"service": s, "servicePublishingStrategy": {"type": "Route"}}))
-        .into();
-    let obj = json!({
-        "apiVersion": "hypershift.openshift.io/v1beta1",
-        "kind": "HostedCluster",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "release": {"image": IMG_NEW},
-            "pullSecret": {"name": "pull-secret"},
-            "etcd": {"managementType": "Managed", "managed": {"storage": {"type": "PersistentVolume"}}},
-            "networking": {"networkType": "OVNKubernetes"},
-            "platform": {"type": "None"},
-            "services": services,
-        },
-    });
-    let (first, progressing) = if done {
-        (
-            history(
-                "Completed",
-                "4.16.0",
-                IMG_NEW,
-                "2026-01-01T08:00:00Z",
-                Some("2026-01-01T08:55:00Z"),
-            ),
-            condition(
-                "ClusterVersionProgressing",
-                "False",
-                "FromClusterVersion",
-                "Cluster version is 4.16.0",
-                "2026-01-01T08:55:00Z",
-            ),
-        )
-    } else {
-        (
-            history("Partial", "4.16.0", IMG_NEW, "2026-01-01T08:00:00Z", None),
-            condition(
-                "ClusterVersionProgressing",
-                "True",
-                "FromClusterVersion",
-                "Working towards 4.16.0: 500 of 800 done (62% complete)",
-                "2026-01-01T08:00:00Z",
-            ),
-        )
-    };
-    let status = json!({
-        "version": {
-            "desired": {"version": "4.16.0", "image": IMG_NEW},
-            "observedGeneration": 1,
-            "availableUpdates": [],
-            "history": [first, history("Completed", "4.15.1", IMG_OLD, "2025-12-01T08:00:00Z", Some("2025-12-01T09:10:00Z"))],
-        },
-        "conditions": [
-            condition("Available", "True", "AsExpected", "", "2025-12-01T08:30:00Z"),
-            condition("Progressing", "False", "AsExpected", "", "2026-01-01T08:00:00Z"),
-            progressing,
-            condition("ClusterVersionSucceeding", "True", "FromClusterVersion", "", "2025-12-01T08:30:00Z"),
-            condition("ValidReleaseImage", "True", "AsExpected", "", "2025-12-01T08:00:00Z"),
-        ],
-    });
-    (obj, status)
-}
-
-/// A NodePool of `cluster` (`failed`: an InPlace rollout failed; `done`: at 4.16.0).
-fn node_pool(ns: &str, name: &str, cluster: &str, in_place: bool, state: Step) -> (Value, Value) {
-    let management = if in_place {
-        json!({"upgradeType": "InPlace", "inPlace": {"maxUnavailable": 1}})
-    } else {
-        json!({"upgradeType": "Replace", "replace": {"strategy": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}})
-    };
-    let obj = json!({
-        "apiVersion": "hypershift.openshift.io/v1beta1",
-        "kind": "NodePool",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"clusterName": cluster, "replicas": 2, "release": {"image": IMG_NEW},
-                 "management": management, "platform": {"type": "None"}},
-    });
-    let updating = match state {
-        Step::Done => condition(
-            "UpdatingVersion",
-            "False",
-            "AsExpected",
-            "",
-            "2026-01-01T09:50:00Z",
-        ),
-        Step::Failed if in_place => condition(
-            "UpdatingVersion",
-            "False",
-            "InplaceUpgradeFailed",
-            "Node edge-2 in nodepool degraded: failed to pull the OS image: manifest unknown",
-            "2026-01-01T09:45:00Z",
-        ),
-        _ => condition(
-            "UpdatingVersion",
-            "True",
-            "AsExpected",
-            "Updating version in progress. Target version: 4.16.0",
-            "2026-01-01T09:10:00Z",
-        ),
-    };
-    let version = if state == Step::Done {
-        "4.16.0"
-    } else {
-        "4.15.1"
-    };
-    let status = json!({
-        "version": version,
-        "replicas": 2,
-        "conditions": [
-            updating,
-            condition("AllMachinesReady", "True", "AsExpected", "", "2025-12-02T10:00:00Z"),
-            condition("AllNodesHealthy", "True", "AsExpected", "", "2025-12-02T10:00:00Z"),
-        ],
-    });
-    (obj, status)
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    Updating,
-    Failed,
-    Done,
-}
-
-/// A Machine of pool `pool` at `version` (`healthy`: NodeHealthy=True).
-fn machine(cp_ns: &str, ns: &str, name: &str, pool: &str, version: &str) -> (Value, Value) {
-    let obj = json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta1",
-        "kind": "Machine",
-        "metadata": {"name": name, "namespace": cp_ns, "annotations": {
-            "hypershift.openshift.io/nodePool": format!("{ns}/{pool}"),
-            "hypershift.openshift.io/release-version": version,
-        }},
-        "spec": {"clusterName": "demo", "version": version, "bootstrap": {"dataSecretName": "none"},
-                 "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AgentMachine", "name": name}},
-    });
-    let status = json!({
-        "phase": "Running",
-        "nodeRef": {"name": format!("node-{name}")},
-        "conditions": [{"type": "NodeHealthy", "status": "True", "lastTransitionTime": "2026-01-01T09:25:00Z"}],
-    });
-    (obj, status)
-}
-
-fn machine_deployment(cp_ns: &str, name: &str) -> Value {
-    json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta1",
-        "kind": "MachineDeployment",
-        "metadata": {"name": name, "namespace": cp_ns},
-        "spec": {"clusterName": "demo", "replicas": 2, "selector": {"matchLabels": {"pool": name}},
-                 "template": {"metadata": {"labels": {"pool": name}}, "spec": {"clusterName": "demo", "version": "4.16.0",
-                   "bootstrap": {"dataSecretName": "none"},
-                   "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AgentMachineTemplate", "name": name}}}},
-    })
-}
-
-fn machine_set(cp_ns: &str, name: &str, state: Step) -> Value {
-    let (current, failed) = match state {
-        Step::Done => ("5f2c9a1e", None),
-        Step::Failed => (
-            "0b7d44c3",
-            Some("Node edge-2 in nodepool degraded: failed to pull the OS image: manifest unknown"),
-        ),
-        Step::Updating => ("0b7d44c3", None),
-    };
-    let mut annotations = json!({
-        "hypershift.openshift.io/nodePoolTargetConfigVersion": "5f2c9a1e",
-        "hypershift.openshift.io/nodePoolCurrentConfigVersion": current,
-    });
-    if let Some(m) = failed {
-        annotations["hypershift.openshift.io/nodePoolUpgradeInProgressFalse"] = json!(m);
-    }
-    json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta1",
-        "kind": "MachineSet",
-        "metadata": {"name": name, "namespace": cp_ns, "annotations": annotations},
-        "spec": {"clusterName": "demo", "replicas": 2, "selector": {"matchLabels": {"pool": name}},
-                 "template": {"metadata": {"labels": {"pool": name}}, "spec": {"clusterName": "demo", "version": "4.16.0",
-                   "bootstrap": {"dataSecretName": "none"},
-                   "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AgentMachineTemplate", "name": name}}}},
-    })
-}
-
-/// Server-side applies `obj` (and its `status` through the status subresource).
-async fn apply<K>(client: &Client, obj: &Value, status: Option<&Value>) -> Result<K, BoxError>
-where
-    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + std::fmt::Debug,
-{
-    let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default();
-    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-    let api: Api<K> = Api::namespaced(client.clone(), ns);
-    let pp = PatchParams::apply(FM).force();
-    let mut out = api
-        .patch(name, &pp, &Patch::Apply(obj))
-        .await
-        .map_err(|e| format!("applying {} {ns}/{name}: {e}", K::kind(&())))?;
-    if let Some(status) = status {
-        let body = json!({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "status": status});
-        out = api
-            .patch_status(name, &pp, &Patch::Apply(&body))
-            .await
-            .map_err(|e| format!("applying the status of {} {ns}/{name}: {e}", K::kind(&())))?;
-    }
-    Ok(out)
 }
 
 async fn list<K>(client: &Client, ns: &str, selector: Option<&str>) -> Result<Vec<K>, BoxError>
@@ -379,72 +172,152 @@ fn seen_live<K: Resource, S: Serialize>(
         .collect()
 }
 
-/// The differences between what `desired_hosted` wants for `cluster` (inputs and our objects
-/// read back from the API) and the objects there; empty when equal.
-async fn differences(client: &Client, ns: &str, cluster: &str) -> Result<Vec<String>, BoxError> {
-    let hc: HostedCluster = Api::namespaced(client.clone(), ns).get(cluster).await?;
-    let cp_ns = control_plane_namespace(ns, cluster);
-    let pools: Vec<NodePool> = list(client, ns, None).await?;
-    let machines: Vec<Machine> = list(client, &cp_ns, None).await?;
-    let sets: Vec<MachineSet> = list(client, &cp_ns, None).await?;
-    let deployments: Vec<MachineDeployment> = list(client, &cp_ns, None).await?;
+/// Our objects of one hosted cluster, read back.
+struct Live {
+    cps: Vec<ControlPlaneUpdateStatus>,
+    wps: Vec<WorkerPoolUpdateStatus>,
+    insights: Vec<UpdateInsight>,
+}
+
+async fn live(client: &Client, ns: &str, cluster: &str) -> Result<Live, BoxError> {
     let sel = format!("{}={cluster}", labels::CLUSTER);
-    let cps: Vec<ControlPlaneUpdateStatus> = list(client, ns, Some(&sel)).await?;
-    let wps: Vec<WorkerPoolUpdateStatus> = list(client, ns, Some(&sel)).await?;
-    let insights: Vec<UpdateInsight> = list(client, ns, Some(&sel)).await?;
-    let arcs: Vec<Arc<UpdateInsight>> = insights.iter().cloned().map(Arc::new).collect();
-    let pools: Vec<NodePool> = pools
-        .into_iter()
-        .filter(|p| p.spec.cluster_name == cluster)
-        .collect();
-    let inputs = HostedInputs {
-        hosted_cluster: &hc,
-        node_pools: &pools,
-        machines: &machines,
-        machine_sets: &sets,
-        machine_deployments: &deployments,
-        guest: None,
-        guest_unreachable: None,
-    };
+    Ok(Live {
+        cps: list(client, ns, Some(&sel)).await?,
+        wps: list(client, ns, Some(&sel)).await?,
+        insights: list(client, ns, Some(&sel)).await?,
+    })
+}
+
+/// What `desired_hosted` wants at `NOW` from `inputs`, with our objects `live` as they are.
+fn wanted(
+    inputs: &HostedSimInputs,
+    live: &Live,
+    cluster: &str,
+) -> Result<DesiredCluster, BoxError> {
+    let arcs: Vec<Arc<UpdateInsight>> = live.insights.iter().cloned().map(Arc::new).collect();
     let existing = Existing {
-        control_plane: cps.iter().find(|c| c.name_any() == cluster),
+        control_plane: live.cps.iter().find(|c| c.name_any() == cluster),
         insights: ExistingInsights::new(&arcs),
     };
     let now: Timestamp = NOW.parse()?;
-    let want = desired_hosted(&inputs, &existing, now).cluster;
+    Ok(desired_hosted(&inputs.as_hosted_inputs(false), &existing, now).cluster)
+}
+
+/// The differences between two sets of (name → what we compare); empty when equal.
+fn compare_seen(
+    diffs: &mut Vec<String>,
+    kind: &str,
+    want: BTreeMap<String, Seen>,
+    got: BTreeMap<String, Seen>,
+) {
+    for (name, w) in &want {
+        match got.get(name) {
+            None => diffs.push(format!("{kind} {name}: missing")),
+            Some(g) if g != w => diffs.push(format!(
+                "{kind} {name}: want {}\n got {}",
+                serde_json::to_string(w).unwrap_or_default(),
+                serde_json::to_string(g).unwrap_or_default()
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in got.keys().filter(|n| !want.contains_key(*n)) {
+        diffs.push(format!("{kind} {name}: not wanted"));
+    }
+}
+
+/// The three kinds of a [`DesiredCluster`] as compared.
+fn seen_all(d: &DesiredCluster) -> [BTreeMap<String, Seen>; 3] {
+    [
+        seen_desired(&d.control_plane.iter().collect::<Vec<_>>()),
+        seen_desired(&d.worker_pools.iter().collect::<Vec<_>>()),
+        seen_desired(&d.insights.iter().collect::<Vec<_>>()),
+    ]
+}
+
+const KINDS: [&str; 3] = [
+    "ControlPlaneUpdateStatus",
+    "WorkerPoolUpdateStatus",
+    "UpdateInsight",
+];
+
+/// The differences between what `desired_hosted` wants for `cluster` (inputs and our objects
+/// read back from the API) and the objects there; empty when equal.
+async fn differences(client: &Client, ns: &str, cluster: &str) -> Result<Vec<String>, BoxError> {
+    let inputs = HostedSimInputs::read(client, ns, cluster).await?;
+    let got = live(client, ns, cluster).await?;
+    let want = wanted(&inputs, &got, cluster)?;
     let mut diffs = Vec::new();
-    let mut compare = |kind: &str, want: BTreeMap<String, Seen>, got: BTreeMap<String, Seen>| {
-        for (name, w) in &want {
-            match got.get(name) {
-                None => diffs.push(format!("{kind} {name}: missing")),
-                Some(g) if g != w => diffs.push(format!(
-                    "{kind} {name}: want {}\n got {}",
-                    serde_json::to_string(w).unwrap_or_default(),
-                    serde_json::to_string(g).unwrap_or_default()
-                )),
-                Some(_) => {}
-            }
-        }
-        for name in got.keys().filter(|n| !want.contains_key(*n)) {
-            diffs.push(format!("{kind} {name}: not wanted"));
-        }
-    };
-    compare(
-        "ControlPlaneUpdateStatus",
-        seen_desired(&want.control_plane.iter().collect::<Vec<_>>()),
-        seen_live(&cps, |o| o.status.as_ref()),
-    );
-    compare(
-        "WorkerPoolUpdateStatus",
-        seen_desired(&want.worker_pools.iter().collect::<Vec<_>>()),
-        seen_live(&wps, |o| o.status.as_ref()),
-    );
-    compare(
-        "UpdateInsight",
-        seen_desired(&want.insights.iter().collect::<Vec<_>>()),
-        seen_live(&insights, |o| o.status.as_ref()),
-    );
+    let got_seen = [
+        seen_live(&got.cps, |o| o.status.as_ref()),
+        seen_live(&got.wps, |o| o.status.as_ref()),
+        seen_live(&got.insights, |o| o.status.as_ref()),
+    ];
+    for ((kind, w), g) in KINDS.into_iter().zip(seen_all(&want)).zip(got_seen) {
+        compare_seen(&mut diffs, kind, w, g);
+    }
     Ok(diffs)
+}
+
+/// The simulated objects as the API holds them mean what the simulation means: the same
+/// `desired_hosted` from the inputs read back and from the simulation's own inputs (with the
+/// API server's uids, which owner references carry). Returns what the read-back inputs want.
+async fn read_back_as_simulated(
+    client: &Client,
+    sim: &HostedSimulation,
+) -> Result<DesiredCluster, BoxError> {
+    let (ns, cluster) = (sim.namespace(), sim.name());
+    let read = HostedSimInputs::read(client, ns, cluster).await?;
+    let mut own = sim.inputs()?;
+    own.hosted_cluster.metadata.uid = read.hosted_cluster.metadata.uid.clone();
+    for p in &mut own.node_pools {
+        p.metadata.uid = read
+            .node_pools
+            .iter()
+            .find(|r| r.metadata.name == p.metadata.name)
+            .and_then(|r| r.metadata.uid.clone());
+    }
+    let names = |ms: &[update_status_api::hosted::Machine]| -> Vec<(String, bool)> {
+        ms.iter().map(|m| (m.name_any(), m.is_deleting())).collect()
+    };
+    if names(&read.machines) != names(&own.machines) {
+        return Err(format!(
+            "step {}: Machines (name, deleting) read back {:?}, simulated {:?}",
+            sim.steps(),
+            names(&read.machines),
+            names(&own.machines)
+        )
+        .into());
+    }
+    let got = live(client, ns, cluster).await?;
+    let from_api = wanted(&read, &got, cluster)?;
+    let from_sim = wanted(&own, &got, cluster)?;
+    let mut diffs = Vec::new();
+    for ((kind, a), b) in KINDS
+        .into_iter()
+        .zip(seen_all(&from_sim))
+        .zip(seen_all(&from_api))
+    {
+        compare_seen(&mut diffs, kind, a, b);
+    }
+    if !diffs.is_empty() {
+        return Err(format!(
+            "step {}: the inputs read back mean something else than the simulated ones (simulated = want, read back = got):\n{}",
+            sim.steps(),
+            diffs.join("\n")
+        )
+        .into());
+    }
+    Ok(from_api)
+}
+
+/// The health insights of `source` in `d`.
+fn health<'a>(d: &'a DesiredCluster, source: &str) -> Vec<&'a UpdateInsightStatus> {
+    d.insights
+        .iter()
+        .map(|i| &i.status)
+        .filter(|s| s.health.as_ref().is_some_and(|h| h.source == source))
+        .collect()
 }
 
 /// Waits until the live objects of `cluster` are what `desired_hosted` wants (and there are
@@ -559,6 +432,61 @@ async fn deploy_hosted(
     .await?)
 }
 
+/// The hosted cluster the test updates: three faults in turn.
+fn simulation(ns: &str, name: &str, faults: HostedFaults) -> Result<HostedSimulation, BoxError> {
+    Ok(HostedSimulation::new(HostedSimConfig {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        start: START.parse()?,
+        step: SIM_STEP,
+        seed: 5,
+        faults,
+        ..Default::default()
+    })?)
+}
+
+/// Checks that each fault shows as its health insight exactly while it holds; counts the
+/// steps each held.
+fn check_faults(
+    sim: &HostedSimulation,
+    d: &DesiredCluster,
+    held: &mut [u32; 3],
+) -> Result<(), BoxError> {
+    let f = sim.fault_status();
+    let step = sim.steps();
+    let invalid = health(d, SOURCE_INVALID_RELEASE_IMAGE);
+    let blocked = health(d, SOURCE_UPDATE_BLOCKED);
+    let drain = health(d, SOURCE_DRAIN_FAILED);
+    if f.invalid_image.is_some() != (invalid.len() == 1) {
+        return Err(format!("step {step}: invalid image {f:?}, insights {invalid:?}").into());
+    }
+    // Refused while the image is invalid, then while Upgradeable=False.
+    let refused = f.invalid_image.is_some() || f.blocked_update;
+    if refused != (blocked.len() == 1) {
+        return Err(format!("step {step}: faults {f:?}, blocked insights {blocked:?}").into());
+    }
+    if f.blocked_update
+        && !serde_json::to_string(&blocked)
+            .unwrap_or_default()
+            .contains("ClusterVersionUpgradeable condition is false")
+    {
+        return Err(format!("step {step}: the blocked insight names the gate: {blocked:?}").into());
+    }
+    match &f.blocked_drain {
+        Some(m) if drain.len() == 1 && &drain[0].resource.name == m => {}
+        None if drain.is_empty() => {}
+        _ => {
+            return Err(
+                format!("step {step}: undrainable Machine {f:?}, insights {drain:?}").into(),
+            );
+        }
+    }
+    held[0] += u32::from(f.invalid_image.is_some());
+    held[1] += u32::from(f.blocked_update);
+    held[2] += u32::from(f.blocked_drain.is_some());
+    Ok(())
+}
+
 #[tokio::test]
 async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     let env = TestEnv::new().await?;
@@ -567,32 +495,18 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     let test_ns = env.namespace("hosted").await?;
     let ns = test_ns.name().to_string();
     let cp_ns = control_plane_namespace(&ns, "demo");
-    let nss: Api<Namespace> = Api::all(client.clone());
-    nss.patch(
-        &cp_ns,
-        &PatchParams::apply(FM),
-        &Patch::Apply(
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cp_ns}}),
-        ),
-    )
-    .await?;
 
-    // Step 1: control plane updating; Replace pool with one new and one old Machine; InPlace
-    // pool rolling.
-    let (o, s) = hosted_cluster(&ns, "demo", false);
-    apply::<HostedCluster>(&client, &o, Some(&s)).await?;
-    for (pool, in_place) in [("workers", false), ("edge", true)] {
-        let (o, s) = node_pool(&ns, pool, "demo", in_place, Step::Updating);
-        apply::<NodePool>(&client, &o, Some(&s)).await?;
-    }
-    apply::<MachineDeployment>(&client, &machine_deployment(&cp_ns, "workers"), None).await?;
-    apply::<MachineSet>(&client, &machine_set(&cp_ns, "edge", Step::Updating), None).await?;
-    for (name, version) in [("workers-new-a", "4.16.0"), ("workers-old-b", "4.15.1")] {
-        let (o, s) = machine(&cp_ns, &ns, name, "workers", version);
-        let m = apply::<Machine>(&client, &o, Some(&s)).await?;
-        // Read back as v1beta1 from a v1beta2-stored CRD without a conversion webhook.
-        assert_eq!(m.spec.version.as_deref(), Some(version), "{name}: {m:?}");
-    }
+    let sim = simulation(
+        &ns,
+        "demo",
+        HostedFaults {
+            invalid_image: Some(FaultSpec::auto(2)),
+            blocked_update: Some(FaultSpec::auto(2)),
+            blocked_drain: Some(FaultSpec::auto(3)),
+        },
+    )?;
+    let mut simulator = HostedSimulator::new(client.clone(), sim);
+    simulator.install().await?;
 
     // The controller runs as its ServiceAccount with the shipped hosted-mode RBAC
     // (`config/hosted`), with leader election (the Lease Role).
@@ -611,55 +525,112 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         ],
     )?;
     let log = controller.log.clone();
-    if let Err(e) = wait_equal(&client, &ns, "demo", "control plane updating").await {
-        return Err(format!("{e}\ncontroller log:\n{}", std::fs::read_to_string(&log)?).into());
+    let with_log = |e: BoxError| -> BoxError {
+        format!(
+            "{e}\ncontroller log (tail):\n{}",
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .rev()
+                .take(40)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+        .into()
+    };
+
+    // (a) Every step of the simulated update: live objects = desired_hosted(read-back inputs),
+    // read-back inputs ≡ simulated inputs, faults reported exactly while they hold.
+    let mut held = [0u32; 3];
+    let mut stages = Vec::new();
+    let mut cli_checked = false;
+    let started = std::time::Instant::now();
+    loop {
+        let sim = simulator.simulation();
+        let label = format!("step {} ({})", sim.steps(), sim.stage());
+        wait_equal(&client, &ns, "demo", &label)
+            .await
+            .map_err(with_log)?;
+        let d = read_back_as_simulated(&client, sim).await?;
+        check_faults(sim, &d, &mut held)?;
+        if stages.last() != Some(&sim.stage()) {
+            stages.push(sim.stage());
+        }
+        if sim.stage() == HostedStage::NodePools && !cli_checked {
+            // (d) The CLI renders the hosted cluster mid-rollout.
+            let out = env.plugin(&["-n", &ns, "--hosted-cluster", "demo", "--now", NOW])?;
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "kubectl-update_status --hosted-cluster: {stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for want in [
+                "Control Plane",
+                "Worker Upgrade",
+                "demo-workers",
+                "demo-inplace",
+            ] {
+                assert!(
+                    stdout.contains(want),
+                    "the CLI output names {want:?}:\n{stdout}"
+                );
+            }
+            cli_checked = true;
+        }
+        if sim.is_completed() {
+            break;
+        }
+        if sim.steps() > 200 {
+            return Err("the simulated update did not complete in 200 steps".into());
+        }
+        simulator.step().await?;
     }
+    eprintln!(
+        "{} steps checked in {:.1}s; faults held (invalid image, blocked update, undrainable Machine): {held:?}",
+        simulator.simulation().steps(),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(held, [2, 2, 3], "each fault held as configured");
+    assert_eq!(
+        stages,
+        [
+            HostedStage::Idle,
+            HostedStage::Requested,
+            HostedStage::ControlPlane,
+            HostedStage::ControlPlaneDone,
+            HostedStage::NodePools,
+            HostedStage::Completed
+        ]
+    );
+    assert!(cli_checked);
     let wps =
         names::<WorkerPoolUpdateStatus>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
     assert_eq!(
         wps,
-        ["edge", "workers"],
+        ["demo-inplace", "demo-workers"],
         "one WorkerPoolUpdateStatus per NodePool"
     );
 
-    // Step 2: the old Machine replaced; the InPlace pool failed.
-    Api::<Machine>::namespaced(client.clone(), &cp_ns)
-        .delete("workers-old-b", &DeleteParams::default())
-        .await?;
-    let (o, s) = machine(&cp_ns, &ns, "workers-new-c", "workers", "4.16.0");
-    apply::<Machine>(&client, &o, Some(&s)).await?;
-    let (o, s) = node_pool(&ns, "edge", "demo", true, Step::Failed);
-    apply::<NodePool>(&client, &o, Some(&s)).await?;
-    apply::<MachineSet>(&client, &machine_set(&cp_ns, "edge", Step::Failed), None).await?;
-    wait_equal(&client, &ns, "demo", "machine replaced, in-place failed").await?;
-    let insights =
-        names::<UpdateInsight>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
-    let all: Vec<UpdateInsight> =
-        list(&client, &ns, Some(&format!("{}=demo", labels::CLUSTER))).await?;
-    assert!(
-        all.iter().any(|i| serde_json::to_string(&i.status)
-            .unwrap_or_default()
-            .contains("InplaceUpgradeFailed")),
-        "an insight reports the failed in-place update: {insights:?}"
+    // (c) A second simulated HostedCluster in the same namespace: the label query separates
+    // them.
+    let mut other = HostedSimulator::new(
+        client.clone(),
+        simulation(&ns, "other", HostedFaults::default())?,
     );
-
-    // Step 3: all done.
-    let (o, s) = hosted_cluster(&ns, "demo", true);
-    apply::<HostedCluster>(&client, &o, Some(&s)).await?;
-    for (pool, in_place) in [("workers", false), ("edge", true)] {
-        let (o, s) = node_pool(&ns, pool, "demo", in_place, Step::Done);
-        apply::<NodePool>(&client, &o, Some(&s)).await?;
+    other.install().await?;
+    for _ in 0..3 {
+        other.step().await?;
     }
-    apply::<MachineSet>(&client, &machine_set(&cp_ns, "edge", Step::Done), None).await?;
-    wait_equal(&client, &ns, "demo", "update done").await?;
-
-    // (c) A second HostedCluster in the same namespace: the label query separates them.
-    let (o, s) = hosted_cluster(&ns, "other", false);
-    apply::<HostedCluster>(&client, &o, Some(&s)).await?;
-    let (o, s) = node_pool(&ns, "other-pool", "other", false, Step::Updating);
-    apply::<NodePool>(&client, &o, Some(&s)).await?;
-    wait_equal(&client, &ns, "other", "second hosted cluster").await?;
-    wait_equal(&client, &ns, "demo", "first hosted cluster, with a second").await?;
+    wait_equal(&client, &ns, "other", "second hosted cluster")
+        .await
+        .map_err(with_log)?;
+    wait_equal(&client, &ns, "demo", "first hosted cluster, with a second")
+        .await
+        .map_err(with_log)?;
     for (cluster, other) in [("demo", "other"), ("other", "demo")] {
         let out = env
             .kubectl_ok([
@@ -681,32 +652,10 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
             );
         }
     }
-
-    // (d) The CLI renders a hosted cluster.
-    let (o, s) = hosted_cluster(&ns, "demo", false);
-    apply::<HostedCluster>(&client, &o, Some(&s)).await?;
-    for (pool, in_place) in [("workers", false), ("edge", true)] {
-        let (o, s) = node_pool(&ns, pool, "demo", in_place, Step::Updating);
-        apply::<NodePool>(&client, &o, Some(&s)).await?;
-    }
-    wait_equal(&client, &ns, "demo", "updating again, for the CLI").await?;
     let out = env.plugin(&["-n", &ns, "--hosted-cluster", "demo", "--now", NOW])?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "kubectl-update_status --hosted-cluster: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for want in ["Control Plane", "Worker Upgrade", "workers", "edge"] {
-        assert!(
-            stdout.contains(want),
-            "the CLI output names {want:?}:\n{stdout}"
-        );
-    }
-    assert!(
-        !stdout.contains("other-pool"),
-        "only demo's pools:\n{stdout}"
-    );
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("other-"), "only demo's pools:\n{stdout}");
 
     // (b) Garbage collection, with the controller stopped (it would delete them itself).
     drop(controller);
@@ -718,25 +667,25 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     );
     let sel = format!("{}=demo", labels::CLUSTER);
     Api::<NodePool>::namespaced(client.clone(), &ns)
-        .delete("edge", &DeleteParams::background())
+        .delete("demo-inplace", &DeleteParams::background())
         .await?;
     wait_for(GC_TIMEOUT, "the deleted NodePool's objects collected", || {
         let (client, ns, sel) = (client.clone(), ns.clone(), sel.clone());
         async move {
             let wps = names::<WorkerPoolUpdateStatus>(&client, &ns, &sel).await;
             let ins: Result<Vec<UpdateInsight>, _> = list(&client, &ns, Some(&sel)).await;
-            matches!((wps, ins), (Ok(w), Ok(i)) if !w.iter().any(|n| n == "edge")
-                && !i.iter().any(|i| i.owner_references().iter().any(|r| r.kind == "NodePool" && r.name == "edge")))
+            matches!((wps, ins), (Ok(w), Ok(i)) if !w.iter().any(|n| n == "demo-inplace")
+                && !i.iter().any(|i| i.owner_references().iter().any(|r| r.kind == "NodePool" && r.name == "demo-inplace")))
         }
     })
     .await?;
     let left = names::<WorkerPoolUpdateStatus>(&client, &ns, &sel).await?;
-    assert_eq!(left, ["workers"], "the other pool's status stays");
+    assert_eq!(left, ["demo-workers"], "the other pool's status stays");
     Api::<HostedCluster>::namespaced(client.clone(), &ns)
         .delete("demo", &DeleteParams::background())
         .await?;
     Api::<NodePool>::namespaced(client.clone(), &ns)
-        .delete("workers", &DeleteParams::background())
+        .delete("demo-workers", &DeleteParams::background())
         .await?;
     wait_for(GC_TIMEOUT, "the deleted HostedCluster's objects collected", || {
         let (client, ns, sel) = (client.clone(), ns.clone(), sel.clone());
@@ -748,12 +697,25 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         }
     })
     .await?;
-    let other =
+    let other_cps =
         names::<ControlPlaneUpdateStatus>(&client, &ns, &format!("{}=other", labels::CLUSTER))
             .await?;
-    assert_eq!(other, ["other"], "the other HostedCluster's objects stay");
+    assert_eq!(
+        other_cps,
+        ["other"],
+        "the other HostedCluster's objects stay"
+    );
 
-    let _ = nss.delete(&cp_ns, &DeleteParams::background()).await;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    for cp in [cp_ns, control_plane_namespace(&ns, "other")] {
+        update_status_e2e::simulator::hosted::clear_hosted(
+            &client,
+            &ns,
+            cp.trim_start_matches(&format!("{ns}-")),
+        )
+        .await?;
+        let _ = nss.delete(&cp, &DeleteParams::background()).await;
+    }
     test_ns.delete().await?;
     Ok(())
 }

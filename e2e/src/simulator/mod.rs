@@ -36,6 +36,7 @@ mod apply;
 mod cluster;
 mod config;
 mod faults;
+pub mod hosted;
 mod inputs;
 mod render;
 mod snapshot;

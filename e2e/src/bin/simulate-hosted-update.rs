@@ -1,0 +1,230 @@
+//! `simulate-hosted-update`: creates a synthetic hosted cluster on the management cluster of
+//! `KUBECONFIG` (or `--kubeconfig`): a HostedCluster in `--namespace`, a Replace and an
+//! InPlace NodePool, and their MachineDeployment, MachineSet and Machines in the control-plane
+//! namespace `<namespace>-<name>`; then plays its update from `--from` to `--to`, one step
+//! every `--interval`, with optional injected faults. The HyperShift and cluster-api CRDs must
+//! be installed (`testdata/hosted/crds/`). See `update_status_e2e::simulator::hosted` and
+//! `docs/hosted.md` ("Simulated hosted update").
+//!
+//! A separate binary rather than a mode of `simulate-update`: the objects, the flags and what
+//! `--clean` deletes (one HostedCluster's namespaced objects, not every cluster-scoped
+//! OpenShift object) all differ.
+//!
+//! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use jiff::{SignedDuration, Timestamp};
+use update_status_e2e::simulator::hosted::{
+    self, HostedFaults, HostedSimConfig, HostedSimulation, HostedSimulator, HostedStepReport,
+};
+use update_status_e2e::simulator::{self, FaultSpec};
+
+/// Plays a simulated hosted-cluster (HyperShift) update against a Kubernetes API server.
+#[derive(Parser, Debug)]
+#[command(name = "simulate-hosted-update", version, about)]
+struct Args {
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// Namespace of the HostedCluster and its NodePools.
+    #[arg(long, short = 'n', default_value = "clusters")]
+    namespace: String,
+    /// HostedCluster name (NodePools: <name>-workers, Replace; <name>-inplace, InPlace).
+    #[arg(long, default_value = "demo")]
+    name: String,
+    /// Machines of the Replace NodePool.
+    #[arg(long, default_value_t = 3)]
+    replace_replicas: u32,
+    /// maxSurge of the Replace NodePool.
+    #[arg(long, default_value_t = 1)]
+    max_surge: u32,
+    /// maxUnavailable of the Replace NodePool.
+    #[arg(long, default_value_t = 0)]
+    max_unavailable: u32,
+    /// Machines of the InPlace NodePool.
+    #[arg(long, default_value_t = 3)]
+    in_place_replicas: u32,
+    /// maxUnavailable of the InPlace NodePool (at least 1).
+    #[arg(long, default_value_t = 1)]
+    in_place_max_unavailable: u32,
+    /// Steps the hosted control plane takes once it accepted the update.
+    #[arg(long, default_value_t = 6)]
+    control_plane_steps: u32,
+    /// Version the cluster was installed at (oldest history entry).
+    #[arg(long, default_value = "4.17.5")]
+    installed: String,
+    /// Version it runs before the update.
+    #[arg(long, default_value = "4.17.12")]
+    from: String,
+    /// Version it updates to.
+    #[arg(long, default_value = "4.18.3")]
+    to: String,
+    /// Seed of step durations and Machine names: the same seed plays the same update.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Wall-clock time between steps (e.g. 500ms, 1s, 2s).
+    #[arg(long, default_value = "1s", value_parser = simulator::parse_duration)]
+    interval: SignedDuration,
+    /// Simulated time per step (default: the interval, so timestamps follow the wall clock).
+    #[arg(long, value_parser = simulator::parse_duration)]
+    sim_step: Option<SignedDuration>,
+    /// Simulated instant of step 0 (RFC 3339; default: now + start delay − interval).
+    #[arg(long, value_name = "RFC3339")]
+    start: Option<Timestamp>,
+    /// Wait this long after creating the hosted cluster before the update starts.
+    #[arg(long, default_value = "0s", value_parser = simulator::parse_duration)]
+    start_delay: SignedDuration,
+    /// Stop after this many steps.
+    #[arg(long)]
+    max_steps: Option<u64>,
+    /// Fault: the update names an invalid release image (ValidReleaseImage=False, Progressing
+    /// Blocked) for STEPS steps, then the image is fixed.
+    #[arg(long, value_name = "auto[:STEPS]")]
+    invalid_image: Option<FaultSpec>,
+    /// Fault: the minor update is refused by ClusterVersionUpgradeable=False (Progressing
+    /// Blocked) for STEPS steps once requested, then acknowledged.
+    #[arg(long, value_name = "auto[:STEPS]")]
+    blocked_update: Option<FaultSpec>,
+    /// Fault: the first old Machine of the Replace NodePool cannot be drained
+    /// (DrainingSucceeded=False, reason DrainingFailed) for STEPS steps.
+    #[arg(long, value_name = "auto[:STEPS]")]
+    blocked_drain: Option<FaultSpec>,
+    /// Delete this HostedCluster, its NodePools and the cluster-api objects of its
+    /// control-plane namespace first.
+    #[arg(long)]
+    clean: bool,
+    /// No API server: print what each step does, as fast as possible.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn config(args: &Args) -> HostedSimConfig {
+    let start = args.start.unwrap_or_else(|| {
+        let now = Timestamp::now();
+        now.checked_add(args.start_delay - args.interval)
+            .unwrap_or(now)
+    });
+    HostedSimConfig {
+        namespace: args.namespace.clone(),
+        name: args.name.clone(),
+        replace_replicas: args.replace_replicas,
+        max_surge: args.max_surge,
+        max_unavailable: args.max_unavailable,
+        in_place_replicas: args.in_place_replicas,
+        in_place_max_unavailable: args.in_place_max_unavailable,
+        control_plane_steps: args.control_plane_steps,
+        installed_version: args.installed.clone(),
+        from_version: args.from.clone(),
+        to_version: args.to.clone(),
+        seed: args.seed,
+        start,
+        step: args.sim_step.unwrap_or(args.interval),
+        faults: HostedFaults {
+            invalid_image: args.invalid_image.clone(),
+            blocked_update: args.blocked_update.clone(),
+            blocked_drain: args.blocked_drain.clone(),
+        },
+    }
+}
+
+fn print_step(r: &HostedStepReport, writes: Option<usize>) {
+    let writes = writes.map(|w| format!(" ({w} writes)")).unwrap_or_default();
+    println!(
+        "step {:>4}  {}  {:<13} {}{writes}",
+        r.step,
+        r.at.strftime("%H:%M:%SZ"),
+        r.stage.to_string(),
+        r.summary
+    );
+}
+
+fn done(sim: &HostedSimulation, steps: u64, max: Option<u64>) -> bool {
+    sim.is_completed() || max.is_some_and(|m| steps >= m)
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let mut sim = HostedSimulation::new(config(&args))?;
+    println!(
+        "simulate-hosted-update: HostedCluster {}/{}, NodePools {} (control plane namespace {}), {} -> {}, seed {}",
+        args.namespace,
+        args.name,
+        sim.node_pool_names().join(", "),
+        sim.control_plane_namespace(),
+        args.from,
+        args.to,
+        args.seed
+    );
+    if args.dry_run {
+        let mut steps = 0;
+        while !done(&sim, steps, args.max_steps.or(Some(100_000))) {
+            let r = sim.step();
+            sim.take_dirty();
+            steps += 1;
+            print_step(&r, None);
+        }
+        return Ok(());
+    }
+    let client = common::client(args.kubeconfig.as_deref()).await?;
+    if args.clean {
+        hosted::clear_hosted(&client, &args.namespace, &args.name)
+            .await
+            .context("deleting the earlier hosted cluster")?;
+        println!(
+            "simulate-hosted-update: deleted the objects of an earlier {}/{}",
+            args.namespace, args.name
+        );
+    }
+    let mut simulator = HostedSimulator::new(client, sim);
+    let n = simulator.install().await.context(
+        "creating the simulated hosted cluster (are the HyperShift and cluster-api CRDs of testdata/hosted/crds installed?)",
+    )?;
+    println!(
+        "simulate-hosted-update: created the hosted cluster at {} ({n} writes)",
+        args.from
+    );
+    let interval = Duration::try_from(args.interval).unwrap_or(Duration::from_secs(1));
+    tokio::time::sleep(Duration::try_from(args.start_delay).unwrap_or_default()).await;
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut steps = 0;
+    while !done(simulator.simulation(), steps, args.max_steps) {
+        ticker.tick().await;
+        let before = simulator.writes();
+        let r = simulator.step().await?;
+        steps += 1;
+        print_step(&r, Some((simulator.writes() - before) as usize));
+    }
+    println!(
+        "simulate-hosted-update: {} after {steps} steps ({} writes)",
+        if simulator.simulation().is_completed() {
+            "update completed"
+        } else {
+            "stopped"
+        },
+        simulator.writes()
+    );
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    tokio::select! {
+        result = run(args) => {
+            if let Err(e) = result {
+                eprintln!("simulate-hosted-update: error: {e:#}");
+                std::process::exit(1);
+            }
+        }
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("simulate-hosted-update: interrupted");
+            std::process::exit(130);
+        }
+    }
+}
