@@ -17,11 +17,13 @@ use crate::input::{
     McoDeployment, Node,
 };
 
+mod fast;
 mod file;
 pub mod hosted;
 #[cfg(test)]
 mod proptests;
 
+pub use fast::Input;
 pub use file::MAX_FILE_BYTES;
 use file::{entry_exists, read_text};
 
@@ -341,14 +343,11 @@ struct Reader {
 }
 
 impl Reader {
-    fn read<T>(&mut self, files: &[PathBuf]) -> Result<Vec<T>, SnapshotError>
-    where
-        T: DeserializeOwned + Resource<DynamicType = ()>,
-    {
+    fn read<T: Input>(&mut self, files: &[PathBuf]) -> Result<Vec<T>, SnapshotError> {
         let kind = T::kind(&()).into_owned();
         let mut out = Vec::new();
         for path in files {
-            for object in read_objects::<T>(path)? {
+            for object in read_typed::<T>(path)? {
                 let name = object.meta().name.clone().unwrap_or_default();
                 match self.seen.entry((kind.clone(), name)) {
                     std::collections::hash_map::Entry::Occupied(first) => {
@@ -399,8 +398,12 @@ fn read_alerts(
 /// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
 /// The file must be a regular file of at most [`MAX_FILE_BYTES`].
 pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {
-    let text = read_text(path)?;
-    let docs = parse_documents(&text).map_err(|message| SnapshotError::Syntax {
+    values_of(path, &read_text(path)?)
+}
+
+/// [`read_values`] on the text of `path`.
+fn values_of(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
+    let docs = parse_documents(text).map_err(|message| SnapshotError::Syntax {
         path: path.to_path_buf(),
         message,
     })?;
@@ -494,7 +497,25 @@ pub fn read_objects<T>(path: &Path) -> Result<Vec<T>, SnapshotError>
 where
     T: DeserializeOwned + Resource<DynamicType = ()>,
 {
-    let values = read_values(path)?;
+    objects_of(path, read_values(path)?)
+}
+
+/// Reads a file of objects of one kind like [`read_objects`], through the fast path (the
+/// parser of the file's syntax straight into the fields read, see `fast.rs`) when it can, else
+/// through the general path on the same text.
+pub fn read_typed<T: Input>(path: &Path) -> Result<Vec<T>, SnapshotError> {
+    let text = read_text(path)?;
+    match fast::read::<T>(&text) {
+        Some(objects) => Ok(objects),
+        None => objects_of(path, values_of(path, &text)?),
+    }
+}
+
+/// [`read_objects`] on the values of `path`.
+fn objects_of<T>(path: &Path, values: Vec<Value>) -> Result<Vec<T>, SnapshotError>
+where
+    T: DeserializeOwned + Resource<DynamicType = ()>,
+{
     let expected = T::kind(&());
     let mut found: BTreeMap<String, usize> = BTreeMap::new();
     for v in &values {
