@@ -22,6 +22,7 @@ mod file;
 pub mod hosted;
 #[cfg(test)]
 mod proptests;
+mod split;
 
 pub use fast::Input;
 pub use file::MAX_FILE_BYTES;
@@ -347,7 +348,9 @@ impl Reader {
         let kind = T::kind(&()).into_owned();
         let mut out = Vec::new();
         for path in files {
-            for object in read_typed::<T>(path)? {
+            let objects = read_typed::<T>(path)?;
+            out.reserve(objects.len());
+            for object in objects {
                 let name = object.meta().name.clone().unwrap_or_default();
                 match self.seen.entry((kind.clone(), name)) {
                     std::collections::hash_map::Entry::Occupied(first) => {

@@ -32,13 +32,13 @@ use crate::input::{
 
 /// An input kind the fast path reads: which parts of an object it keeps, and how they make the
 /// input type.
-pub trait Input: Resource<DynamicType = ()> + DeserializeOwned + Sized {
+pub trait Input: Resource<DynamicType = ()> + DeserializeOwned + Send + Sized {
     /// What is read of `metadata`.
-    type Meta: DeserializeOwned + Default + Into<ObjectMeta>;
+    type Meta: DeserializeOwned + Default + Into<ObjectMeta> + Send;
     /// What is read of `spec` ([`Skip`] when nothing).
-    type Spec: DeserializeOwned + Default;
+    type Spec: DeserializeOwned + Default + Send;
     /// What is read of `status` ([`Skip`] when nothing).
-    type Status: DeserializeOwned + Default;
+    type Status: DeserializeOwned + Default + Send;
     /// The input object made of its parts.
     fn assemble(metadata: ObjectMeta, spec: Self::Spec, status: Self::Status) -> Self;
 }
@@ -93,7 +93,9 @@ impl Input for Node {
     type Meta = NodeMeta;
     type Spec = NodeSpec;
     type Status = NodeStatus;
-    fn assemble(metadata: ObjectMeta, spec: NodeSpec, status: NodeStatus) -> Self {
+    fn assemble(metadata: ObjectMeta, spec: NodeSpec, mut status: NodeStatus) -> Self {
+        // The list grew by doubling as it was read: thousands of Nodes are kept to the end.
+        status.conditions.shrink_to_fit();
         Node {
             metadata,
             spec,
@@ -149,7 +151,7 @@ where
 /// An object as read (or a list: `items` set).
 #[derive(Deserialize)]
 #[serde(bound(deserialize = ""))]
-struct Wire<I: Input> {
+pub(super) struct Wire<I: Input> {
     /// Absent: `None`; `null`: `Some(None)`.
     #[serde(default, deserialize_with = "present")]
     kind: Option<Option<String>>,
@@ -161,11 +163,11 @@ struct Wire<I: Input> {
     status: I::Status,
     /// Absent: `None`; `null`: `Some(None)`.
     #[serde(default, deserialize_with = "present")]
-    items: Option<Option<Vec<Top<I>>>>,
+    pub(super) items: Option<Option<Vec<Top<I>>>>,
 }
 
 /// A document, or an element of a list or array: what [`super::flatten`] walks.
-enum Top<I: Input> {
+pub(super) enum Top<I: Input> {
     /// `null`: skipped.
     Null,
     /// An object (or a list).
@@ -216,14 +218,21 @@ impl<'de, I: Input> Visitor<'de> for TopVisitor<I> {
 }
 
 /// An object after flattening, with its kind (inherited from a typed list when it has none).
-struct Flat<I: Input> {
+pub(super) struct Flat<I: Input> {
     kind: Option<String>,
     wire: Wire<I>,
 }
 
+impl<I: Input> Flat<I> {
+    /// The input object.
+    pub(super) fn into_input(self) -> I {
+        I::assemble(self.wire.metadata.into(), self.wire.spec, self.wire.status)
+    }
+}
+
 /// [`super::flatten`] on what the fast path read: the same lists are lists, and the same items
 /// inherit the kind of their typed list.
-fn flatten<I: Input>(top: Top<I>, out: &mut Vec<Flat<I>>) {
+pub(super) fn flatten<I: Input>(top: Top<I>, out: &mut Vec<Flat<I>>) {
     match top {
         Top::Null => {}
         Top::Array(items) => items.into_iter().for_each(|t| flatten(t, out)),
@@ -260,8 +269,18 @@ pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
             .collect::<Result<_, _>>()
             .ok()?
     } else {
-        serde_saphyr::from_multiple_with_options::<Top<I>>(text, super::yaml_options(text.len()))
-            .ok()?
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let split = (text.len() >= super::split::MIN_BYTES && threads > 1)
+            .then(|| super::split::parse::<I>(text, threads))
+            .flatten();
+        match split {
+            Some(tops) => tops,
+            None => serde_saphyr::from_multiple_with_options::<Top<I>>(
+                text,
+                super::yaml_options(text.len()),
+            )
+            .ok()?,
+        }
     };
     let mut flat = Vec::new();
     tops.into_iter().for_each(|t| flatten(t, &mut flat));
@@ -272,11 +291,7 @@ pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
     {
         return None;
     }
-    Some(
-        flat.into_iter()
-            .map(|f| I::assemble(f.wire.metadata.into(), f.wire.spec, f.wire.status))
-            .collect(),
-    )
+    Some(flat.into_iter().map(Flat::into_input).collect())
 }
 
 /// Whether the text is JSON: its first non-space byte opens an object or an array.
