@@ -17,6 +17,7 @@ use crate::input::{
     McoDeployment, Node,
 };
 
+mod events;
 mod fast;
 mod file;
 pub mod hosted;

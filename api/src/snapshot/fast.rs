@@ -269,18 +269,7 @@ pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
             .collect::<Result<_, _>>()
             .ok()?
     } else {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let split = (text.len() >= super::split::MIN_BYTES && threads > 1)
-            .then(|| super::split::parse::<I>(text, threads))
-            .flatten();
-        match split {
-            Some(tops) => tops,
-            None => serde_saphyr::from_multiple_with_options::<Top<I>>(
-                text,
-                super::yaml_options(text.len()),
-            )
-            .ok()?,
-        }
+        parse_yaml(text)?
     };
     let mut flat = Vec::new();
     tops.into_iter().for_each(|t| flatten(t, &mut flat));
@@ -292,6 +281,23 @@ pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
         return None;
     }
     Some(flat.into_iter().map(Flat::into_input).collect())
+}
+
+/// The documents of a YAML text: cut and parsed on several threads when it is large, else
+/// parsed straight from the YAML crate's events, else (a text the event reader refuses, e.g.
+/// with anchors) by `serde-saphyr`.
+fn parse_yaml<I: Input>(text: &str) -> Option<Vec<Top<I>>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if text.len() >= super::split::MIN_BYTES
+        && threads > 1
+        && let Some(tops) = super::split::parse::<I>(text, threads)
+    {
+        return Some(tops);
+    }
+    if let Ok(tops) = super::events::documents::<Top<I>>(text) {
+        return Some(tops);
+    }
+    serde_saphyr::from_multiple_with_options::<Top<I>>(text, super::yaml_options(text.len())).ok()
 }
 
 /// Whether the text is JSON: its first non-space byte opens an object or an array.

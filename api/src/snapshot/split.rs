@@ -10,8 +10,9 @@
 //! (`%`) anywhere but on the first line, a second `items:` key, or anything else that does not
 //! fit gives up: the caller then parses the text in one piece. So does any error in a part
 //! (e.g. an alias to an anchor of another part), so that errors are always those of the whole
-//! text.
+//! text. The parts are read by the event reader (`events.rs`), which refuses anchors.
 
+use super::events::documents;
 use super::fast::{Input, Top};
 
 /// The smallest text worth cutting (below it, threads cost more than they save).
@@ -121,14 +122,13 @@ pub fn cut(text: &str, parts: usize) -> Option<Cut<'_>> {
 pub fn parse<I: Input>(text: &str, parts: usize) -> Option<Vec<Top<I>>> {
     let cut = cut(text, parts)?;
     let parse_part = |part: &str| {
-        serde_saphyr::from_str_with_options::<Vec<Top<I>>>(part, super::yaml_options(part.len()))
-            .ok()
+        let mut docs = documents::<Vec<Top<I>>>(part).ok()?;
+        match (docs.pop(), docs.pop()) {
+            (Some(items), None) => Some(items),
+            _ => None,
+        }
     };
-    let mut outer = serde_saphyr::from_multiple_with_options::<Top<I>>(
-        &cut.outer,
-        super::yaml_options(cut.outer.len()),
-    )
-    .ok()?;
+    let mut outer = documents::<Top<I>>(&cut.outer).ok()?;
     let (Some(Top::Object(mut list)), None) = (outer.pop(), outer.pop()) else {
         return None;
     };
