@@ -433,7 +433,10 @@ mod tests {
     fn every_fixture_file_reads_as_the_same_values() {
         let root = update_status_testdata::oc_status_dir();
         let mut compared = 0;
-        for case in std::fs::read_dir(&root).expect("fixtures").filter_map(Result::ok) {
+        for case in std::fs::read_dir(&root)
+            .expect("fixtures")
+            .filter_map(Result::ok)
+        {
             let Ok(files) = std::fs::read_dir(case.path()) else {
                 continue;
             };

@@ -53,6 +53,10 @@ pub fn cut(text: &str, parts: usize) -> Option<Cut<'_>> {
     for line in text.split_inclusive('\n') {
         let start = pos;
         pos += line.len();
+        // Most lines are an entry's indented content: nothing to look at.
+        if state == State::Items && line.starts_with(' ') {
+            continue;
+        }
         let content = line.trim_end_matches(['\n', '\r']);
         let blank = content.trim().is_empty() || content.starts_with('#');
         if is_marker(content) && start > 0 {
