@@ -80,8 +80,9 @@ struct Cli {
     full_read: bool,
 }
 
-/// mimalloc: a large capture allocates and frees millions of small values, which glibc's
-/// allocator spent a third of the time after parsing on (consolidating freed chunks).
+/// mimalloc (v2, no transparent huge pages: as little RSS as glibc): a large capture allocates
+/// and frees millions of small values, and glibc's allocator spent half of the time after
+/// parsing on consolidating freed chunks (docs/benchmarks.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
