@@ -104,10 +104,31 @@ impl Input for Node {
     }
 }
 
-/// The metadata of a Node as read: what the assessment and the controller use.
+/// The metadata of a Node as read: what the assessment and the controller use. Read from a
+/// mapping only, as `ObjectMeta` is (a derived struct would also take a sequence).
+#[derive(Debug, Default)]
+pub struct NodeMeta(NodeMetaFields);
+
+impl<'de> Deserialize<'de> for NodeMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MapOnly;
+        impl<'de> Visitor<'de> for MapOnly {
+            type Value = NodeMeta;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("ObjectMeta")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NodeMeta, A::Error> {
+                NodeMetaFields::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(NodeMeta)
+            }
+        }
+        d.deserialize_map(MapOnly)
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NodeMeta {
+struct NodeMetaFields {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -125,7 +146,7 @@ pub struct NodeMeta {
 }
 
 impl From<NodeMeta> for ObjectMeta {
-    fn from(m: NodeMeta) -> Self {
+    fn from(NodeMeta(m): NodeMeta) -> Self {
         ObjectMeta {
             name: m.name,
             namespace: m.namespace,
@@ -284,8 +305,7 @@ pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
 }
 
 /// The documents of a YAML text: cut and parsed on several threads when it is large, else
-/// parsed straight from the YAML crate's events, else (a text the event reader refuses, e.g.
-/// with anchors) by `serde-saphyr`.
+/// parsed straight from the YAML crate's events; `None` when the event reader refuses it.
 fn parse_yaml<I: Input>(text: &str) -> Option<Vec<Top<I>>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     if text.len() >= super::split::MIN_BYTES
@@ -294,10 +314,9 @@ fn parse_yaml<I: Input>(text: &str) -> Option<Vec<Top<I>>> {
     {
         return Some(tops);
     }
-    if let Ok(tops) = super::events::documents::<Top<I>>(text) {
-        return Some(tops);
-    }
-    serde_saphyr::from_multiple_with_options::<Top<I>>(text, super::yaml_options(text.len())).ok()
+    // Not `serde-saphyr` into the projected types when the event reader refuses: it reads a
+    // plain `false` where a string is expected as `"false"`, where the general path fails.
+    super::events::documents::<Top<I>>(text).ok()
 }
 
 /// Whether the text is JSON: its first non-space byte opens an object or an array.
