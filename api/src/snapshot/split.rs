@@ -141,15 +141,23 @@ pub fn parse<I: Input>(text: &str, parts: usize) -> Option<Vec<Top<I>>> {
     }
     let (first, rest) = cut.parts.split_first()?;
     let results: Vec<Option<Vec<Top<I>>>> = std::thread::scope(|s| {
+        // A part whose thread cannot be started is parsed here, after the first.
         let handles: Vec<_> = rest
             .iter()
-            .map(|part| s.spawn(move || parse_part(part)))
+            .map(|part| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || parse_part(part))
+                    .map_err(|_| *part)
+            })
             .collect();
         let mut results = vec![parse_part(first)];
-        results.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
+        results.extend(handles.into_iter().map(|h| match h {
+            Ok(h) => h.join().ok().flatten(),
+            Err(part) => parse_part(part),
+        }));
         results
     });
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(results.iter().flatten().map(Vec::len).sum());
     for part in results {
         items.extend(part?);
     }
