@@ -3,6 +3,12 @@
 //!
 //! Files may be YAML or JSON whatever their extension, hold a single object, a `kind: List`,
 //! a typed list (`ClusterOperatorList`) or several YAML documents, possibly starting with `---`.
+//!
+//! The input files are read through a fast path first (`fast.rs`: `serde_json` for JSON, the
+//! YAML crate's events for YAML, large lists parsed in parts on several threads, straight into
+//! the fields the assessment reads); whatever it does not read exactly like the general path
+//! ([`read_values`] then [`read_objects`]) is read again by the general path, so objects and
+//! errors are the same.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
