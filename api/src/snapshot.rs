@@ -3,6 +3,12 @@
 //!
 //! Files may be YAML or JSON whatever their extension, hold a single object, a `kind: List`,
 //! a typed list (`ClusterOperatorList`) or several YAML documents, possibly starting with `---`.
+//!
+//! The input files are read through a fast path first (`fast.rs`: `serde_json` for JSON, the
+//! YAML crate's events for YAML, large lists parsed in parts on several threads, straight into
+//! the fields the assessment reads); whatever it does not read exactly like the general path
+//! ([`read_values`] then [`read_objects`]) is read again by the general path, so objects and
+//! errors are the same.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -17,11 +23,15 @@ use crate::input::{
     McoDeployment, Node,
 };
 
+mod events;
+mod fast;
 mod file;
 pub mod hosted;
 #[cfg(test)]
 mod proptests;
+mod split;
 
+pub use fast::Input;
 pub use file::MAX_FILE_BYTES;
 use file::{entry_exists, read_text};
 
@@ -341,14 +351,13 @@ struct Reader {
 }
 
 impl Reader {
-    fn read<T>(&mut self, files: &[PathBuf]) -> Result<Vec<T>, SnapshotError>
-    where
-        T: DeserializeOwned + Resource<DynamicType = ()>,
-    {
+    fn read<T: Input>(&mut self, files: &[PathBuf]) -> Result<Vec<T>, SnapshotError> {
         let kind = T::kind(&()).into_owned();
         let mut out = Vec::new();
         for path in files {
-            for object in read_objects::<T>(path)? {
+            let objects = read_typed::<T>(path)?;
+            out.reserve(objects.len());
+            for object in objects {
                 let name = object.meta().name.clone().unwrap_or_default();
                 match self.seen.entry((kind.clone(), name)) {
                     std::collections::hash_map::Entry::Occupied(first) => {
@@ -399,8 +408,12 @@ fn read_alerts(
 /// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
 /// The file must be a regular file of at most [`MAX_FILE_BYTES`].
 pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {
-    let text = read_text(path)?;
-    let docs = parse_documents(&text).map_err(|message| SnapshotError::Syntax {
+    values_of(path, &read_text(path)?)
+}
+
+/// [`read_values`] on the text of `path`.
+fn values_of(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
+    let docs = parse_documents(text).map_err(|message| SnapshotError::Syntax {
         path: path.to_path_buf(),
         message,
     })?;
@@ -494,7 +507,25 @@ pub fn read_objects<T>(path: &Path) -> Result<Vec<T>, SnapshotError>
 where
     T: DeserializeOwned + Resource<DynamicType = ()>,
 {
-    let values = read_values(path)?;
+    objects_of(path, read_values(path)?)
+}
+
+/// Reads a file of objects of one kind like [`read_objects`], through the fast path (the
+/// parser of the file's syntax straight into the fields read, see `fast.rs`) when it can, else
+/// through the general path on the same text.
+pub fn read_typed<T: Input>(path: &Path) -> Result<Vec<T>, SnapshotError> {
+    let text = read_text(path)?;
+    match fast::read::<T>(&text) {
+        Some(objects) => Ok(objects),
+        None => objects_of(path, values_of(path, &text)?),
+    }
+}
+
+/// [`read_objects`] on the values of `path`.
+fn objects_of<T>(path: &Path, values: Vec<Value>) -> Result<Vec<T>, SnapshotError>
+where
+    T: DeserializeOwned + Resource<DynamicType = ()>,
+{
     let expected = T::kind(&());
     let mut found: BTreeMap<String, usize> = BTreeMap::new();
     for v in &values {

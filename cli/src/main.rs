@@ -80,6 +80,12 @@ struct Cli {
     full_read: bool,
 }
 
+/// mimalloc (v2, no transparent huge pages: as little RSS as glibc): a large capture allocates
+/// and frees millions of small values, and glibc's allocator spent half of the time after
+/// parsing on consolidating freed chunks (docs/benchmarks.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {

@@ -1,6 +1,8 @@
 //! Property tests of the snapshot reader: whatever a file holds (random bytes, random YAML or
 //! JSON structures, random values in otherwise valid objects), reading never panics and either
-//! succeeds or fails with an error naming the file. 3 properties × 1,024 cases.
+//! succeeds or fails with an error naming the file. 3 properties × 1,024 cases. And the reader's
+//! fast path (`fast.rs`, `events.rs`) reads what it reads as the general path does: 2 properties
+//! × 512 cases.
 
 use std::path::{Path, PathBuf};
 
@@ -164,6 +166,70 @@ proptest! {
             *slot = replacement;
         }
         Dir::new(&write_yaml(&json!({"kind": "List", "items": [n]}), yaml)).check()?;
+    }
+}
+
+/// The fast path's reading of `text`, if it reads it, is the general path's (Nodes: with the
+/// metadata the fast path keeps); so is the event reader's of a YAML text.
+fn paths_agree(text: &str) -> Result<(), TestCaseError> {
+    use super::fast;
+    use crate::input::Node;
+    let project = |mut n: Node| {
+        let m = n.metadata;
+        n.metadata = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: m.name,
+            namespace: m.namespace,
+            uid: m.uid,
+            resource_version: m.resource_version,
+            generation: m.generation,
+            labels: m.labels,
+            annotations: m.annotations,
+            ..Default::default()
+        };
+        n
+    };
+    let path = Path::new("nodes.yaml");
+    let general = super::values_of(path, text).and_then(|v| super::objects_of::<Node>(path, v));
+    if let Some(fast) = fast::read::<Node>(text) {
+        match general {
+            Ok(general) => {
+                let fast: Vec<Node> = fast.into_iter().map(project).collect();
+                let general: Vec<Node> = general.into_iter().map(project).collect();
+                prop_assert_eq!(fast, general, "{}", text);
+            }
+            Err(e) => prop_assert!(false, "fast path read it, general: {e}\n{text}"),
+        }
+    }
+    if let Ok(events) = super::events::documents::<Value>(text) {
+        let events: Vec<Value> = events.into_iter().filter(|v| !v.is_null()).collect();
+        let general = super::parse_documents(text);
+        prop_assert_eq!(Ok(events), general, "{}", text);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_structures_read_alike_through_both_paths(v in value(), yaml in any::<bool>()) {
+        paths_agree(&String::from_utf8_lossy(&write_yaml(&v, yaml)))?;
+    }
+
+    #[test]
+    fn random_field_values_read_alike_through_both_paths(
+        pick in any::<prop::sample::Index>(),
+        replacement in value(),
+        yaml in any::<bool>(),
+    ) {
+        let mut n = node();
+        let mut all = Vec::new();
+        pointers(&n, "", &mut all);
+        let at = pick.get(&all).clone();
+        if let Some(slot) = n.pointer_mut(&at) {
+            *slot = replacement;
+        }
+        paths_agree(&String::from_utf8_lossy(&write_yaml(&json!({"kind": "List", "items": [n]}), yaml)))?;
     }
 }
 

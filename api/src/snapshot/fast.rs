@@ -1,0 +1,559 @@
+//! The reader's fast path: a file is parsed by the parser of its syntax (`serde_json` when its
+//! first non-space byte is `{` or `[`, the YAML crate otherwise) straight into the few fields
+//! the assessment reads, without building a `serde_json::Value` tree first. Everything else of
+//! an object (a Node's `managedFields`, `images`, `nodeInfo`, a MachineConfig's ignition
+//! config...) is skipped by the parser as it goes (`serde::de::IgnoredAny`).
+//!
+//! The fast path gives up (`None`) on anything it does not read exactly like the general path
+//! (see [`super::read_objects`]): a syntax error, a field of the wrong type, a kind other than
+//! the one expected, a key given twice, a scalar where an object is expected... The caller then
+//! reads the file again through the general path, which gives the same objects or the same error
+//! as before the fast path existed. So errors keep their exact text, and a file the fast path
+//! reads gives the objects the general path gives (the tests compare both on every fixture).
+//!
+//! One difference is deliberate: the metadata of a Node keeps only `name`, `namespace`, `uid`,
+//! `resourceVersion`, `generation`, `labels` and `annotations` (what the assessment and the
+//! controller read), and the fields it skips are not checked, so a Node whose `managedFields`
+//! or `creationTimestamp` is malformed is read instead of failing the whole file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::input::{
+    ClusterOperator, ClusterOperatorStatus, ClusterVersion, ClusterVersionStatus, MachineConfig,
+    MachineConfigPool, MachineConfigPoolSpec, Node, NodeSpec, NodeStatus, nullable,
+};
+
+/// An input kind the fast path reads: which parts of an object it keeps, and how they make the
+/// input type.
+pub trait Input: Resource<DynamicType = ()> + DeserializeOwned + Send + Sized {
+    /// What is read of `metadata`.
+    type Meta: DeserializeOwned + Default + Into<ObjectMeta> + Send;
+    /// What is read of `spec` ([`Skip`] when nothing).
+    type Spec: DeserializeOwned + Default + Send;
+    /// What is read of `status` ([`Skip`] when nothing).
+    type Status: DeserializeOwned + Default + Send;
+    /// The input object made of its parts.
+    fn assemble(metadata: ObjectMeta, spec: Self::Spec, status: Self::Status) -> Self;
+}
+
+/// A part of an object that is not read: skipped by the parser whatever it holds.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| Skip)
+    }
+}
+
+impl Input for ClusterVersion {
+    type Meta = ObjectMeta;
+    type Spec = Skip;
+    type Status = ClusterVersionStatus;
+    fn assemble(metadata: ObjectMeta, _: Skip, status: ClusterVersionStatus) -> Self {
+        ClusterVersion { metadata, status }
+    }
+}
+
+impl Input for ClusterOperator {
+    type Meta = ObjectMeta;
+    type Spec = Skip;
+    type Status = ClusterOperatorStatus;
+    fn assemble(metadata: ObjectMeta, _: Skip, status: ClusterOperatorStatus) -> Self {
+        ClusterOperator { metadata, status }
+    }
+}
+
+impl Input for MachineConfigPool {
+    type Meta = ObjectMeta;
+    type Spec = MachineConfigPoolSpec;
+    type Status = Skip;
+    fn assemble(metadata: ObjectMeta, spec: MachineConfigPoolSpec, _: Skip) -> Self {
+        MachineConfigPool { metadata, spec }
+    }
+}
+
+impl Input for MachineConfig {
+    type Meta = ObjectMeta;
+    type Spec = Skip;
+    type Status = Skip;
+    fn assemble(metadata: ObjectMeta, _: Skip, _: Skip) -> Self {
+        MachineConfig { metadata }
+    }
+}
+
+impl Input for Node {
+    type Meta = NodeMeta;
+    type Spec = NodeSpec;
+    type Status = NodeStatus;
+    fn assemble(metadata: ObjectMeta, spec: NodeSpec, mut status: NodeStatus) -> Self {
+        // The list grew by doubling as it was read: thousands of Nodes are kept to the end.
+        status.conditions.shrink_to_fit();
+        Node {
+            metadata,
+            spec,
+            status,
+        }
+    }
+}
+
+/// The metadata of a Node as read: what the assessment and the controller use. Read from a
+/// mapping only, as `ObjectMeta` is (a derived struct would also take a sequence).
+#[derive(Debug, Default)]
+pub struct NodeMeta(NodeMetaFields);
+
+impl<'de> Deserialize<'de> for NodeMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MapOnly;
+        impl<'de> Visitor<'de> for MapOnly {
+            type Value = NodeMeta;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("ObjectMeta")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NodeMeta, A::Error> {
+                NodeMetaFields::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(NodeMeta)
+            }
+        }
+        d.deserialize_map(MapOnly)
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeMetaFields {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    uid: Option<String>,
+    #[serde(default)]
+    resource_version: Option<String>,
+    #[serde(default)]
+    generation: Option<i64>,
+    #[serde(default)]
+    labels: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+impl From<NodeMeta> for ObjectMeta {
+    fn from(NodeMeta(m): NodeMeta) -> Self {
+        ObjectMeta {
+            name: m.name,
+            namespace: m.namespace,
+            uid: m.uid,
+            resource_version: m.resource_version,
+            generation: m.generation,
+            labels: m.labels,
+            annotations: m.annotations,
+            ..Default::default()
+        }
+    }
+}
+
+/// Reads `Some(value)` when the key is there, `null` included (absent: `None` by default).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// An object as read (or a list: `items` set).
+#[derive(Deserialize)]
+#[serde(bound(deserialize = ""))]
+pub(super) struct Wire<I: Input> {
+    /// Absent: `None`; `null`: `Some(None)`.
+    #[serde(default, deserialize_with = "present")]
+    kind: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    metadata: I::Meta,
+    #[serde(default, deserialize_with = "nullable")]
+    spec: I::Spec,
+    #[serde(default, deserialize_with = "nullable")]
+    status: I::Status,
+    /// Absent: `None`; `null`: `Some(None)`.
+    #[serde(default, deserialize_with = "present")]
+    pub(super) items: Option<Option<Vec<Top<I>>>>,
+}
+
+/// A document, or an element of a list or array: what [`super::flatten`] walks.
+pub(super) enum Top<I: Input> {
+    /// `null`: skipped.
+    Null,
+    /// An object (or a list).
+    Object(Box<Wire<I>>),
+    /// An array.
+    Array(Vec<Top<I>>),
+}
+
+impl<'de, I: Input> Deserialize<'de> for Top<I> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TopVisitor(PhantomData))
+    }
+}
+
+struct TopVisitor<I>(PhantomData<I>);
+
+impl<'de, I: Input> Visitor<'de> for TopVisitor<I> {
+    type Value = Top<I>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object, an array or null")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Top<I>, E> {
+        Ok(Top::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Top<I>, E> {
+        Ok(Top::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Top<I>, D::Error> {
+        Top::deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top<I>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Top::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Top<I>, A::Error> {
+        Wire::deserialize(de::value::MapAccessDeserializer::new(map))
+            .map(|w| Top::Object(Box::new(w)))
+    }
+}
+
+/// An object after flattening, with its kind (inherited from a typed list when it has none).
+pub(super) struct Flat<I: Input> {
+    kind: Option<String>,
+    wire: Wire<I>,
+}
+
+impl<I: Input> Flat<I> {
+    /// The input object.
+    pub(super) fn into_input(self) -> I {
+        I::assemble(self.wire.metadata.into(), self.wire.spec, self.wire.status)
+    }
+}
+
+/// [`super::flatten`] on what the fast path read: the same lists are lists, and the same items
+/// inherit the kind of their typed list.
+pub(super) fn flatten<I: Input>(top: Top<I>, out: &mut Vec<Flat<I>>) {
+    match top {
+        Top::Null => {}
+        Top::Array(items) => items.into_iter().for_each(|t| flatten(t, out)),
+        Top::Object(mut wire) => {
+            let kind = wire.kind.clone().flatten();
+            let is_list =
+                wire.items.is_some() && kind.as_deref().is_none_or(|k| k.ends_with("List"));
+            if !is_list {
+                out.push(Flat { kind, wire: *wire });
+                return;
+            }
+            let item_kind = kind
+                .as_deref()
+                .and_then(|k| k.strip_suffix("List"))
+                .filter(|k| !k.is_empty());
+            for mut item in wire.items.take().flatten().unwrap_or_default() {
+                if let (Some(k), Top::Object(obj)) = (item_kind, &mut item)
+                    && obj.kind.is_none()
+                {
+                    obj.kind = Some(Some(k.to_string()));
+                }
+                flatten(item, out);
+            }
+        }
+    }
+}
+
+/// The objects of `text` read by the fast path, or `None` when it cannot tell (the caller then
+/// uses the general path).
+pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
+    let tops: Vec<Top<I>> = if is_json(text) {
+        serde_json::Deserializer::from_str(text)
+            .into_iter::<Top<I>>()
+            .collect::<Result<_, _>>()
+            .ok()?
+    } else {
+        parse_yaml(text)?
+    };
+    let mut flat = Vec::new();
+    tops.into_iter().for_each(|t| flatten(t, &mut flat));
+    let expected = I::kind(&());
+    if flat
+        .iter()
+        .any(|f| f.kind.as_deref().is_some_and(|k| k != expected))
+    {
+        return None;
+    }
+    Some(flat.into_iter().map(Flat::into_input).collect())
+}
+
+/// The documents of a YAML text: cut and parsed on several threads when it is large, else
+/// parsed straight from the YAML crate's events; `None` when the event reader refuses it.
+fn parse_yaml<I: Input>(text: &str) -> Option<Vec<Top<I>>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if text.len() >= super::split::MIN_BYTES
+        && threads > 1
+        && let Some(tops) = super::split::parse::<I>(text, threads)
+    {
+        return Some(tops);
+    }
+    // Not `serde-saphyr` into the projected types when the event reader refuses: it reads a
+    // plain `false` where a string is expected as `"false"`, where the general path fails.
+    super::events::documents::<Top<I>>(text).ok()
+}
+
+/// Whether the text is JSON: its first non-space byte opens an object or an array.
+fn is_json(text: &str) -> bool {
+    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Debug;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::snapshot::{SnapshotError, objects_of, read_typed, values_of};
+
+    /// What the general path reads of `text`, or its error.
+    fn general<T: Input>(text: &str) -> Result<Vec<T>, SnapshotError> {
+        let path = Path::new("f.yaml");
+        objects_of(path, values_of(path, text)?)
+    }
+
+    /// The metadata the fast path keeps of a Node.
+    fn projected(m: ObjectMeta) -> ObjectMeta {
+        ObjectMeta {
+            name: m.name,
+            namespace: m.namespace,
+            uid: m.uid,
+            resource_version: m.resource_version,
+            generation: m.generation,
+            labels: m.labels,
+            annotations: m.annotations,
+            ..Default::default()
+        }
+    }
+
+    /// Both paths read `text` alike: the same objects (Nodes: with the metadata the fast path
+    /// keeps), or the fast path gives up. Returns whether the fast path read it.
+    fn agree<T: Input + PartialEq + Debug>(text: &str, fix: fn(T) -> T) -> bool {
+        let fast = read::<T>(text);
+        match (fast, general::<T>(text)) {
+            (Some(fast), Ok(slow)) => {
+                let fast: Vec<T> = fast.into_iter().map(fix).collect();
+                let slow: Vec<T> = slow.into_iter().map(fix).collect();
+                assert_eq!(fast, slow, "{text}");
+                true
+            }
+            (Some(fast), Err(e)) => panic!(
+                "fast path read {} objects, general: {e}\n{text}",
+                fast.len()
+            ),
+            (None, _) => false,
+        }
+    }
+
+    fn node(mut n: Node) -> Node {
+        n.metadata = projected(n.metadata);
+        n
+    }
+
+    fn same<T>(t: T) -> T {
+        t
+    }
+
+    fn fixture_dirs() -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(update_status_testdata::oc_status_dir())
+            .expect("fixtures")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+
+    #[test]
+    fn every_fixture_file_reads_alike_through_both_paths() {
+        let mut read = 0;
+        for dir in fixture_dirs() {
+            let text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            for (ok, file) in [
+                (
+                    agree::<ClusterVersion>(&text("clusterversion.yaml"), same),
+                    "clusterversion",
+                ),
+                (
+                    agree::<ClusterOperator>(&text("clusteroperators.yaml"), same),
+                    "clusteroperators",
+                ),
+                (
+                    agree::<MachineConfigPool>(&text("machineconfigpools.yaml"), same),
+                    "machineconfigpools",
+                ),
+                (
+                    agree::<MachineConfig>(&text("machineconfigs.yaml"), same),
+                    "machineconfigs",
+                ),
+                (agree::<Node>(&text("nodes.yaml"), node), "nodes"),
+            ] {
+                assert!(ok, "{}/{file}.yaml: the fast path gave up", dir.display());
+                read += 1;
+            }
+        }
+        assert!(read >= 40, "{read}");
+    }
+
+    #[test]
+    fn the_same_fixtures_as_json_read_alike() {
+        for dir in fixture_dirs() {
+            let json = |f: &str| {
+                let values = crate::snapshot::read_values(&dir.join(f)).unwrap_or_default();
+                serde_json::json!({"apiVersion": "v1", "kind": "List", "items": values}).to_string()
+            };
+            assert!(agree::<ClusterOperator>(
+                &json("clusteroperators.yaml"),
+                same
+            ));
+            assert!(agree::<MachineConfigPool>(
+                &json("machineconfigpools.yaml"),
+                same
+            ));
+            assert!(agree::<Node>(&json("nodes.yaml"), node));
+            // A stream of JSON documents, and a top-level array.
+            let values = crate::snapshot::read_values(&dir.join("nodes.yaml")).unwrap_or_default();
+            let stream: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            assert!(agree::<Node>(&stream.join("\n"), node));
+            assert!(agree::<Node>(
+                &serde_json::Value::Array(values).to_string(),
+                node
+            ));
+        }
+    }
+
+    #[test]
+    fn a_generated_must_gather_reads_alike() {
+        let root = std::env::temp_dir().join(format!("us-fast-mg-{}", std::process::id()));
+        let csr = update_status_testdata::must_gather::write(&root, 40).expect("write");
+        let text = std::fs::read_to_string(csr.join("core/nodes/generated.yaml")).expect("read");
+        std::fs::remove_dir_all(&root).ok();
+        assert!(agree::<Node>(&text, node));
+        assert_eq!(read::<Node>(&text).map(|n| n.len()), Some(40));
+    }
+
+    #[test]
+    fn lists_kinds_and_nulls_are_read_like_the_general_path() {
+        let cases = [
+            // Typed list: items without a kind inherit it; `kind: null` does not.
+            r#"{"kind":"NodeList","items":[{"metadata":{"name":"a"}},{"kind":null,"metadata":{"name":"b"}}]}"#,
+            "kind: NodeList\nitems:\n- metadata: {name: a}\n- kind: null\n  metadata: {name: b}\n",
+            "kind: ClusterOperatorList\nitems:\n- kind: null\n  metadata: {name: a}\n",
+            // A list of lists, an item inheriting a kind that is not a list's.
+            "kind: List\nitems:\n- kind: NodeList\n  items: [{metadata: {name: a}}]\n- items: [{metadata: {name: b}}]\n",
+            "kind: NodeList\nitems:\n- items: [{metadata: {name: a}}]\n  metadata: {name: x}\n",
+            // `items: null`, no items, a null document, an array of objects and nulls.
+            "kind: List\nitems: null\n",
+            "---\n---\nkind: Node\nmetadata: {name: a}\n---\nnull\n",
+            "[null, {\"kind\": \"Node\", \"metadata\": {\"name\": \"a\"}}, [{\"metadata\": null}]]",
+            // An object with items that is not a list: its items are not objects of the file.
+            "kind: Node\nmetadata: {name: a}\nitems: [{metadata: {name: b}}]\n",
+            // Nulls where objects are expected.
+            "kind: Node\nmetadata: null\nspec: null\nstatus: {conditions: null}\n",
+            // Unschedulable as a string, an odd timestamp, unknown fields.
+            "kind: Node\nspec: {unschedulable: \"true\"}\nstatus: {conditions: [{type: Ready, lastTransitionTime: x}]}\nextra: [1, 2]\n",
+        ];
+        for text in cases {
+            assert!(agree::<Node>(text, node), "gave up: {text}");
+        }
+    }
+
+    #[test]
+    fn it_gives_up_where_the_general_path_fails_or_differs() {
+        let cases = [
+            // Wrong kinds, in an item or the object.
+            "kind: ClusterOperatorList\nitems: [{metadata: {name: a}}]\n",
+            "kind: 7\nmetadata: {name: a}\n",
+            // Wrong types.
+            "kind: Node\nmetadata: {name: bad}\nstatus: {conditions: 7}\n",
+            "kind: Node\nmetadata: {name: [1]}\n",
+            "kind: NodeList\nitems: 7\n",
+            "7\n",
+            "\"a string\"",
+            // Syntax.
+            "kind: Node\nmetadata: {name: a\n",
+            "{\"kind\": \"Node\"",
+            "{\"kind\": \"Node\"} trailing",
+            // A key given twice (the general path keeps the last one).
+            "{\"kind\": \"Node\", \"metadata\": {\"name\": \"a\", \"name\": \"b\"}}",
+        ];
+        for text in cases {
+            assert!(read::<Node>(text).is_none(), "read: {text}");
+            agree::<Node>(text, node);
+        }
+    }
+
+    #[test]
+    fn the_bad_inputs_fail_with_the_general_paths_error() {
+        let dir = update_status_testdata::oc_status_dir().join("../bad-inputs");
+        let mut seen = 0;
+        for case in [
+            "invalid-field-type",
+            "wrong-kind",
+            "escape-in-error",
+            "alias-bomb",
+        ] {
+            let path = dir.join(case).join("nodes.yaml");
+            let fast = read_typed::<Node>(&path).expect_err("fails").to_string();
+            let general = crate::snapshot::read_objects::<Node>(&path)
+                .expect_err("fails")
+                .to_string();
+            assert_eq!(fast, general);
+            seen += 1;
+        }
+        let path = dir.join("malformed-yaml/clusterversion.yaml");
+        let fast = read_typed::<ClusterVersion>(&path)
+            .expect_err("fails")
+            .to_string();
+        assert!(
+            fast.contains("clusterversion.yaml is not valid YAML or JSON"),
+            "{fast}"
+        );
+        assert_eq!(seen, 4);
+    }
+
+    #[test]
+    fn node_metadata_keeps_what_is_read_and_skips_the_rest() {
+        let text = r#"{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7",
+            "generation":2,"labels":{"l":"1"},"annotations":{"a":"2"},
+            "managedFields":"not a list","creationTimestamp":"not a time"}}"#;
+        let nodes = read::<Node>(text).expect("read");
+        let m = &nodes[0].metadata;
+        assert_eq!(m.name.as_deref(), Some("a"));
+        assert_eq!(m.uid.as_deref(), Some("u"));
+        assert_eq!(m.resource_version.as_deref(), Some("7"));
+        assert_eq!(m.generation, Some(2));
+        assert_eq!(m.labels.as_ref().map(|l| l.len()), Some(1));
+        assert_eq!(m.annotations.as_ref().map(|a| a.len()), Some(1));
+        assert!(m.managed_fields.is_none() && m.creation_timestamp.is_none());
+        // The general path refuses it (a malformed field it reads): the fast path is more lenient.
+        assert!(general::<Node>(text).is_err());
+    }
+}
