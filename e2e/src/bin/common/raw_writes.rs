@@ -1,0 +1,68 @@
+//! The API server's raw write rate for the controller's objects (issue #16, goal 3): the same
+//! UpdateInsights the controller writes at its cold start (names, labels, statuses), created
+//! and status-updated as fast as the API server takes them, on the same control plane, in a
+//! namespace the controller does not watch. Each object costs the same two writes as the
+//! controller's (server-side apply of the metadata, then of the status subresource).
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+use update_status_api::crd::{UpdateInsight, UpdateInsightStatus};
+use update_status_controllers::assess::compose::Desired;
+
+/// Where the raw writes go (not the controller's namespace).
+pub const RAW_NAMESPACE: &str = "bench-raw-writes";
+
+/// Writes `objects` (metadata, then status), `concurrency` objects at a time; the writes made
+/// and the seconds they took.
+pub async fn raw_write_rate(
+    client: &Client,
+    objects: &[Desired<UpdateInsightStatus>],
+    concurrency: usize,
+) -> anyhow::Result<(u64, f64)> {
+    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    ns.patch(
+        RAW_NAMESPACE,
+        &PatchParams::apply("bench"),
+        &Patch::Apply(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RAW_NAMESPACE}}),
+        ),
+    )
+    .await?;
+    let api: Api<UpdateInsight> = Api::namespaced(client.clone(), RAW_NAMESPACE);
+    let params = PatchParams::apply("bench-raw").force();
+    let t = Instant::now();
+    let results: Vec<anyhow::Result<()>> = futures::stream::iter(objects)
+        .map(|d| {
+            let (api, params) = (api.clone(), params.clone());
+            async move {
+                let meta = json!({
+                    "apiVersion": "update.openshift.io/v1alpha1",
+                    "kind": "UpdateInsight",
+                    "metadata": {"name": d.name, "labels": d.labels},
+                    "spec": {},
+                });
+                api.patch(&d.name, &params, &Patch::Apply(&meta)).await?;
+                let status = json!({
+                    "apiVersion": "update.openshift.io/v1alpha1",
+                    "kind": "UpdateInsight",
+                    "metadata": {"name": d.name},
+                    "status": d.status,
+                });
+                api.patch_status(&d.name, &params, &Patch::Apply(&status))
+                    .await?;
+                Ok(())
+            }
+        })
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
+    let secs = t.elapsed().as_secs_f64();
+    for r in results {
+        r?;
+    }
+    Ok((2 * objects.len() as u64, secs))
+}
