@@ -423,11 +423,17 @@ async fn wanted(
     }
     let hc: HostedCluster = Api::namespaced(client.clone(), ns).get(cluster).await?;
     let cp_ns = control_plane_namespace(ns, cluster);
-    let pools: Vec<NodePool> = list::<NodePool>(client, ns, None)
-        .await?
-        .into_iter()
-        .filter(|p| p.spec.cluster_name == cluster)
-        .collect();
+    // As the controller reads them: one at a time, the undecodable ones left out.
+    let mut pools: Vec<NodePool> =
+        Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar::<NodePool>())
+            .list(&ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|o| o.try_parse::<NodePool>().ok())
+            .filter(|p| p.spec.cluster_name == cluster)
+            .collect();
+    pools.sort_by_key(|p| p.name_any());
     let machines: Vec<Machine> = list(client, &cp_ns, None).await?;
     let sets: Vec<MachineSet> = list(client, &cp_ns, None).await?;
     let deployments: Vec<MachineDeployment> = list(client, &cp_ns, None).await?;
