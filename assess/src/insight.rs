@@ -25,6 +25,15 @@ pub struct UnreadableInput {
     pub kind: String,
     /// Object name.
     pub name: String,
+    /// Where it is and who owns it (boxed: decoding results stay small).
+    pub place: Box<InputPlace>,
+    /// What is wrong (the decoder's message: the field and the type expected).
+    pub problem: String,
+}
+
+/// Where an unreadable input is, and its owners.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InputPlace {
     /// Namespace of a namespaced object (`None`: cluster-scoped).
     pub namespace: Option<String>,
     /// Its uid, when known (hosted mode owns the insight of an unreadable HostedCluster by it).
@@ -32,14 +41,12 @@ pub struct UnreadableInput {
     /// Its owner references as (kind, name) (hosted mode finds an unreadable NodePool's
     /// HostedCluster through them).
     pub owners: Vec<(String, String)>,
-    /// What is wrong (the decoder's message: the field and the type expected).
-    pub problem: String,
 }
 
 impl UnreadableInput {
     /// `namespace/name`, or `name` for a cluster-scoped object.
     pub fn key(&self) -> String {
-        match self.namespace.as_deref() {
+        match self.place.namespace.as_deref() {
             Some(ns) if !ns.is_empty() => format!("{ns}/{}", self.name),
             _ => self.name.clone(),
         }
@@ -69,7 +76,7 @@ pub fn unreadable_input_insight(
         },
     };
     let problem = u.problem.split_whitespace().collect::<Vec<_>>().join(" ");
-    let namespace = u.namespace.clone().filter(|n| !n.is_empty());
+    let namespace = u.place.namespace.clone().filter(|n| !n.is_empty());
     let in_namespace = namespace
         .as_deref()
         .map_or(String::new(), |n| format!(" -n {n}"));

@@ -344,7 +344,10 @@ impl HostedReconciler {
         unreadable_inputs: &[UnreadableInput],
         now: Timestamp,
     ) -> Result<Option<Duration>, WriteError> {
-        let (ns, name) = (u.namespace.clone().unwrap_or_default(), u.name.clone());
+        let (ns, name) = (
+            u.place.namespace.clone().unwrap_or_default(),
+            u.name.clone(),
+        );
         let cps = labelled(&self.caches.control_plane_statuses, &ns, &name);
         let pools = labelled(&self.caches.worker_pool_statuses, &ns, &name);
         let insights = labelled(&self.caches.insights, &ns, &name);
@@ -386,7 +389,7 @@ impl HostedReconciler {
             hcs.iter().any(|h| h.namespace() == ns && h.name() == name)
                 || bad_clusters
                     .iter()
-                    .any(|u| u.namespace.as_deref() == Some(ns.as_str()) && u.name == *name)
+                    .any(|u| u.place.namespace.as_deref() == Some(ns.as_str()) && u.name == *name)
         });
         if let Some(g) = self.guests.as_mut() {
             g.sync(hcs.iter().map(|h| h.as_ref()));

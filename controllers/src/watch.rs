@@ -30,7 +30,7 @@ use update_status_api::input::{
     MachineConfigPool, McoDeployment, Node,
 };
 
-use update_status_assess::insight::UnreadableInput;
+use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_assess::redact::redact_urls_in;
 
 use crate::health::Health;
@@ -224,15 +224,17 @@ where
                 group: K::group(&()).into_owned(),
                 kind: kind.to_string(),
                 name: name_of(&stub).to_string(),
-                namespace: stub.meta().namespace.clone(),
-                uid: stub.meta().uid.clone(),
-                owners: stub
-                    .meta()
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .map(|o| (o.kind.clone(), o.name.clone()))
-                    .collect(),
+                place: Box::new(InputPlace {
+                    namespace: stub.meta().namespace.clone(),
+                    uid: stub.meta().uid.clone(),
+                    owners: stub
+                        .meta()
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .map(|o| (o.kind.clone(), o.name.clone()))
+                        .collect(),
+                }),
                 problem,
             };
             Err((stub, u))

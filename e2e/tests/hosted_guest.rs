@@ -39,7 +39,7 @@ use update_status_api::hosted::{
 use update_status_api::input::{ClusterOperator, Node};
 use update_status_assess::compose::{Desired, DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
-use update_status_assess::insight::UnreadableInput;
+use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_e2e::controller::Controller;
 use update_status_e2e::{TestEnv, repo_root};
 
@@ -930,18 +930,22 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
         group: "hypershift.openshift.io".into(),
         kind: "NodePool".into(),
         name: "skewed-pool".into(),
-        namespace: Some(ns.clone()),
-        uid: pool.uid(),
-        owners: vec![("HostedCluster".into(), "demo".into())],
+        place: Box::new(InputPlace {
+            namespace: Some(ns.clone()),
+            uid: pool.uid(),
+            owners: vec![("HostedCluster".into(), "demo".into())],
+        }),
         problem: "status.version: invalid type: integer `5`, expected a string".into(),
     };
     let bad_hc = UnreadableInput {
         group: "hypershift.openshift.io".into(),
         kind: "HostedCluster".into(),
         name: "skewed".into(),
-        namespace: Some(ns.clone()),
-        uid: skewed.uid(),
-        owners: vec![],
+        place: Box::new(InputPlace {
+            namespace: Some(ns.clone()),
+            uid: skewed.uid(),
+            owners: vec![],
+        }),
         problem: "spec.channel: invalid type: integer `4`, expected a string".into(),
     };
     let bad = [bad_pool, bad_hc.clone()];

@@ -19,11 +19,12 @@ use crate::insight::{UnreadableInput, unreadable_input_insight};
 
 /// Whether the unreadable `u` concerns the HostedCluster `namespace/name` (see the module).
 pub fn concerns(u: &UnreadableInput, namespace: &str, name: &str) -> bool {
-    let ns = u.namespace.as_deref().unwrap_or_default();
+    let ns = u.place.namespace.as_deref().unwrap_or_default();
     match u.kind.as_str() {
         "HostedCluster" => ns == namespace && u.name == name,
         "NodePool" => {
             let mut clusters = u
+                .place
                 .owners
                 .iter()
                 .filter(|(k, _)| k == "HostedCluster")
@@ -59,8 +60,8 @@ pub fn unreadable_insights(
 pub fn stand_in(u: &UnreadableInput) -> HostedCluster {
     let mut hc = HostedCluster::default();
     hc.metadata.name = Some(u.name.clone());
-    hc.metadata.namespace = u.namespace.clone();
-    hc.metadata.uid = u.uid.clone();
+    hc.metadata.namespace = u.place.namespace.clone();
+    hc.metadata.uid = u.place.uid.clone();
     hc
 }
 
@@ -81,6 +82,7 @@ pub fn desired_unreadable(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::insight::InputPlace;
     use update_status_api::crd::{ScopeType, labels};
 
     fn bad(kind: &str, ns: &str, name: &str, owners: &[(&str, &str)]) -> UnreadableInput {
@@ -92,12 +94,14 @@ mod tests {
             },
             kind: kind.into(),
             name: name.into(),
-            namespace: Some(ns.into()),
-            uid: Some(format!("uid-{name}")),
-            owners: owners
-                .iter()
-                .map(|(k, n)| (k.to_string(), n.to_string()))
-                .collect(),
+            place: Box::new(InputPlace {
+                namespace: Some(ns.into()),
+                uid: Some(format!("uid-{name}")),
+                owners: owners
+                    .iter()
+                    .map(|(k, n)| (k.to_string(), n.to_string()))
+                    .collect(),
+            }),
             problem: "spec.replicas: invalid value: integer `3000000000`, expected i32".into(),
         }
     }
