@@ -117,6 +117,21 @@ pub struct HostedClusterStatus {
     /// `ValidReleaseImage`, `ReconciliationActive`, ...
     #[serde(default, deserialize_with = "nullable")]
     pub conditions: Vec<Condition>,
+    /// The admin kubeconfig Secret (same namespace, key [`KUBECONFIG_SECRET_KEY`]), once the
+    /// HyperShift operator has published it (read with `--hosted-kubeconfig-access`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeconfig: Option<SecretName>,
+}
+
+/// The key of the admin kubeconfig in the Secret `status.kubeconfig` names.
+pub const KUBECONFIG_SECRET_KEY: &str = "kubeconfig";
+
+/// A reference to a Secret in the same namespace (`corev1.LocalObjectReference`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct SecretName {
+    /// Secret name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
 }
 
 /// HostedCluster `status.version` (configv1 `ClusterVersionStatus`).
@@ -170,6 +185,14 @@ impl HostedCluster {
         self.status
             .as_ref()
             .and_then(|s| s.conditions.iter().find(|c| c.type_ == type_))
+    }
+    /// The name of its admin kubeconfig Secret (`status.kubeconfig.name`), when published.
+    pub fn kubeconfig_secret(&self) -> Option<&str> {
+        self.status
+            .as_ref()
+            .and_then(|s| s.kubeconfig.as_ref())
+            .map(|k| k.name.as_str())
+            .filter(|n| !n.is_empty())
     }
 }
 

@@ -552,6 +552,7 @@ mod tests {
             kind: "MachineConfigPool".into(),
             name: "infra".into(),
             problem: "invalid type: string \"x\", expected a sequence at line 1".into(),
+            ..Default::default()
         };
         let first = unreadable_inputs_share(
             std::slice::from_ref(&pool),

@@ -17,7 +17,7 @@ pub const UNREADABLE_INPUT_REFERENCE: &str =
 
 /// An input object the controller watches but cannot decode (a field of an unexpected type):
 /// it is skipped, and shown as a health insight instead of stopping the watch.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct UnreadableInput {
     /// API group (`""` for the core group).
     pub group: String,
@@ -25,23 +25,48 @@ pub struct UnreadableInput {
     pub kind: String,
     /// Object name.
     pub name: String,
+    /// Where it is and who owns it (boxed: decoding results stay small).
+    pub place: Box<InputPlace>,
     /// What is wrong (the decoder's message: the field and the type expected).
     pub problem: String,
 }
 
+/// Where an unreadable input is, and its owners.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InputPlace {
+    /// Namespace of a namespaced object (`None`: cluster-scoped).
+    pub namespace: Option<String>,
+    /// Its uid, when known (hosted mode owns the insight of an unreadable HostedCluster by it).
+    pub uid: Option<String>,
+    /// Its owner references as (kind, name) (hosted mode finds an unreadable NodePool's
+    /// HostedCluster through them).
+    pub owners: Vec<(String, String)>,
+}
+
+impl UnreadableInput {
+    /// `namespace/name`, or `name` for a cluster-scoped object.
+    pub fn key(&self) -> String {
+        match self.place.namespace.as_deref() {
+            Some(ns) if !ns.is_empty() => format!("{ns}/{}", self.name),
+            _ => self.name.clone(),
+        }
+    }
+}
+
 /// The health insight of an input that cannot be read: "MachineConfigPool infra cannot be
-/// read: ...". Control-plane inputs (ClusterVersion, ClusterOperator) are in the control
-/// plane's scope; pools and nodes in the worker pools' (a pool names itself as its pool).
+/// read: ...". Control-plane inputs (ClusterVersion, ClusterOperator, HostedCluster) are in the
+/// control plane's scope; pools (MachineConfigPool, NodePool) and nodes in the worker pools' (a
+/// pool names itself as its pool).
 pub fn unreadable_input_insight(
     u: &UnreadableInput,
     since: Option<Timestamp>,
 ) -> Option<UpdateInsightStatus> {
     let scope = match u.kind.as_str() {
-        "ClusterVersion" | "ClusterOperator" => InsightScope {
+        "ClusterVersion" | "ClusterOperator" | "HostedCluster" => InsightScope {
             type_: ScopeType::ControlPlane,
             pool: None,
         },
-        "MachineConfigPool" => InsightScope {
+        "MachineConfigPool" | "NodePool" => InsightScope {
             type_: ScopeType::WorkerPool,
             pool: Some(ellipsize(&u.name, limits::POOL)),
         },
@@ -51,12 +76,16 @@ pub fn unreadable_input_insight(
         },
     };
     let problem = u.problem.split_whitespace().collect::<Vec<_>>().join(" ");
+    let namespace = u.place.namespace.clone().filter(|n| !n.is_empty());
+    let in_namespace = namespace
+        .as_deref()
+        .map_or(String::new(), |n| format!(" -n {n}"));
     HealthDraft {
         resource: ResourceRef {
             group: u.group.clone(),
             kind: u.kind.clone(),
             name: ellipsize(&u.name, limits::RESOURCE_NAME),
-            namespace: None,
+            namespace,
         },
         scope,
         source: SOURCE_UNREADABLE_INPUT,
@@ -67,8 +96,8 @@ pub fn unreadable_input_insight(
         description: format!(
             "update-status cannot decode the {kind} {name} ({problem}), so it leaves it out: \
              the update status shown may be incomplete for what depends on it. Every other \
-             object is still read. Check the object (`oc get {lower} {name} -o yaml`) for a \
-             field of an unexpected type, and whoever wrote it.",
+             object is still read. Check the object (`oc get {lower} {name}{in_namespace} -o \
+             yaml`) for a field of an unexpected type, and whoever wrote it.",
             kind = u.kind,
             name = u.name,
             lower = u.kind.to_ascii_lowercase(),

@@ -35,11 +35,6 @@ fn standalone_only(args: &Args) -> Vec<&'static str> {
 
 /// Runs the controller in hosted mode until a signal or a fatal error.
 pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
-    if args.hosted_kubeconfig_access {
-        anyhow::bail!(
-            "--hosted-kubeconfig-access is not implemented yet: hosted mode reads the management cluster only (see docs/hosted.md); start without it"
-        );
-    }
     let refused = standalone_only(&args);
     if !refused.is_empty() {
         anyhow::bail!(
@@ -87,14 +82,15 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
         health: health.clone(),
         stopping,
     };
-    ctx.spawn(
-        &mut writers,
-        HostedReconciler::new(client.clone(), caches, metrics.clone()),
-        &wake,
-    );
+    let mut reconciler = HostedReconciler::new(client.clone(), caches, metrics.clone());
+    if args.hosted_kubeconfig_access {
+        reconciler = reconciler.with_guest_access(wake.clone());
+    }
+    ctx.spawn(&mut writers, reconciler, &wake);
     wake.notify_one();
     tracing::info!(
         watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
+        hosted_kubeconfig_access = args.hosted_kubeconfig_access,
         "update-status-controller running in hosted mode"
     );
     supervise(

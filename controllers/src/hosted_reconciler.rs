@@ -11,6 +11,14 @@
 //! labelled with that cluster; a HostedCluster whose writes fail does not stop the others.
 //! Objects of a deleted HostedCluster or NodePool are removed by the garbage collector (they
 //! are owned by it).
+//!
+//! With `--hosted-kubeconfig-access` ([`crate::hosted_guest`]), each hosted cluster's
+//! ClusterOperators and Nodes are read through its admin kubeconfig and passed as the guest
+//! inputs; one that cannot be read is assessed without them (`HostedClusterUnreachable`).
+//! Input objects that cannot be decoded (a HostedCluster, NodePool or cluster-api object with a
+//! field of an unexpected type) become "unreadable input" health insights of the HostedCluster
+//! they concern ([`update_status_assess::hosted::unreadable`]); an unreadable HostedCluster gets
+//! that insight only.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,9 +36,11 @@ use update_status_api::hosted::{
 };
 
 use crate::assess::compose::{Existing, ExistingInsights};
-use crate::assess::hosted::{HostedInputs, desired_hosted};
+use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
+use crate::assess::insight::UnreadableInput;
 use crate::control_plane_reconciler::cloned;
 use crate::health::Health;
+use crate::hosted_guest::{GuestView, Guests};
 use crate::metrics::Metrics;
 use crate::runner::{RETRY, Reconcile};
 use crate::supervisor::Tasks;
@@ -59,6 +69,8 @@ pub struct HostedCaches {
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
     /// Our WorkerPoolUpdateStatus objects labelled with a hosted cluster.
     pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
+    /// Input objects that cannot be decoded (left out of the caches above).
+    pub unreadable: Unreadable,
 }
 
 /// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`.
@@ -70,11 +82,12 @@ pub fn start(
     health: &Arc<Health>,
     tasks: &mut Tasks,
 ) -> HostedCaches {
+    let unreadable = Unreadable::default();
     let mut w = Watches {
         tasks,
         health: health.clone(),
         client: client.clone(),
-        unreadable: Unreadable::default(),
+        unreadable: unreadable.clone(),
     };
     let wakes = || Wake::always(vec![wake.clone()]);
     // Ours: written by this controller for some hosted cluster.
@@ -108,6 +121,7 @@ pub fn start(
             wakes(),
             "WorkerPoolUpdateStatus",
         ),
+        unreadable,
     }
 }
 
@@ -163,6 +177,8 @@ pub struct HostedReconciler {
     metrics: Arc<Metrics>,
     /// By HostedCluster (namespace, name).
     writers: HashMap<(String, String), ClusterWriters>,
+    /// `--hosted-kubeconfig-access`: the hosted clusters read from inside.
+    guests: Option<Guests>,
 }
 
 /// The objects of `store` in `namespace` whose `update.openshift.io/cluster` label is `cluster`.
@@ -205,16 +221,56 @@ impl HostedReconciler {
             caches,
             metrics,
             writers: HashMap::new(),
+            guests: None,
         }
+    }
+
+    /// Reads each hosted cluster's ClusterOperators and Nodes through its admin kubeconfig
+    /// (`--hosted-kubeconfig-access`); `wake`: this reconciler's (the guests' events wake it).
+    pub fn with_guest_access(mut self, wake: Arc<Notify>) -> Self {
+        self.guests = Some(Guests::new(self.client.clone(), wake));
+        self
+    }
+
+    /// The writers of the HostedCluster `ns/name`.
+    fn writers_of(&mut self, ns: &str, name: &str) -> &mut ClusterWriters {
+        let (client, metrics) = (&self.client, &self.metrics);
+        self.writers
+            .entry((ns.to_string(), name.to_string()))
+            .or_insert_with(|| ClusterWriters {
+                statuses: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+                pools: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+                insights: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+            })
     }
 
     /// One HostedCluster: its desired objects written; when time alone changes them next.
     async fn reconcile_cluster(
         &mut self,
         hc: &HostedCluster,
+        unreadable_inputs: &[UnreadableInput],
         now: Timestamp,
     ) -> Result<Option<Duration>, WriteError> {
         let (ns, name) = (hc.namespace(), hc.name());
+        let view = self.guests.as_ref().map(|g| g.view(hc));
+        let (guest, guest_unreachable, recheck) = match &view {
+            None => (None, None, None),
+            // Connecting: its objects stay as they are until the hosted cluster answers.
+            Some(GuestView::Waiting(d)) => return Ok(Some(*d + Duration::from_millis(100))),
+            Some(GuestView::Ready {
+                cluster_operators,
+                nodes,
+                recheck,
+            }) => (
+                Some(GuestInputs {
+                    cluster_operators,
+                    nodes,
+                }),
+                None,
+                *recheck,
+            ),
+            Some(GuestView::Unreachable(why)) => (None, Some(why.as_str()), None),
+        };
         let node_pools: Vec<NodePool> = in_namespace(&self.caches.node_pools, ns)
             .into_iter()
             .filter(|np| np.spec.cluster_name == name)
@@ -229,8 +285,8 @@ impl HostedReconciler {
             machines: &machines,
             machine_sets: &machine_sets,
             machine_deployments: &machine_deployments,
-            guest: None,
-            guest_unreachable: None,
+            guest,
+            guest_unreachable,
         };
         let cps = labelled(&self.caches.control_plane_statuses, ns, name);
         let pools = labelled(&self.caches.worker_pool_statuses, ns, name);
@@ -242,16 +298,17 @@ impl HostedReconciler {
                 .map(|o| o.as_ref()),
             insights: ExistingInsights::new(&insights),
         };
-        let desired = desired_hosted(&inputs, &existing, now);
-        let (client, metrics) = (&self.client, &self.metrics);
-        let w = self
-            .writers
-            .entry((ns.to_string(), name.to_string()))
-            .or_insert_with(|| ClusterWriters {
-                statuses: Writer::new(client.clone(), ns, NAME, metrics.clone()),
-                pools: Writer::new(client.clone(), ns, NAME, metrics.clone()),
-                insights: Writer::new(client.clone(), ns, NAME, metrics.clone()),
-            });
+        let mut desired = desired_hosted(&inputs, &existing, now);
+        desired
+            .cluster
+            .insights
+            .extend(unreadable::unreadable_insights(
+                hc,
+                unreadable_inputs,
+                &existing.insights,
+                now,
+            ));
+        let w = self.writers_of(ns, name);
         // Every sync writes all it can: a refused object blocks no other one.
         let a = w
             .statuses
@@ -275,23 +332,90 @@ impl HostedReconciler {
             .requeue_after
             .and_then(|d| Duration::try_from(d).ok())
             .map(|d| d + Duration::from_millis(100));
-        Ok([requeue, w.retry_in()].into_iter().flatten().min())
+        let recheck = recheck.map(|d| d + Duration::from_millis(100));
+        Ok([requeue, recheck, w.retry_in()].into_iter().flatten().min())
+    }
+
+    /// A HostedCluster that cannot be read (`u`): only the insights of its unreadable inputs
+    /// (its own among them); its status objects go (nothing about its update is known).
+    async fn reconcile_unreadable(
+        &mut self,
+        u: &UnreadableInput,
+        unreadable_inputs: &[UnreadableInput],
+        now: Timestamp,
+    ) -> Result<Option<Duration>, WriteError> {
+        let (ns, name) = (
+            u.place.namespace.clone().unwrap_or_default(),
+            u.name.clone(),
+        );
+        let cps = labelled(&self.caches.control_plane_statuses, &ns, &name);
+        let pools = labelled(&self.caches.worker_pool_statuses, &ns, &name);
+        let insights = labelled(&self.caches.insights, &ns, &name);
+        let desired = unreadable::desired_unreadable(
+            u,
+            unreadable_inputs,
+            &ExistingInsights::new(&insights),
+            now,
+        );
+        let w = self.writers_of(&ns, &name);
+        let a = w
+            .statuses
+            .sync(desired.cluster.control_plane.iter(), &cps)
+            .await;
+        let b = w.pools.sync(&desired.cluster.worker_pools, &pools).await;
+        let c = w.insights.sync(&desired.cluster.insights, &insights).await;
+        let (a, b, c) = (a?, b?, c?);
+        if a.writes() + b.writes() + c.writes() > 0 {
+            tracing::info!(
+                reconciler = NAME,
+                hosted_cluster = %format!("{ns}/{name}"),
+                "hosted cluster cannot be read: only its unreadable-input insight is written"
+            );
+        }
+        Ok(w.retry_in())
     }
 
     /// One pass over every HostedCluster (see [`Reconcile::reconcile`]).
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+        let unreadable_inputs = self.caches.unreadable.all();
+        let bad_clusters: Vec<&UnreadableInput> = unreadable_inputs
+            .iter()
+            .filter(|u| u.kind == "HostedCluster")
+            .collect();
         // Writers of HostedClusters gone: their objects go with them (garbage collection).
-        self.writers
-            .retain(|(ns, name), _| hcs.iter().any(|h| h.namespace() == ns && h.name() == name));
+        self.writers.retain(|(ns, name), _| {
+            hcs.iter().any(|h| h.namespace() == ns && h.name() == name)
+                || bad_clusters
+                    .iter()
+                    .any(|u| u.place.namespace.as_deref() == Some(ns.as_str()) && u.name == *name)
+        });
+        if let Some(g) = self.guests.as_mut() {
+            g.sync(hcs.iter().map(|h| h.as_ref()));
+        }
         let mut next: Option<Duration> = None;
         let mut first_error = None;
+        for u in bad_clusters {
+            match self.reconcile_unreadable(u, &unreadable_inputs, now).await {
+                Ok(n) => next = [next, n].into_iter().flatten().min(),
+                Err(e) => {
+                    tracing::warn!(
+                        reconciler = NAME,
+                        hosted_cluster = %u.key(),
+                        error = %e,
+                        "writing an unreadable hosted cluster's insight failed; the others go on"
+                    );
+                    next = [next, Some(RETRY)].into_iter().flatten().min();
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
         for hc in &hcs {
             if hc.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            match self.reconcile_cluster(hc, now).await {
+            match self.reconcile_cluster(hc, &unreadable_inputs, now).await {
                 Ok(n) => next = [next, n].into_iter().flatten().min(),
                 Err(e) => {
                     tracing::warn!(

@@ -12,6 +12,7 @@ pub use update_status_assess as assess;
 pub mod clock;
 pub mod control_plane_reconciler;
 pub mod health;
+pub mod hosted_guest;
 pub mod hosted_reconciler;
 pub mod hub_sync;
 pub mod leader;

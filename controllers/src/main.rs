@@ -51,8 +51,10 @@ struct Args {
     /// live in the control-plane namespaces `<namespace>-<name>`).
     #[arg(long, env = "WATCH_NAMESPACE", value_name = "NAMESPACE")]
     watch_namespace: Option<String>,
-    /// Hosted mode: read each hosted cluster's ClusterOperators and Nodes through its admin
-    /// kubeconfig Secret. Not implemented yet: the controller refuses to start with it.
+    /// Hosted mode: also read each hosted cluster's ClusterOperators and Nodes through its admin
+    /// kubeconfig Secret (HostedCluster status.kubeconfig, key `kubeconfig`; needs
+    /// config/rbac/hosted/kubeconfig-access). A hosted cluster that cannot be read is reported
+    /// as HostedClusterUnreachable, the others as usual.
     #[arg(long, env = "HOSTED_KUBECONFIG_ACCESS", default_value_t = false)]
     hosted_kubeconfig_access: bool,
     /// Namespace the objects are written to (standalone mode) and of the leader-election

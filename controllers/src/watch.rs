@@ -30,7 +30,7 @@ use update_status_api::input::{
     MachineConfigPool, McoDeployment, Node,
 };
 
-use update_status_assess::insight::UnreadableInput;
+use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_assess::redact::redact_urls_in;
 
 use crate::health::Health;
@@ -63,7 +63,7 @@ pub struct Caches {
     pub unreadable: Unreadable,
 }
 
-/// The input objects the watches could not decode, by kind and name.
+/// The input objects the watches could not decode, by kind and `namespace/name` (or `name`).
 #[derive(Clone, Default)]
 pub struct Unreadable(Arc<Mutex<BTreeMap<(&'static str, String), UnreadableInput>>>);
 
@@ -143,23 +143,20 @@ where
             Event::InitApply(o) => match self.decode(o) {
                 Ok(k) => Some(Event::InitApply(k)),
                 Err((_, u)) => {
-                    if self.unreadable.lock().get(&(self.kind, u.name.clone())) != Some(&u) {
+                    if self.unreadable.lock().get(&(self.kind, u.key())) != Some(&u) {
                         warn_unreadable(&u);
                     }
-                    self.listing.insert(u.name.clone(), u);
+                    self.listing.insert(u.key(), u);
                     None
                 }
             },
             Event::Apply(o) => match self.decode(o) {
                 Ok(k) => {
-                    self.unreadable.set(self.kind, name_of(&k), None);
+                    self.unreadable.set(self.kind, &key_of(&k), None);
                     Some(Event::Apply(k))
                 }
                 Err((stub, u)) => {
-                    if self
-                        .unreadable
-                        .set(self.kind, &u.name.clone(), Some(u.clone()))
-                    {
+                    if self.unreadable.set(self.kind, &u.key(), Some(u.clone())) {
                         warn_unreadable(&u);
                     }
                     Some(Event::Delete(stub))
@@ -167,7 +164,7 @@ where
             },
             Event::Delete(o) => {
                 let k = decode::<K>(self.kind, o).unwrap_or_else(|(stub, _)| stub);
-                self.unreadable.set(self.kind, name_of(&k), None);
+                self.unreadable.set(self.kind, &key_of(&k), None);
                 Some(Event::Delete(k))
             }
         }
@@ -178,10 +175,18 @@ fn name_of<K: Resource>(k: &K) -> &str {
     k.meta().name.as_deref().unwrap_or_default()
 }
 
+/// `namespace/name` (`name` when cluster-scoped): the key of [`Unreadable`].
+fn key_of<K: Resource>(k: &K) -> String {
+    match k.meta().namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{}", name_of(k)),
+        _ => name_of(k).to_string(),
+    }
+}
+
 fn warn_unreadable(u: &UnreadableInput) {
     tracing::warn!(
         kind = %u.kind,
-        name = %u.name,
+        name = %u.key(),
         problem = %u.problem,
         "input object cannot be read; leaving it out (see its health insight)"
     );
@@ -220,6 +225,17 @@ where
                 group: K::group(&()).into_owned(),
                 kind: kind.to_string(),
                 name: name_of(&stub).to_string(),
+                place: Box::new(InputPlace {
+                    namespace: stub.meta().namespace.clone(),
+                    uid: stub.meta().uid.clone(),
+                    owners: stub
+                        .meta()
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .map(|o| (o.kind.clone(), o.name.clone()))
+                        .collect(),
+                }),
                 problem,
             };
             Err((stub, u))

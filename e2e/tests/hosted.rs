@@ -730,8 +730,8 @@ fn hosted_mode_refuses_unsupported_flags() -> TestResult {
     );
     for (flags, named) in [
         (
-            &["--hosted-kubeconfig-access"][..],
-            "--hosted-kubeconfig-access is not implemented yet",
+            &["--cluster-id", "prod-east"][..],
+            "--cluster-id not supported with --mode=hosted",
         ),
         (
             &["--prometheus-url", "https://prometheus.example:9091"][..],

@@ -20,6 +20,7 @@ pub mod control_plane;
 pub mod health;
 pub mod node_pools;
 mod objects;
+pub mod unreadable;
 
 pub use objects::{hosted_cluster_ref, node_pool_ref};
 

@@ -1,0 +1,760 @@
+//! `--hosted-kubeconfig-access`: reading inside each hosted cluster. For every HostedCluster
+//! with `status.kubeconfig.name`, one task follows that Secret (a watch of the one Secret, by
+//! name, in the HostedCluster's namespace: no other Secret is read or cached), builds a kube
+//! client from its key `kubeconfig`, and watches the hosted cluster's ClusterOperators and
+//! Nodes into two caches (Nodes trimmed as standalone: [`crate::watch::trim_node`]). A new
+//! content of the Secret (rotation) replaces the client and the caches; a HostedCluster gone (or
+//! its reference changed) stops its task ([`Guests::sync`]).
+//!
+//! A hosted cluster that cannot be read (Secret missing or without the key, a kubeconfig that is
+//! not valid or asks for what we do not run, connection refused, 401/403, ...) is reported as
+//! [`GuestView::Unreachable`] with a short reason ([`GuestError`], [`watch_reason`]) that never
+//! carries the token, password, client key or kubeconfig contents: reasons are fixed texts plus
+//! the server URL without user information, and any error text quoted is scrubbed of the
+//! kubeconfig's credentials. One hosted cluster failing never stops the others: each has its own
+//! task, client and caches.
+//!
+//! Kubeconfigs come from Secrets others can write: exec plugins, auth providers and file
+//! references (`tokenFile`, `client-certificate`, `client-key`, `certificate-authority`) are
+//! refused, only inline credentials are used.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::Secret;
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::core::{ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource};
+use secrecy::ExposeSecret;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+use update_status_api::hosted::{HostedCluster, KUBECONFIG_SECRET_KEY};
+use update_status_api::input::{ClusterOperator, Node};
+use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
+
+use crate::watch::{INPUT_PAGE_SIZE, decode, keep_all, slim, trim_node};
+
+/// How long a new connection may take to list both kinds before it counts as unreachable
+/// (errors count at once).
+pub const CONNECT_GRACE: Duration = Duration::from_secs(20);
+/// How long a connection that worked may fail before its cached objects are no longer used
+/// (short outages, e.g. the hosted API server restarting during its own update, are ridden out).
+pub const STALE_GRACE: Duration = Duration::from_secs(60);
+/// TCP connect timeout of a hosted client.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest reason (the insight's description has room; a reason is one short sentence).
+const MAX_REASON: usize = 300;
+
+/// Why the kubeconfig of a hosted cluster cannot be used. The texts are fixed or quote only
+/// names (never the Secret's contents).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GuestError {
+    /// The HostedCluster has no `status.kubeconfig` yet.
+    #[error("HostedCluster {0} has no status.kubeconfig yet (no admin kubeconfig published)")]
+    NoKubeconfigYet(String),
+    /// The Secret does not exist.
+    #[error("Secret {0} (the HostedCluster's status.kubeconfig) does not exist")]
+    SecretMissing(String),
+    /// The Secret cannot be read.
+    #[error("Secret {secret} cannot be read: {why}")]
+    SecretUnreadable {
+        /// `namespace/name`.
+        secret: String,
+        /// Why (status code and a fixed hint).
+        why: String,
+    },
+    /// The Secret has no `kubeconfig` key.
+    #[error("Secret {0} has no key \"kubeconfig\"")]
+    NoKey(String),
+    /// The key's value is not a usable kubeconfig.
+    #[error("the kubeconfig in Secret {secret} {why}")]
+    Invalid {
+        /// `namespace/name`.
+        secret: String,
+        /// What is wrong (fixed text).
+        why: &'static str,
+    },
+    /// The kubeconfig asks for something we refuse to run or read.
+    #[error(
+        "the kubeconfig in Secret {secret} uses {what}, which update-status does not run or read \
+         (only inline credentials: token, client certificate and key, username and password)"
+    )]
+    Unsupported {
+        /// `namespace/name`.
+        secret: String,
+        /// The refused field.
+        what: &'static str,
+    },
+}
+
+/// A kubeconfig's credentials, to scrub them from any error text quoted in a reason.
+#[derive(Clone, Default)]
+pub struct Credentials(Vec<String>);
+
+impl Credentials {
+    /// `text` with every credential replaced by [`REDACTED`], URLs without user information.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = redact_urls_in(text);
+        for s in &self.0 {
+            out = out.replace(s.as_str(), REDACTED);
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Credentials({} redacted)", self.0.len())
+    }
+}
+
+/// A client for a hosted cluster, built from its admin kubeconfig.
+pub struct GuestClient {
+    /// The client.
+    pub client: kube::Client,
+    /// The API server URL without user information or token parameters.
+    pub server: String,
+    /// Its credentials, for scrubbing error texts.
+    pub credentials: Credentials,
+}
+
+impl std::fmt::Debug for GuestClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GuestClient({})", self.server)
+    }
+}
+
+/// The value of `data.kubeconfig` of `secret` (`secret_ref`: `namespace/name`, for messages).
+pub fn kubeconfig_of(secret: &Secret, secret_ref: &str) -> Result<Vec<u8>, GuestError> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(KUBECONFIG_SECRET_KEY))
+        .map(|b| b.0.clone())
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get(KUBECONFIG_SECRET_KEY))
+                .map(|s| s.clone().into_bytes())
+        })
+        .ok_or_else(|| GuestError::NoKey(secret_ref.to_string()))
+}
+
+/// Parses `bytes` (a kubeconfig from the Secret `secret_ref`) and checks it uses inline
+/// credentials only; its credentials, for scrubbing.
+pub fn parse_kubeconfig(
+    bytes: &[u8],
+    secret_ref: &str,
+) -> Result<(Kubeconfig, Credentials), GuestError> {
+    let invalid = |why| GuestError::Invalid {
+        secret: secret_ref.to_string(),
+        why,
+    };
+    let unsupported = |what| GuestError::Unsupported {
+        secret: secret_ref.to_string(),
+        what,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|_| invalid("is not UTF-8 text"))?;
+    // The parser's message may quote the text: only a fixed reason leaves.
+    let kc =
+        Kubeconfig::from_yaml(text).map_err(|_| invalid("is not a valid kubeconfig (YAML)"))?;
+    let mut credentials = Vec::new();
+    for a in kc.auth_infos.iter().filter_map(|a| a.auth_info.as_ref()) {
+        if a.exec.is_some() {
+            return Err(unsupported("an exec credential plugin (users[].user.exec)"));
+        }
+        if a.auth_provider.is_some() {
+            return Err(unsupported("an auth provider (users[].user.auth-provider)"));
+        }
+        if a.token_file.is_some() {
+            return Err(unsupported("a token file (users[].user.tokenFile)"));
+        }
+        if a.client_certificate.is_some() || a.client_key.is_some() {
+            return Err(unsupported(
+                "client certificate or key files (users[].user.client-certificate/client-key)",
+            ));
+        }
+        for s in [&a.token, &a.password, &a.client_key_data]
+            .into_iter()
+            .flatten()
+        {
+            let s = s.expose_secret().trim();
+            if !s.is_empty() {
+                credentials.push(s.to_string());
+            }
+        }
+    }
+    if kc
+        .clusters
+        .iter()
+        .filter_map(|c| c.cluster.as_ref())
+        .any(|c| c.certificate_authority.is_some())
+    {
+        return Err(unsupported(
+            "a certificate authority file (clusters[].cluster.certificate-authority)",
+        ));
+    }
+    // Longest first: a secret containing another is replaced whole.
+    credentials.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    Ok((kc, Credentials(credentials)))
+}
+
+/// A client from the kubeconfig `bytes` of the Secret `secret_ref` (see [`parse_kubeconfig`]).
+pub async fn guest_client(bytes: &[u8], secret_ref: &str) -> Result<GuestClient, GuestError> {
+    let (kc, credentials) = parse_kubeconfig(bytes, secret_ref)?;
+    let invalid = |why| GuestError::Invalid {
+        secret: secret_ref.to_string(),
+        why,
+    };
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| invalid(kubeconfig_problem(&e)))?;
+    config.connect_timeout = Some(CONNECT_TIMEOUT);
+    let server = redact_url(&config.cluster_url.to_string());
+    let client = kube::Client::try_from(config).map_err(|_| {
+        invalid("cannot make a client (the certificate authority or client certificate/key cannot be used)")
+    })?;
+    Ok(GuestClient {
+        client,
+        server,
+        credentials,
+    })
+}
+
+/// What is wrong with a kubeconfig kube refused, as a fixed text.
+fn kubeconfig_problem(e: &KubeconfigError) -> &'static str {
+    match e {
+        KubeconfigError::CurrentContextNotSet => "has no current-context",
+        KubeconfigError::LoadContext(_) => "names a current-context that it does not define",
+        KubeconfigError::LoadClusterOfContext(_) => {
+            "has a current context whose cluster it does not define"
+        }
+        KubeconfigError::MissingClusterUrl => "has no server URL for its cluster",
+        KubeconfigError::ParseClusterUrl(_) => "has a server URL that is not valid",
+        KubeconfigError::ParseProxyUrl(_) => "has a proxy URL that is not valid",
+        KubeconfigError::LoadCertificateAuthority(_) => {
+            "has certificate-authority-data that cannot be decoded"
+        }
+        KubeconfigError::LoadClientCertificate(_) => {
+            "has client-certificate-data that cannot be decoded"
+        }
+        KubeconfigError::LoadClientKey(_) => "has client-key-data that cannot be decoded",
+        KubeconfigError::ParseCertificates(_) => "has certificates that are not valid PEM",
+        KubeconfigError::Parse(_) => "is not a valid kubeconfig (YAML)",
+        _ => "cannot be used",
+    }
+}
+
+/// Why watching `kind` on the hosted API server `server` fails, short and without credentials.
+pub fn watch_reason(
+    e: &watcher::Error,
+    kind: &str,
+    server: &str,
+    credentials: &Credentials,
+) -> String {
+    let api = match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s))
+        | watcher::Error::WatchError(s) => Some(s),
+        _ => None,
+    };
+    let text = match api.map(|s| s.code) {
+        Some(401) => {
+            format!("{server} does not accept the kubeconfig's credentials (401 Unauthorized)")
+        }
+        Some(403) => format!("{server}: the kubeconfig's user may not list {kind} (403 Forbidden)"),
+        Some(404) => format!("{server} does not serve {kind} (404)"),
+        Some(code) => format!("{server} answered {code} to listing {kind}"),
+        None => {
+            let mut cause: &dyn std::error::Error = e;
+            while let Some(next) = cause.source() {
+                cause = next;
+            }
+            format!("cannot reach {server}: {cause}")
+        }
+    };
+    let text = credentials.scrub(&text);
+    if text.chars().count() > MAX_REASON {
+        text.chars().take(MAX_REASON).collect::<String>() + "..."
+    } else {
+        text
+    }
+}
+
+/// What the reconciler uses of one hosted cluster.
+#[derive(Debug)]
+pub enum GuestView {
+    /// Not known yet (just connecting): leave the HostedCluster for now and look again within
+    /// the delay (its objects' events wake the reconciler sooner).
+    Waiting(Duration),
+    /// Read: its ClusterOperators and Nodes. `recheck`: a failing watch's grace ends then.
+    Ready {
+        /// ClusterOperators.
+        cluster_operators: Vec<ClusterOperator>,
+        /// Nodes (trimmed).
+        nodes: Vec<Node>,
+        /// When to look again (a failure is being ridden out).
+        recheck: Option<Duration>,
+    },
+    /// Cannot be read: why (redacted).
+    Unreachable(String),
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Which of the two watches.
+const OPERATORS: usize = 0;
+const NODES: usize = 1;
+
+/// The state of a connection's two watches.
+#[derive(Default)]
+struct ConnStatus {
+    synced: [bool; 2],
+    /// A failing watch: why, since when.
+    failing: [Option<(String, Instant)>; 2],
+}
+
+/// A hosted cluster's client and caches.
+struct GuestConn {
+    since: Instant,
+    server: String,
+    cluster_operators: Store<ClusterOperator>,
+    nodes: Store<Node>,
+    status: Arc<Mutex<ConnStatus>>,
+    _tasks: [AbortOnDrop; 2],
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Plain data: consistent whatever panicked while holding the lock.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl GuestConn {
+    fn start(g: GuestClient, who: &str, wake: &Arc<Notify>) -> Self {
+        let status = Arc::new(Mutex::new(ConnStatus::default()));
+        let ctx = |slot| WatchCtx {
+            slot,
+            who: who.to_string(),
+            server: g.server.clone(),
+            credentials: g.credentials.clone(),
+            status: status.clone(),
+            wake: wake.clone(),
+        };
+        let (cluster_operators, a) =
+            guest_watch::<ClusterOperator>(&g.client, "ClusterOperator", keep_all, ctx(OPERATORS));
+        let (nodes, b) = guest_watch::<Node>(&g.client, "Node", trim_node, ctx(NODES));
+        GuestConn {
+            since: Instant::now(),
+            server: g.server,
+            cluster_operators,
+            nodes,
+            status,
+            _tasks: [a, b],
+        }
+    }
+
+    fn view(&self) -> GuestView {
+        let s = lock(&self.status);
+        let failing = s.failing.iter().flatten().min_by_key(|(_, since)| *since);
+        let synced = s.synced.iter().all(|x| *x);
+        match failing {
+            Some((why, since)) => {
+                let left = STALE_GRACE.saturating_sub(since.elapsed());
+                if !synced || left.is_zero() {
+                    GuestView::Unreachable(why.clone())
+                } else {
+                    self.ready(Some(left))
+                }
+            }
+            None if synced => self.ready(None),
+            None => match CONNECT_GRACE.checked_sub(self.since.elapsed()) {
+                Some(left) if !left.is_zero() => GuestView::Waiting(left),
+                _ => GuestView::Unreachable(format!(
+                    "no complete answer from {} within {}s",
+                    self.server,
+                    CONNECT_GRACE.as_secs()
+                )),
+            },
+        }
+    }
+
+    fn ready(&self, recheck: Option<Duration>) -> GuestView {
+        let mut cluster_operators: Vec<ClusterOperator> = self
+            .cluster_operators
+            .state()
+            .iter()
+            .map(|o| (**o).clone())
+            .collect();
+        cluster_operators.sort_by(update_status_assess::order::compare_operators);
+        let mut nodes: Vec<Node> = self.nodes.state().iter().map(|n| (**n).clone()).collect();
+        nodes.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        GuestView::Ready {
+            cluster_operators,
+            nodes,
+            recheck,
+        }
+    }
+}
+
+/// What one guest watch reports to.
+struct WatchCtx {
+    slot: usize,
+    /// `namespace/name` of the HostedCluster (logs).
+    who: String,
+    server: String,
+    credentials: Credentials,
+    status: Arc<Mutex<ConnStatus>>,
+    wake: Arc<Notify>,
+}
+
+/// Retry delays of a failing guest watch: 1 s doubling up to 30 s (a hosted cluster down for
+/// long is polled gently; the management cluster's own watches use 5 s).
+fn guest_backoff() -> kube::runtime::utils::ResetTimerBackoff<watcher::ExponentialBackoff> {
+    let exponential = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_secs(1))
+        .with_max_delay(Duration::from_secs(30))
+        .with_factor(2.0)
+        .without_max_times();
+    kube::runtime::utils::ResetTimerBackoff::new(exponential.into(), Duration::from_secs(120))
+}
+
+/// Watches `kind` in the hosted cluster into a cache (objects decoded one at a time: an
+/// undecodable one is logged once and left out, as the management watches do).
+fn guest_watch<K>(
+    client: &kube::Client,
+    kind: &'static str,
+    trim: fn(&mut K),
+    ctx: WatchCtx,
+) -> (Store<K>, AbortOnDrop)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Default
+        + Send
+        + Sync
+        + 'static,
+{
+    let ar = ApiResource::erase::<K>(&());
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+    let (reader, writer) = reflector::store();
+    let who = ctx.who.clone();
+    let mut logged: HashSet<String> = HashSet::new();
+    let mut one = move |o: DynamicObject| -> Result<K, K> {
+        match decode::<K>(kind, o) {
+            Ok(mut k) => {
+                trim(&mut k);
+                Ok(k)
+            }
+            Err((stub, u)) => {
+                if logged.insert(format!("{}\n{}", u.name, u.problem)) {
+                    tracing::warn!(hosted_cluster = %who, kind, name = %u.name, problem = %u.problem, "hosted cluster object cannot be read; leaving it out");
+                }
+                Err(stub)
+            }
+        }
+    };
+    let events = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
+        .map_ok(move |ev| match ev {
+            watcher::Event::Init => Some(watcher::Event::Init),
+            watcher::Event::InitDone => Some(watcher::Event::InitDone),
+            watcher::Event::InitApply(o) => one(o).ok().map(watcher::Event::InitApply),
+            watcher::Event::Apply(o) => Some(match one(o) {
+                Ok(k) => watcher::Event::Apply(k),
+                Err(stub) => watcher::Event::Delete(stub),
+            }),
+            watcher::Event::Delete(o) => Some(watcher::Event::Delete(
+                decode::<K>(kind, o).unwrap_or_else(|(stub, _)| stub),
+            )),
+        })
+        .try_filter_map(|ev| std::future::ready(Ok(ev)));
+    let stream = events
+        .backoff(guest_backoff())
+        .modify(slim::<K>)
+        .reflect(writer);
+    let task = tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(ev) = stream.next().await {
+            let mut s = lock(&ctx.status);
+            match ev {
+                Ok(watcher::Event::Init) => continue,
+                Ok(ev) => {
+                    if s.failing[ctx.slot].take().is_some() {
+                        tracing::info!(hosted_cluster = %ctx.who, kind, server = %ctx.server, "hosted cluster watch recovered");
+                    }
+                    if matches!(ev, watcher::Event::InitDone) && !s.synced[ctx.slot] {
+                        s.synced[ctx.slot] = true;
+                        tracing::info!(hosted_cluster = %ctx.who, kind, server = %ctx.server, "hosted cluster listed");
+                    }
+                }
+                Err(e) => {
+                    let why = watch_reason(&e, kind, &ctx.server, &ctx.credentials);
+                    let since = match s.failing[ctx.slot].take() {
+                        Some((old, since)) => {
+                            if old != why {
+                                tracing::warn!(hosted_cluster = %ctx.who, kind, reason = %why, "hosted cluster cannot be read; retrying with backoff");
+                            }
+                            since
+                        }
+                        None => {
+                            tracing::warn!(hosted_cluster = %ctx.who, kind, reason = %why, "hosted cluster cannot be read; retrying with backoff");
+                            Instant::now()
+                        }
+                    };
+                    s.failing[ctx.slot] = Some((why, since));
+                }
+            }
+            drop(s);
+            ctx.wake.notify_one();
+        }
+    });
+    (reader, AbortOnDrop(task))
+}
+
+/// What a HostedCluster's task found.
+enum LinkState {
+    /// Reading the Secret (since).
+    Starting(Instant),
+    /// The kubeconfig cannot be used.
+    Broken(GuestError),
+    /// A client from the Secret's current kubeconfig.
+    Connected(GuestConn),
+}
+
+/// One HostedCluster's link: the task following its Secret, and what it found.
+struct Link {
+    secret: String,
+    state: Arc<Mutex<LinkState>>,
+    _task: AbortOnDrop,
+}
+
+/// The hosted clusters read from inside (`--hosted-kubeconfig-access`), by HostedCluster.
+pub struct Guests {
+    client: kube::Client,
+    wake: Arc<Notify>,
+    links: HashMap<(String, String), Link>,
+}
+
+impl Guests {
+    /// No links yet; `client`: the management cluster (Secrets); `wake`: the hosted reconciler.
+    pub fn new(client: kube::Client, wake: Arc<Notify>) -> Self {
+        Guests {
+            client,
+            wake,
+            links: HashMap::new(),
+        }
+    }
+
+    /// Starts the links of new HostedClusters (or of a changed `status.kubeconfig`), stops
+    /// those of HostedClusters gone, deleting, or without a kubeconfig.
+    pub fn sync<'a>(&mut self, hcs: impl IntoIterator<Item = &'a HostedCluster>) {
+        let mut wanted: BTreeMap<(String, String), String> = BTreeMap::new();
+        for hc in hcs {
+            if hc.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            if let Some(secret) = hc.kubeconfig_secret() {
+                wanted.insert(
+                    (hc.namespace().to_string(), hc.name().to_string()),
+                    secret.to_string(),
+                );
+            }
+        }
+        self.links
+            .retain(|key, link| wanted.get(key).is_some_and(|s| *s == link.secret));
+        for (key, secret) in wanted {
+            if self.links.contains_key(&key) {
+                continue;
+            }
+            let link = self.start(&key.0, &key.1, &secret);
+            self.links.insert(key, link);
+        }
+    }
+
+    /// Number of links (tests, logs).
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Whether there is no link.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// What to use of `hc` now.
+    pub fn view(&self, hc: &HostedCluster) -> GuestView {
+        let key = (hc.namespace().to_string(), hc.name().to_string());
+        let Some(link) = self.links.get(&key) else {
+            return GuestView::Unreachable(
+                GuestError::NoKubeconfigYet(format!("{}/{}", key.0, key.1)).to_string(),
+            );
+        };
+        match &*lock(&link.state) {
+            LinkState::Starting(since) => match CONNECT_GRACE.checked_sub(since.elapsed()) {
+                Some(left) if !left.is_zero() => GuestView::Waiting(left),
+                _ => GuestView::Unreachable(format!(
+                    "Secret {}/{} not read within {}s",
+                    key.0,
+                    link.secret,
+                    CONNECT_GRACE.as_secs()
+                )),
+            },
+            LinkState::Broken(e) => GuestView::Unreachable(e.to_string()),
+            LinkState::Connected(conn) => conn.view(),
+        }
+    }
+
+    fn start(&self, namespace: &str, name: &str, secret: &str) -> Link {
+        let state = Arc::new(Mutex::new(LinkState::Starting(Instant::now())));
+        let follower = SecretFollower {
+            secrets: Api::namespaced(self.client.clone(), namespace),
+            secret_ref: format!("{namespace}/{secret}"),
+            secret: secret.to_string(),
+            who: format!("{namespace}/{name}"),
+            state: state.clone(),
+            wake: self.wake.clone(),
+            current: None,
+        };
+        tracing::info!(hosted_cluster = %follower.who, secret = %follower.secret_ref, "reading the hosted cluster's admin kubeconfig");
+        Link {
+            secret: secret.to_string(),
+            state,
+            _task: AbortOnDrop(tokio::spawn(follower.run())),
+        }
+    }
+}
+
+/// Follows one HostedCluster's kubeconfig Secret.
+struct SecretFollower {
+    secrets: Api<Secret>,
+    secret_ref: String,
+    secret: String,
+    who: String,
+    state: Arc<Mutex<LinkState>>,
+    wake: Arc<Notify>,
+    /// Digest of the kubeconfig in use (`None`: none).
+    current: Option<[u8; 32]>,
+}
+
+impl SecretFollower {
+    async fn run(mut self) {
+        // The one Secret, by name: nothing else is listed, and nothing of it is cached (only a
+        // digest of its kubeconfig and the client made from it are kept).
+        let config = watcher::Config::default().fields(&format!("metadata.name={}", self.secret));
+        let stream = watcher(self.secrets.clone(), config).backoff(guest_backoff());
+        let mut stream = std::pin::pin!(stream);
+        let mut listed = false;
+        let mut last_error: Option<String> = None;
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(watcher::Event::Init) => {
+                    listed = false;
+                    continue;
+                }
+                Ok(watcher::Event::InitApply(s) | watcher::Event::Apply(s)) => {
+                    listed = true;
+                    last_error = None;
+                    self.apply(&s).await;
+                }
+                Ok(watcher::Event::InitDone) => {
+                    last_error = None;
+                    if !listed {
+                        self.broken(GuestError::SecretMissing(self.secret_ref.clone()));
+                    }
+                }
+                Ok(watcher::Event::Delete(_)) => {
+                    self.broken(GuestError::SecretMissing(self.secret_ref.clone()));
+                }
+                Err(e) => {
+                    let why = secret_error(&e);
+                    if last_error.as_ref() != Some(&why) {
+                        tracing::warn!(hosted_cluster = %self.who, secret = %self.secret_ref, reason = %why, "the hosted cluster's kubeconfig Secret cannot be read; retrying with backoff");
+                        last_error = Some(why.clone());
+                    }
+                    // A connection already made goes on with its kubeconfig.
+                    if !matches!(&*lock(&self.state), LinkState::Connected(_)) {
+                        self.set(LinkState::Broken(GuestError::SecretUnreadable {
+                            secret: self.secret_ref.clone(),
+                            why,
+                        }));
+                        self.current = None;
+                    }
+                }
+            }
+            self.wake.notify_one();
+        }
+    }
+
+    fn set(&self, state: LinkState) {
+        *lock(&self.state) = state;
+    }
+
+    fn broken(&mut self, e: GuestError) {
+        tracing::warn!(hosted_cluster = %self.who, reason = %e, "the hosted cluster cannot be read");
+        self.current = None;
+        self.set(LinkState::Broken(e));
+    }
+
+    /// A (new) content of the Secret: a new client and caches if the kubeconfig changed.
+    async fn apply(&mut self, secret: &Secret) {
+        let bytes = match kubeconfig_of(secret, &self.secret_ref) {
+            Ok(b) => b,
+            Err(e) => return self.broken(e),
+        };
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        if self.current == Some(digest) {
+            return;
+        }
+        match guest_client(&bytes, &self.secret_ref).await {
+            Ok(g) => {
+                tracing::info!(hosted_cluster = %self.who, server = %g.server, rotated = self.current.is_some(), "connecting to the hosted cluster with the kubeconfig of its Secret");
+                self.current = Some(digest);
+                // The old connection (if any) stops when replaced.
+                self.set(LinkState::Connected(GuestConn::start(
+                    g, &self.who, &self.wake,
+                )));
+            }
+            Err(e) => {
+                self.broken(e);
+                // Not retried until the Secret changes.
+                self.current = Some(digest);
+            }
+        }
+    }
+}
+
+/// Why the Secret cannot be read (status code and a fixed hint; never its contents).
+fn secret_error(e: &watcher::Error) -> String {
+    let code = match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s))
+        | watcher::Error::WatchError(s) => Some(s.code),
+        _ => None,
+    };
+    match code {
+        Some(403) => "403 Forbidden: grant list/watch on it (config/rbac/hosted/kubeconfig-access)"
+            .to_string(),
+        Some(c) => format!("the management API server answered {c}"),
+        None => "the management API server cannot be reached".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

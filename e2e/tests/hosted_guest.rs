@@ -1,0 +1,1029 @@
+//! `--mode=hosted --hosted-kubeconfig-access` on a real kube-apiserver, the controller running as
+//! its ServiceAccount with `config/hosted` plus `config/rbac/hosted/kubeconfig-access`. The
+//! "hosted cluster" is the same local API server, reached through an admin-kubeconfig Secret
+//! holding a token of a reader ServiceAccount; its ClusterOperators (the CRD the local control
+//! plane installs from `hack/crds/`) and Nodes (labelled for an InPlace NodePool) are created here.
+//!
+//! Checks, each with a control showing it can fail:
+//! 1. the objects of HostedCluster `demo` equal `desired_hosted` with the ClusterOperators and
+//!    Nodes read back as `guest` (and differ from what it wants without them);
+//! 2. HostedCluster `broken`, whose Secret points at a closed port (a password in the URL, a
+//!    token), is `HostedClusterUnreachable` with a reason naming the redacted server, while `demo`
+//!    is still reported; neither credential appears in any object or in the controller log;
+//! 3. rotation: `broken`'s Secret with a bad token for the real server (401), then a good one:
+//!    the controller follows the Secret's content and `broken` ends up read like `demo`;
+//! 4. an undecodable NodePool and an undecodable HostedCluster (a CRD version skew: a field the
+//!    CRD now allows as an integer) give their `unreadable-input` insights while the other
+//!    clusters stay as `desired_hosted` wants.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::core::{ApiResource, DynamicObject};
+use kube::{Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
+};
+use update_status_api::hosted::{
+    HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
+};
+use update_status_api::input::{ClusterOperator, Node};
+use update_status_assess::compose::{Desired, DesiredCluster, Existing, ExistingInsights};
+use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
+use update_status_assess::insight::{InputPlace, UnreadableInput};
+use update_status_e2e::controller::Controller;
+use update_status_e2e::{TestEnv, repo_root};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+const NOW: &str = "2026-01-01T10:00:00Z";
+const FM: &str = "update-status-e2e";
+/// The fake credentials of `broken`'s Secret: they must show nowhere.
+const TOKEN: &str = "sha256~e2eGuestT0kenThatMustNeverBeLogged";
+const PASSWORD: &str = "e2e-Pa55word-in-the-url";
+const IMG_OLD: &str = "quay.io/openshift-release-dev/ocp-release:4.15.1-x86_64";
+const IMG_NEW: &str = "quay.io/openshift-release-dev/ocp-release:4.16.0-x86_64";
+/// The namespace of the ServiceAccount in `config/hosted`.
+const DEPLOY_NS: &str = "openshift-update-status";
+/// The reader identity of the "hosted cluster" (cluster-wide RBAC, removed by the guard).
+const READER_ROLE: &str = "update-status-e2e-guest-reader";
+
+/// Removes every cluster-wide RBAC object this test creates when dropped, even on failure:
+/// `config/hosted`'s binds the same ServiceAccount as `config/default` (the `service_account`
+/// test checks writes outside its namespace are denied).
+struct RbacGuard(std::path::PathBuf);
+
+impl Drop for RbacGuard {
+    fn drop(&mut self) {
+        let out = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.0)
+            .args([
+                "delete",
+                "clusterrolebinding/update-status-controller-hosted",
+                "clusterrole/update-status-controller-hosted",
+                "clusterrolebinding/update-status-controller-hosted-kubeconfig",
+                "clusterrole/update-status-controller-hosted-kubeconfig",
+                &format!("clusterrolebinding/{READER_ROLE}"),
+                &format!("clusterrole/{READER_ROLE}"),
+                "--ignore-not-found",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => eprintln!(
+                "removing the cluster-wide RBAC failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => eprintln!("cannot run kubectl to remove the cluster-wide RBAC: {e}"),
+        }
+    }
+}
+
+async fn kubectl_apply(env: &TestEnv, args: &[&str]) -> TestResult {
+    let mut all = vec![
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager",
+        FM,
+    ];
+    all.extend_from_slice(args);
+    env.kubectl_ok(all).await?;
+    Ok(())
+}
+
+/// The vendored HyperShift and cluster-api CRDs, served.
+async fn install_crds(env: &TestEnv) -> TestResult {
+    let dir = repo_root().join("testdata/hosted/crds");
+    let dir = dir.to_string_lossy();
+    kubectl_apply(env, &["-f", &dir]).await?;
+    env.kubectl_ok([
+        "wait",
+        "--for",
+        "condition=Established",
+        "--timeout",
+        "60s",
+        "-f",
+        &dir,
+    ])
+    .await?;
+    Ok(())
+}
+
+/// Server-side applies `obj` of resource `ar` (and its `status` through the subresource).
+async fn apply(
+    client: &Client,
+    ar: &ApiResource,
+    obj: &Value,
+    status: Option<&Value>,
+) -> Result<DynamicObject, BoxError> {
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    let api: Api<DynamicObject> = match obj["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    };
+    let pp = PatchParams::apply(FM).force();
+    let mut out = api
+        .patch(name, &pp, &Patch::Apply(obj))
+        .await
+        .map_err(|e| format!("applying {} {name}: {e}", ar.kind))?;
+    if let Some(status) = status {
+        let body = json!({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "status": status});
+        out = api
+            .patch_status(name, &pp, &Patch::Apply(&body))
+            .await
+            .map_err(|e| format!("applying the status of {} {name}: {e}", ar.kind))?;
+    }
+    Ok(out)
+}
+
+fn ar<K: Resource<DynamicType = ()>>() -> ApiResource {
+    ApiResource::erase::<K>(&())
+}
+
+fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": type_, "status": status, "reason": reason, "message": message,
+           "lastTransitionTime": "2026-01-01T08:00:00Z"})
+}
+
+/// A HostedCluster updating to 4.16.0 whose admin kubeconfig is in Secret `secret`.
+fn hosted_cluster(ns: &str, name: &str, secret: &str) -> (Value, Value) {
+    let services: Vec<Value> = ["APIServer", "OAuthServer", "Konnectivity", "Ignition"]
+        .map(|s| json!({"service": s, "servicePublishingStrategy": {"type": "Route"}}))
+        .into();
+    let obj = json!({
+        "apiVersion": "hypershift.openshift.io/v1beta1",
+        "kind": "HostedCluster",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "release": {"image": IMG_NEW},
+            "pullSecret": {"name": "pull-secret"},
+            "etcd": {"managementType": "Managed", "managed": {"storage": {"type": "PersistentVolume"}}},
+            "networking": {"networkType": "OVNKubernetes"},
+            "platform": {"type": "None"},
+            "services": services,
+        },
+    });
+    let status = json!({
+        "kubeconfig": {"name": secret},
+        "version": {
+            "desired": {"version": "4.16.0", "image": IMG_NEW},
+            "observedGeneration": 1,
+            "availableUpdates": [],
+            "history": [
+                {"state": "Partial", "version": "4.16.0", "image": IMG_NEW,
+                 "startedTime": "2026-01-01T08:00:00Z", "completionTime": null, "verified": true},
+                {"state": "Completed", "version": "4.15.1", "image": IMG_OLD,
+                 "startedTime": "2025-12-01T08:00:00Z", "completionTime": "2025-12-01T09:10:00Z", "verified": true},
+            ],
+        },
+        "conditions": [
+            condition("Available", "True", "AsExpected", ""),
+            condition("Progressing", "False", "AsExpected", ""),
+            condition("ClusterVersionProgressing", "True", "FromClusterVersion", "Working towards 4.16.0: 500 of 800 done (62% complete)"),
+            condition("ClusterVersionSucceeding", "True", "FromClusterVersion", ""),
+            condition("ValidReleaseImage", "True", "AsExpected", ""),
+        ],
+    });
+    (obj, status)
+}
+
+/// An InPlace NodePool of `cluster` rolling to 4.16.0 (owned by it, as HyperShift does).
+fn node_pool(ns: &str, name: &str, cluster: &HostedCluster) -> (Value, Value) {
+    let obj = json!({
+        "apiVersion": "hypershift.openshift.io/v1beta1",
+        "kind": "NodePool",
+        "metadata": {"name": name, "namespace": ns, "ownerReferences": [{
+            "apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+            "name": cluster.name_any(), "uid": cluster.uid().unwrap_or_default()}]},
+        "spec": {"clusterName": cluster.name_any(), "replicas": 2, "release": {"image": IMG_NEW},
+                 "management": {"upgradeType": "InPlace", "inPlace": {"maxUnavailable": 1}},
+                 "platform": {"type": "None"}},
+    });
+    let status = json!({
+        "version": "4.15.1",
+        "replicas": 2,
+        "conditions": [
+            condition("UpdatingVersion", "True", "AsExpected", "Updating version in progress. Target version: 4.16.0"),
+            condition("AllMachinesReady", "True", "AsExpected", ""),
+            condition("AllNodesHealthy", "True", "AsExpected", ""),
+        ],
+    });
+    (obj, status)
+}
+
+fn machine_set(cp_ns: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "MachineSet",
+        "metadata": {"name": name, "namespace": cp_ns, "annotations": {
+            "hypershift.openshift.io/nodePoolTargetConfigVersion": "5f2c9a1e",
+            "hypershift.openshift.io/nodePoolCurrentConfigVersion": "0b7d44c3",
+        }},
+        "spec": {"clusterName": "demo", "replicas": 2, "selector": {"matchLabels": {"pool": name}},
+                 "template": {"metadata": {"labels": {"pool": name}}, "spec": {"clusterName": "demo", "version": "4.16.0",
+                   "bootstrap": {"dataSecretName": "none"},
+                   "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AgentMachineTemplate", "name": name}}}},
+    })
+}
+
+/// A hosted Node of pool `pool` (machine-config daemon annotations as the in-place upgrader
+/// writes them).
+fn node(name: &str, pool: &str, current: &str, state: &str) -> (Value, Value) {
+    let mco = |k: &str| format!("machineconfiguration.openshift.io/{k}");
+    let obj = json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name,
+            "labels": {"hypershift.openshift.io/nodePool": pool},
+            "annotations": {mco("currentConfig"): current, mco("desiredConfig"): "5f2c9a1e", mco("state"): state}},
+    });
+    let status = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+        "lastHeartbeatTime": "2026-01-01T08:00:00Z", "lastTransitionTime": "2026-01-01T08:00:00Z"}]});
+    (obj, status)
+}
+
+/// A hosted ClusterOperator at `version` (`progressing`: rolling).
+fn cluster_operator(name: &str, version: &str, progressing: bool) -> (Value, Value) {
+    // Part of the payload (the standalone platform-operator filter): the CVO's annotation.
+    let obj = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": {"name": name,
+        "annotations": {"include.release.openshift.io/ibm-cloud-managed": "true"}}});
+    let p = if progressing { "True" } else { "False" };
+    let status = json!({
+        "conditions": [
+            condition("Available", "True", "AsExpected", ""),
+            condition("Degraded", "False", "AsExpected", ""),
+            condition("Progressing", p, "AsExpected", ""),
+        ],
+        "versions": [{"name": "operator", "version": version}],
+    });
+    (obj, status)
+}
+
+fn secret(ns: &str, name: &str, kubeconfig: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns},
+           "stringData": {"kubeconfig": kubeconfig}})
+}
+
+/// A kubeconfig for `server` with `token` (and no CA check: the closed port has no TLS).
+fn token_kubeconfig(server: &str, token: &str) -> String {
+    json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": true}}],
+        "users": [{"name": "u", "user": {"token": token}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    })
+    .to_string()
+}
+
+/// Objects of `K` in `ns`, by name.
+async fn list<K>(client: &Client, ns: &str, selector: Option<&str>) -> Result<Vec<K>, BoxError>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let lp = selector.map_or_else(ListParams::default, |s| ListParams::default().labels(s));
+    let mut items = api.list(&lp).await?.items;
+    items.sort_by_key(|o| o.name_any());
+    Ok(items)
+}
+
+/// Every object of the cluster-scoped `K`, by name.
+async fn list_all<K>(client: &Client) -> Result<Vec<K>, BoxError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut items = Api::<K>::all(client.clone())
+        .list(&ListParams::default())
+        .await?
+        .items;
+    items.sort_by_key(|o| o.name_any());
+    Ok(items)
+}
+
+/// How the hosted cluster should be seen.
+#[derive(Clone, Debug)]
+enum Guest {
+    /// Read: its ClusterOperators and Nodes (those of the local API server).
+    Read,
+    /// Not read: why.
+    Unreachable(String),
+    /// The HostedCluster itself cannot be decoded (its unreadable input).
+    Unreadable(UnreadableInput),
+}
+
+/// What we compare of one object: labels (ours only), owners, status.
+type Seen = (BTreeMap<String, String>, Vec<OwnerReference>, Value);
+
+fn ours(l: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    l.iter()
+        .filter(|(k, _)| {
+            k.starts_with("update.openshift.io/")
+                && k.as_str() != labels::RECONCILER
+                && k.as_str() != labels::MANAGED_BY
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn bare(o: &OwnerReference) -> OwnerReference {
+    OwnerReference {
+        block_owner_deletion: None,
+        controller: None,
+        ..o.clone()
+    }
+}
+
+fn seen_desired<S: Serialize>(d: &[&Desired<S>]) -> BTreeMap<String, Seen> {
+    d.iter()
+        .map(|d| {
+            let status = serde_json::to_value(&d.status).unwrap_or_default();
+            (
+                d.name.clone(),
+                (ours(&d.labels), d.owner.iter().map(bare).collect(), status),
+            )
+        })
+        .collect()
+}
+
+fn seen_live<K: Resource, S: Serialize>(
+    objs: &[K],
+    status: impl Fn(&K) -> Option<&S>,
+) -> BTreeMap<String, Seen> {
+    objs.iter()
+        .map(|o| {
+            let owners = o
+                .meta()
+                .owner_references
+                .iter()
+                .flatten()
+                .map(bare)
+                .collect();
+            let l = o.meta().labels.clone().unwrap_or_default();
+            let status = serde_json::to_value(status(o)).unwrap_or_default();
+            (
+                o.meta().name.clone().unwrap_or_default(),
+                (ours(&l), owners, status),
+            )
+        })
+        .collect()
+}
+
+/// Our live objects of `cluster` in `ns`.
+struct Live {
+    cps: Vec<ControlPlaneUpdateStatus>,
+    wps: Vec<WorkerPoolUpdateStatus>,
+    insights: Vec<UpdateInsight>,
+}
+
+async fn live(client: &Client, ns: &str, cluster: &str) -> Result<Live, BoxError> {
+    let sel = format!("{}={cluster}", labels::CLUSTER);
+    Ok(Live {
+        cps: list(client, ns, Some(&sel)).await?,
+        wps: list(client, ns, Some(&sel)).await?,
+        insights: list(client, ns, Some(&sel)).await?,
+    })
+}
+
+/// What `desired_hosted` (or, for an unreadable HostedCluster, `desired_unreadable`) wants for
+/// `cluster` from the inputs read back from the API, `guest` as given.
+async fn wanted(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    guest: &Guest,
+    bad: &[UnreadableInput],
+    now_live: &Live,
+) -> Result<DesiredCluster, BoxError> {
+    let arcs: Vec<Arc<UpdateInsight>> = now_live.insights.iter().cloned().map(Arc::new).collect();
+    let existing = Existing {
+        control_plane: now_live.cps.iter().find(|c| c.name_any() == cluster),
+        insights: ExistingInsights::new(&arcs),
+    };
+    let now: Timestamp = NOW.parse()?;
+    if let Guest::Unreadable(u) = guest {
+        return Ok(unreadable::desired_unreadable(u, bad, &existing.insights, now).cluster);
+    }
+    let hc: HostedCluster = Api::namespaced(client.clone(), ns).get(cluster).await?;
+    let cp_ns = control_plane_namespace(ns, cluster);
+    // As the controller reads them: one at a time, the undecodable ones left out.
+    let mut pools: Vec<NodePool> =
+        Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar::<NodePool>())
+            .list(&ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|o| o.try_parse::<NodePool>().ok())
+            .filter(|p| p.spec.cluster_name == cluster)
+            .collect();
+    pools.sort_by_key(|p| p.name_any());
+    let machines: Vec<Machine> = list(client, &cp_ns, None).await?;
+    let sets: Vec<MachineSet> = list(client, &cp_ns, None).await?;
+    let deployments: Vec<MachineDeployment> = list(client, &cp_ns, None).await?;
+    let mut operators: Vec<ClusterOperator> = list_all(client).await?;
+    operators.sort_by(update_status_assess::order::compare_operators);
+    let nodes: Vec<Node> = list_all(client).await?;
+    let inputs = HostedInputs {
+        hosted_cluster: &hc,
+        node_pools: &pools,
+        machines: &machines,
+        machine_sets: &sets,
+        machine_deployments: &deployments,
+        guest: matches!(guest, Guest::Read).then_some(GuestInputs {
+            cluster_operators: &operators,
+            nodes: &nodes,
+        }),
+        guest_unreachable: match guest {
+            Guest::Unreachable(why) => Some(why.as_str()),
+            _ => None,
+        },
+    };
+    let mut want = desired_hosted(&inputs, &existing, now).cluster;
+    want.insights.extend(unreadable::unreadable_insights(
+        &hc,
+        bad,
+        &existing.insights,
+        now,
+    ));
+    Ok(want)
+}
+
+/// The differences between `want` and `got`; empty when equal.
+fn differences(want: &DesiredCluster, got: &Live) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let mut compare = |kind: &str, want: BTreeMap<String, Seen>, got: BTreeMap<String, Seen>| {
+        for (name, w) in &want {
+            match got.get(name) {
+                None => diffs.push(format!("{kind} {name}: missing")),
+                Some(g) if g != w => diffs.push(format!(
+                    "{kind} {name}: want {}\n got {}",
+                    serde_json::to_string(w).unwrap_or_default(),
+                    serde_json::to_string(g).unwrap_or_default()
+                )),
+                Some(_) => {}
+            }
+        }
+        for name in got.keys().filter(|n| !want.contains_key(*n)) {
+            diffs.push(format!("{kind} {name}: not wanted"));
+        }
+    };
+    compare(
+        "ControlPlaneUpdateStatus",
+        seen_desired(&want.control_plane.iter().collect::<Vec<_>>()),
+        seen_live(&got.cps, |o| o.status.as_ref()),
+    );
+    compare(
+        "WorkerPoolUpdateStatus",
+        seen_desired(&want.worker_pools.iter().collect::<Vec<_>>()),
+        seen_live(&got.wps, |o| o.status.as_ref()),
+    );
+    compare(
+        "UpdateInsight",
+        seen_desired(&want.insights.iter().collect::<Vec<_>>()),
+        seen_live(&got.insights, |o| o.status.as_ref()),
+    );
+    diffs
+}
+
+/// Waits until the live objects of `cluster` are what is wanted (and there are some).
+async fn wait_equal(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    guest: &Guest,
+    bad: &[UnreadableInput],
+    step: &str,
+    log: &std::path::Path,
+) -> Result<Live, BoxError> {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let got = live(client, ns, cluster).await?;
+        let want = wanted(client, ns, cluster, guest, bad, &got).await?;
+        let diffs = differences(&want, &got);
+        let some = !got.insights.is_empty()
+            && (matches!(guest, Guest::Unreadable(_))
+                || got.cps.iter().any(|c| c.name_any() == cluster));
+        if diffs.is_empty() && some {
+            eprintln!(
+                "{step}: {cluster}: {} ControlPlaneUpdateStatus, {} WorkerPoolUpdateStatus, {} UpdateInsights as wanted",
+                got.cps.len(),
+                got.wps.len(),
+                got.insights.len()
+            );
+            return Ok(got);
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "{step}: {cluster}: live objects differ from what is wanted:\n{}\ncontroller log:\n{}",
+                diffs.join("\n"),
+                std::fs::read_to_string(log).unwrap_or_default()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The description of `cluster`'s `HostedClusterUnreachable` insight, once there is one
+/// satisfying `ok`.
+async fn unreachable_reason(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    ok: impl Fn(&str) -> bool,
+    log: &std::path::Path,
+) -> Result<String, BoxError> {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let mut last = String::new();
+    loop {
+        for i in live(client, ns, cluster).await?.insights {
+            if let Some(h) = i.status.as_ref().and_then(|s| s.health.as_ref())
+                && h.source == "HostedClusterUnreachable"
+            {
+                last = h.impact.description.clone();
+                if ok(&last) {
+                    return Ok(last);
+                }
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "{cluster}: no fitting HostedClusterUnreachable insight (last: {last:?})\ncontroller log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// A local port nothing listens on.
+fn closed_port() -> Result<u16, BoxError> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The server URL of the admin kubeconfig.
+fn local_server(env: &TestEnv) -> Result<String, BoxError> {
+    let kc = kube::config::Kubeconfig::read_from(env.kubeconfig_path())?;
+    kc.clusters
+        .iter()
+        .find_map(|c| c.cluster.as_ref().and_then(|c| c.server.clone()))
+        .ok_or_else(|| "the admin kubeconfig names no server".into())
+}
+
+/// Makes `kind`'s CRD accept an integer at `field` (a JSON pointer under the v1beta1 schema):
+/// the version skew an older controller meets when a newer HyperShift changes a field's type.
+async fn skew_crd(env: &TestEnv, crd: &str, field: &str) -> TestResult {
+    let patch = json!([{"op": "replace",
+        "path": format!("/spec/versions/0/schema/openAPIV3Schema/properties{field}"),
+        "value": {"x-kubernetes-int-or-string": true}}]);
+    env.kubectl_ok(["patch", "crd", crd, "--type=json", "-p", &patch.to_string()])
+        .await?;
+    Ok(())
+}
+
+/// Retries `f` until it succeeds (the API server takes a moment to use a changed CRD schema).
+async fn retry<T, F, Fut>(what: &str, mut f: F) -> Result<T, BoxError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BoxError>>,
+{
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        match f().await {
+            Ok(t) => return Ok(t),
+            Err(e) if std::time::Instant::now() > deadline => {
+                return Err(format!("{what}: {e}").into());
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+}
+
+#[tokio::test]
+async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestResult {
+    let env = TestEnv::new().await?;
+    install_crds(&env).await?;
+    let client = env.client();
+    let _rbac = RbacGuard(env.kubeconfig_path().to_path_buf());
+    let test_ns = env.namespace("guest").await?;
+    let ns = test_ns.name().to_string();
+    let nss: Api<Namespace> = Api::all(client.clone());
+    let cp_ns = control_plane_namespace(&ns, "demo");
+    for n in [&cp_ns] {
+        nss.patch(
+            n,
+            &PatchParams::apply(FM),
+            &Patch::Apply(
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}),
+            ),
+        )
+        .await?;
+    }
+
+    // The hosted cluster's inside: ClusterOperators and Nodes, read by a ServiceAccount allowed
+    // just that.
+    for (name, version, progressing) in [
+        ("kube-apiserver", "4.16.0", false),
+        ("network", "4.15.1", true),
+    ] {
+        let (o, s) = cluster_operator(name, version, progressing);
+        apply(&client, &ar::<ClusterOperator>(), &o, Some(&s)).await?;
+    }
+    for (name, current, state) in [
+        ("guest-edge-0", "5f2c9a1e", "Done"),
+        ("guest-edge-1", "0b7d44c3", "Working"),
+    ] {
+        let (o, s) = node(name, "edge", current, state);
+        apply(&client, &ar::<Node>(), &o, Some(&s)).await?;
+    }
+    let reader = json!([
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "guest-reader", "namespace": ns}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": READER_ROLE},
+         "rules": [{"apiGroups": ["config.openshift.io"], "resources": ["clusteroperators"], "verbs": ["get", "list", "watch"]},
+                   {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": READER_ROLE},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": READER_ROLE},
+         "subjects": [{"kind": "ServiceAccount", "name": "guest-reader", "namespace": ns}]},
+    ]);
+    let dir = std::env::temp_dir().join(format!("update-status-e2e-guest-{ns}"));
+    std::fs::create_dir_all(&dir)?;
+    let reader_file = dir.join("reader.json");
+    std::fs::write(
+        &reader_file,
+        json!({"apiVersion": "v1", "kind": "List", "items": reader}).to_string(),
+    )?;
+    kubectl_apply(&env, &["-f", &reader_file.to_string_lossy()]).await?;
+    let guest_sa =
+        update_status_e2e::kubeconfig::service_account_config(&env, &ns, "guest-reader", &dir)
+            .await?;
+    let good_kubeconfig = std::fs::read_to_string(&guest_sa.kubeconfig)?;
+    let guest_token = std::fs::read_to_string(&guest_sa.token_file)?
+        .trim()
+        .to_string();
+
+    // The management side: HostedCluster demo (Secret with the good kubeconfig), its InPlace
+    // NodePool and MachineSet.
+    apply(
+        &client,
+        &ar::<Secret>(),
+        &secret(&ns, "demo-admin-kubeconfig", &good_kubeconfig),
+        None,
+    )
+    .await?;
+    let (o, s) = hosted_cluster(&ns, "demo", "demo-admin-kubeconfig");
+    let demo: HostedCluster = apply(&client, &ar::<HostedCluster>(), &o, Some(&s))
+        .await?
+        .try_parse()?;
+    let (o, s) = node_pool(&ns, "edge", &demo);
+    apply(&client, &ar::<NodePool>(), &o, Some(&s)).await?;
+    apply(
+        &client,
+        &ar::<MachineSet>(),
+        &machine_set(&cp_ns, "edge"),
+        None,
+    )
+    .await?;
+
+    // The controller as its ServiceAccount, with config/hosted and the kubeconfig-access add-on.
+    for k in ["config/hosted", "config/rbac/hosted/kubeconfig-access"] {
+        let path = repo_root().join(k);
+        env.kubectl_ok([
+            "apply",
+            "--server-side",
+            "--field-manager=update-status-deploy",
+            "-k",
+            path.to_str().ok_or("path")?,
+        ])
+        .await?;
+    }
+    let sa = update_status_e2e::kubeconfig::service_account_config(
+        &env,
+        DEPLOY_NS,
+        "update-status-controller",
+        &dir,
+    )
+    .await?;
+    let controller = Controller::start_via(
+        &sa.kubeconfig,
+        DEPLOY_NS,
+        &[
+            "--mode=hosted",
+            "--hosted-kubeconfig-access",
+            "--watch-namespace",
+            &ns,
+            "--assess-at",
+            NOW,
+        ],
+    )?;
+    let log = controller.log.clone();
+
+    // 1. demo is read from inside.
+    let got = wait_equal(
+        &client,
+        &ns,
+        "demo",
+        &Guest::Read,
+        &[],
+        "1. read from inside",
+        &log,
+    )
+    .await?;
+    let ops = &got.cps[0].status.as_ref().ok_or("no status")?.operators;
+    assert_eq!(
+        ops.total, 2,
+        "the two hosted ClusterOperators are counted: {ops:?}"
+    );
+    let blind = wanted(
+        &client,
+        &ns,
+        "demo",
+        &Guest::Unreachable("x".into()),
+        &[],
+        &got,
+    )
+    .await?;
+    assert!(
+        !differences(&blind, &got).is_empty(),
+        "control: the comparison tells guest inputs from none"
+    );
+    let edge = got
+        .wps
+        .iter()
+        .find(|w| w.name_any() == "edge")
+        .ok_or("no edge status")?;
+    let counts = &edge.status.as_ref().ok_or("no pool status")?.nodes;
+    assert_eq!(
+        (counts.total, counts.updated),
+        (2, 1),
+        "the hosted Nodes are counted: {counts:?}"
+    );
+
+    // 2. broken: its Secret points at a closed port, with a password and a token.
+    let port = closed_port()?;
+    let bad_kubeconfig =
+        token_kubeconfig(&format!("https://admin:{PASSWORD}@127.0.0.1:{port}"), TOKEN);
+    apply(
+        &client,
+        &ar::<Secret>(),
+        &secret(&ns, "broken-admin-kubeconfig", &bad_kubeconfig),
+        None,
+    )
+    .await?;
+    let (o, s) = hosted_cluster(&ns, "broken", "broken-admin-kubeconfig");
+    apply(&client, &ar::<HostedCluster>(), &o, Some(&s)).await?;
+    let why =
+        unreachable_reason(&client, &ns, "broken", |d| d.contains("cannot reach"), &log).await?;
+    assert!(
+        why.starts_with(&format!("cannot reach https://127.0.0.1:{port}/: "))
+            && why.to_lowercase().contains("refused"),
+        "the reason names the redacted server and the refusal: {why}"
+    );
+    wait_equal(
+        &client,
+        &ns,
+        "broken",
+        &Guest::Unreachable(why.clone()),
+        &[],
+        "2. broken unreachable",
+        &log,
+    )
+    .await?;
+    wait_equal(
+        &client,
+        &ns,
+        "demo",
+        &Guest::Read,
+        &[],
+        "2. demo still read",
+        &log,
+    )
+    .await?;
+    let everything = env
+        .kubectl_ok([
+            "get",
+            "updateinsights,controlplaneupdatestatuses,workerpoolupdatestatuses",
+            "-A",
+            "-o",
+            "json",
+        ])
+        .await?;
+    let log_text = std::fs::read_to_string(&log)?;
+    for (what, text) in [
+        ("our objects", &everything),
+        ("the controller log", &log_text),
+    ] {
+        for secret in [TOKEN, PASSWORD, guest_token.as_str()] {
+            assert!(!text.contains(secret), "a credential appears in {what}");
+        }
+    }
+    // Controls: the searches would find them (in the Secret), and cover the right places.
+    let stored = env
+        .kubectl_ok([
+            "get",
+            "secret",
+            "broken-admin-kubeconfig",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.data.kubeconfig}",
+        ])
+        .await?;
+    let decoded = env
+        .kubectl_ok([
+            "get",
+            "secret",
+            "broken-admin-kubeconfig",
+            "-n",
+            &ns,
+            "-o",
+            "go-template={{.data.kubeconfig | base64decode}}",
+        ])
+        .await?;
+    assert!(!stored.is_empty() && decoded.contains(TOKEN) && decoded.contains(PASSWORD));
+    assert!(everything.contains("HostedClusterUnreachable") && log_text.contains("broken"));
+
+    // 3. Rotation: a bad token for the real server (401), then the good kubeconfig.
+    let server = local_server(&env)?;
+    let rejected = token_kubeconfig(&server, TOKEN);
+    apply(
+        &client,
+        &ar::<Secret>(),
+        &secret(&ns, "broken-admin-kubeconfig", &rejected),
+        None,
+    )
+    .await?;
+    let why401 = unreachable_reason(&client, &ns, "broken", |d| d.contains("401"), &log).await?;
+    assert!(
+        why401.ends_with("does not accept the kubeconfig's credentials (401 Unauthorized)"),
+        "{why401}"
+    );
+    apply(
+        &client,
+        &ar::<Secret>(),
+        &secret(&ns, "broken-admin-kubeconfig", &good_kubeconfig),
+        None,
+    )
+    .await?;
+    wait_equal(
+        &client,
+        &ns,
+        "broken",
+        &Guest::Read,
+        &[],
+        "3. rotated to a good kubeconfig",
+        &log,
+    )
+    .await?;
+
+    // 4. Version skew: a NodePool and a HostedCluster with a field of another type.
+    skew_crd(
+        &env,
+        "nodepools.hypershift.openshift.io",
+        "/status/properties/version",
+    )
+    .await?;
+    skew_crd(
+        &env,
+        "hostedclusters.hypershift.openshift.io",
+        "/spec/properties/channel",
+    )
+    .await?;
+    let (o, _) = node_pool(&ns, "skewed-pool", &demo);
+    let pool = apply(&client, &ar::<NodePool>(), &o, None).await?;
+    let status = json!({"version": 5, "replicas": 2});
+    retry("a NodePool with an integer status.version", || {
+        let (client, o, status) = (client.clone(), o.clone(), status.clone());
+        async move {
+            apply(&client, &ar::<NodePool>(), &o, Some(&status))
+                .await
+                .map(|_| ())
+        }
+    })
+    .await?;
+    let (mut o, s) = hosted_cluster(&ns, "skewed", "skewed-admin-kubeconfig");
+    o["spec"]["channel"] = json!(4);
+    let skewed = retry("a HostedCluster with an integer spec.channel", || {
+        let (client, o, s) = (client.clone(), o.clone(), s.clone());
+        async move { apply(&client, &ar::<HostedCluster>(), &o, Some(&s)).await }
+    })
+    .await?;
+    let bad_pool = UnreadableInput {
+        group: "hypershift.openshift.io".into(),
+        kind: "NodePool".into(),
+        name: "skewed-pool".into(),
+        place: Box::new(InputPlace {
+            namespace: Some(ns.clone()),
+            uid: pool.uid(),
+            owners: vec![("HostedCluster".into(), "demo".into())],
+        }),
+        problem: "status.version: invalid type: integer `5`, expected a string".into(),
+    };
+    let bad_hc = UnreadableInput {
+        group: "hypershift.openshift.io".into(),
+        kind: "HostedCluster".into(),
+        name: "skewed".into(),
+        place: Box::new(InputPlace {
+            namespace: Some(ns.clone()),
+            uid: skewed.uid(),
+            owners: vec![],
+        }),
+        problem: "spec.channel: invalid type: integer `4`, expected a string".into(),
+    };
+    let bad = [bad_pool, bad_hc.clone()];
+    let got = wait_equal(
+        &client,
+        &ns,
+        "demo",
+        &Guest::Read,
+        &bad,
+        "4. demo with an unreadable NodePool",
+        &log,
+    )
+    .await?;
+    let without = wanted(&client, &ns, "demo", &Guest::Read, &[], &got).await?;
+    assert!(
+        !differences(&without, &got).is_empty(),
+        "control: the unreadable NodePool's insight is seen"
+    );
+    assert!(
+        got.insights.iter().any(|i| i
+            .status
+            .as_ref()
+            .and_then(|s| s.health.as_ref())
+            .is_some_and(|h| {
+                h.source == "unreadable-input"
+                    && h.impact
+                        .summary
+                        .starts_with("NodePool skewed-pool cannot be read: status.version")
+            })),
+        "the NodePool's insight names it and the field"
+    );
+    let got = wait_equal(
+        &client,
+        &ns,
+        "skewed",
+        &Guest::Unreadable(bad_hc),
+        &bad,
+        "4. unreadable HostedCluster",
+        &log,
+    )
+    .await?;
+    assert_eq!(got.insights.len(), 1, "only its unreadable-input insight");
+    assert!(got.cps.is_empty() && got.wps.is_empty());
+    wait_equal(
+        &client,
+        &ns,
+        "broken",
+        &Guest::Read,
+        &bad,
+        "4. broken unaffected",
+        &log,
+    )
+    .await?;
+
+    drop(controller);
+    let log_text = std::fs::read_to_string(&log)?;
+    assert!(
+        !log_text.to_lowercase().contains("forbidden") && !log_text.contains("code: 403"),
+        "the shipped RBAC (config/hosted + kubeconfig-access) is enough:\n{log_text}"
+    );
+    for secret in [TOKEN, PASSWORD, guest_token.as_str()] {
+        assert!(
+            !log_text.contains(secret),
+            "a credential appears in the controller log"
+        );
+    }
+    for n in ["guest-edge-0", "guest-edge-1"] {
+        let _ = Api::<Node>::all(client.clone())
+            .delete(n, &DeleteParams::default())
+            .await;
+    }
+    for n in ["kube-apiserver", "network"] {
+        let _ = Api::<ClusterOperator>::all(client.clone())
+            .delete(n, &DeleteParams::default())
+            .await;
+    }
+    let _ = nss.delete(&cp_ns, &DeleteParams::background()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    test_ns.delete().await?;
+    Ok(())
+}
