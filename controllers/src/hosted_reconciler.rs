@@ -103,11 +103,13 @@ pub fn start(
         machines: w.spawn_input_in(None, wakes(), "Machine", keep_all),
         machine_sets: w.spawn_input_in(None, wakes(), "MachineSet", keep_all),
         machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment", keep_all),
-        insights: w.spawn(
+        // Progress insights cached as fingerprints, as in standalone mode (no hub sync here).
+        insights: w.spawn_trimmed(
             api(client, namespace),
             ours.clone(),
             wakes(),
             "UpdateInsight",
+            crate::writer::slim_progress,
         ),
         control_plane_statuses: w.spawn(
             api(client, namespace),
