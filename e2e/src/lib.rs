@@ -16,6 +16,7 @@
 //! the cluster is shared.
 
 pub mod controller;
+pub mod hosted_objects;
 pub mod kubeconfig;
 pub mod outputs;
 pub mod prometheus;

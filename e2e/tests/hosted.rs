@@ -16,28 +16,27 @@
 //! collector removing a deleted NodePool's objects and then a deleted HostedCluster's.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::{Api, DeleteParams};
 use kube::{Client, Resource, ResourceExt};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::hosted::{HostedCluster, NodePool, control_plane_namespace};
-use update_status_assess::compose::{Desired, DesiredCluster, Existing, ExistingInsights};
+use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::hosted::desired_hosted;
 use update_status_assess::hosted::health::{
     SOURCE_DRAIN_FAILED, SOURCE_INVALID_RELEASE_IMAGE, SOURCE_UPDATE_BLOCKED,
 };
 use update_status_e2e::controller::Controller;
+use update_status_e2e::hosted_objects::{
+    self, ClusterRbacGuard, KINDS, Live, compare_seen, list, live, seen_all,
+};
 use update_status_e2e::simulator::FaultSpec;
 use update_status_e2e::simulator::hosted::{
     HostedFaults, HostedSimConfig, HostedSimInputs, HostedSimulation, HostedSimulator, HostedStage,
@@ -89,105 +88,6 @@ async fn install_crds(env: &TestEnv) -> TestResult {
     Ok(())
 }
 
-async fn list<K>(client: &Client, ns: &str, selector: Option<&str>) -> Result<Vec<K>, BoxError>
-where
-    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), ns);
-    let lp = selector.map_or_else(ListParams::default, |s| ListParams::default().labels(s));
-    let mut items = api.list(&lp).await?.items;
-    items.sort_by_key(|o| o.name_any());
-    Ok(items)
-}
-
-/// What we compare of one object: labels (ours only), owners, status.
-type Seen = (BTreeMap<String, String>, Vec<OwnerReference>, Value);
-
-fn ours(labels_: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    labels_
-        .iter()
-        .filter(|(k, _)| {
-            k.starts_with("update.openshift.io/")
-                && k.as_str() != labels::RECONCILER
-                && k.as_str() != labels::MANAGED_BY
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-fn owners(o: &Option<OwnerReference>) -> Vec<OwnerReference> {
-    o.iter()
-        .map(|o| OwnerReference {
-            block_owner_deletion: None,
-            controller: None,
-            ..o.clone()
-        })
-        .collect()
-}
-
-fn seen_desired<S: Serialize>(d: &[&Desired<S>]) -> BTreeMap<String, Seen> {
-    d.iter()
-        .map(|d| {
-            (
-                d.name.clone(),
-                (
-                    ours(&d.labels),
-                    owners(&d.owner),
-                    serde_json::to_value(&d.status).unwrap_or_default(),
-                ),
-            )
-        })
-        .collect()
-}
-
-fn seen_live<K: Resource, S: Serialize>(
-    objs: &[K],
-    status: impl Fn(&K) -> Option<&S>,
-) -> BTreeMap<String, Seen> {
-    objs.iter()
-        .map(|o| {
-            let owners = o
-                .meta()
-                .owner_references
-                .iter()
-                .flatten()
-                .map(|r| OwnerReference {
-                    block_owner_deletion: None,
-                    controller: None,
-                    ..r.clone()
-                })
-                .collect();
-            (
-                o.meta().name.clone().unwrap_or_default(),
-                (
-                    ours(o.meta().labels.as_ref().unwrap_or(&BTreeMap::new())),
-                    owners,
-                    serde_json::to_value(status(o)).unwrap_or_default(),
-                ),
-            )
-        })
-        .collect()
-}
-
-/// Our objects of one hosted cluster, read back.
-struct Live {
-    cps: Vec<ControlPlaneUpdateStatus>,
-    wps: Vec<WorkerPoolUpdateStatus>,
-    insights: Vec<UpdateInsight>,
-}
-
-async fn live(client: &Client, ns: &str, cluster: &str) -> Result<Live, BoxError> {
-    let sel = format!("{}={cluster}", labels::CLUSTER);
-    Ok(Live {
-        cps: list(client, ns, Some(&sel)).await?,
-        wps: list(client, ns, Some(&sel)).await?,
-        insights: list(client, ns, Some(&sel)).await?,
-    })
-}
-
 /// What `desired_hosted` wants at `NOW` from `inputs`, with our objects `live` as they are.
 fn wanted(
     inputs: &HostedSimInputs,
@@ -203,60 +103,13 @@ fn wanted(
     Ok(desired_hosted(&inputs.as_hosted_inputs(false), &existing, now).cluster)
 }
 
-/// The differences between two sets of (name → what we compare); empty when equal.
-fn compare_seen(
-    diffs: &mut Vec<String>,
-    kind: &str,
-    want: BTreeMap<String, Seen>,
-    got: BTreeMap<String, Seen>,
-) {
-    for (name, w) in &want {
-        match got.get(name) {
-            None => diffs.push(format!("{kind} {name}: missing")),
-            Some(g) if g != w => diffs.push(format!(
-                "{kind} {name}: want {}\n got {}",
-                serde_json::to_string(w).unwrap_or_default(),
-                serde_json::to_string(g).unwrap_or_default()
-            )),
-            Some(_) => {}
-        }
-    }
-    for name in got.keys().filter(|n| !want.contains_key(*n)) {
-        diffs.push(format!("{kind} {name}: not wanted"));
-    }
-}
-
-/// The three kinds of a [`DesiredCluster`] as compared.
-fn seen_all(d: &DesiredCluster) -> [BTreeMap<String, Seen>; 3] {
-    [
-        seen_desired(&d.control_plane.iter().collect::<Vec<_>>()),
-        seen_desired(&d.worker_pools.iter().collect::<Vec<_>>()),
-        seen_desired(&d.insights.iter().collect::<Vec<_>>()),
-    ]
-}
-
-const KINDS: [&str; 3] = [
-    "ControlPlaneUpdateStatus",
-    "WorkerPoolUpdateStatus",
-    "UpdateInsight",
-];
-
 /// The differences between what `desired_hosted` wants for `cluster` (inputs and our objects
 /// read back from the API) and the objects there; empty when equal.
 async fn differences(client: &Client, ns: &str, cluster: &str) -> Result<Vec<String>, BoxError> {
     let inputs = HostedSimInputs::read(client, ns, cluster).await?;
     let got = live(client, ns, cluster).await?;
     let want = wanted(&inputs, &got, cluster)?;
-    let mut diffs = Vec::new();
-    let got_seen = [
-        seen_live(&got.cps, |o| o.status.as_ref()),
-        seen_live(&got.wps, |o| o.status.as_ref()),
-        seen_live(&got.insights, |o| o.status.as_ref()),
-    ];
-    for ((kind, w), g) in KINDS.into_iter().zip(seen_all(&want)).zip(got_seen) {
-        compare_seen(&mut diffs, kind, w, g);
-    }
-    Ok(diffs)
+    Ok(hosted_objects::differences(&want, &got))
 }
 
 /// The simulated objects as the API holds them mean what the simulation means: the same
@@ -366,36 +219,6 @@ where
 
 /// The namespace of the Deployment (and the ServiceAccount, the Lease) in `config/hosted`.
 const DEPLOY_NS: &str = "openshift-update-status";
-
-/// Removes the cluster-wide RBAC of `config/hosted` when dropped, even on failure: it binds the
-/// same ServiceAccount as `config/default` (`openshift-update-status/update-status-controller`),
-/// and left in place it would give that account the hosted mode's writes in every namespace,
-/// which the `service_account` test checks are denied.
-struct HostedRbacGuard(std::path::PathBuf);
-
-impl Drop for HostedRbacGuard {
-    fn drop(&mut self) {
-        let out = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.0)
-            .args([
-                "delete",
-                "clusterrolebinding/update-status-controller-hosted",
-                "clusterrole/update-status-controller-hosted",
-                "--ignore-not-found",
-            ])
-            .stdin(std::process::Stdio::null())
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => eprintln!(
-                "removing config/hosted's ClusterRole(Binding) failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            Err(e) => eprintln!("cannot run kubectl to remove config/hosted's RBAC: {e}"),
-        }
-    }
-}
 
 /// Applies `config/hosted` as `make deploy OVERLAY=hosted` does and mints a token of its
 /// ServiceAccount.
@@ -510,7 +333,13 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
 
     // The controller runs as its ServiceAccount with the shipped hosted-mode RBAC
     // (`config/hosted`), with leader election (the Lease Role).
-    let _rbac = HostedRbacGuard(env.kubeconfig_path().to_path_buf());
+    let _rbac = ClusterRbacGuard {
+        kubeconfig: env.kubeconfig_path().to_path_buf(),
+        objects: vec![
+            "clusterrolebinding/update-status-controller-hosted".into(),
+            "clusterrole/update-status-controller-hosted".into(),
+        ],
+    };
     let sa = deploy_hosted(&env, &ns).await?;
     let controller = Controller::start_via(
         &sa.kubeconfig,

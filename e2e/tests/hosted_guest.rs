@@ -17,30 +17,26 @@
 //!    clusters stay as `desired_hosted` wants.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject};
 use kube::{Client, Resource, ResourceExt};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use update_status_api::crd::{
-    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
-};
+use update_status_api::crd::UpdateInsight;
 use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 use update_status_api::input::{ClusterOperator, Node};
-use update_status_assess::compose::{Desired, DesiredCluster, Existing, ExistingInsights};
+use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_e2e::controller::Controller;
+use update_status_e2e::hosted_objects::{ClusterRbacGuard, Live, differences, list, live};
 use update_status_e2e::{TestEnv, repo_root};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -58,39 +54,6 @@ const IMG_NEW: &str = "quay.io/openshift-release-dev/ocp-release:4.16.0-x86_64";
 const DEPLOY_NS: &str = "openshift-update-status";
 /// The reader identity of the "hosted cluster" (cluster-wide RBAC, removed by the guard).
 const READER_ROLE: &str = "update-status-e2e-guest-reader";
-
-/// Removes every cluster-wide RBAC object this test creates when dropped, even on failure:
-/// `config/hosted`'s binds the same ServiceAccount as `config/default` (the `service_account`
-/// test checks writes outside its namespace are denied).
-struct RbacGuard(std::path::PathBuf);
-
-impl Drop for RbacGuard {
-    fn drop(&mut self) {
-        let out = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.0)
-            .args([
-                "delete",
-                "clusterrolebinding/update-status-controller-hosted",
-                "clusterrole/update-status-controller-hosted",
-                "clusterrolebinding/update-status-controller-hosted-kubeconfig",
-                "clusterrole/update-status-controller-hosted-kubeconfig",
-                &format!("clusterrolebinding/{READER_ROLE}"),
-                &format!("clusterrole/{READER_ROLE}"),
-                "--ignore-not-found",
-            ])
-            .stdin(std::process::Stdio::null())
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => eprintln!(
-                "removing the cluster-wide RBAC failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            Err(e) => eprintln!("cannot run kubectl to remove the cluster-wide RBAC: {e}"),
-        }
-    }
-}
 
 async fn kubectl_apply(env: &TestEnv, args: &[&str]) -> TestResult {
     let mut all = vec![
@@ -290,21 +253,6 @@ fn token_kubeconfig(server: &str, token: &str) -> String {
     .to_string()
 }
 
-/// Objects of `K` in `ns`, by name.
-async fn list<K>(client: &Client, ns: &str, selector: Option<&str>) -> Result<Vec<K>, BoxError>
-where
-    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), ns);
-    let lp = selector.map_or_else(ListParams::default, |s| ListParams::default().labels(s));
-    let mut items = api.list(&lp).await?.items;
-    items.sort_by_key(|o| o.name_any());
-    Ok(items)
-}
-
 /// Every object of the cluster-scoped `K`, by name.
 async fn list_all<K>(client: &Client) -> Result<Vec<K>, BoxError>
 where
@@ -327,79 +275,6 @@ enum Guest {
     Unreachable(String),
     /// The HostedCluster itself cannot be decoded (its unreadable input).
     Unreadable(UnreadableInput),
-}
-
-/// What we compare of one object: labels (ours only), owners, status.
-type Seen = (BTreeMap<String, String>, Vec<OwnerReference>, Value);
-
-fn ours(l: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    l.iter()
-        .filter(|(k, _)| {
-            k.starts_with("update.openshift.io/")
-                && k.as_str() != labels::RECONCILER
-                && k.as_str() != labels::MANAGED_BY
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-fn bare(o: &OwnerReference) -> OwnerReference {
-    OwnerReference {
-        block_owner_deletion: None,
-        controller: None,
-        ..o.clone()
-    }
-}
-
-fn seen_desired<S: Serialize>(d: &[&Desired<S>]) -> BTreeMap<String, Seen> {
-    d.iter()
-        .map(|d| {
-            let status = serde_json::to_value(&d.status).unwrap_or_default();
-            (
-                d.name.clone(),
-                (ours(&d.labels), d.owner.iter().map(bare).collect(), status),
-            )
-        })
-        .collect()
-}
-
-fn seen_live<K: Resource, S: Serialize>(
-    objs: &[K],
-    status: impl Fn(&K) -> Option<&S>,
-) -> BTreeMap<String, Seen> {
-    objs.iter()
-        .map(|o| {
-            let owners = o
-                .meta()
-                .owner_references
-                .iter()
-                .flatten()
-                .map(bare)
-                .collect();
-            let l = o.meta().labels.clone().unwrap_or_default();
-            let status = serde_json::to_value(status(o)).unwrap_or_default();
-            (
-                o.meta().name.clone().unwrap_or_default(),
-                (ours(&l), owners, status),
-            )
-        })
-        .collect()
-}
-
-/// Our live objects of `cluster` in `ns`.
-struct Live {
-    cps: Vec<ControlPlaneUpdateStatus>,
-    wps: Vec<WorkerPoolUpdateStatus>,
-    insights: Vec<UpdateInsight>,
-}
-
-async fn live(client: &Client, ns: &str, cluster: &str) -> Result<Live, BoxError> {
-    let sel = format!("{}={cluster}", labels::CLUSTER);
-    Ok(Live {
-        cps: list(client, ns, Some(&sel)).await?,
-        wps: list(client, ns, Some(&sel)).await?,
-        insights: list(client, ns, Some(&sel)).await?,
-    })
 }
 
 /// What `desired_hosted` (or, for an unreadable HostedCluster, `desired_unreadable`) wants for
@@ -463,43 +338,6 @@ async fn wanted(
         now,
     ));
     Ok(want)
-}
-
-/// The differences between `want` and `got`; empty when equal.
-fn differences(want: &DesiredCluster, got: &Live) -> Vec<String> {
-    let mut diffs = Vec::new();
-    let mut compare = |kind: &str, want: BTreeMap<String, Seen>, got: BTreeMap<String, Seen>| {
-        for (name, w) in &want {
-            match got.get(name) {
-                None => diffs.push(format!("{kind} {name}: missing")),
-                Some(g) if g != w => diffs.push(format!(
-                    "{kind} {name}: want {}\n got {}",
-                    serde_json::to_string(w).unwrap_or_default(),
-                    serde_json::to_string(g).unwrap_or_default()
-                )),
-                Some(_) => {}
-            }
-        }
-        for name in got.keys().filter(|n| !want.contains_key(*n)) {
-            diffs.push(format!("{kind} {name}: not wanted"));
-        }
-    };
-    compare(
-        "ControlPlaneUpdateStatus",
-        seen_desired(&want.control_plane.iter().collect::<Vec<_>>()),
-        seen_live(&got.cps, |o| o.status.as_ref()),
-    );
-    compare(
-        "WorkerPoolUpdateStatus",
-        seen_desired(&want.worker_pools.iter().collect::<Vec<_>>()),
-        seen_live(&got.wps, |o| o.status.as_ref()),
-    );
-    compare(
-        "UpdateInsight",
-        seen_desired(&want.insights.iter().collect::<Vec<_>>()),
-        seen_live(&got.insights, |o| o.status.as_ref()),
-    );
-    diffs
 }
 
 /// Waits until the live objects of `cluster` are what is wanted (and there are some).
@@ -623,7 +461,19 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     let env = TestEnv::new().await?;
     install_crds(&env).await?;
     let client = env.client();
-    let _rbac = RbacGuard(env.kubeconfig_path().to_path_buf());
+    let _rbac = ClusterRbacGuard {
+        kubeconfig: env.kubeconfig_path().to_path_buf(),
+        objects: [
+            "clusterrolebinding/update-status-controller-hosted",
+            "clusterrole/update-status-controller-hosted",
+            "clusterrolebinding/update-status-controller-hosted-kubeconfig",
+            "clusterrole/update-status-controller-hosted-kubeconfig",
+            &format!("clusterrolebinding/{READER_ROLE}"),
+            &format!("clusterrole/{READER_ROLE}"),
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
     let test_ns = env.namespace("guest").await?;
     let ns = test_ns.name().to_string();
     let nss: Api<Namespace> = Api::all(client.clone());
