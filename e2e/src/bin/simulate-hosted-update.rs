@@ -15,7 +15,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
@@ -134,14 +133,7 @@ fn config(args: &Args) -> HostedSimConfig {
 }
 
 fn print_step(r: &HostedStepReport, writes: Option<usize>) {
-    let writes = writes.map(|w| format!(" ({w} writes)")).unwrap_or_default();
-    println!(
-        "step {:>4}  {}  {:<13} {}{writes}",
-        r.step,
-        r.at.strftime("%H:%M:%SZ"),
-        r.stage.to_string(),
-        r.summary
-    );
+    common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
 }
 
 fn done(sim: &HostedSimulation, steps: u64, max: Option<u64>) -> bool {
@@ -188,10 +180,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "simulate-hosted-update: created the hosted cluster at {} ({n} writes)",
         args.from
     );
-    let interval = Duration::try_from(args.interval).unwrap_or(Duration::from_secs(1));
-    tokio::time::sleep(Duration::try_from(args.start_delay).unwrap_or_default()).await;
-    let mut ticker = tokio::time::interval(interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticker = common::step_ticker(args.interval, args.start_delay).await;
     let mut steps = 0;
     while !done(simulator.simulation(), steps, args.max_steps) {
         ticker.tick().await;
@@ -214,17 +203,5 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() {
-    let args = Args::parse();
-    tokio::select! {
-        result = run(args) => {
-            if let Err(e) = result {
-                eprintln!("simulate-hosted-update: error: {e:#}");
-                std::process::exit(1);
-            }
-        }
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("simulate-hosted-update: interrupted");
-            std::process::exit(130);
-        }
-    }
+    common::run_or_interrupt("simulate-hosted-update", run(Args::parse())).await;
 }

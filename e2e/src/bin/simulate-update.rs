@@ -9,7 +9,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
@@ -132,14 +131,7 @@ fn config(args: &Args) -> SimConfig {
 }
 
 fn print_step(r: &StepReport, writes: Option<usize>) {
-    let writes = writes.map(|w| format!(" ({w} writes)")).unwrap_or_default();
-    println!(
-        "step {:>4}  {}  {:<13} {}{writes}",
-        r.step,
-        r.at.strftime("%H:%M:%SZ"),
-        r.stage.to_string(),
-        r.summary
-    );
+    common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
 }
 
 fn done(sim: &Simulation, steps: u64, max: Option<u64>) -> bool {
@@ -189,10 +181,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.from,
         started.elapsed().as_secs_f64()
     );
-    let interval = Duration::try_from(args.interval).unwrap_or(Duration::from_secs(1));
-    tokio::time::sleep(Duration::try_from(args.start_delay).unwrap_or_default()).await;
-    let mut ticker = tokio::time::interval(interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticker = common::step_ticker(args.interval, args.start_delay).await;
     let mut steps = 0;
     while !done(simulator.simulation(), steps, args.max_steps) {
         ticker.tick().await;
@@ -222,17 +211,5 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() {
-    let args = Args::parse();
-    tokio::select! {
-        result = run(args) => {
-            if let Err(e) = result {
-                eprintln!("simulate-update: error: {e:#}");
-                std::process::exit(1);
-            }
-        }
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("simulate-update: interrupted");
-            std::process::exit(130);
-        }
-    }
+    common::run_or_interrupt("simulate-update", run(Args::parse())).await;
 }
