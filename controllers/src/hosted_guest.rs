@@ -18,7 +18,7 @@
 //! references (`tokenFile`, `client-certificate`, `client-key`, `certificate-authority`) are
 //! refused, only inline credentials are used.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,7 +38,8 @@ use update_status_api::hosted::{HostedCluster, KUBECONFIG_SECRET_KEY};
 use update_status_api::input::{ClusterOperator, Node};
 use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
 
-use crate::watch::{INPUT_PAGE_SIZE, decode, keep_all, slim, trim_node};
+use crate::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim, trim_node};
+use tracing::Instrument;
 
 /// How long a new connection may take to list both kinds before it counts as unreachable
 /// (errors count at once).
@@ -454,41 +455,19 @@ where
     let ar = ApiResource::erase::<K>(&());
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
     let (reader, writer) = reflector::store();
-    let who = ctx.who.clone();
-    let mut logged: HashSet<String> = HashSet::new();
-    let mut one = move |o: DynamicObject| -> Result<K, K> {
-        match decode::<K>(kind, o) {
-            Ok(mut k) => {
-                trim(&mut k);
-                Ok(k)
-            }
-            Err((stub, u)) => {
-                if logged.insert(format!("{}\n{}", u.name, u.problem)) {
-                    tracing::warn!(hosted_cluster = %who, kind, name = %u.name, problem = %u.problem, "hosted cluster object cannot be read; leaving it out");
-                }
-                Err(stub)
-            }
-        }
-    };
+    // The management watches' decoder: an undecodable object is left out and warned about
+    // once per problem (the task's span names the hosted cluster); its record stays here.
+    let mut decoder = Decoder::<K>::new(kind, Unreadable::default(), trim);
     let events = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
-        .map_ok(move |ev| match ev {
-            watcher::Event::Init => Some(watcher::Event::Init),
-            watcher::Event::InitDone => Some(watcher::Event::InitDone),
-            watcher::Event::InitApply(o) => one(o).ok().map(watcher::Event::InitApply),
-            watcher::Event::Apply(o) => Some(match one(o) {
-                Ok(k) => watcher::Event::Apply(k),
-                Err(stub) => watcher::Event::Delete(stub),
-            }),
-            watcher::Event::Delete(o) => Some(watcher::Event::Delete(
-                decode::<K>(kind, o).unwrap_or_else(|(stub, _)| stub),
-            )),
-        })
+        .map_ok(move |ev| decoder.event(ev))
         .try_filter_map(|ev| std::future::ready(Ok(ev)));
     let stream = events
         .backoff(guest_backoff())
         .modify(slim::<K>)
         .reflect(writer);
-    let task = tokio::spawn(async move {
+    let span = tracing::info_span!("hosted-cluster-watch", hosted_cluster = %ctx.who, kind);
+    let task = tokio::spawn(
+        async move {
         let mut stream = std::pin::pin!(stream);
         while let Some(ev) = stream.next().await {
             let mut s = lock(&ctx.status);
@@ -523,7 +502,9 @@ where
             drop(s);
             ctx.wake.notify_one();
         }
-    });
+    }
+        .instrument(span),
+    );
     (reader, AbortOnDrop(task))
 }
 

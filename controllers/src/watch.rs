@@ -97,7 +97,7 @@ impl Unreadable {
 }
 
 /// Decodes input events of kind `K` from [`DynamicObject`]s, one object at a time.
-struct Decoder<K> {
+pub(crate) struct Decoder<K> {
     kind: &'static str,
     unreadable: Unreadable,
     /// The unreadable objects of the list in progress.
@@ -110,7 +110,7 @@ impl<K> Decoder<K>
 where
     K: Resource<DynamicType = ()> + DeserializeOwned + Default,
 {
-    fn new(kind: &'static str, unreadable: Unreadable, trim: fn(&mut K)) -> Self {
+    pub(crate) fn new(kind: &'static str, unreadable: Unreadable, trim: fn(&mut K)) -> Self {
         Decoder {
             kind,
             unreadable,
@@ -128,7 +128,10 @@ where
 
     /// The event for the cache, if any: an unreadable object is recorded and left out (an
     /// update that makes a cached object unreadable removes it from the cache).
-    fn event(&mut self, event: watcher::Event<DynamicObject>) -> Option<watcher::Event<K>> {
+    pub(crate) fn event(
+        &mut self,
+        event: watcher::Event<DynamicObject>,
+    ) -> Option<watcher::Event<K>> {
         use watcher::Event;
         match event {
             Event::Init => {
