@@ -53,6 +53,34 @@ pub async fn live(client: &Client, ns: &str, cluster: &str) -> Result<Live, BoxE
     })
 }
 
+/// Applies the vendored HyperShift and cluster-api CRDs (`testdata/hosted/crds`) server-side
+/// and waits until they are served.
+pub async fn install_hosted_crds(env: &crate::TestEnv) -> Result<(), BoxError> {
+    let dir = crate::repo_root().join("testdata/hosted/crds");
+    let dir = dir.to_string_lossy();
+    env.kubectl_ok([
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager",
+        "update-status-e2e",
+        "-f",
+        &dir,
+    ])
+    .await?;
+    env.kubectl_ok([
+        "wait",
+        "--for",
+        "condition=Established",
+        "--timeout",
+        "60s",
+        "-f",
+        &dir,
+    ])
+    .await?;
+    Ok(())
+}
+
 /// What we compare of one object: labels (ours only), owners, status.
 pub type Seen = (BTreeMap<String, String>, Vec<OwnerReference>, Value);
 

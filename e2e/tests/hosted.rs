@@ -35,7 +35,7 @@ use update_status_assess::hosted::health::{
 };
 use update_status_e2e::controller::Controller;
 use update_status_e2e::hosted_objects::{
-    self, ClusterRbacGuard, KINDS, Live, compare_seen, list, live, seen_all,
+    self, ClusterRbacGuard, KINDS, Live, compare_seen, install_hosted_crds, list, live, seen_all,
 };
 use update_status_e2e::simulator::FaultSpec;
 use update_status_e2e::simulator::hosted::{
@@ -59,34 +59,6 @@ const SIM_STEP: SignedDuration = SignedDuration::from_secs(5);
 /// The instant the controller (`--assess-at`) and `desired_hosted` evaluate at: after the
 /// simulated update.
 const NOW: &str = "2026-01-01T09:10:00Z";
-const FM: &str = "update-status-e2e";
-
-/// Applies the vendored HyperShift and cluster-api CRDs and waits until they are served.
-async fn install_crds(env: &TestEnv) -> TestResult {
-    let dir = repo_root().join("testdata/hosted/crds");
-    let dir = dir.to_string_lossy();
-    env.kubectl_ok([
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager",
-        FM,
-        "-f",
-        &dir,
-    ])
-    .await?;
-    env.kubectl_ok([
-        "wait",
-        "--for",
-        "condition=Established",
-        "--timeout",
-        "60s",
-        "-f",
-        &dir,
-    ])
-    .await?;
-    Ok(())
-}
 
 /// What `desired_hosted` wants at `NOW` from `inputs`, with our objects `live` as they are.
 fn wanted(
@@ -313,7 +285,7 @@ fn check_faults(
 #[tokio::test]
 async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     let env = TestEnv::new().await?;
-    install_crds(&env).await?;
+    install_hosted_crds(&env).await?;
     let client = env.client();
     let test_ns = env.namespace("hosted").await?;
     let ns = test_ns.name().to_string();

@@ -36,7 +36,9 @@ use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_e2e::controller::Controller;
-use update_status_e2e::hosted_objects::{ClusterRbacGuard, Live, differences, list, live};
+use update_status_e2e::hosted_objects::{
+    ClusterRbacGuard, Live, differences, install_hosted_crds, list, live,
+};
 use update_status_e2e::{TestEnv, repo_root};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -65,24 +67,6 @@ async fn kubectl_apply(env: &TestEnv, args: &[&str]) -> TestResult {
     ];
     all.extend_from_slice(args);
     env.kubectl_ok(all).await?;
-    Ok(())
-}
-
-/// The vendored HyperShift and cluster-api CRDs, served.
-async fn install_crds(env: &TestEnv) -> TestResult {
-    let dir = repo_root().join("testdata/hosted/crds");
-    let dir = dir.to_string_lossy();
-    kubectl_apply(env, &["-f", &dir]).await?;
-    env.kubectl_ok([
-        "wait",
-        "--for",
-        "condition=Established",
-        "--timeout",
-        "60s",
-        "-f",
-        &dir,
-    ])
-    .await?;
     Ok(())
 }
 
@@ -459,7 +443,7 @@ where
 #[tokio::test]
 async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestResult {
     let env = TestEnv::new().await?;
-    install_crds(&env).await?;
+    install_hosted_crds(&env).await?;
     let client = env.client();
     let _rbac = ClusterRbacGuard {
         kubeconfig: env.kubeconfig_path().to_path_buf(),
