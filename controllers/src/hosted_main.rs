@@ -12,7 +12,9 @@ use update_status_api::crd::UpdateInsight;
 use update_status_api::hosted::HostedCluster;
 use update_status_controllers::clock::Clock;
 use update_status_controllers::health::Health;
-use update_status_controllers::hosted_reconciler::{self, HostedReconciler};
+use update_status_controllers::hosted_reconciler::{self, HostedReconciler, HubWake};
+use update_status_controllers::hub_sync::LocalObjects;
+use update_status_controllers::hub_sync::hosted::HostedHubSync;
 use update_status_controllers::metrics::Metrics;
 use update_status_controllers::supervisor::Tasks;
 
@@ -21,11 +23,12 @@ use super::{
     sync_then_lead,
 };
 
-/// Flags of standalone mode only, refused in hosted mode (`(flag, set)`).
+/// Flags of standalone mode only, refused in hosted mode (`(flag, set)`). `--cluster-name`:
+/// each HostedCluster has its own name on the hub ([`HostedHubSync`]).
 fn standalone_only(args: &Args) -> Vec<&'static str> {
     [
         ("--prometheus-url", args.prometheus_url.is_some()),
-        ("--hub-kubeconfig", args.hub_kubeconfig.is_some()),
+        ("--cluster-name", args.cluster_name.is_some()),
         ("--cluster-id", args.cluster_id.is_some()),
     ]
     .into_iter()
@@ -47,20 +50,49 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
         .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
     preflight(&client, args.watch_namespace.as_deref()).await?;
 
-    let metrics = Arc::new(Metrics::new()?);
+    let metrics = Arc::new(Metrics::new_hosted()?);
     let health = Health::new(args.reconcile_stuck_after);
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let mut infra = Tasks::new();
     serve_endpoints(&args, &client, &metrics, &health, &mut infra).await?;
     let wake = Arc::new(Notify::new());
+    let hub_wake = HubWake {
+        wake: args
+            .hub_kubeconfig
+            .as_ref()
+            .map(|_| Arc::new(Notify::new())),
+        keep_progress: args.hub_kubeconfig.is_some() && args.hub_include_progress,
+    };
     let caches = hosted_reconciler::start(
         &client,
         args.watch_namespace.as_deref(),
         &wake,
+        &hub_wake,
         &health,
         &mut infra,
     );
     count_insights_of(&metrics, &caches.insights);
+    // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
+    // kubeconfig is a configuration error.
+    let hub = match (&args.hub_kubeconfig, &hub_wake.wake) {
+        (Some(kubeconfig), Some(hub_wake)) => Some(
+            HostedHubSync::new(
+                kubeconfig.clone(),
+                args.hub_include_progress,
+                caches.hosted_clusters.clone(),
+                LocalObjects::all(
+                    caches.control_plane_statuses.clone(),
+                    caches.worker_pool_statuses.clone(),
+                    caches.insights.clone(),
+                ),
+                hub_wake.clone(),
+                metrics.clone(),
+            )
+            .await
+            .context("--hub-kubeconfig")?,
+        ),
+        _ => None,
+    };
     let Some(leadership) = sync_then_lead(
         &args,
         &client,
@@ -87,10 +119,18 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
         reconciler = reconciler.with_guest_access(wake.clone());
     }
     ctx.spawn(&mut writers, reconciler, &wake);
+    match hub {
+        Some(hub) => writers.spawn("hub-sync", hub.run(ctx.stopping.clone())),
+        None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+    }
     wake.notify_one();
+    if let Some(w) = &hub_wake.wake {
+        w.notify_one();
+    }
     tracing::info!(
         watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
         hosted_kubeconfig_access = args.hosted_kubeconfig_access,
+        hub_sync = args.hub_kubeconfig.is_some(),
         "update-status-controller running in hosted mode"
     );
     supervise(

@@ -73,12 +73,23 @@ pub struct HostedCaches {
     pub unreadable: Unreadable,
 }
 
-/// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`.
+/// Whom the hosted watches wake besides the reconciler: the hub sync, if on.
+#[derive(Clone, Default)]
+pub struct HubWake {
+    /// Woken by the HostedCluster watch and the watches of our objects.
+    pub wake: Option<Arc<Notify>>,
+    /// Progress insights are cached whole (`--hub-include-progress`: the hub copies them).
+    pub keep_progress: bool,
+}
+
+/// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`, and
+/// `hub.wake` for HostedClusters and our objects.
 /// `namespace`: where HostedClusters, NodePools and our objects are watched (`None`: all).
 pub fn start(
     client: &kube::Client,
     namespace: Option<&str>,
     wake: &Arc<Notify>,
+    hub: &HubWake,
     health: &Arc<Health>,
     tasks: &mut Tasks,
 ) -> HostedCaches {
@@ -90,6 +101,14 @@ pub fn start(
         unreadable: unreadable.clone(),
     };
     let wakes = || Wake::always(vec![wake.clone()]);
+    let and_hub = || {
+        Wake::always(
+            [Some(wake.clone()), hub.wake.clone()]
+                .into_iter()
+                .flatten()
+                .collect(),
+        )
+    };
     // Ours: written by this controller for some hosted cluster.
     let ours = kube::runtime::watcher::Config::default().labels(&format!(
         "{}={},{}",
@@ -98,29 +117,39 @@ pub fn start(
         labels::CLUSTER
     ));
     HostedCaches {
-        hosted_clusters: w.spawn_input_in(namespace, wakes(), "HostedCluster", keep_all),
+        hosted_clusters: w.spawn_input_in(namespace, and_hub(), "HostedCluster", keep_all),
         node_pools: w.spawn_input_in(namespace, wakes(), "NodePool", keep_all),
         machines: w.spawn_input_in(None, wakes(), "Machine", keep_all),
         machine_sets: w.spawn_input_in(None, wakes(), "MachineSet", keep_all),
         machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment", keep_all),
-        // Progress insights cached as fingerprints, as in standalone mode (no hub sync here).
-        insights: w.spawn_trimmed(
-            api(client, namespace),
-            ours.clone(),
-            wakes(),
-            "UpdateInsight",
-            crate::writer::slim_progress,
-        ),
+        // Progress insights cached as fingerprints, as in standalone mode, unless the hub sync
+        // copies them.
+        insights: if hub.keep_progress {
+            w.spawn(
+                api(client, namespace),
+                ours.clone(),
+                and_hub(),
+                "UpdateInsight",
+            )
+        } else {
+            w.spawn_trimmed(
+                api(client, namespace),
+                ours.clone(),
+                and_hub(),
+                "UpdateInsight",
+                crate::writer::slim_progress,
+            )
+        },
         control_plane_statuses: w.spawn(
             api(client, namespace),
             ours.clone(),
-            wakes(),
+            and_hub(),
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: w.spawn(
             api(client, namespace),
             ours,
-            wakes(),
+            and_hub(),
             "WorkerPoolUpdateStatus",
         ),
         unreadable,
@@ -184,7 +213,7 @@ pub struct HostedReconciler {
 }
 
 /// The objects of `store` in `namespace` whose `update.openshift.io/cluster` label is `cluster`.
-fn labelled<K: kube::Resource<DynamicType = ()> + Clone>(
+pub(crate) fn labelled<K: kube::Resource<DynamicType = ()> + Clone>(
     store: &Store<K>,
     namespace: &str,
     cluster: &str,

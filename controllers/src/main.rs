@@ -134,13 +134,10 @@ struct Args {
     prometheus_interval: Duration,
     /// Kubeconfig of a fleet hub (e.g. ACM) to report to: the ControlPlaneUpdateStatus, the
     /// WorkerPoolUpdateStatus objects and the health insights are copied into namespace
-    /// `<cluster-name>` there. Unset: no hub sync. Needs `--cluster-name`.
-    #[arg(
-        long,
-        env = "HUB_KUBECONFIG",
-        value_name = "PATH",
-        requires = "cluster_name"
-    )]
+    /// `<cluster-name>` there. Unset: no hub sync. Standalone mode: needs `--cluster-name`.
+    /// Hosted mode: each HostedCluster is reported as a managed cluster of its own (named by
+    /// its annotation `cluster.open-cluster-management.io/managedcluster-name`, else its name).
+    #[arg(long, env = "HUB_KUBECONFIG", value_name = "PATH")]
     hub_kubeconfig: Option<PathBuf>,
     /// This cluster's name on the hub (a DNS-1123 label): the namespace of the copies, the
     /// name of the ControlPlaneUpdateStatus copy, label `open-cluster-management.io/cluster-name`.
@@ -182,6 +179,11 @@ async fn main() -> anyhow::Result<()> {
     init_logging(&args.log_format);
     if args.mode == "hosted" {
         return hosted_main::run(args).await;
+    }
+    if args.hub_kubeconfig.is_some() && args.cluster_name.is_none() {
+        anyhow::bail!(
+            "--hub-kubeconfig needs --cluster-name: this cluster's name on the hub (the namespace of its copies there)"
+        );
     }
     // Checked before anything starts: a wrong URL is a configuration error.
     let prometheus = prometheus_client(&args)?;
@@ -367,7 +369,7 @@ async fn hub_sync(
             cluster_name: cluster_name.clone(),
             include_progress: args.hub_include_progress,
         },
-        caches.clone(),
+        caches.into(),
         wakers.hub_sync.clone(),
         metrics.clone(),
     )

@@ -73,6 +73,9 @@ pub struct Metrics {
     hub_up: IntGaugeVec,
     hub_errors: IntCounterVec,
     hub_last_success: GaugeVec,
+    /// Hosted mode: the hub series carry a `hosted_cluster` label (one hub session per
+    /// HostedCluster); standalone: no label (one session).
+    hub_per_cluster: bool,
     names: Vec<String>,
     insight_source: OnceLock<InsightSource>,
     render_lock: Mutex<()>,
@@ -84,8 +87,30 @@ pub struct Metrics {
 pub struct MetricsError(#[from] prometheus::Error);
 
 impl Metrics {
-    /// Creates and registers every metric.
+    /// Creates and registers every metric (standalone mode).
     pub fn new() -> Result<Self, MetricsError> {
+        Self::build(false)
+    }
+
+    /// Creates and registers every metric for hosted mode: the hub sync series
+    /// (`update_status_hub_sync_up`, `..._errors_total`, `..._last_success_timestamp_seconds`)
+    /// carry a `hosted_cluster` label (`<namespace>/<name>` of the HostedCluster), since there
+    /// is one hub session per HostedCluster.
+    pub fn new_hosted() -> Result<Self, MetricsError> {
+        Self::build(true)
+    }
+
+    fn build(hub_per_cluster: bool) -> Result<Self, MetricsError> {
+        let hub_labels: &[&str] = if hub_per_cluster {
+            &["hosted_cluster"]
+        } else {
+            &[]
+        };
+        let hub_error_labels: &[&str] = if hub_per_cluster {
+            &["hosted_cluster", "reason"]
+        } else {
+            &["reason"]
+        };
         let registry = Registry::new();
         let mut m = Metrics {
             reconciles: IntCounterVec::new(
@@ -221,22 +246,23 @@ impl Metrics {
                     "update_status_hub_sync_up",
                     "1 if the last hub sync pass succeeded, 0 after a failed pass or hub watch (absent without --hub-kubeconfig).",
                 ),
-                &[],
+                hub_labels,
             )?,
             hub_errors: IntCounterVec::new(
                 Opts::new(
                     "update_status_hub_sync_errors_total",
                     "Failed hub sync passes and hub watch errors by reason (connect, timeout, unauthorized, forbidden, not-found, api, config, other).",
                 ),
-                &["reason"],
+                hub_error_labels,
             )?,
             hub_last_success: GaugeVec::new(
                 Opts::new(
                     "update_status_hub_sync_last_success_timestamp_seconds",
                     "When a hub sync pass last succeeded (Unix seconds).",
                 ),
-                &[],
+                hub_labels,
             )?,
+            hub_per_cluster,
             registry,
             names: Vec::new(),
             insight_source: OnceLock::new(),
@@ -325,18 +351,38 @@ impl Metrics {
         self.sum_counter("update_status_hub_writes_total")
     }
 
-    /// Records a successful hub sync pass at `at` (Unix seconds).
-    pub fn hub_sync_succeeded(&self, at: f64) {
-        self.hub_up.with_label_values(&[] as &[&str]).set(1);
-        self.hub_last_success
-            .with_label_values(&[] as &[&str])
-            .set(at);
+    /// Records a successful hub sync pass at `at` (Unix seconds) of the session of
+    /// `hosted_cluster` (`""` in standalone mode).
+    pub fn hub_sync_succeeded(&self, hosted_cluster: &str, at: f64) {
+        let one = [hosted_cluster];
+        let l: &[&str] = if self.hub_per_cluster { &one } else { &[] };
+        self.hub_up.with_label_values(l).set(1);
+        self.hub_last_success.with_label_values(l).set(at);
     }
 
-    /// Records a failed hub sync pass or hub watch error.
-    pub fn hub_sync_failed(&self, reason: &str) {
-        self.hub_up.with_label_values(&[] as &[&str]).set(0);
-        self.hub_errors.with_label_values(&[reason]).inc();
+    /// Records a failed hub sync pass or hub watch error of the session of `hosted_cluster`
+    /// (`""` in standalone mode).
+    pub fn hub_sync_failed(&self, hosted_cluster: &str, reason: &str) {
+        if self.hub_per_cluster {
+            self.hub_up.with_label_values(&[hosted_cluster]).set(0);
+            self.hub_errors
+                .with_label_values(&[hosted_cluster, reason])
+                .inc();
+        } else {
+            self.hub_up.with_label_values(&[] as &[&str]).set(0);
+            self.hub_errors.with_label_values(&[reason]).inc();
+        }
+    }
+
+    /// Removes the hub series of a hosted cluster whose session ended (its HostedCluster is
+    /// gone and its copies are deleted). No-op in standalone mode.
+    pub fn hub_sync_forget(&self, hosted_cluster: &str) {
+        if !self.hub_per_cluster {
+            return;
+        }
+        let _ = self.hub_up.remove_label_values(&[hosted_cluster]);
+        let _ = self.hub_last_success.remove_label_values(&[hosted_cluster]);
+        // The error counters stay (counters are not reset; a new session keeps counting).
     }
 
     /// Sum of a counter's series.
@@ -552,14 +598,14 @@ mod tests {
         m.hub_write("UpdateInsight", "delete");
         assert_eq!(m.total_writes(), 1);
         assert_eq!(m.total_hub_writes(), 2);
-        m.hub_sync_failed("forbidden");
+        m.hub_sync_failed("", "forbidden");
         let text = m.render();
         assert!(text.contains("update_status_hub_sync_up 0"), "{text}");
         assert!(
             text.contains(r#"update_status_hub_sync_errors_total{reason="forbidden"} 1"#),
             "{text}"
         );
-        m.hub_sync_succeeded(1_700_000_000.0);
+        m.hub_sync_succeeded("", 1_700_000_000.0);
         let text = m.render();
         assert!(text.contains("update_status_hub_sync_up 1"), "{text}");
         assert!(
@@ -572,6 +618,35 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn hosted_hub_series_are_per_hosted_cluster_and_forgotten_with_it() {
+        let m = Metrics::new_hosted().expect("metrics");
+        m.hub_sync_succeeded("clusters/a", 1_700_000_000.0);
+        m.hub_sync_failed("clusters/b", "connect");
+        let text = m.render();
+        assert!(
+            text.contains(r#"update_status_hub_sync_up{hosted_cluster="clusters/a"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"update_status_hub_sync_up{hosted_cluster="clusters/b"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"update_status_hub_sync_errors_total{hosted_cluster="clusters/b",reason="connect"} 1"#
+            ),
+            "{text}"
+        );
+        m.hub_sync_forget("clusters/a");
+        let text = m.render();
+        assert!(
+            !text.contains(r#"hosted_cluster="clusters/a""#),
+            "gone with its session: {text}"
+        );
+        assert!(text.contains(r#"hosted_cluster="clusters/b""#), "{text}");
     }
 
     #[test]

@@ -17,6 +17,7 @@
 
 pub mod controller;
 pub mod hosted_objects;
+pub mod hub_copies;
 pub mod kubeconfig;
 pub mod outputs;
 pub mod prometheus;

@@ -8,7 +8,6 @@
 //! holding up the local objects.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
-use std::collections::BTreeMap;
 use std::net::{Shutdown, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,8 +17,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use update_status_e2e::controller::{Controller, workspace_bin};
+use update_status_e2e::hub_copies::{
+    ACM_LABEL, KINDS, is_progress, labels, list, name, wait_mirrored,
+};
 use update_status_e2e::{
-    TestEnv, exclusive_cluster_state, oc_status_case, poll_until, quiet_period, repo_root, wait_for,
+    TestEnv, exclusive_cluster_state, oc_status_case, quiet_period, repo_root, wait_for,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -27,17 +29,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// For the controller to write the local objects.
 const TIMEOUT: Duration = Duration::from_secs(60);
-/// For the hub copies to converge: includes the hub watches' back-off (up to 30 s) after a
-/// forbidden or failed list, and the sync's own (up to 60 s).
-const HUB_TIMEOUT: Duration = Duration::from_secs(120);
 const AGENT: &str = "update-status-agent";
-const ACM_LABEL: &str = "open-cluster-management.io/cluster-name";
-const RECONCILER_LABEL: &str = "update.openshift.io/reconciler";
-const KINDS: [&str; 3] = [
-    "controlplaneupdatestatuses",
-    "workerpoolupdatestatuses",
-    "updateinsights",
-];
 
 /// A TCP proxy on loopback to the API server, which the test can cut (the hub goes away:
 /// connections refused, open ones closed) and restore on the same port. Plain threads: it
@@ -184,140 +176,6 @@ fn temp_dir(name: &str) -> Result<PathBuf, BoxError> {
     let dir = std::env::temp_dir().join(format!("update-status-e2e-{name}"));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
-}
-
-async fn list(env: &TestEnv, kind: &str, ns: &str) -> Result<Vec<Value>, BoxError> {
-    let out = env
-        .kubectl_ok(["get", kind, "-n", ns, "-o", "json"])
-        .await?;
-    let v: Value = serde_json::from_str(&out)?;
-    Ok(v["items"].as_array().cloned().unwrap_or_default())
-}
-
-fn name(o: &Value) -> &str {
-    o["metadata"]["name"].as_str().unwrap_or_default()
-}
-
-fn labels(o: &Value) -> BTreeMap<String, String> {
-    o["metadata"]["labels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn is_progress(o: &Value) -> bool {
-    o["status"]["type"] == "Progress"
-}
-
-/// What the hub should hold for one local object: its copy's name, labels and status.
-fn expected_copy(
-    o: &Value,
-    kind: &str,
-    cluster: &str,
-) -> (String, BTreeMap<String, String>, Value) {
-    let name = if kind == "controlplaneupdatestatuses" {
-        cluster.to_string()
-    } else {
-        name(o).to_string()
-    };
-    let mut l: BTreeMap<String, String> = labels(o)
-        .into_iter()
-        .filter(|(k, _)| {
-            k.starts_with("update.openshift.io/") || k == "app.kubernetes.io/managed-by"
-        })
-        .collect();
-    l.insert(RECONCILER_LABEL.into(), "hub-sync".into());
-    l.insert(ACM_LABEL.into(), cluster.into());
-    (name, l, o["status"].clone())
-}
-
-/// Compares the hub namespace with the local one; `Err` says the first difference.
-async fn hub_mirrors_local(
-    env: &TestEnv,
-    local: &str,
-    cluster: &str,
-    include_progress: bool,
-) -> Result<usize, String> {
-    let mut copies = 0;
-    for kind in KINDS {
-        let here = list(env, kind, local).await.map_err(|e| e.to_string())?;
-        let there = list(env, kind, cluster).await.map_err(|e| e.to_string())?;
-        let want: BTreeMap<String, (BTreeMap<String, String>, Value)> = here
-            .iter()
-            .filter(|o| include_progress || !is_progress(o))
-            .map(|o| {
-                let (n, l, s) = expected_copy(o, kind, cluster);
-                (n, (l, s))
-            })
-            .collect();
-        let have: BTreeMap<String, &Value> =
-            there.iter().map(|o| (name(o).to_string(), o)).collect();
-        let want_names: Vec<&String> = want.keys().collect();
-        let have_names: Vec<&String> = have.keys().collect();
-        if want_names != have_names {
-            return Err(format!(
-                "{kind}: hub has {have_names:?}, want {want_names:?}"
-            ));
-        }
-        for (n, (l, s)) in &want {
-            let o = have[n];
-            if &labels(o) != l {
-                return Err(format!("{kind} {n}: labels {:?}, want {l:?}", labels(o)));
-            }
-            if &o["status"] != s {
-                return Err(format!("{kind} {n}: status {}, want {s}", o["status"]));
-            }
-            if !o["metadata"]["ownerReferences"].is_null() {
-                return Err(format!("{kind} {n}: has owner references"));
-            }
-        }
-        copies += want.len();
-    }
-    Ok(copies)
-}
-
-/// Waits until the hub mirrors the local namespace; returns how long it took.
-async fn wait_mirrored(
-    env: &TestEnv,
-    local: &str,
-    cluster: &str,
-    include_progress: bool,
-    what: &str,
-    log: &Path,
-) -> Result<Duration, BoxError> {
-    let started = Instant::now();
-    let last = Mutex::new(String::new());
-    let r = poll_until(HUB_TIMEOUT, what, || async {
-        match hub_mirrors_local(env, local, cluster, include_progress).await {
-            Ok(n) if n > 0 => Some(()),
-            Ok(_) => {
-                if let Ok(mut l) = last.lock() {
-                    *l = "nothing to copy yet".into();
-                }
-                None
-            }
-            Err(e) => {
-                if let Ok(mut l) = last.lock() {
-                    *l = e;
-                }
-                None
-            }
-        }
-    })
-    .await;
-    match r {
-        Ok(()) => Ok(started.elapsed()),
-        Err(e) => Err(format!(
-            "{e}: {} (controller log: {})",
-            last.lock().map(|l| l.clone()).unwrap_or_default(),
-            log.display()
-        )
-        .into()),
-    }
 }
 
 /// Sum of a metric's series whose line starts with `prefix`.

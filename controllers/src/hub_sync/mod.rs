@@ -28,20 +28,86 @@
 //! It runs only in the replica that holds the leader-election Lease (`main.rs` starts it with
 //! the reconcilers).
 //!
+//! In hosted mode (`--mode=hosted`), [`hosted`] runs one such session per HostedCluster, into
+//! the hub namespace of its managed cluster, each copying only that hosted cluster's objects
+//! ([`LocalObjects::scoped`]).
+//!
 //! Files: `copies` (what is copied, renamed and labelled), `errors` (failure classes, their
 //! metric reasons and hints), `session` (the hub client, its watches and writers, the sync
-//! loop).
+//! loop), `hosted` (the sessions of hosted mode, one per HostedCluster).
 
 mod copies;
 mod errors;
+pub mod hosted;
 mod session;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use kube::runtime::reflector::Store;
+use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 
 pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector};
 pub use errors::HubError;
 pub use session::{HubSync, backoff, load_client};
+
+/// The local objects a hub session copies: our three kinds, every one of them (standalone
+/// mode) or those of one hosted cluster (hosted mode: in the HostedCluster's namespace and
+/// labelled `update.openshift.io/cluster=<its name>`).
+#[derive(Clone)]
+pub struct LocalObjects {
+    /// Our ControlPlaneUpdateStatus objects.
+    pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
+    /// Our WorkerPoolUpdateStatus objects.
+    pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
+    /// Our UpdateInsights (progress insights whole only when they are copied).
+    pub insights: Store<UpdateInsight>,
+    /// `(namespace, name)` of the HostedCluster whose objects are copied; `None`: all.
+    hosted_cluster: Option<(String, String)>,
+}
+
+impl LocalObjects {
+    /// Every object of the three stores.
+    pub fn all(
+        control_plane_statuses: Store<ControlPlaneUpdateStatus>,
+        worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
+        insights: Store<UpdateInsight>,
+    ) -> Self {
+        LocalObjects {
+            control_plane_statuses,
+            worker_pool_statuses,
+            insights,
+            hosted_cluster: None,
+        }
+    }
+
+    /// Only the objects of the HostedCluster `namespace/name`.
+    pub fn scoped(&self, namespace: &str, name: &str) -> Self {
+        LocalObjects {
+            hosted_cluster: Some((namespace.to_string(), name.to_string())),
+            ..self.clone()
+        }
+    }
+
+    /// The objects of `store` in scope.
+    fn select<K: kube::Resource<DynamicType = ()> + Clone>(&self, store: &Store<K>) -> Vec<Arc<K>> {
+        match &self.hosted_cluster {
+            None => store.state(),
+            Some((ns, name)) => crate::hosted_reconciler::labelled(store, ns, name),
+        }
+    }
+}
+
+impl From<&crate::watch::Caches> for LocalObjects {
+    fn from(c: &crate::watch::Caches) -> Self {
+        LocalObjects::all(
+            c.control_plane_statuses.clone(),
+            c.worker_pool_statuses.clone(),
+            c.insights.clone(),
+        )
+    }
+}
 
 /// Reconciler name of the hub copies (label `update.openshift.io/reconciler`, field manager
 /// `update-status-controller/hub-sync`).

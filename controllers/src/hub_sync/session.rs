@@ -22,11 +22,11 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPool
 
 use super::errors::{hint, watch_reason};
 use super::{
-    CONNECT_TIMEOUT, DEBOUNCE, HubConfig, HubCopies, HubError, MAX_BACKOFF, MIN_BACKOFF, NAME,
-    PASS_TIMEOUT, RESYNC, desired_copies, hub_selector, validate_cluster_name,
+    CONNECT_TIMEOUT, DEBOUNCE, HubConfig, HubCopies, HubError, LocalObjects, MAX_BACKOFF,
+    MIN_BACKOFF, NAME, PASS_TIMEOUT, RESYNC, desired_copies, hub_selector, validate_cluster_name,
 };
 use crate::metrics::Metrics;
-use crate::watch::{Caches, slim};
+use crate::watch::slim;
 use crate::writer::{PENDING_TTL, SyncStats, Writer};
 
 /// A client for the hub from its kubeconfig (its current context), with a
@@ -117,6 +117,8 @@ struct WatchContext {
     wake: Arc<Notify>,
     signals: Arc<Signals>,
     metrics: Arc<Metrics>,
+    /// The `hosted_cluster` label of the hub metrics (`""` in standalone mode).
+    metrics_label: String,
 }
 
 impl Session {
@@ -248,7 +250,7 @@ where
                     let Some(reason) = watch_reason(&e) else {
                         continue;
                     };
-                    ctx.metrics.hub_sync_failed(reason);
+                    ctx.metrics.hub_sync_failed(&ctx.metrics_label, reason);
                     ctx.signals.unhealthy.store(true, Ordering::SeqCst);
                     if reason == "unauthorized" {
                         ctx.signals.reload.store(true, Ordering::SeqCst);
@@ -275,9 +277,14 @@ where
 pub struct HubSync {
     config: HubConfig,
     client: kube::Client,
-    local: Caches,
+    local: LocalObjects,
     wake: Arc<Notify>,
     metrics: Arc<Metrics>,
+    /// The `hosted_cluster` label of the hub metrics (`""` in standalone mode).
+    metrics_label: String,
+    /// Set when the hosted cluster is gone: copy nothing (its copies are deleted), and end
+    /// after the first pass that succeeds.
+    retired: Arc<AtomicBool>,
 }
 
 impl HubSync {
@@ -286,32 +293,60 @@ impl HubSync {
     /// starts. `wake` is notified when our local objects change ([`crate::watch::Wakers`]).
     pub async fn new(
         config: HubConfig,
-        local: Caches,
+        local: LocalObjects,
         wake: Arc<Notify>,
         metrics: Arc<Metrics>,
     ) -> Result<Self, HubError> {
         validate_cluster_name(&config.cluster_name)?;
         let client = load_client(&config.kubeconfig).await?;
-        Ok(HubSync {
+        Ok(Self::with_client(config, client, local, wake, metrics))
+    }
+
+    /// A session with a hub client already made from `config.kubeconfig` (hosted mode: one
+    /// client for every session; a session that gets a `401` reads the kubeconfig again for
+    /// itself). `config.cluster_name` must be valid ([`validate_cluster_name`]).
+    pub fn with_client(
+        config: HubConfig,
+        client: kube::Client,
+        local: LocalObjects,
+        wake: Arc<Notify>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        HubSync {
             config,
             client,
             local,
             wake,
             metrics,
-        })
+            metrics_label: String::new(),
+            retired: Arc::default(),
+        }
+    }
+
+    /// Hosted mode: the hub metrics of this session carry `hosted_cluster=<label>`, and
+    /// `retired` ends it (see [`HubSync::run`]).
+    pub fn for_hosted_cluster(mut self, label: String, retired: Arc<AtomicBool>) -> Self {
+        self.metrics_label = label;
+        self.retired = retired;
+        self
     }
 
     fn desired(&self) -> HubCopies {
+        if self.retired.load(Ordering::SeqCst) {
+            return HubCopies::default();
+        }
+        let l = &self.local;
         desired_copies(
             &self.config.cluster_name,
             self.config.include_progress,
-            &self.local.control_plane_statuses.state(),
-            &self.local.worker_pool_statuses.state(),
-            &self.local.insights.state(),
+            &l.select(&l.control_plane_statuses),
+            &l.select(&l.worker_pool_statuses),
+            &l.select(&l.insights),
         )
     }
 
-    /// Runs until `shutdown` changes. Never fails: hub errors are logged, counted and retried.
+    /// Runs until `shutdown` changes, or, once retired, until a pass has deleted every copy.
+    /// Never fails: hub errors are logged, counted and retried.
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let ns = self.config.cluster_name.clone();
         let selector = hub_selector(&ns);
@@ -322,6 +357,7 @@ impl HubSync {
             wake: self.wake.clone(),
             signals: signals.clone(),
             metrics: self.metrics.clone(),
+            metrics_label: self.metrics_label.clone(),
         };
         tracing::info!(
             namespace = %ns,
@@ -362,6 +398,7 @@ impl HubSync {
             }
             let watch_failed = signals.unhealthy.swap(false, Ordering::SeqCst);
             let probe = outage.failures > 0 || watch_failed;
+            let retired = self.retired.load(Ordering::SeqCst);
             let copies = self.desired();
             let Some(result) =
                 attempt(&mut session, &selector, probe, &copies, &mut shutdown).await
@@ -369,6 +406,10 @@ impl HubSync {
                 return;
             };
             match result {
+                Ok(stats) if retired => {
+                    tracing::info!(namespace = %ns, deletes = stats.deletes, "hosted cluster gone: its hub copies are deleted, hub session ends");
+                    return;
+                }
                 Ok(stats) => self.succeeded(&stats, &copies, &mut outage),
                 Err(e) => {
                     self.failed(&e, &mut outage);
@@ -414,8 +455,10 @@ impl HubSync {
     /// Records a pass that succeeded: the metric, the end of an outage, what was written.
     fn succeeded(&self, stats: &SyncStats, copies: &HubCopies, outage: &mut Outage) {
         let ns = &self.config.cluster_name;
-        self.metrics
-            .hub_sync_succeeded(jiff::Timestamp::now().as_millisecond() as f64 / 1000.0);
+        self.metrics.hub_sync_succeeded(
+            &self.metrics_label,
+            jiff::Timestamp::now().as_millisecond() as f64 / 1000.0,
+        );
         if outage.failures > 0 {
             tracing::info!(namespace = %ns, failed_attempts = outage.failures, "hub sync recovered");
         }
@@ -435,7 +478,7 @@ impl HubSync {
     fn failed(&self, e: &HubError, outage: &mut Outage) {
         outage.failures = outage.failures.saturating_add(1);
         let reason = e.reason();
-        self.metrics.hub_sync_failed(reason);
+        self.metrics.hub_sync_failed(&self.metrics_label, reason);
         let ns = &self.config.cluster_name;
         if outage.reported != Some(reason) {
             tracing::warn!(

@@ -1,0 +1,242 @@
+//! The hub sync in hosted mode against a real control plane, the same API server playing the
+//! fleet hub: each simulated HostedCluster is reported as a managed cluster of its own, into the
+//! hub namespace named after it (or after its ACM annotation
+//! `cluster.open-cluster-management.io/managedcluster-name`), with only its own objects. Checked
+//! as a fleet admin would see it: the copies equal the hosted cluster's objects (names, labels,
+//! status, no owners), `kubectl update-status --fleet` lists the hosted clusters, changes are
+//! mirrored, nothing is written in a steady state, a name two HostedClusters would share is
+//! refused for the second only (and its metric says so), a renamed managed cluster moves its
+//! copies, and a deleted HostedCluster's copies are deleted, freeing its name.
+#![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
+
+use std::time::Duration;
+
+use serde_json::Value;
+use update_status_e2e::controller::Controller;
+use update_status_e2e::hosted_objects::install_hosted_crds;
+use update_status_e2e::hub_copies::{ACM_LABEL, KINDS, Local, list, name, wait_mirrored};
+use update_status_e2e::simulator::hosted::{HostedSimConfig, HostedSimulation, HostedSimulator};
+use update_status_e2e::{TestEnv, quiet_period, wait_for};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+/// The instant the controller evaluates at (`--assess-at`): time alone changes nothing.
+const NOW: &str = "2026-01-01T09:10:00Z";
+const ANNOTATION: &str = "cluster.open-cluster-management.io/managedcluster-name";
+
+/// A small simulated hosted cluster.
+fn simulator(env: &TestEnv, ns: &str, name: &str, seed: u64) -> Result<HostedSimulator, BoxError> {
+    let sim = HostedSimulation::new(HostedSimConfig {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        replace_replicas: 2,
+        in_place_replicas: 2,
+        start: "2026-01-01T09:00:00Z".parse()?,
+        step: jiff::SignedDuration::from_secs(5),
+        seed,
+        ..Default::default()
+    })?;
+    Ok(HostedSimulator::new(env.client(), sim))
+}
+
+async fn annotate(env: &TestEnv, ns: &str, hc: &str, managed: &str) -> TestResult {
+    env.kubectl_ok([
+        "annotate",
+        "hostedcluster",
+        hc,
+        "-n",
+        ns,
+        "--overwrite",
+        &format!("{ANNOTATION}={managed}"),
+    ])
+    .await?;
+    Ok(())
+}
+
+/// Our copies in hub namespace `ns` (any kind).
+async fn copies_in(env: &TestEnv, ns: &str) -> Result<usize, BoxError> {
+    let mut n = 0;
+    for kind in KINDS {
+        n += list(env, kind, ns)
+            .await?
+            .iter()
+            .filter(|o| !o["metadata"]["labels"][ACM_LABEL].is_null())
+            .count();
+    }
+    Ok(n)
+}
+
+fn hub_writes(c: &Controller) -> Result<f64, BoxError> {
+    Ok(c.metrics()?
+        .lines()
+        .filter(|l| l.starts_with("update_status_hub_writes_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+/// The `update_status_hub_sync_up` line of a hosted cluster, if any.
+fn hub_up(c: &Controller, hc: &str) -> Option<String> {
+    let prefix = format!("update_status_hub_sync_up{{hosted_cluster=\"{hc}\"}}");
+    c.metrics()
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .map(str::to_string)
+}
+
+#[tokio::test]
+async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> TestResult {
+    let env = TestEnv::new().await?;
+    install_hosted_crds(&env).await?;
+    let clusters_ns = env.namespace("hosted-hub").await?;
+    let ns = clusters_ns.name().to_string();
+    // The hub namespaces (the managed clusters' names). HostedCluster `a` is named after its
+    // hub namespace; `b` is imported under another name (the ACM annotation); `zeta` asks
+    // for `a`'s name, which `a` holds (first by namespace and name).
+    let hub_a = env.namespace("hub-a").await?;
+    let hub_b = env.namespace("hub-b").await?;
+    let hub_b2 = env.namespace("hub-b2").await?;
+    let (a, b, zeta) = (hub_a.name().to_string(), "bravo", "zeta");
+    let mut sim_a = simulator(&env, &ns, &a, 11)?;
+    let mut sim_b = simulator(&env, &ns, b, 12)?;
+    let mut sim_zeta = simulator(&env, &ns, zeta, 13)?;
+    for s in [&mut sim_a, &mut sim_b, &mut sim_zeta] {
+        s.install().await?;
+        for _ in 0..3 {
+            s.step().await?;
+        }
+    }
+    annotate(&env, &ns, b, hub_b.name()).await?;
+    annotate(&env, &ns, zeta, &a).await?;
+
+    let hub_kubeconfig = env.kubeconfig_path().display().to_string();
+    let controller = Controller::start(
+        &env,
+        &ns,
+        &[
+            "--mode=hosted",
+            "--watch-namespace",
+            &ns,
+            "--hub-kubeconfig",
+            &hub_kubeconfig,
+            "--assess-at",
+            NOW,
+        ],
+    )?;
+    let log = controller.log.clone();
+    let local = |hc| Local {
+        namespace: &ns,
+        hosted_cluster: Some(hc),
+    };
+
+    // 1. Each hosted cluster in its own hub namespace, with its own objects only.
+    wait_mirrored(&env, local(&a), &a, false, "a's copies", &log).await?;
+    wait_mirrored(&env, local(b), hub_b.name(), false, "b's copies", &log).await?;
+    let cp = list(&env, "controlplaneupdatestatuses", hub_b.name()).await?;
+    assert_eq!(cp.len(), 1);
+    assert_eq!(
+        name(&cp[0]),
+        hub_b.name(),
+        "named after the managed cluster"
+    );
+    assert_eq!(
+        cp[0]["metadata"]["labels"]["update.openshift.io/cluster"], b,
+        "the hosted cluster's label is kept"
+    );
+
+    // 2. The fleet view lists the hosted clusters like any managed cluster (this API server
+    //    also holds the hosted clusters' own objects, listed as rows of their namespace).
+    let out = env.plugin(&["--fleet", "-o", "json"])?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    for cluster in [a.as_str(), hub_b.name()] {
+        let row = report["clusters"]
+            .as_array()
+            .and_then(|rows| {
+                rows.iter()
+                    .find(|r| r["cluster"] == cluster && r["namespace"] == cluster)
+            })
+            .ok_or_else(|| format!("no fleet row for {cluster}: {report}"))?;
+        assert_eq!(row["to"], "4.18.3", "{row}");
+        assert_eq!(row["workerNodes"], 4, "two NodePools of two: {row}");
+    }
+
+    // 3. The name `zeta` asks for is refused for zeta only, and its metric says so.
+    let (key_a, key_zeta) = (format!("{ns}/{a}"), format!("{ns}/{zeta}"));
+    wait_for(TIMEOUT, "zeta's hub sync reported down", || async {
+        hub_up(&controller, &key_zeta).is_some_and(|l| l.ends_with(" 0"))
+    })
+    .await?;
+    assert!(
+        hub_up(&controller, &key_a).is_some_and(|l| l.ends_with(" 1")),
+        "{:?}",
+        hub_up(&controller, &key_a)
+    );
+    let text = std::fs::read_to_string(&log)?;
+    assert!(
+        text.contains(&format!("already the hub name of HostedCluster {key_a}")),
+        "the log says why zeta is not reported"
+    );
+
+    // 4. Changes are mirrored; then a steady state writes nothing to the hub.
+    for _ in 0..4 {
+        sim_a.step().await?;
+    }
+    wait_mirrored(&env, local(&a), &a, false, "a's copies after 4 steps", &log).await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = hub_writes(&controller)?;
+    tokio::time::sleep(quiet_period(6)).await;
+    assert_eq!(
+        hub_writes(&controller)?,
+        before,
+        "steady state: no hub writes"
+    );
+
+    // 5. A renamed managed cluster moves its copies.
+    annotate(&env, &ns, b, hub_b2.name()).await?;
+    wait_mirrored(
+        &env,
+        local(b),
+        hub_b2.name(),
+        false,
+        "b's copies, renamed",
+        &log,
+    )
+    .await?;
+    wait_for(TIMEOUT, "the old name's copies deleted", || async {
+        copies_in(&env, hub_b.name()).await.is_ok_and(|n| n == 0)
+    })
+    .await?;
+
+    // 6. A deleted HostedCluster's copies are deleted and its series go; its name is free, so
+    //    zeta now reports under it.
+    env.kubectl_ok(["delete", "hostedcluster", &a, "-n", &ns, "--wait=false"])
+        .await?;
+    wait_mirrored(
+        &env,
+        local(zeta),
+        &a,
+        false,
+        "zeta's copies under a's former name",
+        &log,
+    )
+    .await?;
+    let cp = list(&env, "controlplaneupdatestatuses", &a).await?;
+    assert_eq!(
+        cp[0]["metadata"]["labels"]["update.openshift.io/cluster"], zeta,
+        "only zeta's objects are in the namespace now"
+    );
+    wait_for(TIMEOUT, "a's hub series removed", || async {
+        hub_up(&controller, &key_a).is_none()
+    })
+    .await?;
+    assert!(hub_up(&controller, &key_zeta).is_some_and(|l| l.ends_with(" 1")));
+    drop(controller);
+    Ok(())
+}
