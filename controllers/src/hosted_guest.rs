@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use update_status_api::hosted::{HostedCluster, KUBECONFIG_SECRET_KEY};
 use update_status_api::input::{ClusterOperator, Node};
+use update_status_assess::insight::UnreadableInput;
 use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
 
 use crate::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim, trim_node};
@@ -304,6 +305,8 @@ pub enum GuestView {
         nodes: Vec<Node>,
         /// When to look again (a failure is being ridden out).
         recheck: Option<Duration>,
+        /// Its ClusterOperators and Nodes that cannot be decoded (left out of the above).
+        unreadable: Vec<UnreadableInput>,
     },
     /// Cannot be read: why (redacted).
     Unreachable(String),
@@ -337,6 +340,8 @@ struct GuestConn {
     cluster_operators: Store<ClusterOperator>,
     nodes: Store<Node>,
     status: Arc<Mutex<ConnStatus>>,
+    /// What the two watches could not decode.
+    unreadable: Unreadable,
     _tasks: [AbortOnDrop; 2],
 }
 
@@ -348,6 +353,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl GuestConn {
     fn start(g: GuestClient, who: &str, wake: &Arc<Notify>) -> Self {
         let status = Arc::new(Mutex::new(ConnStatus::default()));
+        let unreadable = Unreadable::default();
         let ctx = |slot| WatchCtx {
             slot,
             who: who.to_string(),
@@ -355,6 +361,7 @@ impl GuestConn {
             credentials: g.credentials.clone(),
             status: status.clone(),
             wake: wake.clone(),
+            unreadable: unreadable.clone(),
         };
         let (cluster_operators, a) =
             guest_watch::<ClusterOperator>(&g.client, "ClusterOperator", keep_all, ctx(OPERATORS));
@@ -365,6 +372,7 @@ impl GuestConn {
             cluster_operators,
             nodes,
             status,
+            unreadable,
             _tasks: [a, b],
         }
     }
@@ -408,6 +416,7 @@ impl GuestConn {
             cluster_operators,
             nodes,
             recheck,
+            unreadable: self.unreadable.all(),
         }
     }
 }
@@ -421,6 +430,9 @@ struct WatchCtx {
     credentials: Credentials,
     status: Arc<Mutex<ConnStatus>>,
     wake: Arc<Notify>,
+    /// Where the decoder records what it cannot decode (reported as insights of the
+    /// HostedCluster).
+    unreadable: Unreadable,
 }
 
 /// Retry delays of a failing guest watch: 1 s doubling up to 30 s (a hosted cluster down for
@@ -435,7 +447,8 @@ fn guest_backoff() -> kube::runtime::utils::ResetTimerBackoff<watcher::Exponenti
 }
 
 /// Watches `kind` in the hosted cluster into a cache (objects decoded one at a time: an
-/// undecodable one is logged once and left out, as the management watches do).
+/// undecodable one is logged once, left out and recorded in `ctx.unreadable`, as the
+/// management watches do).
 fn guest_watch<K>(
     client: &kube::Client,
     kind: &'static str,
@@ -455,9 +468,9 @@ where
     let ar = ApiResource::erase::<K>(&());
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
     let (reader, writer) = reflector::store();
-    // The management watches' decoder: an undecodable object is left out and warned about
-    // once per problem (the task's span names the hosted cluster); its record stays here.
-    let mut decoder = Decoder::<K>::new(kind, Unreadable::default(), trim);
+    // The management watches' decoder: an undecodable object is left out, warned about once
+    // per problem (the task's span names the hosted cluster) and recorded for its insight.
+    let mut decoder = Decoder::<K>::new(kind, ctx.unreadable.clone(), trim);
     let events = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
         .map_ok(move |ev| decoder.event(ev))
         .try_filter_map(|ev| std::future::ready(Ok(ev)));

@@ -284,14 +284,15 @@ impl HostedReconciler {
     ) -> Result<Option<Duration>, WriteError> {
         let (ns, name) = (hc.namespace(), hc.name());
         let view = self.guests.as_ref().map(|g| g.view(hc));
-        let (guest, guest_unreachable, recheck) = match &view {
-            None => (None, None, None),
+        let (guest, guest_unreachable, recheck, guest_unreadable) = match &view {
+            None => (None, None, None, &[][..]),
             // Connecting: its objects stay as they are until the hosted cluster answers.
             Some(GuestView::Waiting(d)) => return Ok(Some(*d + Duration::from_millis(100))),
             Some(GuestView::Ready {
                 cluster_operators,
                 nodes,
                 recheck,
+                unreadable,
             }) => (
                 Some(GuestInputs {
                     cluster_operators,
@@ -299,8 +300,9 @@ impl HostedReconciler {
                 }),
                 None,
                 *recheck,
+                &unreadable[..],
             ),
-            Some(GuestView::Unreachable(why)) => (None, Some(why.as_str()), None),
+            Some(GuestView::Unreachable(why)) => (None, Some(why.as_str()), None, &[][..]),
         };
         let node_pools: Vec<NodePool> = in_namespace(&self.caches.node_pools, ns)
             .into_iter()
@@ -336,6 +338,15 @@ impl HostedReconciler {
             .extend(unreadable::unreadable_insights(
                 hc,
                 unreadable_inputs,
+                &existing.insights,
+                now,
+            ));
+        desired
+            .cluster
+            .insights
+            .extend(unreadable::guest_unreadable_insights(
+                hc,
+                guest_unreadable,
                 &existing.insights,
                 now,
             ));

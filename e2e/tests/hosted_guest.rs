@@ -14,7 +14,9 @@
 //!    the controller follows the Secret's content and `broken` ends up read like `demo`;
 //! 4. an undecodable NodePool and an undecodable HostedCluster (a CRD version skew: a field the
 //!    CRD now allows as an integer) give their `unreadable-input` insights while the other
-//!    clusters stay as `desired_hosted` wants.
+//!    clusters stay as `desired_hosted` wants;
+//! 5. an undecodable ClusterOperator inside the hosted cluster gives an `unreadable-input`
+//!    insight of that HostedCluster saying the object is inside it, gone with the object.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::sync::Arc;
@@ -35,6 +37,7 @@ use update_status_api::input::{ClusterOperator, Node};
 use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use update_status_assess::insight::{InputPlace, UnreadableInput};
+use update_status_controllers::watch::decode;
 use update_status_e2e::controller::Controller;
 use update_status_e2e::hosted_objects::{
     ClusterRbacGuard, Live, differences, install_hosted_crds, list, live,
@@ -296,7 +299,19 @@ async fn wanted(
     let machines: Vec<Machine> = list(client, &cp_ns, None).await?;
     let sets: Vec<MachineSet> = list(client, &cp_ns, None).await?;
     let deployments: Vec<MachineDeployment> = list(client, &cp_ns, None).await?;
-    let mut operators: Vec<ClusterOperator> = list_all(client).await?;
+    // As the controller reads them: one at a time, the undecodable ones reported.
+    let mut operators = Vec::new();
+    let mut guest_bad = Vec::new();
+    for o in Api::<DynamicObject>::all_with(client.clone(), &ar::<ClusterOperator>())
+        .list(&ListParams::default())
+        .await?
+        .items
+    {
+        match decode::<ClusterOperator>("ClusterOperator", o) {
+            Ok(co) => operators.push(co),
+            Err((_, u)) => guest_bad.push(u),
+        }
+    }
     operators.sort_by(update_status_assess::order::compare_operators);
     let nodes: Vec<Node> = list_all(client).await?;
     let inputs = HostedInputs {
@@ -321,6 +336,14 @@ async fn wanted(
         &existing.insights,
         now,
     ));
+    if matches!(guest, Guest::Read) {
+        want.insights.extend(unreadable::guest_unreadable_insights(
+            &hc,
+            &guest_bad,
+            &existing.insights,
+            now,
+        ));
+    }
     Ok(want)
 }
 
@@ -842,6 +865,62 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
         &Guest::Read,
         &bad,
         "4. broken unaffected",
+        &log,
+    )
+    .await?;
+
+    // 5. An undecodable ClusterOperator inside a hosted cluster: an insight of that hosted
+    //    cluster says so (and that the object is inside it); the other operators still count.
+    let poison = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+        "metadata": {"name": "guest-poison"}});
+    Api::<DynamicObject>::all_with(client.clone(), &ar::<ClusterOperator>())
+        .patch(
+            "guest-poison",
+            &PatchParams::apply(FM).force(),
+            &Patch::Apply(&poison),
+        )
+        .await?;
+    env.kubectl_ok([
+        "patch",
+        "clusteroperator",
+        "guest-poison",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"conditions":"Degraded"}}"#,
+    ])
+    .await?;
+    let got = wait_equal(
+        &client,
+        &ns,
+        "demo",
+        &Guest::Read,
+        &bad,
+        "5. undecodable guest ClusterOperator",
+        &log,
+    )
+    .await?;
+    let summaries: Vec<String> = got
+        .insights
+        .iter()
+        .filter_map(|i| Some(i.status.as_ref()?.health.as_ref()?.impact.summary.clone()))
+        .collect();
+    assert!(
+        summaries.iter().any(|s| s.starts_with(
+            "ClusterOperator guest-poison cannot be read: status.conditions: invalid type"
+        ) && s.ends_with(&format!("(in hosted cluster {ns}/demo)"))),
+        "{summaries:?}"
+    );
+    let _ = Api::<ClusterOperator>::all(client.clone())
+        .delete("guest-poison", &DeleteParams::default())
+        .await;
+    wait_equal(
+        &client,
+        &ns,
+        "demo",
+        &Guest::Read,
+        &bad,
+        "5. the ClusterOperator gone, its insight too",
         &log,
     )
     .await?;

@@ -10,11 +10,12 @@
 //! read); a Machine, MachineSet or MachineDeployment of its control-plane namespace.
 
 use jiff::Timestamp;
-use update_status_api::crd::UpdateInsightStatus;
+use update_status_api::crd::{UpdateInsightStatus, limits};
 use update_status_api::hosted::{HostedCluster, control_plane_namespace};
 
 use super::DesiredHosted;
 use crate::compose::{Desired, ExistingInsights, keep_started_at, owner_of};
+use crate::format::ellipsize;
 use crate::insight::{UnreadableInput, unreadable_input_insight};
 
 /// Whether the unreadable `u` concerns the HostedCluster `namespace/name` (see the module).
@@ -51,6 +52,45 @@ pub fn unreadable_insights(
         .filter(|u| concerns(u, hc.namespace(), hc.name()))
         .filter_map(|u| unreadable_input_insight(u, Some(now)))
         .map(|s| super::objects::insight(s, hc, &base, owner.clone()))
+        .collect();
+    keep_started_at(&mut out, existing);
+    out
+}
+
+/// The health insights of the objects inside the hosted cluster `hc` that cannot be decoded
+/// (its ClusterOperators and Nodes read with `--hosted-kubeconfig-access`): as
+/// [`unreadable_insights`], saying that the object is inside the hosted cluster, so the command
+/// to look at it needs the hosted cluster's kubeconfig.
+pub fn guest_unreadable_insights(
+    hc: &HostedCluster,
+    guest: &[UnreadableInput],
+    existing: &ExistingInsights,
+    now: Timestamp,
+) -> Vec<Desired<UpdateInsightStatus>> {
+    let base = super::objects::hosted_labels(hc);
+    let owner = owner_of(hc);
+    let (ns, name) = (hc.namespace(), hc.name());
+    let mut out: Vec<_> = guest
+        .iter()
+        .filter_map(|u| {
+            let mut s = unreadable_input_insight(u, Some(now))?;
+            if let Some(h) = s.health.as_mut() {
+                h.impact.summary = ellipsize(
+                    &format!("{} (in hosted cluster {ns}/{name})", h.impact.summary),
+                    limits::SUMMARY,
+                );
+                h.impact.description = ellipsize(
+                    &format!(
+                        "{} The {} is inside hosted cluster {ns}/{name}: run the command with \
+                         its admin kubeconfig (the Secret named in the HostedCluster's \
+                         status.kubeconfig).",
+                        h.impact.description, u.kind
+                    ),
+                    limits::DESCRIPTION,
+                );
+            }
+            Some(super::objects::insight(s, hc, &base, owner.clone()))
+        })
         .collect();
     keep_started_at(&mut out, existing);
     out
@@ -173,5 +213,66 @@ mod tests {
             own.labels.get(labels::CLUSTER).map(String::as_str),
             Some("b")
         );
+    }
+
+    #[test]
+    fn an_unreadable_object_inside_the_hosted_cluster_says_where_it_is() {
+        let mut a = HostedCluster::default();
+        a.metadata.name = Some("a".into());
+        a.metadata.namespace = Some("clusters".into());
+        a.metadata.uid = Some("uid-a".into());
+        let co = UnreadableInput {
+            group: "config.openshift.io".into(),
+            kind: "ClusterOperator".into(),
+            name: "dns".into(),
+            place: Box::default(),
+            problem: "status.conditions: invalid type: string \"x\", expected a sequence".into(),
+        };
+        let got = guest_unreadable_insights(&a, &[co], &ExistingInsights::default(), now());
+        assert_eq!(
+            got.len(),
+            1,
+            "no namespace filter: it is inside the hosted cluster"
+        );
+        let d = &got[0];
+        assert_eq!(d.labels.get(labels::CLUSTER).map(String::as_str), Some("a"));
+        assert_eq!(d.owner.as_ref().map(|o| o.uid.as_str()), Some("uid-a"));
+        assert_eq!(d.status.scope.type_, ScopeType::ControlPlane);
+        let h = d.status.health.as_ref().expect("health");
+        assert_eq!(
+            h.impact.summary,
+            "ClusterOperator dns cannot be read: status.conditions: invalid type: string \"x\", expected a sequence (in hosted cluster clusters/a)"
+        );
+        assert!(
+            h.impact
+                .description
+                .contains("oc get clusteroperator dns -o yaml")
+                && h.impact
+                    .description
+                    .contains("inside hosted cluster clusters/a")
+                && h.impact.description.contains("status.kubeconfig"),
+            "{}",
+            h.impact.description
+        );
+        let long = UnreadableInput {
+            name: "n".repeat(300),
+            ..got_input()
+        };
+        let got = guest_unreadable_insights(&a, &[long], &ExistingInsights::default(), now());
+        let h = got[0].status.health.as_ref().expect("health");
+        assert!(
+            h.impact.summary.chars().count() <= limits::SUMMARY,
+            "cut to the CRD's limit"
+        );
+    }
+
+    fn got_input() -> UnreadableInput {
+        UnreadableInput {
+            group: String::new(),
+            kind: "Node".into(),
+            name: "w".into(),
+            place: Box::default(),
+            problem: "p".into(),
+        }
     }
 }
