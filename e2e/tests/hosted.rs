@@ -538,6 +538,10 @@ fn hosted_mode_refuses_unsupported_flags() -> TestResult {
             &["--prometheus-url", "https://prometheus.example:9091"][..],
             "--prometheus-url not supported with --mode=hosted",
         ),
+        (
+            &["--hub-kubeconfig", "/nonexistent", "--cluster-name", "prod"][..],
+            "--cluster-name not supported with --mode=hosted",
+        ),
     ] {
         let out = std::process::Command::new(&bin)
             .arg("--mode=hosted")
