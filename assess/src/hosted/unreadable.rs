@@ -45,16 +45,14 @@ pub fn unreadable_insights(
     existing: &ExistingInsights,
     now: Timestamp,
 ) -> Vec<Desired<UpdateInsightStatus>> {
-    let base = super::objects::hosted_labels(hc);
-    let owner = owner_of(hc);
-    let mut out: Vec<_> = unreadable
-        .iter()
-        .filter(|u| concerns(u, hc.namespace(), hc.name()))
-        .filter_map(|u| unreadable_input_insight(u, Some(now)))
-        .map(|s| super::objects::insight(s, hc, &base, owner.clone()))
-        .collect();
-    keep_started_at(&mut out, existing);
-    out
+    let (ns, name) = (hc.namespace(), hc.name());
+    insights_of(
+        hc,
+        unreadable.iter().filter(|u| concerns(u, ns, name)),
+        existing,
+        now,
+        false,
+    )
 }
 
 /// The health insights of the objects inside the hosted cluster `hc` that cannot be decoded
@@ -67,14 +65,25 @@ pub fn guest_unreadable_insights(
     existing: &ExistingInsights,
     now: Timestamp,
 ) -> Vec<Desired<UpdateInsightStatus>> {
+    insights_of(hc, guest.iter(), existing, now, true)
+}
+
+/// The insights of `inputs` as insights of `hc`; `inside`: the objects are inside the hosted
+/// cluster (the texts say so).
+fn insights_of<'a>(
+    hc: &HostedCluster,
+    inputs: impl Iterator<Item = &'a UnreadableInput>,
+    existing: &ExistingInsights,
+    now: Timestamp,
+    inside: bool,
+) -> Vec<Desired<UpdateInsightStatus>> {
     let base = super::objects::hosted_labels(hc);
     let owner = owner_of(hc);
     let (ns, name) = (hc.namespace(), hc.name());
-    let mut out: Vec<_> = guest
-        .iter()
+    let mut out: Vec<_> = inputs
         .filter_map(|u| {
             let mut s = unreadable_input_insight(u, Some(now))?;
-            if let Some(h) = s.health.as_mut() {
+            if let Some(h) = s.health.as_mut().filter(|_| inside) {
                 h.impact.summary = ellipsize(
                     &format!("{} (in hosted cluster {ns}/{name})", h.impact.summary),
                     limits::SUMMARY,
@@ -146,6 +155,15 @@ mod tests {
         }
     }
 
+    /// HostedCluster `clusters/a`.
+    fn cluster_a() -> HostedCluster {
+        let mut a = HostedCluster::default();
+        a.metadata.name = Some("a".into());
+        a.metadata.namespace = Some("clusters".into());
+        a.metadata.uid = Some("uid-a".into());
+        a
+    }
+
     fn now() -> Timestamp {
         "2026-01-01T10:00:00Z".parse().expect("time")
     }
@@ -168,10 +186,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_node_pool_is_a_labelled_insight_of_its_cluster() {
-        let mut a = HostedCluster::default();
-        a.metadata.name = Some("a".into());
-        a.metadata.namespace = Some("clusters".into());
-        a.metadata.uid = Some("uid-a".into());
+        let a = cluster_a();
         let all = [
             bad("NodePool", "clusters", "np-a", &[("HostedCluster", "a")]),
             bad("NodePool", "clusters", "np-c", &[("HostedCluster", "c")]),
@@ -217,10 +232,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_object_inside_the_hosted_cluster_says_where_it_is() {
-        let mut a = HostedCluster::default();
-        a.metadata.name = Some("a".into());
-        a.metadata.namespace = Some("clusters".into());
-        a.metadata.uid = Some("uid-a".into());
+        let a = cluster_a();
         let co = UnreadableInput {
             group: "config.openshift.io".into(),
             kind: "ClusterOperator".into(),
