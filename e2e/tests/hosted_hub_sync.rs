@@ -198,7 +198,20 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
         "steady state: no hub writes"
     );
 
-    // 5. A renamed managed cluster moves its copies.
+    // 5. A renamed managed cluster moves its copies; first to a name without a hub namespace
+    //    (reported down), then to one with it: the session of the missing namespace has
+    //    nothing to delete and ends without reporting b down again.
+    let key_b = format!("{ns}/{b}");
+    let missing = format!("{}-missing", hub_b2.name());
+    annotate(&env, &ns, b, &missing).await?;
+    wait_for(TIMEOUT, "b reported down (no hub namespace)", || async {
+        hub_up(&controller, &key_b).is_some_and(|l| l.ends_with(" 0"))
+    })
+    .await?;
+    wait_for(TIMEOUT, "the old name's copies deleted", || async {
+        copies_in(&env, hub_b.name()).await.is_ok_and(|n| n == 0)
+    })
+    .await?;
     annotate(&env, &ns, b, hub_b2.name()).await?;
     wait_mirrored(
         &env,
@@ -209,10 +222,16 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
         &log,
     )
     .await?;
-    wait_for(TIMEOUT, "the old name's copies deleted", || async {
-        copies_in(&env, hub_b.name()).await.is_ok_and(|n| n == 0)
+    wait_for(TIMEOUT, "b reported up", || async {
+        hub_up(&controller, &key_b).is_some_and(|l| l.ends_with(" 1"))
     })
     .await?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        hub_up(&controller, &key_b).is_some_and(|l| l.ends_with(" 1")),
+        "the retired session of the missing namespace does not report b down: {:?}",
+        hub_up(&controller, &key_b)
+    );
 
     // 6. A deleted HostedCluster's copies are deleted and its series go; its name is free, so
     //    zeta now reports under it.

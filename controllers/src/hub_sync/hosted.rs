@@ -212,10 +212,14 @@ impl HostedHubSync {
 
     /// Starts, retires and wakes the sessions to match the HostedClusters and our objects.
     fn reconcile(&self, s: &mut Sessions, ended: &Arc<Notify>, shutdown: &watch::Receiver<bool>) {
-        // Sessions that ended (retired and done): their series go.
-        s.retiring.retain(|(key, r)| {
+        // Sessions that ended (retired and done): their series go, unless the hosted cluster
+        // reports under a new name (same label).
+        let Sessions {
+            active, retiring, ..
+        } = s;
+        retiring.retain(|(key, r)| {
             let done = r.task.is_finished();
-            if done {
+            if done && !active.contains_key(key) {
                 self.metrics.hub_sync_forget(&label(key));
             }
             !done

@@ -80,6 +80,12 @@ impl Signals {
         new
     }
 
+    /// A watch fails because the namespace or the CRDs do not exist on the hub.
+    fn not_found(&self) -> bool {
+        let r = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
+        r.contains(&Some("not-found"))
+    }
+
     /// Records that a watch works; `true` if it was failing.
     fn recovered(&self, slot: usize) -> bool {
         let mut r = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
@@ -119,6 +125,9 @@ struct WatchContext {
     metrics: Arc<Metrics>,
     /// The `hosted_cluster` label of the hub metrics (`""` in standalone mode).
     metrics_label: String,
+    /// The session is retired: its failures no longer count in the metrics (a new session of
+    /// the same hosted cluster may report under the same label).
+    retired: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -250,7 +259,9 @@ where
                     let Some(reason) = watch_reason(&e) else {
                         continue;
                     };
-                    ctx.metrics.hub_sync_failed(&ctx.metrics_label, reason);
+                    if !ctx.retired.load(Ordering::SeqCst) {
+                        ctx.metrics.hub_sync_failed(&ctx.metrics_label, reason);
+                    }
                     ctx.signals.unhealthy.store(true, Ordering::SeqCst);
                     if reason == "unauthorized" {
                         ctx.signals.reload.store(true, Ordering::SeqCst);
@@ -358,6 +369,7 @@ impl HubSync {
             signals: signals.clone(),
             metrics: self.metrics.clone(),
             metrics_label: self.metrics_label.clone(),
+            retired: self.retired.clone(),
         };
         tracing::info!(
             namespace = %ns,
@@ -387,6 +399,10 @@ impl HubSync {
                         continue;
                     }
                 }
+            }
+            if self.retired.load(Ordering::SeqCst) && signals.not_found() {
+                tracing::info!(namespace = %ns, "hosted cluster gone: its hub namespace or our CRDs do not exist there, so no copy is left; hub session ends");
+                return;
             }
             if !session.listed() {
                 // The reflectors report their own errors and their first list wakes us; while
@@ -478,7 +494,9 @@ impl HubSync {
     fn failed(&self, e: &HubError, outage: &mut Outage) {
         outage.failures = outage.failures.saturating_add(1);
         let reason = e.reason();
-        self.metrics.hub_sync_failed(&self.metrics_label, reason);
+        if !self.retired.load(Ordering::SeqCst) {
+            self.metrics.hub_sync_failed(&self.metrics_label, reason);
+        }
         let ns = &self.config.cluster_name;
         if outage.reported != Some(reason) {
             tracing::warn!(
@@ -549,5 +567,11 @@ mod tests {
         assert!(!s.recovered(0));
         assert!(s.report(0, "forbidden"), "a new outage");
         assert!(!s.report(7, "connect") && !s.recovered(7), "no such kind");
+        assert!(!s.not_found());
+        assert!(s.report(2, "not-found"));
+        assert!(
+            s.not_found(),
+            "a retired session without a hub namespace has nothing to delete"
+        );
     }
 }
