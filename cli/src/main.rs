@@ -82,7 +82,8 @@ struct Cli {
 
 /// mimalloc (v2, no transparent huge pages: as little RSS as glibc): a large capture allocates
 /// and frees millions of small values, and glibc's allocator spent half of the time after
-/// parsing on consolidating freed chunks (docs/benchmarks.md).
+/// parsing on consolidating freed chunks (docs/benchmarks.md). Feature `mimalloc` (default).
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
