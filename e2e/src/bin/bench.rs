@@ -22,6 +22,13 @@
 //! 7. **offline CLI**: the same cluster dumped as a snapshot folder, analysed by
 //!    `kubectl-update_status --from-dir` (wall time and peak RSS).
 //!
+//! After the sizes, the **fleet** (`common/fleet.rs`, `--fleet N`, 0 to skip): N small simulated
+//! HostedClusters mid-update, the controller in hosted mode reporting each to a separate local
+//! hub (its own etcd and kube-apiserver): cold start of the fleet, hub objects, hub writes
+//! during an update wave and in a steady state, the controller's memory, the hub etcd's size,
+//! `kubectl-update_status --fleet` over all N clusters, and the hub at 10,000 clusters derived
+//! from the per-cluster figures. `--only-fleet` runs it alone.
+//!
 //! Before the sizes, without a control plane (`offline_cli`): the offline CLI on the
 //! simulator's snapshot of a 5,003-node cluster in 5 pools as JSON (`--offline-nodes-per-pool`,
 //! 0 to skip) and on a must-gather with 20,000 worker nodes in one block-YAML `nodes.yaml`

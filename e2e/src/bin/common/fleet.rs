@@ -74,12 +74,16 @@ pub struct FleetRun {
     pub cold_hub_writes: u64,
     pub cold_local_writes: u64,
     pub cold_cpu_s: f64,
+    /// Last local write of the cold start → last hub write.
+    pub cold_hub_lag_s: f64,
     pub wave_steps: usize,
     pub wave_sim_writes: u64,
     /// First simulator write of the wave → last hub write before convergence.
     pub wave_s: f64,
     pub wave_hub_writes: u64,
     pub wave_local_writes: u64,
+    /// Last local write of the wave → last hub write.
+    pub wave_hub_lag_s: f64,
     /// Highest hub writes in one second of the wave.
     pub wave_peak_rate: f64,
     /// Every hub copy equals its local object after the wave.
@@ -95,6 +99,11 @@ pub struct FleetRun {
     pub fds: usize,
     pub threads: usize,
     pub hub_apiserver_rss_kib: u64,
+    /// The hub kube-apiserver's RSS before the controller started.
+    pub hub_apiserver_before_kib: u64,
+    /// The same controller without `--hub-kubeconfig` on the same fleet: (VmHWM, VmRSS) once
+    /// its caches are synced and its first pass is done.
+    pub local_only_kib: (u64, u64),
     /// Hub etcd database size (compacted, defragmented): before the controller, at the end.
     pub etcd_before: u64,
     pub etcd_after: u64,
@@ -116,6 +125,10 @@ impl FleetRun {
     }
     fn etcd_per_cluster(&self) -> f64 {
         self.per_cluster(self.etcd_after.saturating_sub(self.etcd_before) as f64)
+    }
+    /// The hub sync's share of the RSS per cluster (RSS with minus without the hub sync).
+    fn sessions_kib_per_cluster(&self) -> f64 {
+        self.per_cluster(self.rss_kib.saturating_sub(self.local_only_kib.1) as f64)
     }
     fn cli_ok(&self, i: usize) -> bool {
         let l = &self.cli[i];
@@ -164,6 +177,8 @@ struct Settled {
     hub: u64,
     /// When either counter last moved.
     last_change: Instant,
+    /// When the local write counter last moved (the hub copies follow the local objects).
+    last_local_change: Instant,
     /// (instant, hub writes) every 250 ms.
     samples: Vec<(Instant, u64)>,
 }
@@ -188,11 +203,15 @@ async fn settle(c: &Controller, quiet: Duration, timeout: Duration) -> anyhow::R
     let deadline = Instant::now() + timeout;
     let (mut local, mut hub) = counters(c).await.unwrap_or_default();
     let mut last_change = Instant::now();
+    let mut last_local_change = last_change;
     let mut samples = vec![(last_change, hub)];
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let now = counters(c).await.unwrap_or((local, hub));
         samples.push((Instant::now(), now.1));
+        if now.0 != local {
+            last_local_change = Instant::now();
+        }
         if now != (local, hub) {
             (local, hub) = now;
             last_change = Instant::now();
@@ -201,6 +220,7 @@ async fn settle(c: &Controller, quiet: Duration, timeout: Duration) -> anyhow::R
                 local,
                 hub,
                 last_change,
+                last_local_change,
                 samples,
             });
         }
@@ -559,6 +579,47 @@ fn simulations(
     Ok((sims, pre))
 }
 
+/// The controller without the hub sync on the same fleet (everything already written): its
+/// memory once its first reconcile pass is done and it has been quiet for 5 s.
+async fn local_only(
+    a: &FleetArgs<'_>,
+    kubeconfig: &Path,
+    work: &Path,
+) -> anyhow::Result<(u64, u64)> {
+    let log_path = work.join(format!("controller-fleet-{}-no-hub.log", a.clusters));
+    let c = Controller::start(a.controller, kubeconfig, &log_path, &["--mode=hosted"])?;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let passes: f64 = c
+            .scrape()
+            .await
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("update_status_reconcile_duration_seconds_count"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        if passes > 0.0 {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the controller without hub sync never reconciled (log {})",
+                log_path.display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    settle(&c, Duration::from_secs(5), Duration::from_secs(600)).await?;
+    let mem = memory_kib(c.pid());
+    log(&format!(
+        "fleet of {}: without hub sync: peak RSS {:.0} MiB, RSS {:.0} MiB",
+        a.clusters,
+        mib(mem.0),
+        mib(mem.1)
+    ));
+    Ok(mem)
+}
+
 /// Runs the fleet part; the control planes are stopped at the end (unless `keep`).
 pub async fn bench_fleet(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     let result = run(a, ticks).await;
@@ -636,6 +697,8 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
 
     let etcd = Etcd::of(&a.hub_dir)?;
     run.etcd_before = etcd.live_size().await?;
+    run.hub_apiserver_before_kib =
+        pid_of(&a.hub_dir, "kube-apiserver").map_or(0, |p| memory_kib(p).1);
 
     // Cold start of the fleet.
     let work = repo_root().join("target/bench");
@@ -677,11 +740,16 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     run.cold_local_writes = cold.local;
     run.cold_hub_writes = cold.hub;
     run.cold_cpu_s = cpu_seconds(pid, ticks);
+    run.cold_hub_lag_s = cold
+        .last_change
+        .saturating_duration_since(cold.last_local_change)
+        .as_secs_f64();
     log(&format!(
-        "fleet of {n}: cold start converged in {:.1}s ({} local writes, {} hub writes, {:.1} CPU s, RSS {:.0} MiB)",
+        "fleet of {n}: cold start converged in {:.1}s ({} local writes, {} hub writes, the last {:.1}s after the last local one, {:.1} CPU s, RSS {:.0} MiB)",
         run.cold_s,
         run.cold_local_writes,
         run.cold_hub_writes,
+        run.cold_hub_lag_s,
         run.cold_cpu_s,
         mib(memory_kib(pid).1)
     ));
@@ -708,8 +776,12 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     run.wave_hub_writes = waved.hub - cold.hub;
     run.wave_local_writes = waved.local - cold.local;
     run.wave_peak_rate = waved.peak_rate();
+    run.wave_hub_lag_s = waved
+        .last_change
+        .saturating_duration_since(waved.last_local_change)
+        .as_secs_f64();
     log(&format!(
-        "fleet of {n}: wave of {} steps per cluster ({} simulator writes in {:.1}s): {} hub writes ({} local) in {:.1}s, {:.0}/s, peak {:.0}/s",
+        "fleet of {n}: wave of {} steps per cluster ({} simulator writes in {:.1}s): {} hub writes ({} local) in {:.1}s, {:.0}/s, peak {:.0}/s; the last hub write {:.1}s after the last local one",
         a.wave,
         run.wave_sim_writes,
         stepped.as_secs_f64(),
@@ -717,7 +789,8 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
         run.wave_local_writes,
         run.wave_s,
         run.wave_rate(),
-        run.wave_peak_rate
+        run.wave_peak_rate,
+        run.wave_hub_lag_s
     ));
     match compare(&client, &hub, n).await? {
         Ok(()) => run.mirrored = true,
@@ -754,6 +827,7 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     run.hub_json_bytes = hub_json_bytes(&hub).await?;
     drop(controller);
     run.etcd_after = etcd.live_size().await?;
+    run.local_only_kib = local_only(a, &kubeconfig, &work).await?;
     log(&format!(
         "fleet of {n}: controller peak RSS {:.0} MiB, RSS {:.0} MiB, {} fds, {} threads, {:.1} CPU s; hub: {} copies ({:.1} MB as JSON), kube-apiserver RSS {:.0} MiB, etcd {:.1} → {:.1} MB",
         mib(run.rss_hwm_kib),
@@ -842,11 +916,11 @@ pub fn report(r: &FleetRun) -> String {
         ),
     );
     row(
-        "cold start of the fleet: every copy on the hub (hub writes, local writes, controller CPU)",
+        "cold start of the fleet: every copy on the hub (hub writes, local writes, controller CPU; last hub write after the last local one)",
         "",
         format!(
-            "{:.1} s ({} hub, {} local, {:.1} CPU s)",
-            r.cold_s, r.cold_hub_writes, r.cold_local_writes, r.cold_cpu_s
+            "{:.1} s ({} hub, {} local, {:.1} CPU s; +{:.1} s)",
+            r.cold_s, r.cold_hub_writes, r.cold_local_writes, r.cold_cpu_s, r.cold_hub_lag_s
         ),
     );
     row(
@@ -864,13 +938,15 @@ pub fn report(r: &FleetRun) -> String {
         ),
     );
     row(
-        "update wave: hub writes/s (until the copies converged) / peak over 1 s",
+        "update wave: hub writes/s (until the copies converged) / peak over 1 s (local writes meanwhile; last hub write after the last local one)",
         "",
         format!(
-            "{:.0}/s over {:.1} s / {:.0}/s",
+            "{:.0}/s over {:.1} s / {:.0}/s ({} local; +{:.1} s)",
             r.wave_rate(),
             r.wave_s,
-            r.wave_peak_rate
+            r.wave_peak_rate,
+            r.wave_local_writes,
+            r.wave_hub_lag_s
         ),
     );
     row(
@@ -908,6 +984,15 @@ pub fn report(r: &FleetRun) -> String {
         ),
     );
     row(
+        "… the same controller without `--hub-kubeconfig` on the same fleet: RSS; the hub sync's share per cluster",
+        "",
+        format!(
+            "{:.0} MiB; {:.0} KiB",
+            mib(r.local_only_kib.1),
+            r.sessions_kib_per_cluster()
+        ),
+    );
+    row(
         "controller: open file descriptors / threads / CPU, whole run",
         "",
         format!("{} / {} / {:.1} s", r.fds, r.threads, r.cpu_s),
@@ -932,9 +1017,17 @@ pub fn report(r: &FleetRun) -> String {
         ),
     );
     row(
-        "hub kube-apiserver RSS at the end",
+        "hub kube-apiserver RSS: before the controller → at the end, per cluster",
         "",
-        format!("{:.0} MiB", mib(r.hub_apiserver_rss_kib)),
+        format!(
+            "{:.0} MiB → {:.0} MiB, {:.0} KiB",
+            mib(r.hub_apiserver_before_kib),
+            mib(r.hub_apiserver_rss_kib),
+            r.per_cluster(
+                r.hub_apiserver_rss_kib
+                    .saturating_sub(r.hub_apiserver_before_kib) as f64
+            )
+        ),
     );
     for (i, view) in ["`--fleet`", "`--fleet -o json`"].iter().enumerate() {
         let l = &r.cli[i];
@@ -969,40 +1062,86 @@ pub fn report(r: &FleetRun) -> String {
 
 /// What the hub would need at [`PROJECTED`] clusters, from the per-cluster figures.
 fn projection(r: &FleetRun) -> String {
-    let k = PROJECTED as f64 / r.clusters.max(1) as f64;
-    let objects = r.hub_total() as f64 * k;
-    let etcd = r.etcd_before as f64 + r.etcd_per_cluster() * PROJECTED as f64;
+    let p = PROJECTED as f64;
+    let k = p / r.clusters.max(1) as f64;
+    let etcd = r.etcd_before as f64 + r.etcd_per_cluster() * p;
     let per_step = r.wave_hub_writes as f64 / (r.clusters * r.wave_steps).max(1) as f64;
-    format!(
-        "### The hub at {p} clusters (derived)\n\n\
-From the per-cluster figures measured above at {n} clusters, linear in the number of clusters (every cluster has its own namespace, copies and sessions; nothing on the hub is shared between clusters):\n\n\
-- **objects:** {objects} copies ({per:.1} per cluster: 1 ControlPlaneUpdateStatus, {wp:.1} WorkerPoolUpdateStatus, {hi:.1} health insights) plus the {p} namespaces; progress insights are not copied unless `--hub-include-progress`.\n\
-- **etcd:** about {etcd_mb:.0} MB of live data ({per_kb:.1} KB per cluster over an empty hub of {base:.1} MB), well under etcd's default 2 GiB quota (`--quota-backend-bytes`); between compactions the history of a wave adds about one object version per write.\n\
-- **write rate during a fleet-wide wave:** {per_step:.2} hub writes per cluster per update step; {p} clusters each taking a step within the {wave_s:.0} s this wave took would be {rate_10k} writes/s ({rate:.0}/s measured at {n}), and spread over a real rollout (steps minutes apart per cluster) it is {p} × {per_step:.2} per step interval, e.g. {per_min:.0} writes/s with one step per cluster per minute. Steady state: {steady} hub writes.\n\
-- **watches:** each session watches its own namespace, 3 watches (one per kind) per cluster: {watches} watches on the hub API server, which serves them from its watch cache (one per kind, {p_objects_per_kind} objects in the largest).\n\
-- **the process holding the sessions:** {rss_k:.0} KiB peak RSS per cluster here (the whole controller: its management-side caches of the HostedClusters, NodePools and Machines included), i.e. about {rss_10k:.1} GiB for {p} hosted clusters in one process if it grows linearly; a management cluster holds far fewer hosted clusters, the {p} would come from many processes (one per management cluster, or one per standalone cluster) and the hub's load is the same.\n\
-- **`kubectl update-status --fleet`:** reads every copy but the progress insights: {cli_mb:.1} MB from the hub at {n} clusters, so about {cli_10k:.0} MB and, linearly, {cli_s_10k:.1} s at {p} ({cli_s:.2} s measured).\n",
-        p = thousands(PROJECTED as f64),
-        n = thousands(r.clusters as f64),
-        objects = thousands(objects),
-        per = r.per_cluster(r.hub_total() as f64),
-        wp = r.per_cluster(*r.hub_objects.get("WorkerPoolUpdateStatus").unwrap_or(&0) as f64),
-        hi = r.per_cluster(*r.hub_objects.get("UpdateInsight").unwrap_or(&0) as f64),
-        etcd_mb = etcd / 1e6,
-        per_kb = r.etcd_per_cluster() / 1e3,
-        base = r.etcd_before as f64 / 1e6,
-        wave_s = r.wave_s,
-        rate_10k = thousands(r.wave_rate() * k),
-        rate = r.wave_rate(),
-        per_min = per_step * PROJECTED as f64 / 60.0,
-        steady = r.steady_hub_writes,
-        watches = thousands(3.0 * PROJECTED as f64),
-        p_objects_per_kind = thousands(*r.hub_objects.values().max().unwrap_or(&0) as f64 * k),
-        rss_k = r.per_cluster(r.rss_hwm_kib as f64),
-        rss_10k = r.per_cluster(r.rss_hwm_kib as f64) * PROJECTED as f64 / 1024.0 / 1024.0,
-        cli_mb = r.cli[1].bytes as f64 / 1e6,
-        cli_10k = r.cli[1].bytes as f64 * k / 1e6,
-        cli_s_10k = r.cli[1].median_s * k,
-        cli_s = r.cli[1].median_s,
-    )
+    let api_per = r.per_cluster(
+        r.hub_apiserver_rss_kib
+            .saturating_sub(r.hub_apiserver_before_kib) as f64,
+    );
+    let cli = &r.cli[1];
+    let cli_10k = cli.median_s * k;
+    let mut s = String::new();
+    let _ = writeln!(s, "### The hub at {} clusters (derived)\n", thousands(p));
+    let _ = writeln!(
+        s,
+        "From the per-cluster figures measured above at {} clusters, linear in the number of clusters (each cluster has its own hub namespace, copies and watches; nothing on the hub is shared between clusters):\n",
+        thousands(r.clusters as f64)
+    );
+    let _ = writeln!(
+        s,
+        "- **objects:** {} copies ({:.1} per cluster: 1 ControlPlaneUpdateStatus, {:.1} WorkerPoolUpdateStatus, {:.1} health insights) plus the {} namespaces; progress insights are copied only with `--hub-include-progress`.",
+        thousands(r.hub_total() as f64 * k),
+        r.per_cluster(r.hub_total() as f64),
+        r.per_cluster(*r.hub_objects.get("WorkerPoolUpdateStatus").unwrap_or(&0) as f64),
+        r.per_cluster(*r.hub_objects.get("UpdateInsight").unwrap_or(&0) as f64),
+        thousands(p)
+    );
+    let _ = writeln!(
+        s,
+        "- **etcd:** about {:.0} MB of live data ({:.1} KB per cluster over an empty hub of {:.1} MB), far below etcd's default 2 GiB quota; between two compactions (every 5 min by default) each write also keeps its old version.",
+        etcd / 1e6,
+        r.etcd_per_cluster() / 1e3,
+        r.etcd_before as f64 / 1e6
+    );
+    let _ = writeln!(
+        s,
+        "- **writes:** {per_step:.2} hub writes per cluster per update step, {} per cluster at a cold start, 0 in a steady state ({} measured). A fleet-wide wave of {} clusters each stepping once a minute is about {:.0} writes/s; the same wave as fast as here ({} clusters × {} steps in {:.0} s, paced by the management side, which wrote {} local objects meanwhile) would be about {} writes/s, beyond what one kube-apiserver takes on this machine (the raw rate in the tables above), so the hub's write rate is set by how fast the fleet updates, at about {per_step:.1} writes per cluster step.",
+        thousands(r.cold_hub_writes as f64 / r.clusters.max(1) as f64),
+        r.steady_hub_writes,
+        thousands(p),
+        per_step * p / 60.0,
+        thousands(r.clusters as f64),
+        r.wave_steps,
+        r.wave_s,
+        r.wave_local_writes,
+        thousands(r.wave_rate() * k),
+    );
+    let _ = writeln!(
+        s,
+        "- **watches and the hub API server's memory:** each session watches its own namespace, one watch per kind: {} watches at {} clusters, each on its own HTTP/1.1 connection (the Rust client does not multiplex; {} file descriptors in the controller here). The hub kube-apiserver grew by {:.0} KiB per cluster, so about {:.1} GiB at {}.",
+        thousands(3.0 * p),
+        thousands(p),
+        r.fds,
+        api_per,
+        api_per * p / 1024.0 / 1024.0,
+        thousands(p)
+    );
+    let _ = writeln!(
+        s,
+        "- **the process holding the sessions:** {:.0} KiB peak RSS per cluster for the whole controller (its management-side caches of HostedClusters, NodePools and Machines included), of which {:.0} KiB are the hub sync (RSS with minus without `--hub-kubeconfig` on the same fleet): {:.1} GiB and {:.1} GiB at {} in one process, if linear. A management cluster holds far fewer hosted clusters; {} clusters report from many processes, and the hub's load is the same.",
+        r.per_cluster(r.rss_hwm_kib as f64),
+        r.sessions_kib_per_cluster(),
+        r.per_cluster(r.rss_hwm_kib as f64) * p / 1024.0 / 1024.0,
+        r.sessions_kib_per_cluster() * p / 1024.0 / 1024.0,
+        thousands(p),
+        thousands(p)
+    );
+    let _ = writeln!(
+        s,
+        "- **`kubectl update-status --fleet`:** lists every ControlPlaneUpdateStatus, WorkerPoolUpdateStatus and health insight of the hub: {:.1} MB at {} clusters, about {:.0} MB at {}; linearly {:.1} s ({:.2} s measured), {} the 2 s goal.",
+        cli.bytes as f64 / 1e6,
+        thousands(r.clusters as f64),
+        cli.bytes as f64 * k / 1e6,
+        thousands(p),
+        cli_10k,
+        cli.median_s,
+        if cli_10k <= FLEET_CLI_GOAL_S {
+            "within"
+        } else {
+            "beyond"
+        }
+    );
+    s
 }
