@@ -558,14 +558,15 @@ fn simulations(
         step: SIM_STEP,
         ..Default::default()
     };
-    let total = HostedSimulation::new(config(0, Timestamp::now()))?.run_to_completion(1_000);
-    let room = total.saturating_sub(wave as u64 + 1);
-    if room < 2 {
-        bail!("a hosted update of {total} steps leaves no room for a wave of {wave}");
-    }
     let mut sims = Vec::with_capacity(n);
     let mut pre = Vec::with_capacity(n);
     for i in 0..n {
+        // Each seed plays its own update: its length is that simulation's.
+        let total = HostedSimulation::new(config(i, Timestamp::now()))?.run_to_completion(1_000);
+        let room = total.saturating_sub(wave as u64 + 1);
+        if room < 2 {
+            bail!("a hosted update of {total} steps leaves no room for a wave of {wave}");
+        }
         // 1 ..= room, spread (a prime stride) over the fleet.
         let k = 1 + (i as u64 * 7_919) % room;
         // Simulated time reaches the wall clock at the end of the wave.
@@ -890,8 +891,9 @@ pub fn report(r: &FleetRun) -> String {
     let _ = writeln!(s, "## A fleet on one hub (hosted mode, hub sync)\n");
     let _ = writeln!(
         s,
-        "`bench --fleet {n}` (`e2e/src/bin/common/fleet.rs`): a management cluster with {n} simulated HostedClusters mid-update (each a Replace and an InPlace NodePool of {m} Machines, spread from the control plane updating to the NodePools rolling), the release controller on it with `--mode=hosted --hub-kubeconfig` (one hub-sync session per HostedCluster, one process), and a **separate** local control plane as the hub (its own etcd and kube-apiserver, the {n} managed clusters' namespaces created beforehand).\n",
-        m = r.machines
+        "`bench --fleet {n}` (`e2e/src/bin/common/fleet.rs`): a management cluster with {nn} simulated HostedClusters mid-update (each a Replace and an InPlace NodePool of {m} Machines, spread from the control plane updating to the NodePools rolling), the release controller on it with `--mode=hosted --hub-kubeconfig` (one hub-sync session per HostedCluster, one process), and a **separate** local control plane as the hub (its own etcd and kube-apiserver, the {nn} managed clusters' namespaces created beforehand).\n",
+        m = r.machines,
+        nn = thousands(n as f64)
     );
     let _ = writeln!(s, "| | goal | {} clusters |", thousands(n as f64));
     let _ = writeln!(s, "|---|---|---|");
@@ -1097,20 +1099,23 @@ fn projection(r: &FleetRun) -> String {
     );
     let _ = writeln!(
         s,
-        "- **writes:** {per_step:.2} hub writes per cluster per update step, {} per cluster at a cold start, 0 in a steady state ({} measured). A fleet-wide wave of {} clusters each stepping once a minute is about {:.0} writes/s; the same wave as fast as here ({} clusters × {} steps in {:.0} s, paced by the management side, which wrote {} local objects meanwhile) would be about {} writes/s, beyond what one kube-apiserver takes on this machine (the raw rate in the tables above), so the hub's write rate is set by how fast the fleet updates, at about {per_step:.1} writes per cluster step.",
-        thousands(r.cold_hub_writes as f64 / r.clusters.max(1) as f64),
+        "- **writes:** {per_step:.2} hub writes per cluster per update step, {:.1} per cluster at a cold start, {} in the steady state. A fleet-wide wave of {} clusters each taking one step a minute is about {:.0} hub writes/s; a wave as dense as the one measured ({} clusters × {} steps in {:.0} s, paced by the management side's {} local writes) would be about {} writes/s on average and {} writes/s at its peak second ({:.0}/s and {:.0}/s measured).",
+        r.cold_hub_writes as f64 / r.clusters.max(1) as f64,
         r.steady_hub_writes,
         thousands(p),
         per_step * p / 60.0,
         thousands(r.clusters as f64),
         r.wave_steps,
         r.wave_s,
-        r.wave_local_writes,
+        thousands(r.wave_local_writes as f64),
         thousands(r.wave_rate() * k),
+        thousands(r.wave_peak_rate * k),
+        r.wave_rate(),
+        r.wave_peak_rate,
     );
     let _ = writeln!(
         s,
-        "- **watches and the hub API server's memory:** each session watches its own namespace, one watch per kind: {} watches at {} clusters, each on its own HTTP/1.1 connection (the Rust client does not multiplex; {} file descriptors in the controller here). The hub kube-apiserver grew by {:.0} KiB per cluster, so about {:.1} GiB at {}.",
+        "- **watches and the hub API server's memory:** each session watches its own namespace, one watch per kind: {} watches at {} clusters, each on its own HTTP/1.1 connection (the Rust client does not multiplex; {} file descriptors in the controller here). The hub kube-apiserver's RSS (Go heap with its garbage-collection headroom included) grew by {:.0} KiB per cluster, so about {:.1} GiB at {}.",
         thousands(3.0 * p),
         thousands(p),
         r.fds,
@@ -1120,7 +1125,7 @@ fn projection(r: &FleetRun) -> String {
     );
     let _ = writeln!(
         s,
-        "- **the process holding the sessions:** {:.0} KiB peak RSS per cluster for the whole controller (its management-side caches of HostedClusters, NodePools and Machines included), of which {:.0} KiB are the hub sync (RSS with minus without `--hub-kubeconfig` on the same fleet): {:.1} GiB and {:.1} GiB at {} in one process, if linear. A management cluster holds far fewer hosted clusters; {} clusters report from many processes, and the hub's load is the same.",
+        "- **the process holding the sessions:** {:.0} KiB peak RSS per cluster for the whole controller (its management-side caches of HostedClusters, NodePools and Machines included), of which {:.0} KiB are the hub sync (RSS with minus without `--hub-kubeconfig` on the same fleet: per session 3 watches, each with its own TLS connection, 3 reflectors and 3 writers): {:.1} GiB and {:.1} GiB at {} in one process, if linear. A management cluster holds far fewer hosted clusters; {} clusters report from many processes, and the hub's load is the same.",
         r.per_cluster(r.rss_hwm_kib as f64),
         r.sessions_kib_per_cluster(),
         r.per_cluster(r.rss_hwm_kib as f64) * p / 1024.0 / 1024.0,
@@ -1144,4 +1149,72 @@ fn projection(r: &FleetRun) -> String {
         }
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0.0), "0");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1_000.0), "1,000");
+        assert_eq!(thousands(31_240.4), "31,240");
+        assert_eq!(thousands(1_234_567.0), "1,234,567");
+    }
+
+    #[test]
+    fn the_peak_rate_is_the_most_writes_over_one_second() {
+        let t = Instant::now();
+        let at = |ms: u64, w: u64| (t + Duration::from_millis(ms), w);
+        let s = Settled {
+            local: 0,
+            hub: 0,
+            last_change: t,
+            last_local_change: t,
+            samples: vec![
+                at(0, 0),
+                at(500, 10),
+                at(1_000, 20),
+                at(1_500, 120),
+                at(2_000, 130),
+            ],
+        };
+        // The best one-second windows: 0.5 s → 1.5 s and 1.0 s → 2.0 s, 110 writes each.
+        assert_eq!(s.peak_rate(), 110.0);
+        let quiet = Settled {
+            samples: vec![at(0, 5), at(250, 5)],
+            ..s
+        };
+        assert_eq!(quiet.peak_rate(), 0.0, "no window of a second");
+    }
+
+    #[test]
+    fn every_fleet_cluster_is_mid_update_through_the_wave() {
+        let wave = 2;
+        let (sims, pre) = simulations(60, 2, wave).expect("simulations");
+        assert_eq!(sims.len(), 60);
+        let mut stages = std::collections::BTreeSet::new();
+        for (mut sim, k) in sims.into_iter().zip(pre) {
+            assert!(k >= 1, "{} not started", sim.name());
+            for _ in 0..k {
+                sim.step();
+            }
+            stages.insert(sim.stage().to_string());
+            for _ in 0..wave {
+                assert!(
+                    !sim.is_completed(),
+                    "{} completed before the wave",
+                    sim.name()
+                );
+                sim.step();
+            }
+            assert_eq!(sim.name(), cluster_name(sim.config().seed as usize - 1));
+        }
+        assert!(
+            stages.len() >= 3,
+            "the fleet is spread over the update: {stages:?}"
+        );
+    }
 }
