@@ -22,6 +22,13 @@
 //! 7. **offline CLI**: the same cluster dumped as a snapshot folder, analysed by
 //!    `kubectl-update_status --from-dir` (wall time and peak RSS).
 //!
+//! After the sizes, the **fleet** (`common/fleet.rs`, `--fleet N`, 0 to skip): N small simulated
+//! HostedClusters mid-update, the controller in hosted mode reporting each to a separate local
+//! hub (its own etcd and kube-apiserver): cold start of the fleet, hub objects, hub writes
+//! during an update wave and in a steady state, the controller's memory, the hub etcd's size,
+//! `kubectl-update_status --fleet` over all N clusters, and the hub at 10,000 clusters derived
+//! from the per-cluster figures. `--only-fleet` runs it alone.
+//!
 //! Before the sizes, without a control plane (`offline_cli`): the offline CLI on the
 //! simulator's snapshot of a 5,003-node cluster in 5 pools as JSON (`--offline-nodes-per-pool`,
 //! 0 to skip) and on a must-gather with 20,000 worker nodes in one block-YAML `nodes.yaml`
@@ -54,6 +61,8 @@ use update_status_controllers::assess::{assess_cluster, naming};
 use update_status_e2e::simulator::{NodeStep, Simulation, Simulator};
 use update_status_e2e::{client_for, repo_root};
 
+#[path = "common/fleet.rs"]
+mod fleet;
 #[path = "common/live_cli.rs"]
 mod live_cli;
 #[path = "common/offline_cli.rs"]
@@ -70,7 +79,7 @@ const KEEP_MARKER: &str =
     "<!-- Notes below this line are kept when `make bench` rewrites the file. -->";
 
 /// Scale benchmarks of update-status on the local control plane.
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(name = "bench", about)]
 struct Args {
     /// Cluster sizes (nodes).
@@ -120,6 +129,22 @@ struct Args {
     /// report.
     #[arg(long, alias = "only-must-gather")]
     only_offline: bool,
+    /// Hosted clusters of the fleet part: hosted mode reporting them to a separate hub (0: skip
+    /// it).
+    #[arg(long, default_value_t = 1_000)]
+    fleet: usize,
+    /// Machines of each of the two NodePools of a fleet cluster.
+    #[arg(long, default_value_t = 2)]
+    fleet_machines: u32,
+    /// Update steps every fleet cluster takes in the wave.
+    #[arg(long, default_value_t = 2)]
+    fleet_wave: usize,
+    /// State dir of the fleet's hub control plane.
+    #[arg(long, default_value = ".cache/bench-hub")]
+    hub_dir: PathBuf,
+    /// Only the fleet part (no offline cases, no sizes): prints its section, writes no report.
+    #[arg(long, conflicts_with = "only_offline")]
+    only_fleet: bool,
 }
 
 /// Results for one size.
@@ -214,7 +239,7 @@ impl Drop for Controller {
 }
 
 impl Controller {
-    fn start(bin: &Path, kubeconfig: &Path, log: &Path) -> anyhow::Result<Self> {
+    fn start(bin: &Path, kubeconfig: &Path, log: &Path, extra: &[&str]) -> anyhow::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -229,6 +254,7 @@ impl Controller {
                 "--health-probe-bind-address",
                 "127.0.0.1:0",
             ])
+            .args(extra)
             .env("KUBECONFIG", kubeconfig)
             .env(
                 "RUST_LOG",
@@ -522,7 +548,7 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     std::fs::create_dir_all(&work)?;
     let controller_log = work.join(format!("controller-{n}.log"));
     let t0 = Instant::now();
-    let controller = Controller::start(&args.controller, &kubeconfig, &controller_log)?;
+    let controller = Controller::start(&args.controller, &kubeconfig, &controller_log, &[])?;
     let pid = controller.pid();
     let insights: Api<UpdateInsight> = Api::namespaced(client.clone(), NAMESPACE);
     let cps: Api<ControlPlaneUpdateStatus> = Api::namespaced(client.clone(), NAMESPACE);
@@ -856,6 +882,7 @@ fn report(
     args: &Args,
     runs: &[Run],
     offline: &[offline_cli::OfflineRun],
+    fleet: Option<&fleet::FleetRun>,
     started: Timestamp,
     took: Duration,
 ) -> String {
@@ -1099,6 +1126,9 @@ fn report(
 - *burst*: that many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`): two writes per node insight (label and status, the assessment moves), while the pool status is written once or twice for the whole wave.\n\
 - *RSS and CPU*: `/proc/<pid>/status` `VmHWM`/`VmRSS` and `/proc/<pid>/stat` `utime + stime` of the controller process (the API server and etcd run on the same 2 CPUs).\n"
     );
+    if let Some(f) = fleet {
+        let _ = writeln!(s, "{}", fleet::report(f));
+    }
     if !offline.is_empty() {
         let _ = writeln!(s, "{}", offline_cli::report(offline));
     }
@@ -1137,6 +1167,33 @@ async fn main() -> anyhow::Result<()> {
     let started = Timestamp::now();
     let t = Instant::now();
     let ticks = clock_ticks();
+    let fleet_args = fleet::FleetArgs {
+        clusters: args.fleet,
+        machines: args.fleet_machines,
+        wave: args.fleet_wave,
+        steady: args.steady,
+        concurrency: args.concurrency,
+        controller: &args.controller,
+        cli: &args.cli,
+        management_dir: root.join(&args.cluster_dir),
+        hub_dir: root.join(&args.hub_dir),
+        namespace: NAMESPACE,
+        keep: args.keep,
+    };
+    if args.only_fleet {
+        if args.fleet == 0 {
+            bail!("--only-fleet needs --fleet above 0");
+        }
+        let f = fleet::bench_fleet(&fleet_args, ticks)
+            .await
+            .with_context(|| format!("the fleet of {} clusters", args.fleet))?;
+        println!("{}", fleet::report(&f));
+        log(&format!(
+            "fleet part done in {:.0}s",
+            t.elapsed().as_secs_f64()
+        ));
+        return Ok(());
+    }
     let mut offline = Vec::new();
     if args.offline_nodes_per_pool > 0 {
         offline.push(offline_cli::bench_simulated(
@@ -1155,11 +1212,14 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let mut runs = Vec::new();
-    for &n in &args.sizes {
+    for (i, &n) in args.sizes.iter().enumerate() {
         if n < 10 {
             bail!("a size must be at least 10 nodes");
         }
-        match bench_size(&args, n, ticks).await {
+        let mut size_args = args.clone();
+        // --keep keeps the last control plane: the fleet's, if it runs.
+        size_args.keep = args.keep && args.fleet == 0 && i + 1 == args.sizes.len();
+        match bench_size(&size_args, n, ticks).await {
             Ok(r) => runs.push(r),
             Err(e) => {
                 let _ = cluster(&root.join(&args.cluster_dir), "down");
@@ -1167,7 +1227,23 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
-    let mut text = report(&args, &runs, &offline, started, t.elapsed());
+    let fleet_run = if args.fleet > 0 {
+        Some(
+            fleet::bench_fleet(&fleet_args, ticks)
+                .await
+                .with_context(|| format!("the fleet of {} clusters", args.fleet))?,
+        )
+    } else {
+        None
+    };
+    let mut text = report(
+        &args,
+        &runs,
+        &offline,
+        fleet_run.as_ref(),
+        started,
+        t.elapsed(),
+    );
     // Notes written by hand below the marker survive a re-run.
     if let Some(notes) = std::fs::read_to_string(&args.out).ok().and_then(|old| {
         old.split_once(KEEP_MARKER)
