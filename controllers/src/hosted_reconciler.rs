@@ -24,6 +24,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
+
 use jiff::Timestamp;
 use kube::ResourceExt;
 use kube::runtime::reflector::Store;
@@ -38,7 +40,6 @@ use update_status_api::hosted::{
 use crate::assess::compose::{Existing, ExistingInsights};
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
-use crate::control_plane_reconciler::cloned;
 use crate::health::Health;
 use crate::hosted_guest::{GuestView, Guests};
 use crate::metrics::Metrics;
@@ -228,20 +229,99 @@ pub(crate) fn labelled<K: kube::Resource<DynamicType = ()> + Clone>(
         .collect()
 }
 
-/// The objects of `store` in `namespace`, owned (the assessment reads slices), by name.
-fn in_namespace<K: kube::Resource<DynamicType = ()> + Clone>(
+/// HostedClusters reconciled at once in a pass (each of their writers runs its own writes
+/// [`crate::writer::WRITE_CONCURRENCY`] at a time): a pass over hundreds of hosted clusters is
+/// bound by request latency, not by the API server, when they go one after another.
+pub const CLUSTER_CONCURRENCY: usize = 8;
+
+/// Our objects of one hosted cluster.
+#[derive(Default)]
+struct Ours {
+    cps: Vec<Arc<ControlPlaneUpdateStatus>>,
+    pools: Vec<Arc<WorkerPoolUpdateStatus>>,
+    insights: Vec<Arc<UpdateInsight>>,
+}
+
+/// The caches of one pass, grouped once: our objects by hosted cluster, the inputs by
+/// namespace (a pass over N hosted clusters would otherwise scan every cache N times).
+#[derive(Default)]
+struct PassIndex {
+    ours: HashMap<(String, String), Ours>,
+    node_pools: HashMap<String, Vec<NodePool>>,
+    machines: HashMap<String, Vec<Machine>>,
+    machine_sets: HashMap<String, Vec<MachineSet>>,
+    machine_deployments: HashMap<String, Vec<MachineDeployment>>,
+}
+
+/// `(namespace, update.openshift.io/cluster)` of one of our objects.
+fn cluster_key<K: kube::Resource>(o: &K) -> Option<(String, String)> {
+    Some((
+        o.meta().namespace.clone()?,
+        o.meta().labels.as_ref()?.get(labels::CLUSTER)?.clone(),
+    ))
+}
+
+/// The objects of `store` by namespace, owned (the assessment reads slices), each list by name.
+fn by_namespace<K: kube::Resource<DynamicType = ()> + Clone>(
     store: &Store<K>,
-    namespace: &str,
-) -> Vec<K> {
-    let mut v: Vec<K> = cloned(
-        &store
-            .state()
-            .into_iter()
-            .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
-            .collect::<Vec<_>>(),
-    );
-    v.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
-    v
+) -> HashMap<String, Vec<K>> {
+    let mut out: HashMap<String, Vec<K>> = HashMap::new();
+    for o in store.state() {
+        let ns = o.meta().namespace.clone().unwrap_or_default();
+        out.entry(ns).or_default().push((*o).clone());
+    }
+    for v in out.values_mut() {
+        v.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
+    }
+    out
+}
+
+impl PassIndex {
+    fn new(c: &HostedCaches) -> Self {
+        let mut ours: HashMap<(String, String), Ours> = HashMap::new();
+        for o in c.control_plane_statuses.state() {
+            if let Some(k) = cluster_key(&*o) {
+                ours.entry(k).or_default().cps.push(o);
+            }
+        }
+        for o in c.worker_pool_statuses.state() {
+            if let Some(k) = cluster_key(&*o) {
+                ours.entry(k).or_default().pools.push(o);
+            }
+        }
+        for o in c.insights.state() {
+            if let Some(k) = cluster_key(&*o) {
+                ours.entry(k).or_default().insights.push(o);
+            }
+        }
+        PassIndex {
+            ours,
+            node_pools: by_namespace(&c.node_pools),
+            machines: by_namespace(&c.machines),
+            machine_sets: by_namespace(&c.machine_sets),
+            machine_deployments: by_namespace(&c.machine_deployments),
+        }
+    }
+
+    fn ours(&self, ns: &str, name: &str) -> &Ours {
+        static NONE: std::sync::OnceLock<Ours> = std::sync::OnceLock::new();
+        self.ours
+            .get(&(ns.to_string(), name.to_string()))
+            .unwrap_or_else(|| NONE.get_or_init(Ours::default))
+    }
+}
+
+/// The inputs of `map` in `ns` (none: empty).
+fn in_ns<'a, K>(map: &'a HashMap<String, Vec<K>>, ns: &str) -> &'a [K] {
+    map.get(ns).map_or(&[], Vec::as_slice)
+}
+
+/// What a pass does for one HostedCluster.
+enum Work<'a> {
+    /// A HostedCluster read from the cache.
+    Cluster(&'a HostedCluster),
+    /// A HostedCluster that cannot be decoded.
+    Unreadable(&'a UnreadableInput),
 }
 
 impl HostedReconciler {
@@ -263,23 +343,24 @@ impl HostedReconciler {
         self
     }
 
-    /// The writers of the HostedCluster `ns/name`.
-    fn writers_of(&mut self, ns: &str, name: &str) -> &mut ClusterWriters {
+    /// New writers for a HostedCluster of namespace `ns`.
+    fn new_writers(&self, ns: &str) -> ClusterWriters {
         let (client, metrics) = (&self.client, &self.metrics);
-        self.writers
-            .entry((ns.to_string(), name.to_string()))
-            .or_insert_with(|| ClusterWriters {
-                statuses: Writer::new(client.clone(), ns, NAME, metrics.clone()),
-                pools: Writer::new(client.clone(), ns, NAME, metrics.clone()),
-                insights: Writer::new(client.clone(), ns, NAME, metrics.clone()),
-            })
+        ClusterWriters {
+            statuses: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+            pools: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+            insights: Writer::new(client.clone(), ns, NAME, metrics.clone()),
+        }
     }
 
-    /// One HostedCluster: its desired objects written; when time alone changes them next.
+    /// One HostedCluster: its desired objects written with its writers `w`; when time alone
+    /// changes them next.
     async fn reconcile_cluster(
-        &mut self,
+        &self,
         hc: &HostedCluster,
+        index: &PassIndex,
         unreadable_inputs: &[UnreadableInput],
+        w: &mut ClusterWriters,
         now: Timestamp,
     ) -> Result<Option<Duration>, WriteError> {
         let (ns, name) = (hc.namespace(), hc.name());
@@ -304,32 +385,29 @@ impl HostedReconciler {
             ),
             Some(GuestView::Unreachable(why)) => (None, Some(why.as_str()), None, &[][..]),
         };
-        let node_pools: Vec<NodePool> = in_namespace(&self.caches.node_pools, ns)
-            .into_iter()
+        let node_pools: Vec<NodePool> = in_ns(&index.node_pools, ns)
+            .iter()
             .filter(|np| np.spec.cluster_name == name)
+            .cloned()
             .collect();
         let cp_ns = control_plane_namespace(ns, name);
-        let machines = in_namespace(&self.caches.machines, &cp_ns);
-        let machine_sets = in_namespace(&self.caches.machine_sets, &cp_ns);
-        let machine_deployments = in_namespace(&self.caches.machine_deployments, &cp_ns);
         let inputs = HostedInputs {
             hosted_cluster: hc,
             node_pools: &node_pools,
-            machines: &machines,
-            machine_sets: &machine_sets,
-            machine_deployments: &machine_deployments,
+            machines: in_ns(&index.machines, &cp_ns),
+            machine_sets: in_ns(&index.machine_sets, &cp_ns),
+            machine_deployments: in_ns(&index.machine_deployments, &cp_ns),
             guest,
             guest_unreachable,
         };
-        let cps = labelled(&self.caches.control_plane_statuses, ns, name);
-        let pools = labelled(&self.caches.worker_pool_statuses, ns, name);
-        let insights = labelled(&self.caches.insights, ns, name);
+        let ours = index.ours(ns, name);
         let existing = Existing {
-            control_plane: cps
+            control_plane: ours
+                .cps
                 .iter()
                 .find(|o| o.name_any() == name)
                 .map(|o| o.as_ref()),
-            insights: ExistingInsights::new(&insights),
+            insights: ExistingInsights::new(&ours.insights),
         };
         let mut desired = desired_hosted(&inputs, &existing, now);
         desired
@@ -350,14 +428,19 @@ impl HostedReconciler {
                 &existing.insights,
                 now,
             ));
-        let w = self.writers_of(ns, name);
         // Every sync writes all it can: a refused object blocks no other one.
         let a = w
             .statuses
-            .sync(desired.cluster.control_plane.iter(), &cps)
+            .sync(desired.cluster.control_plane.iter(), &ours.cps)
             .await;
-        let b = w.pools.sync(&desired.cluster.worker_pools, &pools).await;
-        let c = w.insights.sync(&desired.cluster.insights, &insights).await;
+        let b = w
+            .pools
+            .sync(&desired.cluster.worker_pools, &ours.pools)
+            .await;
+        let c = w
+            .insights
+            .sync(&desired.cluster.insights, &ours.insights)
+            .await;
         let (a, b, c) = (a?, b?, c?);
         let writes = a.writes() + b.writes() + c.writes();
         if writes > 0 {
@@ -381,31 +464,33 @@ impl HostedReconciler {
     /// A HostedCluster that cannot be read (`u`): only the insights of its unreadable inputs
     /// (its own among them); its status objects go (nothing about its update is known).
     async fn reconcile_unreadable(
-        &mut self,
+        &self,
         u: &UnreadableInput,
+        index: &PassIndex,
         unreadable_inputs: &[UnreadableInput],
+        w: &mut ClusterWriters,
         now: Timestamp,
     ) -> Result<Option<Duration>, WriteError> {
-        let (ns, name) = (
-            u.place.namespace.clone().unwrap_or_default(),
-            u.name.clone(),
-        );
-        let cps = labelled(&self.caches.control_plane_statuses, &ns, &name);
-        let pools = labelled(&self.caches.worker_pool_statuses, &ns, &name);
-        let insights = labelled(&self.caches.insights, &ns, &name);
+        let (ns, name) = (u.place.namespace.as_deref().unwrap_or_default(), &u.name);
+        let ours = index.ours(ns, name);
         let desired = unreadable::desired_unreadable(
             u,
             unreadable_inputs,
-            &ExistingInsights::new(&insights),
+            &ExistingInsights::new(&ours.insights),
             now,
         );
-        let w = self.writers_of(&ns, &name);
         let a = w
             .statuses
-            .sync(desired.cluster.control_plane.iter(), &cps)
+            .sync(desired.cluster.control_plane.iter(), &ours.cps)
             .await;
-        let b = w.pools.sync(&desired.cluster.worker_pools, &pools).await;
-        let c = w.insights.sync(&desired.cluster.insights, &insights).await;
+        let b = w
+            .pools
+            .sync(&desired.cluster.worker_pools, &ours.pools)
+            .await;
+        let c = w
+            .insights
+            .sync(&desired.cluster.insights, &ours.insights)
+            .await;
         let (a, b, c) = (a?, b?, c?);
         if a.writes() + b.writes() + c.writes() > 0 {
             tracing::info!(
@@ -417,7 +502,8 @@ impl HostedReconciler {
         Ok(w.retry_in())
     }
 
-    /// One pass over every HostedCluster (see [`Reconcile::reconcile`]).
+    /// One pass over every HostedCluster (see [`Reconcile::reconcile`]), [`CLUSTER_CONCURRENCY`]
+    /// at a time, each with its own writers.
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
@@ -436,36 +522,55 @@ impl HostedReconciler {
         if let Some(g) = self.guests.as_mut() {
             g.sync(hcs.iter().map(|h| h.as_ref()));
         }
+        let index = PassIndex::new(&self.caches);
+        // Each piece of work takes its cluster's writers along and gives them back.
+        let mut writers = std::mem::take(&mut self.writers);
+        let mut work = Vec::new();
+        for u in bad_clusters {
+            let key = (
+                u.place.namespace.clone().unwrap_or_default(),
+                u.name.clone(),
+            );
+            let w = writers
+                .remove(&key)
+                .unwrap_or_else(|| self.new_writers(&key.0));
+            work.push((key, Work::Unreadable(u), w));
+        }
+        for hc in hcs
+            .iter()
+            .filter(|h| h.metadata.deletion_timestamp.is_none())
+        {
+            let key = (hc.namespace().to_string(), hc.name().to_string());
+            let w = writers
+                .remove(&key)
+                .unwrap_or_else(|| self.new_writers(&key.0));
+            work.push((key, Work::Cluster(hc), w));
+        }
+        // Futures made first (not in the stream's closure): the pass future stays `Send`.
+        let this = &*self;
+        let jobs: Vec<_> = work
+            .into_iter()
+            .map(|(key, item, w)| run_work(this, key, item, w, &index, &unreadable_inputs, now))
+            .collect();
+        let done: Vec<_> = futures::stream::iter(jobs)
+            .buffer_unordered(CLUSTER_CONCURRENCY)
+            .collect()
+            .await;
+        // Writers of clusters not reconciled this pass (being deleted) are kept as they were.
+        self.writers = writers;
         let mut next: Option<Duration> = None;
         let mut first_error = None;
-        for u in bad_clusters {
-            match self.reconcile_unreadable(u, &unreadable_inputs, now).await {
+        for (key, unreadable, w, r) in done {
+            self.writers.insert(key.clone(), w);
+            match r {
                 Ok(n) => next = [next, n].into_iter().flatten().min(),
                 Err(e) => {
-                    tracing::warn!(
-                        reconciler = NAME,
-                        hosted_cluster = %u.key(),
-                        error = %e,
-                        "writing an unreadable hosted cluster's insight failed; the others go on"
-                    );
-                    next = [next, Some(RETRY)].into_iter().flatten().min();
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        for hc in &hcs {
-            if hc.metadata.deletion_timestamp.is_some() {
-                continue;
-            }
-            match self.reconcile_cluster(hc, &unreadable_inputs, now).await {
-                Ok(n) => next = [next, n].into_iter().flatten().min(),
-                Err(e) => {
-                    tracing::warn!(
-                        reconciler = NAME,
-                        hosted_cluster = %format!("{}/{}", hc.namespace(), hc.name()),
-                        error = %e,
-                        "writing a hosted cluster's objects failed; the others go on"
-                    );
+                    let hosted_cluster = format!("{}/{}", key.0, key.1);
+                    if unreadable {
+                        tracing::warn!(reconciler = NAME, %hosted_cluster, error = %e, "writing an unreadable hosted cluster's insight failed; the others go on");
+                    } else {
+                        tracing::warn!(reconciler = NAME, %hosted_cluster, error = %e, "writing a hosted cluster's objects failed; the others go on");
+                    }
                     next = [next, Some(RETRY)].into_iter().flatten().min();
                     first_error.get_or_insert(e);
                 }
@@ -477,6 +582,37 @@ impl HostedReconciler {
             None => Ok(next),
         }
     }
+}
+
+/// One piece of a pass with its cluster's writers; gives them back with the result and
+/// whether it was an unreadable HostedCluster's.
+async fn run_work(
+    this: &HostedReconciler,
+    key: (String, String),
+    item: Work<'_>,
+    mut w: ClusterWriters,
+    index: &PassIndex,
+    unreadable_inputs: &[UnreadableInput],
+    now: Timestamp,
+) -> (
+    (String, String),
+    bool,
+    ClusterWriters,
+    Result<Option<Duration>, WriteError>,
+) {
+    let (r, unreadable) = match item {
+        Work::Cluster(hc) => (
+            this.reconcile_cluster(hc, index, unreadable_inputs, &mut w, now)
+                .await,
+            false,
+        ),
+        Work::Unreadable(u) => (
+            this.reconcile_unreadable(u, index, unreadable_inputs, &mut w, now)
+                .await,
+            true,
+        ),
+    };
+    (key, unreadable, w, r)
 }
 
 impl Reconcile for HostedReconciler {
