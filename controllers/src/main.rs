@@ -34,6 +34,10 @@ use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
 
 mod hosted_main;
 
+/// jemalloc (see docs/benchmarks.md, "Controller memory").
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Command-line flags.
 #[derive(Parser, Debug)]
 #[command(
