@@ -311,7 +311,9 @@ pub fn pool_owners(pools: &[MachineConfigPool]) -> BTreeMap<String, OwnerReferen
 /// The pools' share of the worker-pools reconciler.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PoolsShare {
-    /// Every pool's assessment, in pool order (the master pool included).
+    /// Every pool's assessment, in pool order (the master pool included), as
+    /// [`nodes::aggregate_pool_status`] gives it: its `insights` are the pool's own (D.8),
+    /// not copies of its nodes' (the node insights are built per node).
     pub pools: Vec<PoolAssessment>,
     /// One WorkerPoolUpdateStatus per non-master pool, in pool order.
     pub statuses: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
@@ -331,7 +333,7 @@ pub fn pools_share(
     let pools: Vec<PoolAssessment> = ctx
         .pools()
         .iter()
-        .map(|p| nodes::aggregate_pool(ctx, p, assessed.iter().copied()))
+        .map(|p| nodes::aggregate_pool_status(ctx, p, assessed.iter().copied()))
         .collect();
     let mut statuses = Vec::new();
     let mut insights = Vec::new();

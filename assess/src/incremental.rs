@@ -1,10 +1,12 @@
 //! The worker-pools share, incrementally: what the worker-pools reconciler keeps between
 //! passes so that thousands of nodes stay cheap (see `docs/benchmarks.md`), pure.
 //!
-//! - each node's assessment *and its desired insight objects* are cached by resourceVersion
-//!   (and uid): a node event re-assesses that node only ([`crate::nodes::assess_node`],
-//!   [`compose::node_insights`]), and one that changes nothing the assessment reads (a kubelet
-//!   heartbeat) ends there;
+//! - each node's assessment is cached by resourceVersion (and uid): a node event re-assesses
+//!   that node only ([`crate::nodes::assess_node`]), and one that changes nothing the
+//!   assessment reads (a kubelet heartbeat) ends there;
+//! - the desired insight objects are built from the cached assessments as they are iterated
+//!   ([`WorkerPools::insights`], [`compose::node_insights`]), never all held at once: at
+//!   thousands of nodes they were the largest thing the share held;
 //! - pools are re-aggregated ([`compose::pools_share`]) only when a node assessment, the
 //!   context (ClusterVersion target, pools, MachineConfigs) or a pool's identity changed.
 //!
@@ -22,15 +24,15 @@ use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool,
 use crate::compose::{self, Desired, ExistingInsights, Labels};
 use crate::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
 
-/// A node's assessment and desired insights, valid while its resourceVersion (and uid) and
-/// the context are unchanged and its time threshold (if any) has not passed.
+/// A node's assessment, valid while its resourceVersion (and uid) and the context are
+/// unchanged and its time threshold (if any) has not passed.
 #[derive(Clone, Debug)]
 struct CachedNode {
     resource_version: Option<String>,
     uid: Option<String>,
     assessment: Option<NodeAssessment>,
-    /// Its progress insight then its health insights, named, labelled and owned.
-    desired: Vec<Desired<UpdateInsightStatus>>,
+    /// The node's owner reference: its insights' owner.
+    owner: Option<OwnerReference>,
 }
 
 /// What one [`WorkerPools::update`] did.
@@ -49,6 +51,8 @@ pub struct WorkerPools {
     /// Boxed: a `CachedNode` is about 700 bytes, and a hash table holds its values inline with
     /// up to twice the slots it needs (and both tables while it grows).
     nodes: HashMap<String, Box<CachedNode>>,
+    /// The cluster labels of the last update (the insights' base labels).
+    base: Labels,
     /// Owner references of the pools, by name (a re-created pool changes them).
     pool_owners: BTreeMap<String, OwnerReference>,
     /// The last aggregation.
@@ -62,6 +66,7 @@ impl Default for WorkerPools {
         WorkerPools {
             context: None,
             nodes: HashMap::new(),
+            base: Labels::new(),
             pool_owners: BTreeMap::new(),
             pools: compose::PoolsShare::default(),
             dirty: true,
@@ -98,7 +103,6 @@ impl WorkerPools {
         // Nodes: re-assess those whose object changed or whose time threshold passed.
         let mut seen: HashSet<&str> = HashSet::with_capacity(nodes.len());
         let mut next_change: Option<Timestamp> = None;
-        let mut rebuild: Vec<(String, Option<OwnerReference>)> = Vec::new();
         for node in nodes {
             let name = node.metadata.name.as_deref().unwrap_or_default();
             let rv = node.metadata.resource_version.as_deref();
@@ -127,10 +131,9 @@ impl WorkerPools {
                             resource_version: rv.map(str::to_string),
                             uid: uid.map(str::to_string),
                             assessment,
-                            desired: Vec::new(),
+                            owner: compose::owner_of(node.as_ref()),
                         }),
                     );
-                    rebuild.push((name.to_string(), compose::owner_of(node.as_ref())));
                     self.dirty = true;
                 }
             }
@@ -150,16 +153,10 @@ impl WorkerPools {
             self.dirty = true;
         }
 
-        let existing = ExistingInsights::new(existing);
-        for (name, owner) in rebuild {
-            let Some(c) = self.nodes.get_mut(&name) else {
-                continue;
-            };
-            c.desired = match &c.assessment {
-                Some(a) => compose::node_insights(a, owner, &existing, base),
-                None => Vec::new(),
-            };
+        if &self.base != base {
+            self.base = base.clone();
         }
+        let existing = ExistingInsights::new(existing);
 
         let aggregated = self.dirty;
         if self.dirty {
@@ -177,12 +174,21 @@ impl WorkerPools {
         }
     }
 
-    /// Every desired UpdateInsight: each node's, then the pools'.
-    pub fn insights(&self) -> impl Iterator<Item = &Desired<UpdateInsightStatus>> {
+    /// Every desired UpdateInsight, each node's (built from its cached assessment as the
+    /// iterator reaches it, `startedAt` carried over from `existing`, our UpdateInsights as
+    /// they are), then the pools'.
+    pub fn insights<'a>(
+        &'a self,
+        existing: &'a [Arc<UpdateInsight>],
+    ) -> impl Iterator<Item = Desired<UpdateInsightStatus>> + 'a {
+        let existing = ExistingInsights::new(existing);
         self.nodes
             .values()
-            .flat_map(|c| c.desired.iter())
-            .chain(self.pools.insights.iter())
+            .flat_map(move |c| match &c.assessment {
+                Some(a) => compose::node_insights(a, c.owner.clone(), &existing, &self.base),
+                None => Vec::new(),
+            })
+            .chain(self.pools.insights.iter().cloned())
     }
 
     /// The desired WorkerPoolUpdateStatus objects, in pool order.
@@ -190,8 +196,14 @@ impl WorkerPools {
         &self.pools.statuses
     }
 
-    /// Every pool's assessment of the last aggregation, in pool order (the master included).
+    /// Every pool's assessment of the last aggregation, in pool order (the master included);
+    /// their `insights` are the pools' own (see [`compose::PoolsShare::pools`]).
     pub fn pools(&self) -> &[PoolAssessment] {
         &self.pools.pools
+    }
+
+    /// Every node's assessment (any order).
+    pub fn node_assessments(&self) -> impl Iterator<Item = &NodeAssessment> {
+        self.nodes.values().filter_map(|c| c.assessment.as_ref())
     }
 }

@@ -34,6 +34,12 @@ use update_status_controllers::worker_pools_reconciler::WorkerPoolsReconciler;
 
 mod hosted_main;
 
+/// jemalloc, with the options of `.cargo/config.toml` (one arena, freed pages returned within a
+/// second): glibc's malloc kept two arenas of freed pages after the cold start, 96 → 79 MiB
+/// peak RSS at 5,000 nodes (docs/benchmarks.md, "Controller memory"). mimalloc was worse.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Command-line flags.
 #[derive(Parser, Debug)]
 #[command(

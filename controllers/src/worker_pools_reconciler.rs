@@ -208,7 +208,10 @@ impl WorkerPoolsReconciler {
         // (it is retried after its own back-off, see `writer`).
         let b = self
             .insights
-            .sync(self.share.insights(), &existing_insight_objs)
+            .sync(
+                self.share.insights(&existing_insight_objs),
+                &existing_insight_objs,
+            )
             .await;
         let a = self.statuses.sync(&statuses, &existing_status_objs).await;
         let (a, b) = match (a, b) {
@@ -251,18 +254,25 @@ impl WorkerPoolsReconciler {
 
     /// Publishes the pool metrics of the last aggregation.
     fn publish_metrics(&self) {
+        // Node progress insights by pool and assessment.
+        let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
+        for n in self.share.node_assessments() {
+            let i = &n.progress;
+            if let Some(p) = i
+                .progress
+                .as_ref()
+                .filter(|_| i.type_ == InsightType::Progress)
+            {
+                *by_pool
+                    .entry(n.pool.as_str())
+                    .or_default()
+                    .entry(p.assessment)
+                    .or_default() += 1;
+            }
+        }
         let mut metrics_pools = Vec::new();
         for pool in self.share.pools().iter().filter(|p| !p.is_master) {
-            let mut by: BTreeMap<Assessment, u32> = BTreeMap::new();
-            for i in &pool.insights {
-                if let Some(p) = i
-                    .progress
-                    .as_ref()
-                    .filter(|_| i.type_ == InsightType::Progress)
-                {
-                    *by.entry(p.assessment).or_default() += 1;
-                }
-            }
+            let by = by_pool.remove(pool.name.as_str()).unwrap_or_default();
             metrics_pools.push((pool.name.as_str(), &pool.status, by));
         }
         self.metrics.set_pools(metrics_pools);

@@ -493,17 +493,20 @@ impl<K: StatusObject> Writer<K> {
     /// Makes the objects of this reconciler exactly `desired`: applies what differs from
     /// `existing` (the watch cache), deletes the reconciler's objects not in `desired`.
     ///
+    /// `desired` may hold the objects or build them as it is iterated (owned items): they are
+    /// read one at a time, and only the jobs of one batch are kept.
+    ///
     /// The comparison allocates nothing for an unchanged object (a pass over thousands of
     /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time, each
     /// object's status after its metadata.
-    pub async fn sync<'d, I>(
+    pub async fn sync<I>(
         &mut self,
         desired: I,
         existing: &[Arc<K>],
     ) -> Result<SyncStats, WriteError>
     where
-        I: IntoIterator<Item = &'d Desired<K::Status>>,
-        K::Status: 'd,
+        I: IntoIterator,
+        I::Item: std::borrow::Borrow<Desired<K::Status>>,
     {
         let now = Instant::now();
         self.pending
@@ -535,7 +538,8 @@ impl<K: StatusObject> Writer<K> {
         loop {
             let mut jobs = Vec::new();
             for d in desired.by_ref() {
-                wanted.insert(d.name.as_str());
+                let d = std::borrow::Borrow::borrow(&d);
+                wanted.insert(d.name.clone());
                 if self.backing_off(&d.name, Some(d), now) {
                     continue;
                 }
@@ -612,7 +616,7 @@ impl<K: StatusObject> Writer<K> {
             if stop_on_error && first_error.is_some() {
                 break;
             }
-            if wanted.contains(name)
+            if wanted.contains(*name)
                 || self.deleted.contains_key(*name)
                 || self.backing_off(name, None, now)
                 || obj.meta().deletion_timestamp.is_some()

@@ -270,12 +270,14 @@ impl Controller {
             ),
             None => Vec::new(),
         };
+        let worker_pool_insights: Vec<Desired<UpdateInsightStatus>> =
+            self.worker_pools.insights(&ours.insights).collect();
         Objects::new(
             cp.status,
             self.worker_pools.statuses(),
             cp.insights
                 .iter()
-                .chain(self.worker_pools.insights())
+                .chain(&worker_pool_insights)
                 .chain(&alerts),
         )
     }

@@ -117,16 +117,40 @@ pub fn aggregate_pool<'a>(
     pool: &PoolContext,
     nodes: impl IntoIterator<Item = &'a NodeAssessment>,
 ) -> PoolAssessment {
+    aggregate(ctx, pool, nodes, true)
+}
+
+/// [`aggregate_pool`] without copies of the nodes' insights: the same status, and `insights`
+/// holds the pool's own insight (D.8) only. For callers that keep each node's insights
+/// themselves (the worker-pools share): at thousands of nodes the copies were a second set
+/// of every node insight, held between passes.
+pub fn aggregate_pool_status<'a>(
+    ctx: &NodeContext,
+    pool: &PoolContext,
+    nodes: impl IntoIterator<Item = &'a NodeAssessment>,
+) -> PoolAssessment {
+    aggregate(ctx, pool, nodes, false)
+}
+
+fn aggregate<'a>(
+    ctx: &NodeContext,
+    pool: &PoolContext,
+    nodes: impl IntoIterator<Item = &'a NodeAssessment>,
+    node_insights: bool,
+) -> PoolAssessment {
     let mut members: Vec<&NodeAssessment> =
         nodes.into_iter().filter(|n| n.pool == pool.name).collect();
     let counts = pool_counts(members.iter().copied());
     let assessment = pool_assessment(&counts);
 
-    let mut insights = Vec::with_capacity(members.len() + 1);
-    members.sort_by(|a, b| compare_node_insights(&a.progress, &b.progress));
-    insights.extend(members.iter().map(|n| n.progress.clone()));
-    members.sort_by(|a, b| a.name.cmp(&b.name));
-    insights.extend(members.iter().flat_map(|n| n.health.iter().cloned()));
+    let mut insights = Vec::new();
+    if node_insights {
+        insights.reserve(members.len() + 1);
+        members.sort_by(|a, b| compare_node_insights(&a.progress, &b.progress));
+        insights.extend(members.iter().map(|n| n.progress.clone()));
+        members.sort_by(|a, b| a.name.cmp(&b.name));
+        insights.extend(members.iter().flat_map(|n| n.health.iter().cloned()));
+    }
     // D.8
     if pool.paused && counts.excluded > 0 {
         insights.extend(
@@ -151,7 +175,11 @@ pub fn aggregate_pool<'a>(
         );
     }
 
-    let health = tally(&insights);
+    let health = if node_insights {
+        tally(&insights)
+    } else {
+        tally(members.iter().flat_map(|n| &n.health).chain(&insights))
+    };
 
     let moving = members
         .iter()

@@ -175,6 +175,9 @@ struct Run {
     burst_writes: u64,
     rss_hwm_kib: u64,
     rss_kib: u64,
+    /// The controller's peak RSS on the same control plane before the cluster is created (no
+    /// nodes, no objects): what the RSS grows from.
+    empty_hwm_kib: u64,
     cpu_s: f64,
     cli_s: f64,
     cli_hwm_kib: u64,
@@ -481,6 +484,27 @@ fn node_insight_name(sim: &Simulation, index: usize) -> String {
     )
 }
 
+/// The controller's peak RSS (KiB) on a control plane with nothing but our CRDs and namespace:
+/// started, left until its caches listed and its write counter stayed quiet for 3 s, stopped.
+async fn empty_cluster_hwm(args: &Args, kubeconfig: &Path, log: &Path) -> anyhow::Result<u64> {
+    let controller = Controller::start(&args.controller, kubeconfig, log)?;
+    // The metrics endpoint answers once the caches are being filled; then 3 quiet seconds.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while controller.scrape().await.is_none() {
+        if Instant::now() > deadline {
+            bail!(
+                "the controller did not serve /metrics on the empty cluster (log {})",
+                log.display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    controller
+        .settle(Duration::from_secs(3), Duration::from_secs(60))
+        .await?;
+    Ok(memory_kib(controller.pid()).0)
+}
+
 async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     let mut run = Run {
         nodes: n,
@@ -502,6 +526,21 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
         &Patch::Apply(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})),
     )
     .await?;
+
+    // The controller on the empty cluster first: the RSS it needs whatever the node count
+    // (binary, runtime, TLS, watches), which the growth per node is counted from.
+    let work = repo_root().join("target/bench");
+    std::fs::create_dir_all(&work)?;
+    run.empty_hwm_kib = empty_cluster_hwm(
+        args,
+        &kubeconfig,
+        &work.join(format!("controller-{n}-empty.log")),
+    )
+    .await?;
+    log(&format!(
+        "{n} nodes: controller peak RSS on the empty cluster {:.1} MiB",
+        mib(run.empty_hwm_kib)
+    ));
 
     // A cluster in the middle of its update: the nodes are rolling.
     let start = Timestamp::now()
@@ -544,8 +583,6 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     ));
 
     // Cold start.
-    let work = repo_root().join("target/bench");
-    std::fs::create_dir_all(&work)?;
     let controller_log = work.join(format!("controller-{n}.log"));
     let t0 = Instant::now();
     let controller = Controller::start(&args.controller, &kubeconfig, &controller_log, &[])?;
@@ -1060,6 +1097,18 @@ fn report(
             )
         },
     );
+    row(
+        &mut s,
+        "… growth per node: (peak − peak on the empty cluster) / nodes (empty-cluster peak)",
+        "",
+        &|r| {
+            format!(
+                "{:.1} KiB ({:.0} MiB)",
+                r.rss_hwm_kib.saturating_sub(r.empty_hwm_kib) as f64 / r.nodes.max(1) as f64,
+                mib(r.empty_hwm_kib)
+            )
+        },
+    );
     row(&mut s, "controller RSS at the end", "", &|r| {
         format!("{:.0} MiB", mib(r.rss_kib))
     });
@@ -1124,7 +1173,7 @@ fn report(
 - *steady state*: nothing changes but kubelet heartbeats (`lastHeartbeatTime` of every node's conditions, each node every 5 min, spread evenly): the controller re-reads those nodes and must write nothing.\n\
 - *isolated node changes*: worker nodes walk their update one phase at a time (Draining → Updating → Rebooting → Done (still cordoned) → uncordoned), one change in flight at a time; latency is from just before the node write to the arrival of the node's UpdateInsight watch event showing the new assessment and phase (so it includes the API round trips, the controller's 100 ms debounce and the benchmark's own watch). Every change rewrites the node's insight status (1 write); the 3 of 5 changes that move the node's assessment (Outdated → Progressing → Unavailable → Completed) also rewrite the insight's `assessment` label, a separate metadata write since the status subresource cannot change labels (0.6 per change); the pool's counts change too, but a WorkerPoolUpdateStatus change that is only in its counts is written at most once per second (`POOL_STATUS_MIN_INTERVAL`), so the pool costs a fraction of a write per change. The isolated p99 is the 99th of the 100 samples (nearest rank); the slowest sample is in the log of `make bench`.\n\
 - *burst*: that many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`): two writes per node insight (label and status, the assessment moves), while the pool status is written once or twice for the whole wave.\n\
-- *RSS and CPU*: `/proc/<pid>/status` `VmHWM`/`VmRSS` and `/proc/<pid>/stat` `utime + stime` of the controller process (the API server and etcd run on the same 2 CPUs).\n"
+- *RSS and CPU*: `/proc/<pid>/status` `VmHWM`/`VmRSS` and `/proc/<pid>/stat` `utime + stime` of the controller process (the API server and etcd run on the same 2 CPUs). The growth per node subtracts the peak RSS of the same controller started, before the cluster is created, on the empty control plane (our CRDs and namespace only) and left 3 s after its caches listed.\n"
     );
     if let Some(f) = fleet {
         let _ = writeln!(s, "{}", fleet::report(f));
