@@ -487,7 +487,7 @@ fn node_insight_name(sim: &Simulation, index: usize) -> String {
 /// The controller's peak RSS (KiB) on a control plane with nothing but our CRDs and namespace:
 /// started, left until its caches listed and its write counter stayed quiet for 3 s, stopped.
 async fn empty_cluster_hwm(args: &Args, kubeconfig: &Path, log: &Path) -> anyhow::Result<u64> {
-    let controller = Controller::start(&args.controller, kubeconfig, log)?;
+    let controller = Controller::start(&args.controller, kubeconfig, log, &[])?;
     // The metrics endpoint answers once the caches are being filled; then 3 quiet seconds.
     let deadline = Instant::now() + Duration::from_secs(60);
     while controller.scrape().await.is_none() {
