@@ -717,7 +717,7 @@ impl<K: StatusObject> Writer<K> {
 }
 
 /// Writes made concurrently by one [`Writer::sync`].
-pub const WRITE_CONCURRENCY: usize = 8;
+pub const WRITE_CONCURRENCY: usize = 32;
 /// Objects planned and written per batch of a sync (bounds the copies a pass holds).
 pub const WRITE_BATCH: usize = 256;
 

@@ -565,12 +565,15 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     run.objects = want_insights + want_pools + 1;
 
     // The API server's raw write rate for the same objects, before the controller starts.
-    let named = update_status_controllers::assess::compose::desired_cluster(
+    let mut named = update_status_controllers::assess::compose::desired_cluster(
         &inputs.as_cluster_inputs(),
         &update_status_controllers::assess::compose::Existing::default(),
         &update_status_controllers::assess::compose::Labels::new(),
         Timestamp::now(),
     );
+    // The same owner references as the controller's (the Nodes' real uids): the garbage
+    // collector tracks every new dependent, on the same CPUs.
+    raw_writes::own_by_live_nodes(&client, &mut named.insights).await?;
     let (raw_writes, raw_s) =
         raw_writes::raw_write_rate(&client, &named.insights, args.concurrency).await?;
     drop(named);

@@ -16,7 +16,32 @@ use update_status_controllers::assess::compose::Desired;
 /// Where the raw writes go (not the controller's namespace).
 pub const RAW_NAMESPACE: &str = "bench-raw-writes";
 
-/// Writes `objects` (metadata, then status), `concurrency` objects at a time; the writes made
+/// Points the owner references of `objects` at the live Nodes (their uids as the API server
+/// gave them); an owner that is not a live Node is dropped (the garbage collector would delete
+/// its dependent).
+pub async fn own_by_live_nodes(
+    client: &Client,
+    objects: &mut [Desired<UpdateInsightStatus>],
+) -> anyhow::Result<()> {
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
+    let uids: std::collections::HashMap<String, String> = nodes
+        .list_metadata(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|m| Some((m.metadata.name?, m.metadata.uid?)))
+        .collect();
+    for d in objects {
+        d.owner = d.owner.take().and_then(|mut o| {
+            (o.kind == "Node").then_some(())?;
+            o.uid = uids.get(&o.name)?.clone();
+            Some(o)
+        });
+    }
+    Ok(())
+}
+
+/// Writes `objects` (metadata with their owner references, then status), `concurrency` objects at a time; the writes made
 /// and the seconds they took.
 pub async fn raw_write_rate(
     client: &Client,
@@ -42,7 +67,7 @@ pub async fn raw_write_rate(
                 let meta = json!({
                     "apiVersion": "update.openshift.io/v1alpha1",
                     "kind": "UpdateInsight",
-                    "metadata": {"name": d.name, "labels": d.labels},
+                    "metadata": {"name": d.name, "labels": d.labels, "ownerReferences": d.owner.iter().collect::<Vec<_>>()},
                     "spec": {},
                 });
                 api.patch(&d.name, &params, &Patch::Apply(&meta)).await?;
