@@ -6,7 +6,8 @@
 //! status, no owners), `kubectl update-status --fleet` lists the hosted clusters, changes are
 //! mirrored, nothing is written in a steady state, a name two HostedClusters would share is
 //! refused for the second only (and its metric says so), a renamed managed cluster moves its
-//! copies, and a deleted HostedCluster's copies are deleted, freeing its name.
+//! copies, a deleted HostedCluster's copies are deleted, freeing its name, and a refused one's
+//! series goes with it.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::time::Duration;
@@ -256,6 +257,30 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     })
     .await?;
     assert!(hub_up(&controller, &key_zeta).is_some_and(|l| l.ends_with(" 1")));
+
+    // 7. A name that cannot be a namespace: refused (series 0), the old copies deleted; the
+    //    HostedCluster deleted while refused: its series go.
+    annotate(&env, &ns, b, "Not_A_Label").await?;
+    wait_for(TIMEOUT, "b refused", || async {
+        hub_up(&controller, &key_b).is_some_and(|l| l.ends_with(" 0"))
+    })
+    .await?;
+    wait_for(TIMEOUT, "b's copies deleted", || async {
+        copies_in(&env, hub_b2.name()).await.is_ok_and(|n| n == 0)
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        hub_up(&controller, &key_b).is_some_and(|l| l.ends_with(" 0")),
+        "still reported down once its old session ended: {:?}",
+        hub_up(&controller, &key_b)
+    );
+    env.kubectl_ok(["delete", "hostedcluster", b, "-n", &ns, "--wait=false"])
+        .await?;
+    wait_for(TIMEOUT, "b's hub series removed", || async {
+        hub_up(&controller, &key_b).is_none()
+    })
+    .await?;
     drop(controller);
     Ok(())
 }

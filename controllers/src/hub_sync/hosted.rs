@@ -213,13 +213,16 @@ impl HostedHubSync {
     /// Starts, retires and wakes the sessions to match the HostedClusters and our objects.
     fn reconcile(&self, s: &mut Sessions, ended: &Arc<Notify>, shutdown: &watch::Receiver<bool>) {
         // Sessions that ended (retired and done): their series go, unless the hosted cluster
-        // reports under a new name (same label).
+        // reports under a new name (same label) or its new name is refused.
         let Sessions {
-            active, retiring, ..
+            active,
+            retiring,
+            refused,
         } = s;
         retiring.retain(|(key, r)| {
             let done = r.task.is_finished();
-            if done && !active.contains_key(key) {
+            // A refused name keeps its series at 0 (the alert's input).
+            if done && !active.contains_key(key) && !refused.contains_key(key) {
                 self.metrics.hub_sync_forget(&label(key));
             }
             !done
@@ -236,8 +239,15 @@ impl HostedHubSync {
                 s.retiring.push((key, r));
             }
         }
-        s.refused
-            .retain(|k, _| wanted.get(k).is_some_and(Result::is_err));
+        // Refusals that ended: a HostedCluster gone takes its series along (one now accepted
+        // gets a session, which reports).
+        s.refused.retain(|k, _| {
+            let keep = wanted.get(k).is_some_and(Result::is_err);
+            if !keep && !wanted.contains_key(k) {
+                self.metrics.hub_sync_forget(&label(k));
+            }
+            keep
+        });
         for (key, result) in wanted {
             match result {
                 Err(why) => {
