@@ -227,6 +227,9 @@ impl HostedHubSync {
             }
             !done
         });
+        // A session that ended while active (retired and revived in the same instant): started
+        // again below.
+        active.retain(|_, r| !r.task.is_finished());
         let wanted = hub_names(&self.hosted_clusters.state());
         // Retire what is gone or renamed.
         let keys: Vec<HostedKey> = s.active.keys().cloned().collect();
@@ -261,13 +264,16 @@ impl HostedHubSync {
                     // A session still deleting copies under this name: revive it if it is this
                     // HostedCluster's, else wait for it to end (it would delete the new copies).
                     if let Some(i) = s.retiring.iter().position(|(_, r)| r.hub_name == name) {
-                        if s.retiring[i].0 == key {
-                            let (_, r) = s.retiring.swap_remove(i);
+                        if s.retiring[i].0 != key {
+                            continue;
+                        }
+                        let (_, r) = s.retiring.swap_remove(i);
+                        if !r.task.is_finished() {
                             r.retired.store(false, Ordering::SeqCst);
                             r.wake.notify_one();
                             s.active.insert(key, r);
+                            continue;
                         }
-                        continue;
                     }
                     let r = self.start(&key, name, ended, shutdown);
                     s.active.insert(key, r);
