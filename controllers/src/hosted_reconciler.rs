@@ -37,7 +37,7 @@ use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 
-use crate::assess::compose::{Existing, ExistingInsights};
+use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
 use crate::health::Health;
@@ -190,6 +190,19 @@ struct ClusterWriters {
 }
 
 impl ClusterWriters {
+    /// Makes the cluster's objects `desired`, `ours` being those in the cache; returns the
+    /// writes made. Every sync writes all it can: a refused object blocks no other one.
+    async fn sync(&mut self, desired: &DesiredCluster, ours: &Ours) -> Result<u32, WriteError> {
+        let a = self
+            .statuses
+            .sync(desired.control_plane.iter(), &ours.cps)
+            .await;
+        let b = self.pools.sync(&desired.worker_pools, &ours.pools).await;
+        let c = self.insights.sync(&desired.insights, &ours.insights).await;
+        let (a, b, c) = (a?, b?, c?);
+        Ok(a.writes() + b.writes() + c.writes())
+    }
+
     fn retry_in(&self) -> Option<Duration> {
         [
             self.statuses.retry_in(),
@@ -428,21 +441,7 @@ impl HostedReconciler {
                 &existing.insights,
                 now,
             ));
-        // Every sync writes all it can: a refused object blocks no other one.
-        let a = w
-            .statuses
-            .sync(desired.cluster.control_plane.iter(), &ours.cps)
-            .await;
-        let b = w
-            .pools
-            .sync(&desired.cluster.worker_pools, &ours.pools)
-            .await;
-        let c = w
-            .insights
-            .sync(&desired.cluster.insights, &ours.insights)
-            .await;
-        let (a, b, c) = (a?, b?, c?);
-        let writes = a.writes() + b.writes() + c.writes();
+        let writes = w.sync(&desired.cluster, ours).await?;
         if writes > 0 {
             tracing::info!(
                 reconciler = NAME,
@@ -479,20 +478,7 @@ impl HostedReconciler {
             &ExistingInsights::new(&ours.insights),
             now,
         );
-        let a = w
-            .statuses
-            .sync(desired.cluster.control_plane.iter(), &ours.cps)
-            .await;
-        let b = w
-            .pools
-            .sync(&desired.cluster.worker_pools, &ours.pools)
-            .await;
-        let c = w
-            .insights
-            .sync(&desired.cluster.insights, &ours.insights)
-            .await;
-        let (a, b, c) = (a?, b?, c?);
-        if a.writes() + b.writes() + c.writes() > 0 {
+        if w.sync(&desired.cluster, ours).await? > 0 {
             tracing::info!(
                 reconciler = NAME,
                 hosted_cluster = %format!("{ns}/{name}"),
