@@ -220,7 +220,7 @@ pub async fn guest_client(bytes: &[u8], secret_ref: &str) -> Result<GuestClient,
         .map_err(|e| invalid(kubeconfig_problem(&e)))?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
     let server = redact_url(&config.cluster_url.to_string());
-    let client = kube::Client::try_from(config).map_err(|_| {
+    let client = crate::client::build(config).map_err(|_| {
         invalid("cannot make a client (the certificate authority or client certificate/key cannot be used)")
     })?;
     Ok(GuestClient {

@@ -45,7 +45,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
             refused.join(", ")
         );
     }
-    let client = kube::Client::try_default()
+    let client = update_status_controllers::client::infer()
         .await
         .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
     preflight(&client, args.watch_namespace.as_deref()).await?;

@@ -9,6 +9,7 @@
 //! from [`health`].
 pub mod alerts_reconciler;
 pub use update_status_assess as assess;
+pub mod client;
 pub mod clock;
 pub mod control_plane_reconciler;
 pub mod health;

@@ -193,7 +193,7 @@ async fn main() -> anyhow::Result<()> {
     }
     // Checked before anything starts: a wrong URL is a configuration error.
     let prometheus = prometheus_client(&args)?;
-    let client = kube::Client::try_default()
+    let client = update_status_controllers::client::infer()
         .await
         .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
     preflight(&client, &args.namespace).await?;

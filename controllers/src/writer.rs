@@ -255,6 +255,19 @@ struct Pending {
     /// [`json_fingerprint`] of the status written.
     status: u64,
     at: Instant,
+    /// The metadata was applied (a creation included).
+    meta_written: bool,
+}
+
+/// What one object's writes did: what was written, or what was refused.
+type Outcome<S> = Result<Pending, Refused<S>>;
+
+/// A write the API server refused: what [`Writer::record_failure`] needs.
+struct Refused<S> {
+    verb: &'static str,
+    error: kube::Error,
+    labels: BTreeMap<String, String>,
+    status: S,
 }
 
 /// Feeds what is written to a hasher.
@@ -313,6 +326,11 @@ pub struct Writer<K: StatusObject> {
     failures: HashMap<String, Failure<K::Status>>,
     metrics: Arc<Metrics>,
     target: Target,
+    /// Writes run at once: [`WRITE_CONCURRENCY`], halved after a sync the API server
+    /// throttled (a `429` the client's bounded retries gave up on, see [`crate::client`]),
+    /// doubled back after a sync that wrote without (down to one, up to
+    /// [`WRITE_CONCURRENCY`]).
+    concurrency: usize,
 }
 
 /// Is this label ours (so its absence in the desired set means "remove")?
@@ -376,6 +394,7 @@ impl<K: StatusObject> Writer<K> {
             failures: HashMap::new(),
             metrics,
             target: Target::Local,
+            concurrency: WRITE_CONCURRENCY,
         }
     }
 
@@ -497,8 +516,9 @@ impl<K: StatusObject> Writer<K> {
     /// read one at a time, and only the jobs of one batch are kept.
     ///
     /// The comparison allocates nothing for an unchanged object (a pass over thousands of
-    /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time, each
-    /// object's status after its metadata.
+    /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time (fewer
+    /// while the API server throttles, see [`Writer::concurrency`]), each object's status
+    /// after its metadata.
     pub async fn sync<I>(
         &mut self,
         desired: I,
@@ -532,29 +552,32 @@ impl<K: StatusObject> Writer<K> {
         let failed = AtomicBool::new(false);
         let failed = &failed;
         let kind = K::kind(&()).to_string();
-        // Planned and written [`WRITE_BATCH`] at a time: a job holds copies of its object's
-        // labels and status, so a first pass over thousands of objects held them all at once.
-        let mut desired = desired.into_iter();
-        loop {
-            let mut jobs = Vec::new();
-            for d in desired.by_ref() {
+        // One stream of jobs, planned as the writes take them (a job holds copies of its
+        // object's labels and status: only the jobs in flight exist at once) and written
+        // `concurrency` at a time with no barrier between groups (batches waited for their
+        // slowest write: at a cold start that idled the API server at every batch's end).
+        // What the writes did is applied to the writer's state once the stream is done.
+        let concurrency = self.concurrency;
+        let mut unchanged = 0u32;
+        let mut throttled = false;
+        let mut outcomes: Vec<(String, Outcome<K::Status>)> = Vec::new();
+        {
+            let this = &*self;
+            let wanted = &mut wanted;
+            let unchanged = &mut unchanged;
+            let jobs = desired.into_iter().filter_map(|d| {
                 let d = std::borrow::Borrow::borrow(&d);
                 wanted.insert(d.name.clone());
-                if self.backing_off(&d.name, Some(d), now) {
-                    continue;
+                if this.backing_off(&d.name, Some(d), now) {
+                    return None;
                 }
-                match self.plan(d, existing.get(d.name.as_str()).copied()) {
-                    Some(job) => jobs.push(job),
-                    None => stats.unchanged += 1,
+                let job = this.plan(d, existing.get(d.name.as_str()).copied());
+                if job.is_none() {
+                    *unchanged += 1;
                 }
-                if jobs.len() >= WRITE_BATCH {
-                    break;
-                }
-            }
-            if jobs.is_empty() {
-                break;
-            }
-            let results: Vec<JobResult<K::Status>> = futures::stream::iter(jobs)
+                job
+            });
+            let mut results = futures::stream::iter(jobs)
                 .map(|job| {
                     let api = api.clone();
                     let params = params.clone();
@@ -569,43 +592,63 @@ impl<K: StatusObject> Writer<K> {
                         (job, Some(r))
                     }
                 })
-                .buffer_unordered(WRITE_CONCURRENCY)
-                .collect()
-                .await;
-            for (job, result) in results {
+                .buffer_unordered(concurrency);
+            while let Some((job, result)) = results.next().await {
                 let Some(result) = result else { continue };
                 match result {
                     Ok(written) => {
-                        self.failures.remove(&job.name);
                         if written.meta {
                             stats.meta_writes += 1;
-                            self.count(&kind, "apply");
-                            self.deleted.remove(&job.name);
+                            this.count(&kind, "apply");
                         }
                         if job.status_body {
                             stats.status_writes += 1;
-                            self.count(&kind, "apply-status");
+                            this.count(&kind, "apply-status");
                         }
-                        self.pending.insert(
-                            job.name,
-                            Pending {
-                                resource_version: written.resource_version,
-                                meta: meta_fingerprint(&job.labels, job.owner.as_ref()),
-                                status: json_fingerprint(&job.status),
-                                at: Instant::now(),
-                            },
-                        );
+                        let pending = Pending {
+                            resource_version: written.resource_version,
+                            meta: meta_fingerprint(&job.labels, job.owner.as_ref()),
+                            status: json_fingerprint(&job.status),
+                            at: Instant::now(),
+                            meta_written: written.meta,
+                        };
+                        outcomes.push((job.name, Ok(pending)));
                     }
                     Err((verb, e)) => {
                         // A failed status write after a metadata write: the metadata write counts.
                         if verb == "apply-status" && job.meta {
                             stats.meta_writes += 1;
-                            self.count(&kind, "apply");
+                            this.count(&kind, "apply");
                         }
-                        let e = self.error(verb, &job.name, e);
-                        self.record_failure(&e, "write", Some((job.labels, job.status)));
-                        first_error.get_or_insert(e);
+                        throttled |= matches!(&e, kube::Error::Api(s) if s.code == 429);
+                        let refused = Refused {
+                            verb,
+                            error: e,
+                            labels: job.labels,
+                            status: job.status,
+                        };
+                        outcomes.push((job.name, Err(refused)));
                     }
+                }
+            }
+        }
+        stats.unchanged += unchanged;
+        if stats.writes() > 0 || !outcomes.is_empty() {
+            self.adapt_concurrency(throttled);
+        }
+        for (name, outcome) in outcomes {
+            match outcome {
+                Ok(pending) => {
+                    self.failures.remove(&name);
+                    if pending.meta_written {
+                        self.deleted.remove(&name);
+                    }
+                    self.pending.insert(name, pending);
+                }
+                Err(r) => {
+                    let e = self.error(r.verb, &name, r.error);
+                    self.record_failure(&e, "write", Some((r.labels, r.status)));
+                    first_error.get_or_insert(e);
                 }
             }
         }
@@ -645,6 +688,31 @@ impl<K: StatusObject> Writer<K> {
             Some(e) => Err(e),
             None => Ok(stats),
         }
+    }
+
+    /// Halves the concurrency after a sync with a throttled call, doubles it back after one
+    /// without (see [`Writer::concurrency`]).
+    fn adapt_concurrency(&mut self, throttled: bool) {
+        let before = self.concurrency;
+        self.concurrency = if throttled {
+            (before / 2).max(1)
+        } else {
+            (before * 2).min(WRITE_CONCURRENCY)
+        };
+        if self.concurrency != before {
+            tracing::info!(
+                kind = %K::kind(&()),
+                reconciler = self.reconciler,
+                from = before,
+                to = self.concurrency,
+                "write concurrency changed (the API server throttled us or stopped doing so)"
+            );
+        }
+    }
+
+    /// Writes run at once by the next sync.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
     }
 
     /// Forgets the writes the cache shows: from then on the cache is the truth (were the object
@@ -718,13 +786,6 @@ impl<K: StatusObject> Writer<K> {
 
 /// Writes made concurrently by one [`Writer::sync`].
 pub const WRITE_CONCURRENCY: usize = 32;
-/// Objects planned and written per batch of a sync (bounds the copies a pass holds).
-pub const WRITE_BATCH: usize = 256;
-
-/// A job and how its writes went (what was written, or the verb that failed; `None`: not
-/// run, a hub writer having stopped at an earlier failure).
-type JobResult<S> = (Job<S>, Option<Result<Written, (&'static str, kube::Error)>>);
-
 /// The writes one object needs.
 struct Job<S> {
     name: String,
@@ -904,6 +965,7 @@ mod tests {
                 meta: meta_fingerprint(&w.full_labels(&BTreeMap::new()), None),
                 status: json_fingerprint(&desired.status),
                 at: Instant::now(),
+                meta_written: true,
             },
         );
         // Just written, not in the cache yet: nothing to do.

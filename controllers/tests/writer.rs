@@ -10,7 +10,9 @@
 //!   where a local writer goes on with the other objects;
 //! - a refused object (a `422`) blocks no other one, is counted in
 //!   `update_status_write_errors_total` and retried alone after its back-off (at least the
-//!   server's `Retry-After` for a `429`), unless its content changed.
+//!   server's `Retry-After` for a `429`), unless its content changed;
+//! - a `429` halves the write concurrency until a sync goes through without one;
+//! - a slow write holds up no other object (no batch waits for its slowest write).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -61,7 +63,16 @@ struct ApiServer {
 
 impl ApiServer {
     /// A client whose calls `script` answers.
-    fn start(mut script: Script) -> (kube::Client, ApiServer) {
+    fn start(script: Script) -> (kube::Client, ApiServer) {
+        Self::start_holding(script, None)
+    }
+
+    /// As [`ApiServer::start`], but the answers to calls whose path contains `hold.0` are sent
+    /// only once the semaphore `hold.1` is closed (a slow object).
+    fn start_holding(
+        mut script: Script,
+        hold: Option<(&'static str, Arc<tokio::sync::Semaphore>)>,
+    ) -> (kube::Client, ApiServer) {
         let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
         let calls = Arc::new(Mutex::new(Vec::new()));
         let recorded = calls.clone();
@@ -87,6 +98,10 @@ impl ApiServer {
                     },
                 };
                 let (code, reply) = script(&call);
+                let held = hold
+                    .as_ref()
+                    .filter(|(path, _)| call.path.contains(path))
+                    .map(|(_, release)| release.clone());
                 recorded
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -96,7 +111,15 @@ impl ApiServer {
                     .header(http::header::CONTENT_TYPE, "application/json")
                     .body(Body::from(serde_json::to_vec(&reply).expect("a reply")))
                     .expect("a response");
-                send.send_response(response);
+                match held {
+                    Some(release) => {
+                        tokio::spawn(async move {
+                            let _closed = release.acquire().await;
+                            send.send_response(response);
+                        });
+                    }
+                    None => send.send_response(response),
+                }
             }
         });
         (kube::Client::new(service, NAMESPACE), ApiServer { calls })
@@ -409,6 +432,41 @@ async fn an_object_no_longer_desired_is_deleted_and_others_objects_are_left_alon
     assert_eq!(metrics.total_writes(), 1);
 }
 
+#[tokio::test]
+async fn a_slow_write_holds_up_no_other_object() {
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let (client, server) = ApiServer::start_holding(accept_all(), Some(("/slow", release.clone())));
+    let metrics = Arc::new(Metrics::new().expect("metrics"));
+    let mut w: Writer<ControlPlaneUpdateStatus> =
+        Writer::new(client, NAMESPACE, RECONCILER, metrics);
+    // The slow object first, then many more than a pass writes at once (and than the 256 a
+    // batch held when the writer still waited for each batch's slowest write).
+    let others = 300;
+    let wanted: Vec<_> = std::iter::once(desired("slow", 1))
+        .chain((0..others).map(|i| desired(&format!("c{i}"), 1)))
+        .collect();
+    let sync = tokio::spawn(async move {
+        let result = w.sync(&wanted, &[]).await;
+        (w, result)
+    });
+    // Every other object is written in full while the slow one's first call waits.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while server.calls().len() < 1 + 2 * others {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} of {} calls made while one write was slow",
+            server.calls().len(),
+            1 + 2 * others
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!sync.is_finished(), "the slow write is still waiting");
+    release.close();
+    let (_w, result) = sync.await.expect("the sync task");
+    assert_eq!(result.expect("sync"), counts(301, 301, 0, 0));
+    assert_eq!(server.calls().len(), 2 + 2 * others);
+}
+
 /// `count` new objects and one stale copy to delete, every apply answered `403`: the calls a
 /// writer makes.
 async fn sync_against_a_forbidding_server(
@@ -570,6 +628,27 @@ async fn a_throttled_object_waits_at_least_the_servers_retry_after() {
     );
     let wait = w.retry_in().expect("a back-off");
     assert!(wait > Duration::from_secs(6), "{wait:?}");
+}
+
+#[tokio::test]
+async fn a_throttling_server_halves_the_write_concurrency_until_it_stops() {
+    let answer = Arc::new(Mutex::new(Some(failure(429, "TooManyRequests"))));
+    let (mut w, _server, _metrics) = writer(refuse_one(answer.clone()));
+    assert_eq!(w.concurrency(), WRITE_CONCURRENCY);
+    // Each pass with a throttled call halves it (new content: tried at once each time).
+    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    assert_eq!(w.concurrency(), WRITE_CONCURRENCY / 2);
+    assert!(w.sync(&[desired("bad", 2)], &[]).await.is_err());
+    assert_eq!(w.concurrency(), WRITE_CONCURRENCY / 4);
+    // A batch without a throttled call (a 422 too) doubles it back.
+    *answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(failure(422, "Invalid"));
+    assert!(w.sync(&[desired("bad", 3)], &[]).await.is_err());
+    assert_eq!(w.concurrency(), WRITE_CONCURRENCY / 2);
+    *answer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    w.sync(&[desired("bad", 4)], &[]).await.expect("accepted");
+    assert_eq!(w.concurrency(), WRITE_CONCURRENCY);
+    w.sync(&[desired("bad", 5)], &[]).await.expect("accepted");
+    assert_eq!(w.concurrency(), WRITE_CONCURRENCY, "never above the bound");
 }
 
 #[tokio::test]

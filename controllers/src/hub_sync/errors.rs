@@ -37,7 +37,7 @@ pub enum HubError {
         path: PathBuf,
         /// The error.
         #[source]
-        source: Box<kube::Error>,
+        source: Box<crate::client::ClientError>,
     },
     /// A call to the hub failed.
     #[error("{verb} in namespace {namespace} on the hub: {source}")]

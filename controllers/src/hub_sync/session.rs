@@ -42,7 +42,7 @@ pub async fn load_client(path: &Path) -> Result<kube::Client, HubError> {
             .await
             .map_err(kc_err)?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
-    kube::Client::try_from(config).map_err(|e| HubError::Client {
+    crate::client::build(config).map_err(|e| HubError::Client {
         path: path.to_path_buf(),
         source: Box::new(e),
     })

@@ -1,0 +1,160 @@
+//! The Kubernetes clients of the controller, with a bounded retry of throttled calls.
+//!
+//! kube 5's default retry (`Config::default_retry`) retries `429`/`503`/`504` answers up to 15
+//! times with an exponential back-off that grows to 1,000 s: against a throttling API server a
+//! single write could wait minutes inside the client, and the reconciler's whole pass with it
+//! (a throttled e2e run once stalled past its 3-minute bound that way). These clients retry the
+//! same answers like client-go does: honouring the server's `Retry-After` (the max-inflight and
+//! priority-and-fairness filters answer 1 s), otherwise backing off from [`RETRY_MIN`] to
+//! [`RETRY_MAX`], [`RETRY_ATTEMPTS`] times at most, so a call fails within about 15 s and the
+//! writer's own per-object back-off takes over (see [`crate::writer`]).
+//!
+//! Made with kube's own pieces ([`RetryPolicy`], tower's `RetryLayer`): kube builds its retry
+//! layer only with fixed parameters, so it is turned off and ours wraps the client's service,
+//! behind a `Buffer` (tower's retry needs a cloneable service; kube's is boxed).
+
+use std::time::Duration;
+
+use kube::client::ClientBuilder;
+use kube::client::retry::RetryPolicy;
+use tower::buffer::BufferLayer;
+use tower::retry::RetryLayer;
+
+/// First wait before retrying a throttled call without `Retry-After`.
+pub const RETRY_MIN: Duration = Duration::from_millis(100);
+/// Longest wait between two tries of a throttled call (a longer `Retry-After` is not honoured:
+/// the call fails and the writer backs the object off instead).
+pub const RETRY_MAX: Duration = Duration::from_secs(2);
+/// Retries of one throttled call.
+pub const RETRY_ATTEMPTS: u32 = 10;
+/// Calls queued for the client's service (it is always ready: the queue stays short).
+const BUFFER: usize = 1024;
+
+/// Errors while making a client.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The configuration cannot be used (TLS material, proxy, auth).
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// The retry parameters are invalid (a bug: they are constants).
+    #[error("retry policy: {0}")]
+    Retry(String),
+}
+
+/// A client for `config` with the bounded retry. Must be called within a Tokio runtime.
+pub fn build(config: kube::Config) -> Result<kube::Client, ClientError> {
+    with_retry(config, RETRY_MIN, RETRY_MAX, RETRY_ATTEMPTS)
+}
+
+fn with_retry(
+    mut config: kube::Config,
+    min: Duration,
+    max: Duration,
+    attempts: u32,
+) -> Result<kube::Client, ClientError> {
+    config.default_retry = false;
+    let policy = RetryPolicy::new(min, max, attempts, true)
+        .map_err(|e| ClientError::Retry(e.to_string()))?;
+    Ok(ClientBuilder::try_from(config)?
+        .with_layer(&BufferLayer::new(BUFFER))
+        .with_layer(&RetryLayer::new(policy))
+        .build())
+}
+
+/// A client from the in-cluster configuration or `KUBECONFIG` (as `kube::Client::try_default`),
+/// with the bounded retry.
+pub async fn infer() -> Result<kube::Client, ClientError> {
+    let config = kube::Config::infer()
+        .await
+        .map_err(|e| ClientError::Kube(kube::Error::InferConfig(e)))?;
+    build(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Instant;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::Api;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A plain-HTTP server that answers `429` with `Retry-After: 0` to every request but the
+    /// `ok_after`-th, which gets a ConfigMap; counts the requests.
+    async fn server(ok_after: u32) -> (String, Arc<AtomicU32>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let count = Arc::new(AtomicU32::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    loop {
+                        let Ok(n) = sock.read(&mut buf).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        let i = seen.fetch_add(1, Ordering::SeqCst) + 1;
+                        let reply = if i >= ok_after {
+                            let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns"}}"#;
+                            format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                                body.len()
+                            )
+                        } else {
+                            let body = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"message":"too many requests"}"#;
+                            format!(
+                                "HTTP/1.1 429 Too Many Requests\r\nretry-after: 0\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                                body.len()
+                            )
+                        };
+                        if sock.write_all(reply.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (format!("http://{addr}"), count)
+    }
+
+    /// Short waits: the test checks the retries, not the production waits.
+    const MAX: Duration = Duration::from_millis(20);
+
+    fn client(url: &str) -> kube::Client {
+        let config = kube::Config::new(url.parse().expect("url"));
+        with_retry(config, Duration::from_millis(5), MAX, RETRY_ATTEMPTS).expect("client")
+    }
+
+    #[tokio::test]
+    async fn a_throttled_call_is_retried_until_it_succeeds() {
+        let (url, count) = server(4).await;
+        let cms: Api<ConfigMap> = Api::namespaced(client(&url), "ns");
+        let cm = cms.get("x").await.expect("the fourth try succeeds");
+        assert_eq!(cm.metadata.name.as_deref(), Some("x"));
+        assert_eq!(count.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_call_throttled_for_good_fails_after_the_bounded_retries() {
+        let (url, count) = server(u32::MAX).await;
+        let cms: Api<ConfigMap> = Api::namespaced(client(&url), "ns");
+        let started = Instant::now();
+        let err = cms.get("x").await.expect_err("always throttled");
+        assert!(
+            matches!(&err, kube::Error::Api(s) if s.code == 429),
+            "the 429 reaches the caller: {err}"
+        );
+        assert_eq!(count.load(Ordering::SeqCst), RETRY_ATTEMPTS + 1);
+        // Bounded: at most the longest wait per retry (kube's default would wait minutes).
+        assert!(started.elapsed() < MAX * RETRY_ATTEMPTS + Duration::from_secs(2));
+    }
+}
