@@ -259,8 +259,10 @@ struct Pending {
     meta_written: bool,
 }
 
-/// What one object's writes did: what was written, or what was refused.
-type Outcome<S> = Result<Pending, Refused<S>>;
+/// What one object's writes did: what was written, or what was refused (boxed: a status is
+/// hundreds of bytes inline, and a cold start keeps thousands of outcomes until its stream
+/// ends, nearly all of them successes).
+type Outcome<S> = Result<Pending, Box<Refused<S>>>;
 
 /// A write the API server refused: what [`Writer::record_failure`] needs.
 struct Refused<S> {
@@ -627,13 +629,13 @@ impl<K: StatusObject> Writer<K> {
                             labels: job.labels,
                             status: job.status,
                         };
-                        outcomes.push((job.name, Err(refused)));
+                        outcomes.push((job.name, Err(Box::new(refused))));
                     }
                 }
             }
         }
         stats.unchanged += unchanged;
-        if stats.writes() > 0 || !outcomes.is_empty() {
+        if !outcomes.is_empty() {
             self.adapt_concurrency(throttled);
         }
         for (name, outcome) in outcomes {

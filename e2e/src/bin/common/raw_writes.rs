@@ -3,6 +3,10 @@
 //! and status-updated as fast as the API server takes them, on the same control plane, in a
 //! namespace the controller does not watch. Each object costs the same two writes as the
 //! controller's (server-side apply of the metadata, then of the status subresource).
+//!
+//! Measured twice: into a namespace nobody watches (the goal's raw rate), and into another one
+//! while a watcher decodes every event there, as the controller's own cache of its objects
+//! does (what that watch costs the API server and the CPUs it shares).
 
 use std::time::Instant;
 
@@ -15,6 +19,8 @@ use update_status_controllers::assess::compose::Desired;
 
 /// Where the raw writes go (not the controller's namespace).
 pub const RAW_NAMESPACE: &str = "bench-raw-writes";
+/// Where the raw writes with a watch go.
+pub const RAW_WATCHED_NAMESPACE: &str = "bench-raw-writes-watched";
 
 /// Points the owner references of `objects` at the live Nodes (their uids as the API server
 /// gave them); an owner that is not a live Node is dropped (the garbage collector would delete
@@ -41,23 +47,48 @@ pub async fn own_by_live_nodes(
     Ok(())
 }
 
-/// Writes `objects` (metadata with their owner references, then status), `concurrency` objects at a time; the writes made
-/// and the seconds they took.
+/// Writes `objects` (metadata with their owner references, then status) into `namespace`,
+/// `concurrency` objects at a time, with a watcher decoding every UpdateInsight event of that
+/// namespace meanwhile if `watched`; the writes made and the seconds they took.
 pub async fn raw_write_rate(
     client: &Client,
     objects: &[Desired<UpdateInsightStatus>],
     concurrency: usize,
+    namespace: &str,
+    watched: bool,
 ) -> anyhow::Result<(u64, f64)> {
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     ns.patch(
-        RAW_NAMESPACE,
+        namespace,
         &PatchParams::apply("bench"),
         &Patch::Apply(
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RAW_NAMESPACE}}),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
         ),
     )
     .await?;
-    let api: Api<UpdateInsight> = Api::namespaced(client.clone(), RAW_NAMESPACE);
+    let api: Api<UpdateInsight> = Api::namespaced(client.clone(), namespace);
+    let watch = if watched {
+        let stream = kube::runtime::watcher(api.clone(), Default::default());
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            let mut ready = Some(ready_tx);
+            let mut events = 0u64;
+            while let Some(event) = stream.next().await {
+                if let Ok(kube::runtime::watcher::Event::InitDone) = event
+                    && let Some(tx) = ready.take()
+                {
+                    let _ = tx.send(());
+                }
+                events += 1;
+            }
+            events
+        });
+        ready_rx.await?;
+        Some(task)
+    } else {
+        None
+    };
     let params = PatchParams::apply("bench-raw").force();
     let t = Instant::now();
     let results: Vec<anyhow::Result<()>> = futures::stream::iter(objects)
@@ -86,6 +117,9 @@ pub async fn raw_write_rate(
         .collect()
         .await;
     let secs = t.elapsed().as_secs_f64();
+    if let Some(task) = watch {
+        task.abort();
+    }
     for r in results {
         r?;
     }
