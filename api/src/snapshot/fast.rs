@@ -449,6 +449,14 @@ mod tests {
                 .expect("UTF-8 passes");
             assert_eq!(out, text);
         }
+        // An empty read in the middle of a cut character is not the end of the text.
+        let mut checked = crate::snapshot::file::Checked::new(Trickle("✓".as_bytes(), 1));
+        let mut one = [0u8; 1];
+        assert_eq!(checked.read(&mut one).expect("first byte"), 1);
+        assert_eq!(checked.read(&mut []).expect("nothing asked"), 0);
+        let mut rest = Vec::new();
+        checked.read_to_end(&mut rest).expect("the rest");
+        assert_eq!(rest, "✓".as_bytes()[1..]);
         let bad: [&[u8]; 6] = [
             b"{\"a\": \"\xff\"}",
             b"{\"a\": \"\xc0\x80\"}",

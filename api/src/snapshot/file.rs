@@ -97,6 +97,10 @@ fn sequence_len(first: u8) -> usize {
 impl<R: Read> Read for Checked<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8");
+        if buf.is_empty() {
+            // Not the end of the text: nothing asked, nothing read.
+            return Ok(0);
+        }
         let n = self.inner.read(buf)?;
         self.total += n as u64;
         if self.total > MAX_FILE_BYTES {
