@@ -140,15 +140,78 @@ pub struct ClusterAssessment {
 
 /// The statuses of [`compose::desired_cluster`] with no objects of ours yet (what the CLI's
 /// offline mode renders and the fixture tests check): the same composition the controller
-/// writes, without names, labels and owners.
+/// writes, without names, labels and owners. See [`assess_cluster_nodes`].
 pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAssessment {
-    let desired = compose::desired_cluster(
-        inputs,
-        &compose::Existing::default(),
-        &compose::Labels::new(),
-        now,
-    );
-    ClusterAssessment::from(desired)
+    assess_cluster_nodes(inputs, inputs.nodes, now)
+}
+
+/// [`assess_cluster`] with the nodes given apart (`inputs.nodes` is not read), borrowed or
+/// owned: owned nodes are dropped one by one as they are assessed, so a large capture does not
+/// hold all its Nodes and all their insights at once (the offline CLI passes the snapshot's).
+///
+/// It is [`compose::desired_cluster`] with no objects of ours and no cluster labels, minus
+/// what the statuses do not need: the node insights, which are nearly all of the insights, are
+/// not wrapped with a name, labels and an owner reference, and each node's progress insight is
+/// moved out of its [`nodes::NodeAssessment`] instead of copied (the pools read the other
+/// fields only). The few other objects (control plane, pools, alerts) come from the same
+/// pieces as in `desired_cluster`; the tests check that both give the same statuses.
+pub fn assess_cluster_nodes<N: std::borrow::Borrow<Node>>(
+    inputs: &ClusterInputs<'_>,
+    nodes: impl IntoIterator<Item = N>,
+    now: Timestamp,
+) -> ClusterAssessment {
+    let ctx = nodes::NodeContext::from_inputs(inputs);
+    let existing = compose::ExistingInsights::default();
+    let base = compose::Labels::new();
+    // As in `desired_cluster`, the insights go into one vector sized once, the control
+    // plane's put in front of the nodes' in place (grown instead, its old buffers stayed in the
+    // allocator: +1.9 MiB of peak RSS at 5,000 nodes). Each assessment is boxed: not one
+    // 2.9 MiB vector next to all the Nodes, but small blocks allocated as the owned Nodes are
+    // freed, where the allocator reuses their memory (-2.5 MiB of peak RSS at 5,000 nodes);
+    // its moved-out progress insight is an empty default.
+    let nodes = nodes.into_iter();
+    let count = nodes.size_hint().0;
+    let mut insights: Vec<UpdateInsightStatus> = Vec::with_capacity(count + count / 8 + 64);
+    let mut assessed: Vec<Box<nodes::NodeAssessment>> = Vec::with_capacity(count);
+    for node in nodes {
+        if let Some(mut a) = nodes::assess_node(&ctx, node.borrow(), now) {
+            insights.push(std::mem::take(&mut a.progress));
+            insights.extend(a.health.iter().cloned());
+            assessed.push(Box::new(a));
+        }
+    }
+    let refs: Vec<&nodes::NodeAssessment> = assessed.iter().map(|a| &**a).collect();
+    let pools = compose::pools_share(&ctx, &refs, &Default::default(), &existing, &base);
+    drop(refs);
+    drop(assessed);
+    let master = pools.pools.iter().find(|p| p.is_master);
+    let cp = compose::control_plane_share_with(inputs, master, None, &existing, &base, now);
+    insights.splice(0..0, cp.insights.into_iter().map(|d| d.status));
+    insights.extend(pools.insights.into_iter().map(|d| d.status));
+    if let (Some(firing), Some(status)) = (inputs.alerts, cp.status.as_ref()) {
+        let alerts = compose::alerts_share(
+            Some((&status.status, None)),
+            pools.statuses.iter().map(|d| &d.status),
+            compose::AlertsPoll {
+                firing: Some(firing),
+                unavailable: None,
+                malformed: None,
+            },
+            &existing,
+            &base,
+            now,
+        );
+        insights.extend(alerts.into_iter().map(|d| d.status));
+    }
+    ClusterAssessment {
+        control_plane: cp.status.map(|d| d.status),
+        worker_pools: pools
+            .statuses
+            .into_iter()
+            .map(|d| (d.status.resource.name.clone(), d.status))
+            .collect(),
+        insights,
+    }
 }
 
 /// The statuses of the desired objects, without names, labels and owners (a WorkerPoolUpdateStatus

@@ -145,29 +145,34 @@ fn escape_value<'a>(v: &'a mut Value, path: &mut Vec<&'a str>) -> bool {
     }
 }
 
-/// A copy of `object` with its strings escaped. Objects with nothing to escape are returned as
-/// they are (not re-decoded).
-fn escaped<T: Serialize + DeserializeOwned + Clone>(object: &T) -> Result<T, serde_json::Error> {
-    let mut value = serde_json::to_value(object)?;
+/// Escapes the strings of `object` in place. Objects with nothing to escape are left as they
+/// are (not re-decoded).
+fn escape_in_place<T: Serialize + DeserializeOwned>(
+    object: &mut T,
+) -> Result<(), serde_json::Error> {
+    let mut value = serde_json::to_value(&*object)?;
     if escape_value(&mut value, &mut Vec::new()) {
-        serde_json::from_value(value)
-    } else {
-        Ok(object.clone())
+        *object = serde_json::from_value(value)?;
     }
+    Ok(())
 }
 
-/// The view with every string escaped for the text output.
-pub fn view(v: &View) -> Result<View, serde_json::Error> {
-    Ok(View {
-        control_plane: v.control_plane.as_ref().map(escaped).transpose()?,
-        worker_pools: v
-            .worker_pools
-            .iter()
-            .map(|(name, pool)| Ok((text(name, Newlines::Escape).into_owned(), escaped(pool)?)))
-            .collect::<Result<_, serde_json::Error>>()?,
-        insights: v.insights.iter().map(escaped).collect::<Result<_, _>>()?,
-        printed_nodes_only: v.printed_nodes_only,
-    })
+/// The view with every string escaped for the text output, in place: a large capture's
+/// thousands of insights are not copied.
+pub fn view(mut v: View) -> Result<View, serde_json::Error> {
+    if let Some(cp) = v.control_plane.as_mut() {
+        escape_in_place(cp)?;
+    }
+    for (name, pool) in &mut v.worker_pools {
+        if let Cow::Owned(escaped) = text(name, Newlines::Escape) {
+            *name = escaped;
+        }
+        escape_in_place(pool)?;
+    }
+    for insight in &mut v.insights {
+        escape_in_place(insight)?;
+    }
+    Ok(v)
 }
 
 /// The fleet rows with every string escaped for the text output.
@@ -234,7 +239,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let v = view(&View {
+        let v = view(View {
             insights: vec![insight],
             worker_pools: vec![("w\x1b".into(), Default::default())],
             ..Default::default()
@@ -303,6 +308,6 @@ mod tests {
             }],
             ..Default::default()
         };
-        assert_eq!(view(&view_in).expect("escape"), view_in);
+        assert_eq!(view(view_in.clone()).expect("escape"), view_in);
     }
 }

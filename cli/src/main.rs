@@ -129,7 +129,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         };
         match cli.output {
-            Format::Text => render::hosted::render(name, &escape::view(&view)?, now, details),
+            Format::Text => render::hosted::render(name, &escape::view(view)?, now, details),
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
     } else {
@@ -152,7 +152,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.output {
             Format::Text => {
                 render::check(&view)?;
-                render::render(&escape::view(&view)?, now, details)
+                render::render(&escape::view(view)?, now, details)
             }
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }

@@ -292,6 +292,40 @@ pub fn read<I: Input>(text: &str) -> Option<Vec<I>> {
     } else {
         parse_yaml(text)?
     };
+    objects(tops)
+}
+
+/// [`read`] on a JSON text parsed as it is read from `reader` (the bytes checked as
+/// [`super::file::read_text`] checks them), so that the text is never held whole: `None` when
+/// the text does not start as JSON (after ASCII white space only: `serde_json` skips no
+/// other), or when [`read`] would not read it or [`super::file::read_text`] would refuse it.
+pub fn read_json<I: Input, R: std::io::Read>(reader: R) -> Option<Vec<I>> {
+    use std::io::BufRead as _;
+    let mut reader =
+        std::io::BufReader::with_capacity(64 * 1024, super::file::Checked::new(reader));
+    loop {
+        let buf = reader.fill_buf().ok()?;
+        let spaces = buf
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .count();
+        match buf.get(spaces) {
+            Some(b'{' | b'[') => break,
+            Some(_) => return None,
+            // Only white space so far (or an empty text: not JSON).
+            None if buf.is_empty() => return None,
+            None => reader.consume(spaces),
+        }
+    }
+    let tops: Vec<Top<I>> = serde_json::Deserializer::from_reader(reader)
+        .into_iter::<Top<I>>()
+        .collect::<Result<_, _>>()
+        .ok()?;
+    objects(tops)
+}
+
+/// The input objects of the documents read, or `None` when one is of another kind.
+fn objects<I: Input>(tops: Vec<Top<I>>) -> Option<Vec<I>> {
     let mut flat = Vec::new();
     tops.into_iter().for_each(|t| flatten(t, &mut flat));
     let expected = I::kind(&());
@@ -355,6 +389,7 @@ mod tests {
     /// Both paths read `text` alike: the same objects (Nodes: with the metadata the fast path
     /// keeps), or the fast path gives up. Returns whether the fast path read it.
     fn agree<T: Input + PartialEq + Debug>(text: &str, fix: fn(T) -> T) -> bool {
+        streams_alike::<T>(text);
         let fast = read::<T>(text);
         match (fast, general::<T>(text)) {
             (Some(fast), Ok(slow)) => {
@@ -369,6 +404,129 @@ mod tests {
             ),
             (None, _) => false,
         }
+    }
+
+    /// A reader giving at most `chunk` bytes a call (characters cut between calls).
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            let (head, tail) = self.0.split_at(n);
+            buf[..n].copy_from_slice(head);
+            self.0 = tail;
+            Ok(n)
+        }
+    }
+
+    /// The streaming JSON reader reads `text` as [`read`] does when it starts as JSON (fed 1,
+    /// 3 or 4096 bytes at a time), and gives up on anything else.
+    fn streams_alike<T: Input + PartialEq + Debug>(text: &str) {
+        let json = matches!(
+            text.trim_start_matches([' ', '\t', '\n', '\r'])
+                .as_bytes()
+                .first(),
+            Some(b'{' | b'[')
+        );
+        for chunk in [1, 3, 4096] {
+            let streamed = read_json::<T, _>(Trickle(text.as_bytes(), chunk));
+            if json {
+                assert_eq!(streamed, read::<T>(text), "{chunk}: {text}");
+            } else {
+                assert!(streamed.is_none(), "{chunk}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_stream_reader_passes_utf8_and_refuses_anything_else() {
+        use std::io::Read as _;
+        let text = "{\"name\": \"né ✓ 𝄞 \u{7f}\"}\n".repeat(50);
+        for chunk in 1..=7 {
+            let mut out = String::new();
+            crate::snapshot::file::Checked::new(Trickle(text.as_bytes(), chunk))
+                .read_to_string(&mut out)
+                .expect("UTF-8 passes");
+            assert_eq!(out, text);
+        }
+        // An empty read in the middle of a cut character is not the end of the text.
+        let mut checked = crate::snapshot::file::Checked::new(Trickle("✓".as_bytes(), 1));
+        let mut one = [0u8; 1];
+        assert_eq!(checked.read(&mut one).expect("first byte"), 1);
+        assert_eq!(checked.read(&mut []).expect("nothing asked"), 0);
+        let mut rest = Vec::new();
+        checked.read_to_end(&mut rest).expect("the rest");
+        assert_eq!(rest, "✓".as_bytes()[1..]);
+        let bad: [&[u8]; 6] = [
+            b"{\"a\": \"\xff\"}",
+            b"{\"a\": \"\xc0\x80\"}",
+            b"{\"a\": \"\xed\xa0\x80\"}",
+            b"{\"a\": \"\xe2\x9c\"}",
+            b"{\"a\": \"x\"}\xe2\x9c",
+            b"{\"a\": \"x\"}\xf0",
+        ];
+        for bytes in bad {
+            for chunk in 1..=7 {
+                let mut out = Vec::new();
+                let got = crate::snapshot::file::Checked::new(Trickle(bytes, chunk))
+                    .read_to_end(&mut out);
+                assert!(got.is_err(), "{chunk}: {bytes:?}");
+                assert_eq!(read_json::<Node, _>(Trickle(bytes, chunk)), None);
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_json_file_is_read_as_it_streams_with_the_same_objects_and_errors() {
+        let dir = std::env::temp_dir().join(format!("us-fast-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let values = crate::snapshot::read_values(
+            &update_status_testdata::oc_status_case(
+                "4.14.1-workers-started-updating-multiple-pools",
+            )
+            .join("nodes.yaml"),
+        )
+        .expect("fixture");
+        // Enough copies (renamed) to pass the streaming threshold.
+        let mut items = Vec::new();
+        for i in 0.. {
+            for v in &values {
+                let mut v = v.clone();
+                v["metadata"]["name"] = serde_json::json!(format!("node-{i}-{}", items.len()));
+                items.push(v);
+            }
+            if serde_json::to_string(&items).map_or(0, |s| s.len()) as u64
+                > 2 * super::super::STREAM_MIN_BYTES
+            {
+                break;
+            }
+        }
+        let text =
+            serde_json::json!({"apiVersion": "v1", "kind": "NodeList", "items": items}).to_string();
+        let path = dir.join("nodes.yaml");
+        std::fs::write(&path, &text).expect("write");
+        let streamed: Vec<Node> = read_typed::<Node>(&path).expect("read");
+        let general: Vec<Node> = general::<Node>(&text).expect("general");
+        assert_eq!(streamed.len(), items.len());
+        assert_eq!(
+            streamed.into_iter().map(node).collect::<Vec<_>>(),
+            general.into_iter().map(node).collect::<Vec<_>>()
+        );
+        // A byte that is not UTF-8 in the middle of the text: the error of the whole text read.
+        let mut bytes = text.into_bytes();
+        let at = bytes.len() / 2
+            + bytes[bytes.len() / 2..]
+                .iter()
+                .position(|&b| b == b'a')
+                .expect("an a");
+        bytes[at] = 0xff;
+        std::fs::write(&path, &bytes).expect("write");
+        let err = read_typed::<Node>(&path).expect_err("not UTF-8");
+        assert!(
+            matches!(err, SnapshotError::NotUtf8 { offset, .. } if offset == at),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     fn node(mut n: Node) -> Node {

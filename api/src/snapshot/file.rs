@@ -3,7 +3,7 @@
 //! refused before it is opened, so reading never blocks and never grows without bound.
 
 use std::fs::{File, FileType, Metadata};
-use std::io::Read as _;
+use std::io::Read;
 use std::path::Path;
 
 use super::SnapshotError;
@@ -19,6 +19,26 @@ pub fn entry_exists(path: &Path) -> bool {
 
 /// The text of `path`, checked as described in the module documentation.
 pub fn read_text(path: &Path) -> Result<String, SnapshotError> {
+    let (file, len) = open(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| SnapshotError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(path));
+    }
+    String::from_utf8(bytes).map_err(|e| SnapshotError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// `path` opened for reading once checked (a regular file within the size cap), with its
+/// length when opened.
+pub fn open(path: &Path) -> Result<(File, u64), SnapshotError> {
     let read_error = |error: std::io::Error| SnapshotError::Read {
         path: path.to_path_buf(),
         error,
@@ -35,18 +55,92 @@ pub fn read_text(path: &Path) -> Result<String, SnapshotError> {
     check_regular(path, &meta)?;
     let file = File::open(path).map_err(read_error)?;
     // The entry may have been replaced between the two calls: check what was opened.
-    check_regular(path, &file.metadata().map_err(read_error)?)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(path));
+    let meta = file.metadata().map_err(read_error)?;
+    check_regular(path, &meta)?;
+    Ok((file, meta.len()))
+}
+
+/// A reader that passes the bytes of `inner` through and fails (an I/O error) as soon as they
+/// are not UTF-8 or exceed [`MAX_FILE_BYTES`]: what [`read_text`] accepts, checked as the
+/// bytes stream by (for a parser reading a large file without holding its text). A failure
+/// says only that [`read_text`] would refuse the file; it gives the error.
+pub struct Checked<R> {
+    inner: R,
+    /// The start of a character cut at the end of the last read.
+    partial: [u8; 4],
+    partial_len: usize,
+    total: u64,
+}
+
+impl<R: Read> Checked<R> {
+    pub fn new(inner: R) -> Self {
+        Checked {
+            inner,
+            partial: [0; 4],
+            partial_len: 0,
+            total: 0,
+        }
     }
-    String::from_utf8(bytes).map_err(|e| SnapshotError::NotUtf8 {
-        path: path.to_path_buf(),
-        offset: e.utf8_error().valid_up_to(),
-    })
+}
+
+/// The length of the UTF-8 sequence a byte starts (0: not a first byte).
+fn sequence_len(first: u8) -> usize {
+    match first {
+        0x00..=0x7F => 1,
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => 0,
+    }
+}
+
+impl<R: Read> Read for Checked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8");
+        if buf.is_empty() {
+            // Not the end of the text: nothing asked, nothing read.
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.total += n as u64;
+        if self.total > MAX_FILE_BYTES {
+            return Err(std::io::Error::other("too large"));
+        }
+        let read = buf.get(..n).unwrap_or_default();
+        if n == 0 && self.partial_len > 0 {
+            return Err(invalid());
+        }
+        let mut rest = read;
+        if self.partial_len > 0 {
+            // Complete the character cut by the last read.
+            let first = self.partial.first().copied().unwrap_or_default();
+            let missing = sequence_len(first).saturating_sub(self.partial_len);
+            let take = missing.min(rest.len());
+            let (head, tail) = rest.split_at(take);
+            for (slot, &b) in self.partial.iter_mut().skip(self.partial_len).zip(head) {
+                *slot = b;
+            }
+            self.partial_len += take;
+            rest = tail;
+            if take == missing {
+                let whole = self.partial.get(..self.partial_len).unwrap_or_default();
+                std::str::from_utf8(whole).map_err(|_| invalid())?;
+                self.partial_len = 0;
+            }
+        }
+        if let Err(e) = std::str::from_utf8(rest) {
+            // Only a character cut at the end of the read may wait for the next one.
+            let cut = rest.get(e.valid_up_to()..).unwrap_or_default();
+            if e.error_len().is_some() || cut.len() >= 4 {
+                return Err(invalid());
+            }
+            self.partial_len = cut.len();
+            for (slot, &b) in self.partial.iter_mut().zip(cut) {
+                *slot = b;
+            }
+        }
+        Ok(n)
+    }
 }
 
 fn too_large(path: &Path) -> SnapshotError {

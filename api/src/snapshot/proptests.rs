@@ -190,6 +190,20 @@ fn paths_agree(text: &str) -> Result<(), TestCaseError> {
     };
     let path = Path::new("nodes.yaml");
     let general = super::values_of(path, text).and_then(|v| super::objects_of::<Node>(path, v));
+    // The streaming JSON reader: what the fast path reads, on a text that starts as JSON.
+    if matches!(
+        text.trim_start_matches([' ', '\t', '\n', '\r'])
+            .as_bytes()
+            .first(),
+        Some(b'{' | b'[')
+    ) {
+        prop_assert_eq!(
+            fast::read_json::<Node, _>(text.as_bytes()),
+            fast::read::<Node>(text),
+            "{}",
+            text
+        );
+    }
     if let Some(fast) = fast::read::<Node>(text) {
         match general {
             Ok(general) => {

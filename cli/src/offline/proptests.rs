@@ -197,7 +197,7 @@ proptest! {
             .and_then(|n| n.checked_add(jiff::SignedDuration::from_secs(offset_s)).ok())
             .unwrap_or(Timestamp::UNIX_EPOCH);
         let view = super::assess(&snap, now);
-        let escaped = crate::escape::view(&view).expect("escape");
+        let escaped = crate::escape::view(view.clone()).expect("escape");
         let text = render::render(&escaped, now, Details::All);
         prop_assert!(text.ends_with('\n'));
         prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
