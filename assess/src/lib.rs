@@ -205,13 +205,19 @@ pub fn assess_cluster_nodes<N: std::borrow::Borrow<Node>>(
     }
     ClusterAssessment {
         control_plane: cp.status.map(|d| d.status),
-        worker_pools: pools
-            .statuses
-            .into_iter()
-            .map(|d| (d.status.resource.name.clone(), d.status))
-            .collect(),
+        worker_pools: by_pool_name(pools.statuses),
         insights,
     }
+}
+
+/// The WorkerPoolUpdateStatus statuses by the name of their pool.
+fn by_pool_name(
+    statuses: Vec<compose::Desired<WorkerPoolUpdateStatusStatus>>,
+) -> Vec<(String, WorkerPoolUpdateStatusStatus)> {
+    statuses
+        .into_iter()
+        .map(|d| (d.status.resource.name.clone(), d.status))
+        .collect()
 }
 
 /// The statuses of the desired objects, without names, labels and owners (a WorkerPoolUpdateStatus
@@ -220,11 +226,7 @@ impl From<compose::DesiredCluster> for ClusterAssessment {
     fn from(desired: compose::DesiredCluster) -> Self {
         ClusterAssessment {
             control_plane: desired.control_plane.map(|d| d.status),
-            worker_pools: desired
-                .worker_pools
-                .into_iter()
-                .map(|d| (d.status.resource.name.clone(), d.status))
-                .collect(),
+            worker_pools: by_pool_name(desired.worker_pools),
             insights: desired.insights.into_iter().map(|d| d.status).collect(),
         }
     }
