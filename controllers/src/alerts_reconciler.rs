@@ -255,7 +255,7 @@ impl AlertsReconciler {
             cp.map(|c| c.as_ref()),
             pools.iter().map(|p| p.as_ref()),
             &self.poll,
-            &existing,
+            &crate::cached::wholes(&existing),
             &self.url,
             &compose::base_labels(self.cluster_id.as_deref()),
             now,

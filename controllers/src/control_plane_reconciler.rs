@@ -89,7 +89,9 @@ impl ControlPlaneReconciler {
             .iter()
             .find(|o| o.name_any() == naming::CONTROL_PLANE_STATUS_NAME)
             .and_then(|o| o.status.as_ref());
-        let existing = ExistingInsights::new(&existing_insight_objs);
+        // What the core reads of our insights: those cached whole (the health insights).
+        let whole_insights = crate::cached::wholes(&existing_insight_objs);
+        let existing = ExistingInsights::new(&whole_insights);
         let base = compose::base_labels(self.cluster_id.as_deref());
         let mut share = compose::control_plane_share(
             &inputs,

@@ -28,7 +28,7 @@ use futures::StreamExt;
 
 use jiff::Timestamp;
 use kube::ResourceExt;
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{Lookup, Store};
 use tokio::sync::Notify;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
@@ -40,6 +40,7 @@ use update_status_api::hosted::{
 use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
+use crate::cached::{Cached, CachedInsight};
 use crate::health::Health;
 use crate::hosted_guest::{GuestView, Guests};
 use crate::metrics::Metrics;
@@ -64,8 +65,9 @@ pub struct HostedCaches {
     pub machine_sets: Store<MachineSet>,
     /// cluster-api MachineDeployments.
     pub machine_deployments: Store<MachineDeployment>,
-    /// Our UpdateInsights labelled with a hosted cluster.
-    pub insights: Store<UpdateInsight>,
+    /// Our UpdateInsights labelled with a hosted cluster (progress insights projected unless
+    /// the hub sync copies them, see [`crate::cached`]).
+    pub insights: Store<CachedInsight>,
     /// Our ControlPlaneUpdateStatus objects labelled with a hosted cluster.
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
     /// Our WorkerPoolUpdateStatus objects labelled with a hosted cluster.
@@ -123,24 +125,13 @@ pub fn start(
         machines: w.spawn_input_in(None, wakes(), "Machine", keep_all),
         machine_sets: w.spawn_input_in(None, wakes(), "MachineSet", keep_all),
         machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment", keep_all),
-        // Progress insights cached as fingerprints, as in standalone mode, unless the hub sync
-        // copies them.
-        insights: if hub.keep_progress {
-            w.spawn(
-                api(client, namespace),
-                ours.clone(),
-                and_hub(),
-                "UpdateInsight",
-            )
-        } else {
-            w.spawn_trimmed(
-                api(client, namespace),
-                ours.clone(),
-                and_hub(),
-                "UpdateInsight",
-                crate::writer::slim_progress,
-            )
-        },
+        // Progress insights projected, as in standalone mode, unless the hub sync copies them.
+        insights: w.spawn_insights(
+            api(client, namespace),
+            ours.clone(),
+            and_hub(),
+            hub.keep_progress,
+        ),
         control_plane_statuses: w.spawn(
             api(client, namespace),
             ours.clone(),
@@ -227,17 +218,16 @@ pub struct HostedReconciler {
 }
 
 /// The objects of `store` in `namespace` whose `update.openshift.io/cluster` label is `cluster`.
-pub(crate) fn labelled<K: kube::Resource<DynamicType = ()> + Clone>(
-    store: &Store<K>,
-    namespace: &str,
-    cluster: &str,
-) -> Vec<Arc<K>> {
+pub(crate) fn labelled<K>(store: &Store<K>, namespace: &str, cluster: &str) -> Vec<Arc<K>>
+where
+    K: Lookup<DynamicType = ()> + Cached + Clone + 'static,
+{
     store
         .state()
         .into_iter()
         .filter(|o| {
-            o.meta().namespace.as_deref() == Some(namespace)
-                && o.labels().get(labels::CLUSTER).map(String::as_str) == Some(cluster)
+            o.cached_namespace() == Some(namespace)
+                && o.cached_label(labels::CLUSTER) == Some(cluster)
         })
         .collect()
 }
@@ -252,7 +242,9 @@ pub const CLUSTER_CONCURRENCY: usize = 8;
 struct Ours {
     cps: Vec<Arc<ControlPlaneUpdateStatus>>,
     pools: Vec<Arc<WorkerPoolUpdateStatus>>,
-    insights: Vec<Arc<UpdateInsight>>,
+    insights: Vec<Arc<CachedInsight>>,
+    /// Those of `insights` cached whole (what the core reads: health insights).
+    whole_insights: Vec<Arc<UpdateInsight>>,
 }
 
 /// The caches of one pass, grouped once: our objects by hosted cluster, the inputs by
@@ -267,10 +259,10 @@ struct PassIndex {
 }
 
 /// `(namespace, update.openshift.io/cluster)` of one of our objects.
-fn cluster_key<K: kube::Resource>(o: &K) -> Option<(String, String)> {
+fn cluster_key<K: Cached>(o: &K) -> Option<(String, String)> {
     Some((
-        o.meta().namespace.clone()?,
-        o.meta().labels.as_ref()?.get(labels::CLUSTER)?.clone(),
+        o.cached_namespace()?.to_string(),
+        o.cached_label(labels::CLUSTER)?.to_string(),
     ))
 }
 
@@ -304,7 +296,9 @@ impl PassIndex {
         }
         for o in c.insights.state() {
             if let Some(k) = cluster_key(&*o) {
-                ours.entry(k).or_default().insights.push(o);
+                let ours = ours.entry(k).or_default();
+                ours.whole_insights.extend(o.whole().cloned());
+                ours.insights.push(o);
             }
         }
         PassIndex {
@@ -420,7 +414,7 @@ impl HostedReconciler {
                 .iter()
                 .find(|o| o.name_any() == name)
                 .map(|o| o.as_ref()),
-            insights: ExistingInsights::new(&ours.insights),
+            insights: ExistingInsights::new(&ours.whole_insights),
         };
         let mut desired = desired_hosted(&inputs, &existing, now);
         desired
@@ -475,7 +469,7 @@ impl HostedReconciler {
         let desired = unreadable::desired_unreadable(
             u,
             unreadable_inputs,
-            &ExistingInsights::new(&ours.insights),
+            &ExistingInsights::new(&ours.whole_insights),
             now,
         );
         if w.sync(&desired.cluster, ours).await? > 0 {

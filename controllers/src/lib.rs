@@ -8,6 +8,7 @@
 //! The binary runs them under [`supervisor`] and [`leader`] election, and answers its probes
 //! from [`health`].
 pub mod alerts_reconciler;
+pub mod cached;
 pub use update_status_assess as assess;
 pub mod client;
 pub mod clock;

@@ -255,10 +255,13 @@ async fn main() -> anyhow::Result<()> {
 /// reconciler wrote them), from this cache.
 fn count_insights_of(
     metrics: &Metrics,
-    insights: &kube::runtime::reflector::Store<update_status_api::crd::UpdateInsight>,
+    insights: &kube::runtime::reflector::Store<update_status_controllers::cached::CachedInsight>,
 ) {
     let insights = insights.clone();
-    metrics.set_insight_source(Box::new(move || insights.state()));
+    // Health insights are always cached whole (progress insights, not counted, may not be).
+    metrics.set_insight_source(Box::new(move || {
+        update_status_controllers::cached::wholes(&insights.state())
+    }));
 }
 
 /// Waits until every cache listed once, then (with `--leader-elect`) until we hold the Lease.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, Lookup, Store};
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
@@ -33,6 +33,7 @@ use update_status_api::input::{
 use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_assess::redact::redact_urls_in;
 
+use crate::cached::{Cached, CachedInsight};
 use crate::health::Health;
 use crate::supervisor::Tasks;
 
@@ -52,9 +53,9 @@ pub struct Caches {
     /// The machine-config operator's Deployment (at most the one, reduced to its containers'
     /// names and images).
     pub mco_deployments: Store<McoDeployment>,
-    /// Our UpdateInsights in our namespace (progress insights slimmed unless the hub sync
-    /// copies them: see [`start`]).
-    pub insights: Store<UpdateInsight>,
+    /// Our UpdateInsights in our namespace (progress insights projected unless the hub sync
+    /// copies them: see [`start`] and [`crate::cached`]).
+    pub insights: Store<CachedInsight>,
     /// Our ControlPlaneUpdateStatus objects.
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
     /// Our WorkerPoolUpdateStatus objects.
@@ -299,15 +300,10 @@ impl Wake {
     }
 
     /// Notifies whom `event` concerns.
-    fn notify<K: Resource>(&self, event: &watcher::Event<K>) {
+    fn notify<K: Cached>(&self, event: &watcher::Event<K>) {
         let label = match event {
             watcher::Event::Apply(o) | watcher::Event::Delete(o) | watcher::Event::InitApply(o) => {
-                Some(
-                    o.meta()
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(labels::RECONCILER)),
-                )
+                Some(o.cached_label(labels::RECONCILER))
             }
             watcher::Event::Init | watcher::Event::InitDone => None,
         };
@@ -315,7 +311,7 @@ impl Wake {
             w.notify_one();
         }
         for (name, w) in &self.owner {
-            if label.is_none_or(|l| l.is_some_and(|l| l == name)) {
+            if label.is_none_or(|l| l == Some(*name)) {
                 w.notify_one();
             }
         }
@@ -325,9 +321,9 @@ impl Wake {
 /// Starts every watch (as tasks of `tasks`, named `watch/<Kind>`); the caches list in the
 /// background ([`Caches::synced`] tells when all did).
 ///
-/// Our progress insights are cached slimmed ([`crate::writer::slim_progress`]: their
-/// `.status.progress` replaced by a fingerprint) unless `keep_progress` (the hub sync copies
-/// them whole, `--hub-include-progress`).
+/// Our progress insights are cached projected ([`crate::cached::ProgressEntry`]: names and
+/// fingerprints) unless `keep_progress` (the hub sync copies them whole,
+/// `--hub-include-progress`).
 pub fn start(
     client: &kube::Client,
     namespace: &str,
@@ -380,16 +376,11 @@ pub fn start(
             inputs(&[cpw]),
             "Deployment",
         ),
-        insights: w.spawn_trimmed(
+        insights: w.spawn_insights(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
             ours(vec![hub.clone()], &[(cp::NAME, cpw), (wp::NAME, wpw)]),
-            "UpdateInsight",
-            if keep_progress {
-                keep_all
-            } else {
-                crate::writer::slim_progress
-            },
+            keep_progress,
         ),
         control_plane_statuses: w.spawn(
             Api::namespaced(client.clone(), namespace),
@@ -587,7 +578,7 @@ impl Watches<'_> {
         let stream = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
             .map_ok(move |ev| decoder.event(ev))
             .try_filter_map(|ev| std::future::ready(Ok(ev)));
-        self.cache(stream, wake, what)
+        self.cache_slimmed(stream, wake, what)
     }
 
     /// A watch of full objects of kind `K` into a cache.
@@ -618,7 +609,30 @@ impl Watches<'_> {
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
     {
         let events = watcher(api, config).map_ok(move |ev| ev.modify(trim));
-        self.cache(events, wake, what)
+        self.cache_slimmed(events, wake, what)
+    }
+
+    /// A watch of our UpdateInsights, cached as [`CachedInsight`]s (progress insights
+    /// projected unless `keep_progress`).
+    pub(crate) fn spawn_insights(
+        &mut self,
+        api: Api<UpdateInsight>,
+        config: watcher::Config,
+        wake: Wake,
+        keep_progress: bool,
+    ) -> Store<CachedInsight> {
+        let cached = move |mut o: UpdateInsight| {
+            slim(&mut o);
+            CachedInsight::new(o, keep_progress)
+        };
+        let events = watcher(api, config).map_ok(move |event| match event {
+            watcher::Event::Apply(o) => watcher::Event::Apply(cached(o)),
+            watcher::Event::Delete(o) => watcher::Event::Delete(cached(o)),
+            watcher::Event::InitApply(o) => watcher::Event::InitApply(cached(o)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        });
+        self.cache(events, wake, "UpdateInsight")
     }
 
     /// A metadata-only watch of kind `K` (`PartialObjectMetadata` on the wire), cached as `K`
@@ -637,19 +651,26 @@ impl Watches<'_> {
             watcher::Event::Init => watcher::Event::Init,
             watcher::Event::InitDone => watcher::Event::InitDone,
         });
-        self.cache(stream, wake, what)
+        self.cache_slimmed(stream, wake, what)
     }
 
-    fn cache<K, S>(&mut self, events: S, wake: Wake, what: &'static str) -> Store<K>
+    /// [`Watches::cache`] of objects [`slim`]med first.
+    fn cache_slimmed<K, S>(&mut self, events: S, wake: Wake, what: &'static str) -> Store<K>
     where
         K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
         S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
     {
+        self.cache(events.modify(slim::<K>), wake, what)
+    }
+
+    fn cache<K, S>(&mut self, events: S, wake: Wake, what: &'static str) -> Store<K>
+    where
+        K: Lookup<DynamicType = ()> + Cached + Clone + Debug + Send + Sync + 'static,
+        S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    {
         let (reader, writer) = reflector::store();
-        let stream = events
-            .backoff(watch_backoff())
-            .modify(slim::<K>)
-            .reflect(writer);
+        // `reflector`, not `.reflect`: the latter wants a `Resource`, the former any `Lookup`.
+        let stream = reflector::reflector(writer, events.backoff(watch_backoff()));
         let health = self.health.clone();
         health.cache_started(what);
         self.tasks.spawn(format!("watch/{what}"), async move {

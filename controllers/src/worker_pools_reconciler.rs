@@ -22,8 +22,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cached::Cached;
 use jiff::Timestamp;
-use kube::Resource;
 use update_status_api::crd::{
     Assessment, InsightType, UpdateInsight, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus,
     labels,
@@ -77,22 +77,16 @@ fn counts_only(a: &WorkerPoolUpdateStatusStatus, b: &WorkerPoolUpdateStatusStatu
 }
 
 /// Order-independent fingerprint of this reconciler's objects (name and resourceVersion).
-fn fingerprint<K: Resource>(objs: &[Arc<K>]) -> u64 {
+fn fingerprint<K: Cached>(objs: &[Arc<K>]) -> u64 {
     let mut sum = 0u64;
     let mut count = 0u64;
     for o in objs {
-        if o.meta()
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(labels::RECONCILER))
-            .map(String::as_str)
-            != Some(NAME)
-        {
+        if o.cached_label(labels::RECONCILER) != Some(NAME) {
             continue;
         }
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        o.meta().name.hash(&mut h);
-        o.meta().resource_version.hash(&mut h);
+        o.cached_name().hash(&mut h);
+        o.cached_resource_version().hash(&mut h);
         sum = sum.wrapping_add(h.finish());
         count += 1;
     }
@@ -138,12 +132,14 @@ impl WorkerPoolsReconciler {
         let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
         let node_objs = self.caches.nodes.state();
         let existing_insight_objs = self.caches.insights.state();
+        // What the core reads of our insights: those cached whole (the health insights).
+        let whole_insights = crate::cached::wholes(&existing_insight_objs);
         let update = self.share.update(
             cv.as_ref(),
             &pools,
             &mcs,
             &node_objs,
-            &existing_insight_objs,
+            &whole_insights,
             &compose::base_labels(self.cluster_id.as_deref()),
             now,
         );
@@ -208,10 +204,7 @@ impl WorkerPoolsReconciler {
         // (it is retried after its own back-off, see `writer`).
         let b = self
             .insights
-            .sync(
-                self.share.insights(&existing_insight_objs),
-                &existing_insight_objs,
-            )
+            .sync(self.share.insights(&whole_insights), &existing_insight_objs)
             .await;
         let a = self.statuses.sync(&statuses, &existing_status_objs).await;
         let (a, b) = match (a, b) {

@@ -38,10 +38,11 @@ use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ProgressInsight, UpdateInsight,
-    UpdateInsightStatus, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
+    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, UpdateInsight, UpdateInsightStatus,
+    WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
+use crate::cached::{Cached, CachedInsight};
 use crate::metrics::Metrics;
 
 /// The objects written: what [`update_status_assess::compose`] produces, complete.
@@ -142,10 +143,6 @@ pub trait StatusObject:
     type Status: PartialEq + Serialize + Clone + Debug + Send + Sync;
     /// The object's status, if any.
     fn status_ref(&self) -> Option<&Self::Status>;
-    /// Whether this object (as cached) has the status `desired`. Allocates nothing.
-    fn status_is(&self, desired: &Self::Status) -> bool {
-        self.status_ref() == Some(desired)
-    }
 }
 
 impl StatusObject for UpdateInsight {
@@ -153,62 +150,48 @@ impl StatusObject for UpdateInsight {
     fn status_ref(&self) -> Option<&UpdateInsightStatus> {
         self.status.as_ref()
     }
-    /// A cached copy slimmed by [`slim_progress`] is compared through its progress fingerprint.
-    fn status_is(&self, desired: &UpdateInsightStatus) -> bool {
-        let Some(have) = self.status.as_ref() else {
-            return false;
-        };
-        match cached_fingerprint(have) {
-            None => have == desired,
-            Some(fp) => {
-                have.type_ == desired.type_
-                    && have.resource == desired.resource
-                    && have.scope == desired.scope
-                    && have.health == desired.health
-                    && desired.progress.as_ref().map(fingerprint) == Some(fp)
-            }
-        }
+}
+
+/// What [`Writer::sync`] reads of one of our objects in a watch cache: the object itself
+/// (any [`StatusObject`]), or a projection of it ([`crate::cached::CachedInsight`]).
+pub trait Existing<S>: Cached {
+    /// Whether its labels are, as far as our labels go, `desired` plus the reconciler's and
+    /// managed-by labels. Allocates nothing.
+    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool;
+    /// Whether its (first) owner reference is `owner`.
+    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool;
+    /// Whether its status is `desired`. Allocates nothing.
+    fn status_is(&self, desired: &S) -> bool;
+}
+
+impl<K: StatusObject> Existing<K::Status> for K {
+    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
+        labels_match(self.labels(), desired, reconciler)
+    }
+    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool {
+        same_owner(
+            self.meta()
+                .owner_references
+                .as_ref()
+                .and_then(|r| r.first()),
+            owner,
+        )
+    }
+    fn status_is(&self, desired: &K::Status) -> bool {
+        self.status_ref() == Some(desired)
     }
 }
 
-/// Starts the `.status.progress.message` of a cached copy slimmed by [`slim_progress`] (never
-/// written: the writer builds its requests from the desired objects). A NUL byte, which no
-/// message we write contains.
-const FINGERPRINT_MARK: &str = "\0fingerprint:";
-
-/// A 64-bit fingerprint of a progress insight's content (SipHash with fixed keys: stable within
-/// the process, which is all a cache needs). Equal contents give equal fingerprints; two
-/// different contents colliding is a 2^-64 chance per comparison.
-pub fn fingerprint(p: &ProgressInsight) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    p.hash(&mut h);
-    h.finish()
-}
-
-fn cached_fingerprint(s: &UpdateInsightStatus) -> Option<u64> {
-    let hex = s
-        .progress
-        .as_ref()?
-        .message
-        .strip_prefix(FINGERPRINT_MARK)?;
-    u64::from_str_radix(hex, 16).ok()
-}
-
-/// Slims a cached UpdateInsight to what [`Writer::sync`] and the core read of it: a progress
-/// insight's `.status.progress` (assessment, versions, message, conditions: the bulk of the
-/// thousands of node insights) is replaced by a stub holding only its [`fingerprint`] (no
-/// extra map: an annotation would cost more than it saves). Health insights are kept whole:
-/// the core carries their `startedAt` over, the metrics and the hub copies read them.
-pub fn slim_progress(o: &mut UpdateInsight) {
-    let Some(p) = o.status.as_mut().and_then(|s| s.progress.as_mut()) else {
-        return;
-    };
-    let stub = ProgressInsight {
-        message: format!("{FINGERPRINT_MARK}{:x}", fingerprint(p)),
-        ..Default::default()
-    };
-    *p = stub;
+impl Existing<UpdateInsightStatus> for CachedInsight {
+    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
+        self.labels_match(desired, reconciler)
+    }
+    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool {
+        CachedInsight::owner_is(self, owner)
+    }
+    fn status_is(&self, desired: &UpdateInsightStatus) -> bool {
+        CachedInsight::status_is(self, desired)
+    }
 }
 
 impl StatusObject for ControlPlaneUpdateStatus {
@@ -336,13 +319,13 @@ pub struct Writer<K: StatusObject> {
 }
 
 /// Is this label ours (so its absence in the desired set means "remove")?
-fn our_label(key: &str) -> bool {
+pub(crate) fn our_label(key: &str) -> bool {
     key.starts_with("update.openshift.io/") || key == labels::MANAGED_BY
 }
 
 /// Do an object's labels `have` equal `desired` plus the reconciler's and managed-by labels,
 /// as far as our labels go (labels set by others are left alone)? Allocates nothing.
-fn labels_match(
+pub(crate) fn labels_match(
     have: &BTreeMap<String, String>,
     desired: &BTreeMap<String, String>,
     reconciler: &str,
@@ -370,7 +353,7 @@ fn labels_match(
             .all(|k| want(k).is_some())
 }
 
-fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
+pub(crate) fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => a.uid == b.uid && a.kind == b.kind && a.name == b.name,
@@ -521,26 +504,25 @@ impl<K: StatusObject> Writer<K> {
     /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time (fewer
     /// while the API server throttles, see [`Writer::concurrency`]), each object's status
     /// after its metadata.
-    pub async fn sync<I>(
+    pub async fn sync<I, E>(
         &mut self,
         desired: I,
-        existing: &[Arc<K>],
+        existing: &[Arc<E>],
     ) -> Result<SyncStats, WriteError>
     where
         I: IntoIterator,
         I::Item: std::borrow::Borrow<Desired<K::Status>>,
+        E: Existing<K::Status>,
     {
         let now = Instant::now();
         self.pending
             .retain(|_, p| now.duration_since(p.at) < PENDING_TTL);
         self.deleted
             .retain(|_, at| now.duration_since(*at) < PENDING_TTL);
-        let existing: HashMap<&str, &Arc<K>> = existing
+        let existing: HashMap<&str, &E> = existing
             .iter()
-            .filter(|o| {
-                o.labels().get(labels::RECONCILER).map(String::as_str) == Some(self.reconciler)
-            })
-            .filter_map(|o| Some((o.meta().name.as_deref()?, o)))
+            .filter(|o| o.cached_label(labels::RECONCILER) == Some(self.reconciler))
+            .map(|o| (o.cached_name(), &**o))
             .collect();
         self.forget_confirmed(&existing);
         let mut stats = SyncStats::default();
@@ -664,7 +646,7 @@ impl<K: StatusObject> Writer<K> {
             if wanted.contains(*name)
                 || self.deleted.contains_key(*name)
                 || self.backing_off(name, None, now)
-                || obj.meta().deletion_timestamp.is_some()
+                || obj.cached_deleting()
             {
                 continue;
             }
@@ -719,11 +701,11 @@ impl<K: StatusObject> Writer<K> {
 
     /// Forgets the writes the cache shows: from then on the cache is the truth (were the object
     /// deleted later, a pending entry would otherwise still claim it exists until the TTL).
-    fn forget_confirmed(&mut self, existing: &HashMap<&str, &Arc<K>>) {
+    fn forget_confirmed<E: Cached>(&mut self, existing: &HashMap<&str, &E>) {
         self.pending.retain(|name, p| {
             existing
                 .get(name.as_str())
-                .is_none_or(|o| o.meta().resource_version != p.resource_version)
+                .is_none_or(|o| o.cached_resource_version() != p.resource_version.as_deref())
         });
     }
 
@@ -747,13 +729,16 @@ impl<K: StatusObject> Writer<K> {
     }
 
     /// What to write for one desired object (`None`: nothing).
-    fn plan(&self, d: &Desired<K::Status>, existing: Option<&Arc<K>>) -> Option<Job<K::Status>> {
+    fn plan<E: Existing<K::Status>>(
+        &self,
+        d: &Desired<K::Status>,
+        existing: Option<&E>,
+    ) -> Option<Job<K::Status>> {
         // What the object looks like, as far as we know: the cache, unless we wrote more
         // recently than the cache shows.
-        let pending = self
-            .pending
-            .get(&d.name)
-            .filter(|p| existing.is_none_or(|o| o.meta().resource_version != p.resource_version));
+        let pending = self.pending.get(&d.name).filter(|p| {
+            existing.is_none_or(|o| o.cached_resource_version() != p.resource_version.as_deref())
+        });
         let (meta_ok, status_ok, exists) = match (pending, existing) {
             (Some(p), _) => (
                 p.meta == meta_fingerprint(&self.full_labels(&d.labels), d.owner.as_ref()),
@@ -761,11 +746,7 @@ impl<K: StatusObject> Writer<K> {
                 true,
             ),
             (None, Some(o)) => (
-                labels_match(o.labels(), &d.labels, self.reconciler)
-                    && same_owner(
-                        o.meta().owner_references.as_ref().and_then(|r| r.first()),
-                        d.owner.as_ref(),
-                    ),
+                o.labels_are(&d.labels, self.reconciler) && o.owner_is(d.owner.as_ref()),
                 o.status_is(&d.status),
                 true,
             ),
@@ -971,71 +952,37 @@ mod tests {
             },
         );
         // Just written, not in the cache yet: nothing to do.
-        assert!(w.plan(&desired, None).is_none());
+        assert!(
+            w.plan(&desired, None::<&ControlPlaneUpdateStatus>)
+                .is_none()
+        );
         // ...unless the content moved on since: only the status is written again.
         let mut moved = desired.clone();
         moved.status.completion_percent = 60;
-        let job = w.plan(&moved, None).expect("a status write");
+        let job = w
+            .plan(&moved, None::<&ControlPlaneUpdateStatus>)
+            .expect("a status write");
         assert!(job.status_body && !job.meta);
         let mut relabelled = desired.clone();
         relabelled
             .labels
             .insert(labels::ASSESSMENT.into(), "progressing".into());
-        let job = w.plan(&relabelled, None).expect("a metadata write");
+        let job = w
+            .plan(&relabelled, None::<&ControlPlaneUpdateStatus>)
+            .expect("a metadata write");
         assert!(job.meta && !job.status_body);
         // The cache is behind (an older version): our write still counts.
-        assert!(w.plan(&desired, Some(&cp("6", 10))).is_none());
+        assert!(w.plan(&desired, Some(&*cp("6", 10))).is_none());
         // The cache shows our write: forgotten.
-        let cache: HashMap<&str, &Arc<ControlPlaneUpdateStatus>> =
-            HashMap::from([("cluster", &written)]);
+        let cache: HashMap<&str, &ControlPlaneUpdateStatus> =
+            HashMap::from([("cluster", &*written)]);
         w.forget_confirmed(&cache);
         assert!(w.pending.is_empty());
         // Deleted afterwards: created again (metadata and status).
-        let job = w.plan(&desired, None).expect("a creation");
+        let job = w
+            .plan(&desired, None::<&ControlPlaneUpdateStatus>)
+            .expect("a creation");
         assert!(job.meta && job.status_body);
-    }
-
-    #[test]
-    fn a_slimmed_progress_insight_compares_by_fingerprint() {
-        use update_status_api::crd::{Assessment, InsightType};
-        let status = |assessment, message: &str| UpdateInsightStatus {
-            type_: InsightType::Progress,
-            progress: Some(ProgressInsight {
-                assessment,
-                message: message.to_string(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let mut cached = UpdateInsight::new("node-a", Default::default());
-        cached.status = Some(status(Assessment::Progressing, "Draining"));
-        slim_progress(&mut cached);
-        assert!(
-            cached
-                .status
-                .as_ref()
-                .and_then(|s| s.progress.as_ref())
-                .is_some_and(|p| p.message.starts_with(FINGERPRINT_MARK) && p.conditions.is_empty())
-        );
-        assert!(cached.status_is(&status(Assessment::Progressing, "Draining")));
-        // Any change of the progress content is a change.
-        assert!(!cached.status_is(&status(Assessment::Progressing, "Rebooting")));
-        assert!(!cached.status_is(&status(Assessment::Completed, "Draining")));
-        // A desired status without progress is not what the cache had.
-        let mut bare = status(Assessment::Progressing, "Draining");
-        bare.progress = None;
-        assert!(!cached.status_is(&bare));
-        // A health insight is kept whole and compared whole.
-        let mut health = UpdateInsight::new("node-a-drain", Default::default());
-        health.status = Some(UpdateInsightStatus {
-            type_: InsightType::Health,
-            health: Some(Default::default()),
-            ..Default::default()
-        });
-        let whole = health.clone();
-        slim_progress(&mut health);
-        assert_eq!(health, whole);
-        assert!(health.status_is(whole.status.as_ref().expect("status")));
     }
 
     #[test]

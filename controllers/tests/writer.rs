@@ -29,6 +29,9 @@ use update_status_controllers::writer::{
     Desired, SyncStats, WRITE_CONCURRENCY, WriteError, Writer,
 };
 
+/// No object in the cache.
+const NONE: &[Arc<ControlPlaneUpdateStatus>] = &[];
+
 const NAMESPACE: &str = "openshift-update-status";
 const RECONCILER: &str = "control-plane";
 const COLLECTION: &str = "/apis/update.openshift.io/v1alpha1/namespaces/openshift-update-status/controlplaneupdatestatuses";
@@ -274,7 +277,7 @@ async fn a_new_object_costs_a_metadata_apply_then_a_status_apply() {
     let (mut w, server, metrics) = writer(accept_all());
     let d = desired("cluster", 40);
 
-    let stats = w.sync([&d], &[]).await.expect("sync");
+    let stats = w.sync([&d], NONE).await.expect("sync");
 
     assert_eq!(stats, counts(1, 1, 0, 0));
     assert_eq!(server.lines(), [patch("cluster"), patch_status("cluster")]);
@@ -332,10 +335,10 @@ async fn a_write_the_cache_does_not_show_yet_is_not_made_twice() {
     let (mut w, server, metrics) = writer(accept_all());
     let d = desired("cluster", 40);
 
-    w.sync([&d], &[]).await.expect("first sync");
+    w.sync([&d], NONE).await.expect("first sync");
     assert_eq!(server.calls().len(), 2);
     // The watch cache still shows nothing: the writer trusts what it wrote.
-    let stats = w.sync([&d], &[]).await.expect("second sync");
+    let stats = w.sync([&d], NONE).await.expect("second sync");
 
     assert_eq!(stats.writes(), 0);
     assert_eq!(stats.unchanged, 1);
@@ -446,7 +449,7 @@ async fn a_slow_write_holds_up_no_other_object() {
         .chain((0..others).map(|i| desired(&format!("c{i}"), 1)))
         .collect();
     let sync = tokio::spawn(async move {
-        let result = w.sync(&wanted, &[]).await;
+        let result = w.sync(&wanted, NONE).await;
         (w, result)
     });
     // Every other object is written in full while the slow one's first call waits.
@@ -555,7 +558,7 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     let wanted = [desired("a", 1), desired("bad", 1), desired("c", 1)];
 
     // The 422 fails the pass, but both other objects are written in full.
-    let result = w.sync(&wanted, &[]).await;
+    let result = w.sync(&wanted, NONE).await;
     assert!(
         matches!(&result, Err(WriteError::Api { name, .. }) if name == "bad"),
         "{result:?}"
@@ -621,7 +624,7 @@ async fn a_throttled_object_waits_at_least_the_servers_retry_after() {
     body["details"] = json!({"retryAfterSeconds": 7});
     let answer = Arc::new(Mutex::new(Some((code, body))));
     let (mut w, _server, metrics) = writer(refuse_one(answer));
-    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    assert!(w.sync(&[desired("bad", 1)], NONE).await.is_err());
     assert_eq!(
         metrics.write_errors("ControlPlaneUpdateStatus", "throttled"),
         1
@@ -636,18 +639,18 @@ async fn a_throttling_server_halves_the_write_concurrency_until_it_stops() {
     let (mut w, _server, _metrics) = writer(refuse_one(answer.clone()));
     assert_eq!(w.concurrency(), WRITE_CONCURRENCY);
     // Each pass with a throttled call halves it (new content: tried at once each time).
-    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    assert!(w.sync(&[desired("bad", 1)], NONE).await.is_err());
     assert_eq!(w.concurrency(), WRITE_CONCURRENCY / 2);
-    assert!(w.sync(&[desired("bad", 2)], &[]).await.is_err());
+    assert!(w.sync(&[desired("bad", 2)], NONE).await.is_err());
     assert_eq!(w.concurrency(), WRITE_CONCURRENCY / 4);
     // A batch without a throttled call (a 422 too) doubles it back.
     *answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(failure(422, "Invalid"));
-    assert!(w.sync(&[desired("bad", 3)], &[]).await.is_err());
+    assert!(w.sync(&[desired("bad", 3)], NONE).await.is_err());
     assert_eq!(w.concurrency(), WRITE_CONCURRENCY / 2);
     *answer.lock().unwrap_or_else(PoisonError::into_inner) = None;
-    w.sync(&[desired("bad", 4)], &[]).await.expect("accepted");
+    w.sync(&[desired("bad", 4)], NONE).await.expect("accepted");
     assert_eq!(w.concurrency(), WRITE_CONCURRENCY);
-    w.sync(&[desired("bad", 5)], &[]).await.expect("accepted");
+    w.sync(&[desired("bad", 5)], NONE).await.expect("accepted");
     assert_eq!(w.concurrency(), WRITE_CONCURRENCY, "never above the bound");
 }
 
@@ -655,14 +658,14 @@ async fn a_throttling_server_halves_the_write_concurrency_until_it_stops() {
 async fn new_content_for_a_refused_object_is_tried_at_once() {
     let answer = Arc::new(Mutex::new(Some(failure(422, "Invalid"))));
     let (mut w, server, metrics) = writer(refuse_one(answer.clone()));
-    assert!(w.sync(&[desired("bad", 1)], &[]).await.is_err());
+    assert!(w.sync(&[desired("bad", 1)], NONE).await.is_err());
     // The same content waits for its back-off; a changed input is written without waiting.
-    w.sync(&[desired("bad", 1)], &[])
+    w.sync(&[desired("bad", 1)], NONE)
         .await
         .expect("backing off");
     assert_eq!(server.calls().len(), 1);
     *answer.lock().unwrap_or_else(PoisonError::into_inner) = None;
-    let stats = w.sync(&[desired("bad", 2)], &[]).await.expect("accepted");
+    let stats = w.sync(&[desired("bad", 2)], NONE).await.expect("accepted");
     assert_eq!(stats, counts(1, 1, 0, 0));
     assert_eq!(w.failing(), 0);
     assert_eq!(

@@ -43,6 +43,7 @@ use update_status_api::hosted::HostedCluster;
 
 use super::validate_cluster_name;
 use super::{HubConfig, HubError, HubSync, LocalObjects, RESYNC, load_client};
+use crate::cached::Cached;
 use crate::metrics::Metrics;
 
 /// The HostedCluster annotation naming its managed cluster on the hub (multicluster engine,
@@ -99,26 +100,24 @@ pub fn hub_names(
 /// one pass over the stores; independent of the stores' order.
 fn fingerprints(local: &LocalObjects) -> HashMap<HostedKey, u64> {
     let mut fp: HashMap<HostedKey, u64> = HashMap::new();
-    let mut add = |meta: &kube::api::ObjectMeta, kind: u8| {
-        let (Some(ns), Some(cluster)) = (
-            meta.namespace.as_ref(),
-            meta.labels.as_ref().and_then(|l| l.get(labels::CLUSTER)),
-        ) else {
+    let mut add = |o: &dyn Cached, kind: u8| {
+        let (Some(ns), Some(cluster)) = (o.cached_namespace(), o.cached_label(labels::CLUSTER))
+        else {
             return;
         };
         let mut h = DefaultHasher::new();
-        (kind, &meta.name, &meta.resource_version).hash(&mut h);
-        let e = fp.entry((ns.clone(), cluster.clone())).or_default();
+        (kind, o.cached_name(), o.cached_resource_version()).hash(&mut h);
+        let e = fp.entry((ns.to_string(), cluster.to_string())).or_default();
         *e = e.wrapping_add(h.finish());
     };
     for o in local.control_plane_statuses.state() {
-        add(&o.metadata, 0);
+        add(&*o, 0);
     }
     for o in local.worker_pool_statuses.state() {
-        add(&o.metadata, 1);
+        add(&*o, 1);
     }
     for o in local.insights.state() {
-        add(&o.metadata, 2);
+        add(&*o, 2);
     }
     fp
 }

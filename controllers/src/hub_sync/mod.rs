@@ -46,7 +46,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::runtime::reflector::Store;
-use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
+use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus};
+
+use crate::cached::CachedInsight;
 
 pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector};
 pub use errors::HubError;
@@ -62,7 +64,7 @@ pub struct LocalObjects {
     /// Our WorkerPoolUpdateStatus objects.
     pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
     /// Our UpdateInsights (progress insights whole only when they are copied).
-    pub insights: Store<UpdateInsight>,
+    pub insights: Store<CachedInsight>,
     /// `(namespace, name)` of the HostedCluster whose objects are copied; `None`: all.
     hosted_cluster: Option<(String, String)>,
 }
@@ -72,7 +74,7 @@ impl LocalObjects {
     pub fn all(
         control_plane_statuses: Store<ControlPlaneUpdateStatus>,
         worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
-        insights: Store<UpdateInsight>,
+        insights: Store<CachedInsight>,
     ) -> Self {
         LocalObjects {
             control_plane_statuses,
@@ -91,7 +93,13 @@ impl LocalObjects {
     }
 
     /// The objects of `store` in scope.
-    fn select<K: kube::Resource<DynamicType = ()> + Clone>(&self, store: &Store<K>) -> Vec<Arc<K>> {
+    fn select<K>(&self, store: &Store<K>) -> Vec<Arc<K>>
+    where
+        K: kube::runtime::reflector::Lookup<DynamicType = ()>
+            + crate::cached::Cached
+            + Clone
+            + 'static,
+    {
         match &self.hosted_cluster {
             None => store.state(),
             Some((ns, name)) => crate::hosted_reconciler::labelled(store, ns, name),

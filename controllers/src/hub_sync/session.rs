@@ -352,7 +352,7 @@ impl HubSync {
             self.config.include_progress,
             &l.select(&l.control_plane_statuses),
             &l.select(&l.worker_pool_statuses),
-            &l.select(&l.insights),
+            &crate::cached::wholes(&l.select(&l.insights)),
         )
     }
 
