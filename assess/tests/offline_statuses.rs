@@ -2,8 +2,10 @@
 //! [`assess_cluster_nodes`] with the nodes borrowed or owned, as the CLI hands them over) gives
 //! exactly the statuses of [`compose::desired_cluster`] with no objects of ours, in the same
 //! order, on every fixture at several instants, on a fixture with the captured alerts of
-//! `tests/data`, and on random mid-update clusters (pools paused or not, nodes
-//! updating, draining, degraded, not ready, cordoned, in no pool or without a name).
+//! `tests/data`, and on random mid-update clusters (pools paused or not, nodes updating,
+//! draining, degraded, not ready, cordoned, in no pool or without a name). Everywhere, the
+//! nodes trimmed by [`trim_node`] to what the assessment reads (as the controller caches
+//! them) give the same statuses.
 
 mod common;
 
@@ -13,6 +15,7 @@ use serde_json::{Value, json};
 use update_status_api::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
 };
+use update_status_assess::nodes::trim_node;
 use update_status_assess::test_support::{condition, from_json};
 use update_status_assess::{
     ClusterAssessment, ClusterInputs, assess_cluster, assess_cluster_nodes, compose,
@@ -29,9 +32,17 @@ fn reference(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAssessment {
     ))
 }
 
-/// Every way in: borrowed inputs, nodes borrowed apart, nodes owned (the CLI's).
+/// Every way in: borrowed inputs, nodes borrowed apart, nodes owned (the CLI's); and the
+/// nodes trimmed to what the assessment reads (the controller's cache) give the same.
 fn check(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAssessment {
     let want = reference(inputs, now);
+    let mut trimmed = inputs.nodes.to_vec();
+    trimmed.iter_mut().for_each(trim_node);
+    let trimmed_inputs = ClusterInputs {
+        nodes: &trimmed,
+        ..*inputs
+    };
+    assert_eq!(reference(&trimmed_inputs, now), want, "nodes trimmed");
     assert_eq!(assess_cluster(inputs, now), want);
     let without_nodes = ClusterInputs {
         nodes: &[],
@@ -254,7 +265,24 @@ fn node(i: usize, (pool, state, cordoned, ready, named): NodeSpec) -> Node {
             "",
             "2026-01-01T11:58:00Z",
         ),
-        condition("Ready", ready, "KubeletReady", "", "2026-01-01T11:30:00Z"),
+        condition(
+            "MemoryPressure",
+            if i.is_multiple_of(11) {
+                "True"
+            } else {
+                "False"
+            },
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+            "2026-01-01T11:00:00Z",
+        ),
+        condition(
+            "Ready",
+            ready,
+            "KubeletReady",
+            "kubelet is posting ready status",
+            "2026-01-01T11:30:00Z",
+        ),
     ];
     from_json(json!({
         "metadata": metadata,

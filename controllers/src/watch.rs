@@ -425,22 +425,9 @@ pub fn machine_config(meta: PartialObjectMeta<MachineConfig>) -> MachineConfig {
 /// Keeps nothing more than decoding kept (the input types declare only what is read).
 pub(crate) fn keep_all<K>(_: &mut K) {}
 
-/// Drops from a Node's metadata what the assessment never reads: annotations other than the
-/// machine-config daemon's (`machineconfiguration.openshift.io/...`), owner references,
-/// finalizers, timestamps. Kept: name, uid and resourceVersion (the per-node cache keys on
-/// them), every label (any label may be in a pool's node selector), the MCO annotations.
-/// Run after decoding, so a Node with a field of the wrong type is still reported unreadable.
-pub(crate) fn trim_node(node: &mut Node) {
-    let meta = &mut node.metadata;
-    if let Some(a) = meta.annotations.as_mut() {
-        a.retain(|k, _| k.starts_with(MCO_PREFIX));
-    }
-    meta.owner_references = None;
-    meta.finalizers = None;
-    meta.creation_timestamp = None;
-    meta.generate_name = None;
-    meta.generation = None;
-}
+/// Drops from a Node what the assessment never reads (defined by the core, next to what reads
+/// it).
+pub(crate) use update_status_assess::nodes::trim_node;
 
 /// Objects per page of an input's initial list: the watcher holds a whole page as decoded
 /// JSON (`DynamicObject`s) until it has handed every object on, so the page, not the cache,

@@ -45,8 +45,8 @@ use super::ClusterInputs;
 mod availability;
 mod context;
 mod node;
-
 mod pool;
+mod trim;
 pub use crate::order::{
     compare_node_insights, node_assessment_rank, node_phase_rank, node_sort_key,
 };
@@ -54,6 +54,7 @@ pub use availability::*;
 pub use context::*;
 pub use node::*;
 pub use pool::*;
+pub use trim::trim_node;
 
 /// Name of the control-plane pool.
 pub const MASTER_POOL: &str = "master";
