@@ -26,7 +26,7 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MCO_PREFIX, MachineConfig,
+    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
     MachineConfigPool, McoDeployment, Node,
 };
 
