@@ -485,18 +485,27 @@ pub fn selector_matches(
     selector: &LabelSelector,
     labels: Option<&std::collections::BTreeMap<String, String>>,
 ) -> bool {
-    let get = |k: &str| labels.and_then(|l| l.get(k));
+    selector_matches_with(selector, |k| {
+        labels.and_then(|l| l.get(k)).map(String::as_str)
+    })
+}
+
+/// [`selector_matches`] with the labels read through `get` (label key → value).
+pub fn selector_matches_with<'a>(
+    selector: &LabelSelector,
+    get: impl Fn(&str) -> Option<&'a str>,
+) -> bool {
     let labels_ok = selector
         .match_labels
         .as_ref()
-        .is_none_or(|m| m.iter().all(|(k, v)| get(k) == Some(v)));
+        .is_none_or(|m| m.iter().all(|(k, v)| get(k) == Some(v.as_str())));
     let exprs_ok = selector.match_expressions.as_ref().is_none_or(|exprs| {
         exprs.iter().all(|e| {
             let values = e.values.as_deref().unwrap_or_default();
             let value = get(&e.key);
             match e.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "In" => value.is_some_and(|v| values.iter().any(|x| x == v)),
+                "NotIn" => value.is_none_or(|v| !values.iter().any(|x| x == v)),
                 "Exists" => value.is_some(),
                 "DoesNotExist" => value.is_none(),
                 _ => false,

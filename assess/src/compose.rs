@@ -31,10 +31,10 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsight,
     UpdateInsightStatus, WorkerPoolUpdateStatusStatus, labels,
 };
-use update_status_api::input::{Alert, MachineConfigPool, Node};
+use update_status_api::input::{Alert, MachineConfigPool};
 
 use crate::insight::{self, UnreadableInput};
-use crate::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
+use crate::nodes::{self, NodeAssessment, NodeContext, NodeSource, PoolAssessment};
 use crate::{ClusterInputs, alerts, control_plane, naming};
 
 /// An object as update-status wants it.
@@ -155,9 +155,9 @@ pub struct ControlPlaneShare {
 /// The master pool's assessment (what the control plane's node counts come from), from the
 /// node inputs: the nodes the master pool selects are assessed and aggregated, as the
 /// worker-pools share does. Also returns when time alone changes one of those nodes.
-pub fn master_pool<'a>(
+pub fn master_pool<N: NodeSource>(
     ctx: &NodeContext,
-    nodes: impl IntoIterator<Item = &'a Node>,
+    nodes: impl IntoIterator<Item = N>,
     now: Timestamp,
 ) -> (Option<PoolAssessment>, Option<Timestamp>) {
     let Some(master) = ctx.pools().iter().find(|p| p.is_master) else {
@@ -166,7 +166,7 @@ pub fn master_pool<'a>(
     let assessed: Vec<NodeAssessment> = nodes
         .into_iter()
         .filter(|n| master.selects(n))
-        .filter_map(|n| nodes::assess_node(ctx, n, now))
+        .filter_map(|n| nodes::assess_node(ctx, &n.node(), now))
         .collect();
     let changes_at = assessed.iter().filter_map(|a| a.changes_at).min();
     (
@@ -180,9 +180,9 @@ pub fn master_pool<'a>(
 /// pool), the nodes (passed apart: a watch cache holds them behind `Arc`s; `inputs.nodes` is
 /// not read), our ControlPlaneUpdateStatus and insights, at `now`. This is the control-plane
 /// reconciler's whole pure part.
-pub fn control_plane_share<'n>(
+pub fn control_plane_share<N: NodeSource>(
     inputs: &ClusterInputs<'_>,
-    nodes: impl IntoIterator<Item = &'n Node>,
+    nodes: impl IntoIterator<Item = N>,
     existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
     existing: &ExistingInsights,
     base: &Labels,

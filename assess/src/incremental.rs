@@ -19,10 +19,10 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatusStatus};
-use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool, Node};
+use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
 use crate::compose::{self, Desired, ExistingInsights, Labels};
-use crate::nodes::{self, NodeAssessment, NodeContext, PoolAssessment};
+use crate::nodes::{self, NodeAssessment, NodeContext, NodeSource, PoolAssessment};
 
 /// A node's assessment, valid while its resourceVersion (and uid) and the context are
 /// unchanged and its time threshold (if any) has not passed.
@@ -83,7 +83,7 @@ impl WorkerPools {
         cluster_version: Option<&ClusterVersion>,
         pools: &[MachineConfigPool],
         machine_configs: &[MachineConfig],
-        nodes: &[Arc<Node>],
+        nodes: &[impl NodeSource],
         existing: &[Arc<UpdateInsight>],
         base: &Labels,
         now: Timestamp,
@@ -104,9 +104,9 @@ impl WorkerPools {
         let mut seen: HashSet<&str> = HashSet::with_capacity(nodes.len());
         let mut next_change: Option<Timestamp> = None;
         for node in nodes {
-            let name = node.metadata.name.as_deref().unwrap_or_default();
-            let rv = node.metadata.resource_version.as_deref();
-            let uid = node.metadata.uid.as_deref();
+            let name = node.name();
+            let rv = node.resource_version();
+            let uid = node.uid();
             let cached = self.nodes.get(name);
             let fresh = cached.is_some_and(|c| {
                 c.resource_version.as_deref() == rv
@@ -117,7 +117,8 @@ impl WorkerPools {
                         .is_none_or(|t| t > now)
             });
             if !fresh {
-                let assessment = nodes::assess_node(&ctx, node, now);
+                let whole = node.node();
+                let assessment = nodes::assess_node(&ctx, &whole, now);
                 let same =
                     cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
                 if same {
@@ -131,7 +132,7 @@ impl WorkerPools {
                             resource_version: rv.map(str::to_string),
                             uid: uid.map(str::to_string),
                             assessment,
-                            owner: compose::owner_of(node.as_ref()),
+                            owner: compose::owner_of(whole.as_ref()),
                         }),
                     );
                     self.dirty = true;

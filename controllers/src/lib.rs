@@ -20,6 +20,7 @@ pub mod hub_sync;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_server;
+pub mod node_cache;
 pub mod prometheus;
 pub mod runner;
 pub mod supervisor;

@@ -35,6 +35,7 @@ use update_status_assess::redact::redact_urls_in;
 
 use crate::cached::{Cached, CachedInsight};
 use crate::health::Health;
+use crate::node_cache::CompactNode;
 use crate::supervisor::Tasks;
 
 /// The caches every reconciler reads.
@@ -48,8 +49,8 @@ pub struct Caches {
     pub pools: Store<MachineConfigPool>,
     /// MachineConfigs (metadata only is kept).
     pub machine_configs: Store<MachineConfig>,
-    /// Nodes (reduced to the fields we read).
-    pub nodes: Store<Node>,
+    /// Nodes (reduced to the fields we read, with shared strings: see [`crate::node_cache`]).
+    pub nodes: Store<CompactNode>,
     /// The machine-config operator's Deployment (at most the one, reduced to its containers'
     /// names and images).
     pub mco_deployments: Store<McoDeployment>,
@@ -368,7 +369,7 @@ pub fn start(
             inputs(&[cpw, wpw]),
             "MachineConfig",
         ),
-        nodes: w.spawn_input_in(None, inputs(&[cpw, wpw]), "Node", trim_node),
+        nodes: w.spawn_nodes(inputs(&[cpw, wpw])),
         // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
         mco_deployments: w.spawn(
             Api::namespaced(client.clone(), MCO_NAMESPACE),
@@ -441,6 +442,18 @@ pub(crate) fn slim<K: Resource>(obj: &mut K) {
     meta.managed_fields = None;
     if let Some(a) = meta.annotations.as_mut() {
         a.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+}
+
+/// `event` with its objects mapped by `f` (a projection for a cache).
+fn map_event<A, B>(event: watcher::Event<A>, mut f: impl FnMut(A) -> B) -> watcher::Event<B> {
+    use watcher::Event;
+    match event {
+        Event::Apply(o) => Event::Apply(f(o)),
+        Event::Delete(o) => Event::Delete(f(o)),
+        Event::InitApply(o) => Event::InitApply(f(o)),
+        Event::Init => Event::Init,
+        Event::InitDone => Event::InitDone,
     }
 }
 
@@ -612,14 +625,21 @@ impl Watches<'_> {
             slim(&mut o);
             CachedInsight::new(o, keep_progress)
         };
-        let events = watcher(api, config).map_ok(move |event| match event {
-            watcher::Event::Apply(o) => watcher::Event::Apply(cached(o)),
-            watcher::Event::Delete(o) => watcher::Event::Delete(cached(o)),
-            watcher::Event::InitApply(o) => watcher::Event::InitApply(cached(o)),
-            watcher::Event::Init => watcher::Event::Init,
-            watcher::Event::InitDone => watcher::Event::InitDone,
-        });
+        let events = watcher(api, config).map_ok(move |ev| map_event(ev, cached));
         self.cache(events, wake, "UpdateInsight")
+    }
+
+    /// The watch of Nodes, decoded one at a time (see [`Decoder`]), cached as
+    /// [`CompactNode`]s.
+    fn spawn_nodes(&mut self, wake: Wake) -> Store<CompactNode> {
+        let ar = ApiResource::erase::<Node>(&());
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar);
+        let mut decoder = Decoder::<Node>::new("Node", self.unreadable.clone(), keep_all);
+        let stream = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
+            .map_ok(move |ev| decoder.event(ev))
+            .try_filter_map(|ev| std::future::ready(Ok(ev)))
+            .map_ok(|ev| map_event(ev, CompactNode::new));
+        self.cache(stream, wake, "Node")
     }
 
     /// A metadata-only watch of kind `K` (`PartialObjectMetadata` on the wire), cached as `K`
@@ -631,13 +651,7 @@ impl Watches<'_> {
         wake: Wake,
         what: &'static str,
     ) -> Store<MachineConfig> {
-        let stream = watcher(api, config).map_ok(|event| match event {
-            watcher::Event::Apply(o) => watcher::Event::Apply(machine_config(o)),
-            watcher::Event::Delete(o) => watcher::Event::Delete(machine_config(o)),
-            watcher::Event::InitApply(o) => watcher::Event::InitApply(machine_config(o)),
-            watcher::Event::Init => watcher::Event::Init,
-            watcher::Event::InitDone => watcher::Event::InitDone,
-        });
+        let stream = watcher(api, config).map_ok(|ev| map_event(ev, machine_config));
         self.cache_slimmed(stream, wake, what)
     }
 
@@ -859,7 +873,11 @@ mod tests {
             panic!("a good node is cached");
         };
         assert!(n.spec.unschedulable);
-        assert_eq!(n.status.conditions[0].reason, "KubeletReady");
+        assert_eq!(n.status.conditions[0].type_, "Ready");
+        assert!(
+            n.status.conditions[0].reason.is_empty(),
+            "reasons are not read"
+        );
         assert_eq!(
             (
                 n.metadata.uid.as_deref(),

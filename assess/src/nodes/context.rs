@@ -59,10 +59,10 @@ impl PoolContext {
     }
 
     /// Does this pool's selector select the node? A pool without a valid selector selects nothing.
-    pub fn selects(&self, node: &Node) -> bool {
+    pub fn selects(&self, node: &impl NodeSource) -> bool {
         self.selector
             .as_ref()
-            .is_some_and(|s| selector_matches(s, node.metadata.labels.as_ref()))
+            .is_some_and(|s| selector_matches_with(s, |k| node.label(k)))
     }
 
     /// Scope of the insights about this pool's nodes: `ControlPlane` + `master` for the master

@@ -37,7 +37,7 @@ use update_status_api::input::{
     ClusterVersion, MachineConfig, MachineConfigPool, NODE_CURRENT_CONFIG, NODE_CURRENT_IMAGE,
     NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_DESIRED_IMAGE, NODE_LAST_APPLIED_DRAIN,
     NODE_REASON, NODE_STATE, Node, POOL_LAYERING_ENABLED, POOL_NEWEST_IMAGE_EQUIVALENT_CONFIG,
-    first_condition, selector_matches,
+    first_condition, selector_matches_with,
 };
 
 use super::ClusterInputs;
@@ -46,6 +46,7 @@ mod availability;
 mod context;
 mod node;
 mod pool;
+mod source;
 mod trim;
 pub use crate::order::{
     compare_node_insights, node_assessment_rank, node_phase_rank, node_sort_key,
@@ -54,6 +55,7 @@ pub use availability::*;
 pub use context::*;
 pub use node::*;
 pub use pool::*;
+pub use source::NodeSource;
 pub use trim::trim_node;
 
 /// Name of the control-plane pool.

@@ -14,7 +14,7 @@ const READ_CONDITIONS: [(&str, &str); 3] = [
 
 /// Drops from a Node what the assessment never reads:
 /// - annotations other than the machine-config daemon's (`machineconfiguration.openshift.io/...`),
-///   owner references, finalizers, timestamps;
+///   owner references, managed fields, finalizers, timestamps;
 /// - conditions other than `Ready`, `DiskPressure` and `NetworkUnavailable` (a real node also
 ///   has `MemoryPressure` and `PIDPressure`), the reasons of those kept, and the message and
 ///   transition time of those in their good state (`Ready=True`, the others `False`).
@@ -28,6 +28,7 @@ pub fn trim_node(node: &mut Node) {
         a.retain(|k, _| k.starts_with(MCO_PREFIX));
     }
     meta.owner_references = None;
+    meta.managed_fields = None;
     meta.finalizers = None;
     meta.creation_timestamp = None;
     meta.generate_name = None;
