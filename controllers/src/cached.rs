@@ -13,16 +13,14 @@
 //! they are cached whole too.
 //!
 //! kube's reflector [`Store`](kube::runtime::reflector::Store) holds any type implementing its
-//! [`Lookup`] trait, so the projection is an event mapping in front of kube's own reflector,
+//! [`Lookup`](kube::runtime::reflector::Lookup) trait, so the projection is an event mapping in front of kube's own reflector,
 //! not a reflector of our own.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::runtime::reflector::Lookup;
 use kube::{Resource, ResourceExt};
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, labels};
 
@@ -255,36 +253,47 @@ impl Cached for CachedInsight {
     }
 }
 
-/// The store's key is the name and namespace; the resourceVersion and uid, which kube copies
-/// into every key when a type offers them, are not given (nothing reads them from a key).
-impl Lookup for CachedInsight {
-    type DynamicType = ();
+/// Implements kube's [`Lookup`] for `$projection`, a projection of objects of kind `$kind`
+/// that implements [`Cached`]: the store's key is the name and namespace; the resourceVersion
+/// and uid, which kube copies into every key when a type offers them, are not given (nothing
+/// reads them from a key).
+macro_rules! lookup_as {
+    ($projection:ty, $kind:ty) => {
+        impl kube::runtime::reflector::Lookup for $projection {
+            type DynamicType = ();
 
-    fn kind(_: &()) -> Cow<'_, str> {
-        <UpdateInsight as Resource>::kind(&())
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        <UpdateInsight as Resource>::group(&())
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        <UpdateInsight as Resource>::version(&())
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        <UpdateInsight as Resource>::plural(&())
-    }
-    fn name(&self) -> Option<Cow<'_, str>> {
-        Some(Cow::Borrowed(self.cached_name()))
-    }
-    fn namespace(&self) -> Option<Cow<'_, str>> {
-        self.cached_namespace().map(Cow::Borrowed)
-    }
-    fn resource_version(&self) -> Option<Cow<'_, str>> {
-        None
-    }
-    fn uid(&self) -> Option<Cow<'_, str>> {
-        None
-    }
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                <$kind as kube::Resource>::kind(&())
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                <$kind as kube::Resource>::group(&())
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                <$kind as kube::Resource>::version(&())
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                <$kind as kube::Resource>::plural(&())
+            }
+            fn name(&self) -> Option<std::borrow::Cow<'_, str>> {
+                Some(std::borrow::Cow::Borrowed(
+                    $crate::cached::Cached::cached_name(self),
+                ))
+            }
+            fn namespace(&self) -> Option<std::borrow::Cow<'_, str>> {
+                $crate::cached::Cached::cached_namespace(self).map(std::borrow::Cow::Borrowed)
+            }
+            fn resource_version(&self) -> Option<std::borrow::Cow<'_, str>> {
+                None
+            }
+            fn uid(&self) -> Option<std::borrow::Cow<'_, str>> {
+                None
+            }
+        }
+    };
 }
+pub(crate) use lookup_as;
+
+lookup_as!(CachedInsight, UpdateInsight);
 
 #[cfg(test)]
 mod tests {

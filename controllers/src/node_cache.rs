@@ -12,7 +12,8 @@
 //! and the whole [`Node`], built by [`CompactNode::to_node`], only for a node it assesses
 //! again.
 //!
-//! kube's store holds any type implementing its [`Lookup`] trait, so this is an event mapping
+//! kube's store holds any type implementing its
+//! [`Lookup`](kube::runtime::reflector::Lookup) trait, so this is an event mapping
 //! in front of kube's reflector. The interner is ours: no interning crate is among our
 //! dependencies, and this one is a few lines over a `HashSet<Arc<str>>` that frees the strings
 //! no node uses any more.
@@ -22,9 +23,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
-use kube::Resource;
 use kube::api::ObjectMeta;
-use kube::runtime::reflector::Lookup;
 use update_status_api::input::{Condition, Node, NodeSpec, NodeStatus};
 
 use crate::assess::nodes::NodeSource;
@@ -208,36 +207,7 @@ impl Cached for CompactNode {
     }
 }
 
-/// The store's key is the name; the resourceVersion and uid, which kube copies into every key
-/// when a type offers them, are not given (nothing reads them from a key).
-impl Lookup for CompactNode {
-    type DynamicType = ();
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        <Node as Resource>::kind(&())
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        <Node as Resource>::group(&())
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        <Node as Resource>::version(&())
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        <Node as Resource>::plural(&())
-    }
-    fn name(&self) -> Option<Cow<'_, str>> {
-        Some(Cow::Borrowed(&self.name))
-    }
-    fn namespace(&self) -> Option<Cow<'_, str>> {
-        None
-    }
-    fn resource_version(&self) -> Option<Cow<'_, str>> {
-        None
-    }
-    fn uid(&self) -> Option<Cow<'_, str>> {
-        None
-    }
-}
+crate::cached::lookup_as!(CompactNode, Node);
 
 #[cfg(test)]
 mod tests {

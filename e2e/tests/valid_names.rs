@@ -115,11 +115,12 @@ async fn names_and_labels_from_nasty_inputs_are_accepted() -> TestResult {
     let metrics = Arc::new(Metrics::new()?);
     let mut w: Writer<UpdateInsight> =
         Writer::new(env.client(), ns.name(), "worker-pools", metrics.clone());
-    let stats = w.sync(&insights, &[]).await?;
+    let stats = w.sync(&insights, &[] as &[Arc<UpdateInsight>]).await?;
     assert_eq!(stats.meta_writes as usize, insights.len());
     let mut p: Writer<WorkerPoolUpdateStatus> =
         Writer::new(env.client(), ns.name(), "worker-pools", metrics.clone());
-    p.sync(&pools, &[]).await?;
+    p.sync(&pools, &[] as &[Arc<WorkerPoolUpdateStatus>])
+        .await?;
     assert_eq!(w.failing() + p.failing(), 0);
 
     // Everything is there, with the full values in the status.

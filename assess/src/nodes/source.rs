@@ -44,38 +44,27 @@ impl NodeSource for Node {
     }
 }
 
-impl<T: NodeSource> NodeSource for Arc<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn resource_version(&self) -> Option<&str> {
-        (**self).resource_version()
-    }
-    fn uid(&self) -> Option<&str> {
-        (**self).uid()
-    }
-    fn label(&self, key: &str) -> Option<&str> {
-        (**self).label(key)
-    }
-    fn node(&self) -> Cow<'_, Node> {
-        (**self).node()
-    }
+/// A pointer to a [`NodeSource`] is one (a cache hands out `Arc`s, iterators references).
+macro_rules! node_source_through {
+    ($($pointer:ty),*) => {$(
+        impl<T: NodeSource> NodeSource for $pointer {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn resource_version(&self) -> Option<&str> {
+                (**self).resource_version()
+            }
+            fn uid(&self) -> Option<&str> {
+                (**self).uid()
+            }
+            fn label(&self, key: &str) -> Option<&str> {
+                (**self).label(key)
+            }
+            fn node(&self) -> Cow<'_, Node> {
+                (**self).node()
+            }
+        }
+    )*};
 }
 
-impl<T: NodeSource> NodeSource for &T {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn resource_version(&self) -> Option<&str> {
-        (**self).resource_version()
-    }
-    fn uid(&self) -> Option<&str> {
-        (**self).uid()
-    }
-    fn label(&self, key: &str) -> Option<&str> {
-        (**self).label(key)
-    }
-    fn node(&self) -> Cow<'_, Node> {
-        (**self).node()
-    }
-}
+node_source_through!(Arc<T>, &T);
