@@ -480,18 +480,9 @@ pub struct AlertsData {
     pub alerts: Vec<Alert>,
 }
 
-/// Does a label selector select these labels? A selector with an unknown operator selects nothing.
-pub fn selector_matches(
-    selector: &LabelSelector,
-    labels: Option<&std::collections::BTreeMap<String, String>>,
-) -> bool {
-    selector_matches_with(selector, |k| {
-        labels.and_then(|l| l.get(k)).map(String::as_str)
-    })
-}
-
-/// [`selector_matches`] with the labels read through `get` (label key → value).
-pub fn selector_matches_with<'a>(
+/// Does a label selector select the labels read through `get` (label key → value)? A selector
+/// with an unknown operator selects nothing.
+pub fn selector_matches<'a>(
     selector: &LabelSelector,
     get: impl Fn(&str) -> Option<&'a str>,
 ) -> bool {
@@ -668,14 +659,20 @@ mod tests {
             [("node-role.kubernetes.io/worker".to_string(), String::new())].into();
         let mut infra = worker.clone();
         infra.insert("node-role.kubernetes.io/infra".into(), String::new());
-        assert!(selector_matches(&sel, Some(&worker)));
-        assert!(!selector_matches(&sel, Some(&infra)));
-        assert!(!selector_matches(&sel, None));
+        assert!(selector_matches(&sel, |k| worker
+            .get(k)
+            .map(String::as_str)));
+        assert!(!selector_matches(&sel, |k| infra
+            .get(k)
+            .map(String::as_str)));
+        assert!(!selector_matches(&sel, |_| None));
         let bad: LabelSelector = serde_json::from_value(serde_json::json!({
             "matchExpressions": [{"key": "a", "operator": "Bogus"}]
         }))
         .expect("parse");
-        assert!(!selector_matches(&bad, Some(&worker)));
+        assert!(!selector_matches(&bad, |k| worker
+            .get(k)
+            .map(String::as_str)));
     }
 
     #[test]

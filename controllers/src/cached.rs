@@ -13,16 +13,18 @@
 //! they are cached whole too.
 //!
 //! kube's reflector [`Store`](kube::runtime::reflector::Store) holds any type implementing its
-//! [`Lookup`](kube::runtime::reflector::Lookup) trait, so the projection is an event mapping in front of kube's own reflector,
-//! not a reflector of our own.
+//! [`Lookup`](kube::runtime::reflector::Lookup) trait, so the projection is an event mapping in
+//! front of kube's own reflector, not a reflector of our own.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::{Resource, ResourceExt};
+use kube::Resource;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, labels};
+
+use crate::writer::Existing;
 
 /// What readers of a watch cache read of a cached object, whether it is cached whole or
 /// projected: its name, namespace, resourceVersion, some labels, whether it is being deleted.
@@ -130,33 +132,28 @@ impl CachedInsight {
             CachedInsight::Progress(_) => None,
         }
     }
+}
 
-    /// Whether its labels are, as far as our labels go, `desired` plus the reconciler's and
-    /// managed-by labels (labels set by others are left alone). Allocates nothing.
-    pub fn labels_match(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
+/// The writer's comparisons: a whole insight as any object, a projected one by its
+/// fingerprints.
+impl Existing<UpdateInsightStatus> for CachedInsight {
+    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
         match self {
-            CachedInsight::Whole(o) => crate::writer::labels_match(o.labels(), desired, reconciler),
+            CachedInsight::Whole(o) => o.labels_are(desired, reconciler),
             CachedInsight::Progress(p) => {
                 p.labels == desired_labels_fingerprint(desired, reconciler)
             }
         }
     }
-
-    /// Whether its (first) owner reference is `owner` (by uid, kind and name).
-    pub fn owner_is(&self, owner: Option<&OwnerReference>) -> bool {
+    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool {
         match self {
-            CachedInsight::Whole(o) => crate::writer::same_owner(
-                o.metadata.owner_references.as_ref().and_then(|r| r.first()),
-                owner,
-            ),
+            CachedInsight::Whole(o) => o.owner_is(owner),
             CachedInsight::Progress(p) => p.owner == owner_fingerprint(owner),
         }
     }
-
-    /// Whether its status is `desired`.
-    pub fn status_is(&self, desired: &UpdateInsightStatus) -> bool {
+    fn status_is(&self, desired: &UpdateInsightStatus) -> bool {
         match self {
-            CachedInsight::Whole(o) => o.status.as_ref() == Some(desired),
+            CachedInsight::Whole(o) => o.status_is(desired),
             CachedInsight::Progress(p) => {
                 is_progress(desired) && p.status == status_fingerprint(desired)
             }
@@ -381,14 +378,14 @@ mod tests {
             assert_eq!(c.cached_label(labels::CLUSTER), Some("hc1"));
             assert!(!c.cached_deleting());
 
-            assert!(c.labels_match(&labels_, "worker-pools"));
-            assert!(!c.labels_match(&labels_, "control-plane"));
+            assert!(c.labels_are(&labels_, "worker-pools"));
+            assert!(!c.labels_are(&labels_, "control-plane"));
             let mut changed = labels_.clone();
             changed.insert(labels::POOL.into(), "infra".into());
-            assert!(!c.labels_match(&changed, "worker-pools"));
+            assert!(!c.labels_are(&changed, "worker-pools"));
             let mut fewer = labels_.clone();
             fewer.remove(labels::POOL);
-            assert!(!c.labels_match(&fewer, "worker-pools"));
+            assert!(!c.labels_are(&fewer, "worker-pools"));
 
             assert!(c.owner_is(Some(&owner("u1"))));
             assert!(!c.owner_is(Some(&owner("u2"))));
@@ -427,7 +424,7 @@ mod tests {
         assert!(c.whole().is_none() && c.cached_deleting());
         assert!(c.owner_is(None) && !c.owner_is(Some(&owner("u1"))));
         assert!(
-            !c.labels_match(&BTreeMap::new(), "worker-pools"),
+            !c.labels_are(&BTreeMap::new(), "worker-pools"),
             "no labels of ours"
         );
         assert_eq!(c.cached_label(labels::RECONCILER), None);

@@ -2,7 +2,7 @@
 //! with `status.kubeconfig.name`, one task follows that Secret (a watch of the one Secret, by
 //! name, in the HostedCluster's namespace: no other Secret is read or cached), builds a kube
 //! client from its key `kubeconfig`, and watches the hosted cluster's ClusterOperators and
-//! Nodes into two caches (Nodes trimmed as standalone: [`crate::watch::trim_node`]). A new
+//! Nodes into two caches (Nodes trimmed as standalone: [`crate::assess::nodes::trim_node`]). A new
 //! content of the Secret (rotation) replaces the client and the caches; a HostedCluster gone (or
 //! its reference changed) stops its task ([`Guests::sync`]).
 //!
@@ -39,7 +39,8 @@ use update_status_api::input::{ClusterOperator, Node};
 use update_status_assess::insight::UnreadableInput;
 use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
 
-use crate::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim, trim_node};
+use crate::assess::nodes::trim_node;
+use crate::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim};
 use tracing::Instrument;
 
 /// How long a new connection may take to list both kinds before it counts as unreachable

@@ -20,7 +20,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use jiff::Timestamp;
 use kube::api::ObjectMeta;
@@ -29,7 +29,7 @@ use update_status_api::input::{Condition, Node, NodeSpec, NodeStatus};
 use crate::assess::nodes::NodeSource;
 use crate::cached::Cached;
 
-pub use crate::assess::nodes::trim_node;
+use crate::assess::nodes::trim_node;
 
 /// A Node reduced to what the assessment reads, with shared strings (see the module
 /// documentation).
@@ -147,17 +147,18 @@ struct Interner {
 /// Fewest strings kept before the interner first prunes.
 const MIN_PRUNE: usize = 4096;
 
-static INTERNER: Mutex<Option<Interner>> = Mutex::new(None);
+static INTERNER: LazyLock<Mutex<Interner>> = LazyLock::new(|| {
+    Mutex::new(Interner {
+        strings: HashSet::new(),
+        prune_at: MIN_PRUNE,
+    })
+});
 
 /// The shared copy of `s`. Strings no node uses any more are dropped once the set has doubled
 /// since it was last pruned, so it stays within twice what the nodes use.
 pub fn intern(s: &str) -> Arc<str> {
     // A plain set: consistent whatever panicked while holding the lock.
-    let mut guard = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
-    let i = guard.get_or_insert_with(|| Interner {
-        strings: HashSet::new(),
-        prune_at: MIN_PRUNE,
-    });
+    let mut i = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(a) = i.strings.get(s) {
         return a.clone();
     }
@@ -298,8 +299,7 @@ mod tests {
         for i in 0..3 * MIN_PRUNE {
             drop(intern(&format!("transient-{i}")));
         }
-        let guard = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
-        let i = guard.as_ref().expect("interner");
+        let i = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
         assert!(i.strings.len() <= 2 * MIN_PRUNE, "{}", i.strings.len());
         assert!(i.strings.contains("kept-by-a-node"));
         drop(kept);

@@ -426,10 +426,6 @@ pub fn machine_config(meta: PartialObjectMeta<MachineConfig>) -> MachineConfig {
 /// Keeps nothing more than decoding kept (the input types declare only what is read).
 pub(crate) fn keep_all<K>(_: &mut K) {}
 
-/// Drops from a Node what the assessment never reads (defined by the core, next to what reads
-/// it).
-pub(crate) use update_status_assess::nodes::trim_node;
-
 /// Objects per page of an input's initial list: the watcher holds a whole page as decoded
 /// JSON (`DynamicObject`s) until it has handed every object on, so the page, not the cache,
 /// sets the list's peak at thousands of Nodes (500, kube's default, cost ~MiB of
@@ -569,16 +565,30 @@ impl Watches<'_> {
             + Sync
             + 'static,
     {
+        let stream = self.input_events(namespace, what, trim);
+        self.cache_slimmed(stream, wake, what)
+    }
+
+    /// The events of an input kind in `namespace` (`None`: all), decoded object by object (see
+    /// [`Decoder`]), each object trimmed by `trim`.
+    fn input_events<K>(
+        &self,
+        namespace: Option<&str>,
+        what: &'static str,
+        trim: fn(&mut K),
+    ) -> impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Default + Send + 'static,
+    {
         let ar = ApiResource::erase::<K>(&());
         let api: Api<DynamicObject> = match namespace {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
             None => Api::all_with(self.client.clone(), &ar),
         };
         let mut decoder = Decoder::<K>::new(what, self.unreadable.clone(), trim);
-        let stream = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
+        watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
             .map_ok(move |ev| decoder.event(ev))
-            .try_filter_map(|ev| std::future::ready(Ok(ev)));
-        self.cache_slimmed(stream, wake, what)
+            .try_filter_map(|ev| std::future::ready(Ok(ev)))
     }
 
     /// A watch of full objects of kind `K` into a cache.
@@ -632,12 +642,9 @@ impl Watches<'_> {
     /// The watch of Nodes, decoded one at a time (see [`Decoder`]), cached as
     /// [`CompactNode`]s.
     fn spawn_nodes(&mut self, wake: Wake) -> Store<CompactNode> {
-        let ar = ApiResource::erase::<Node>(&());
-        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar);
-        let mut decoder = Decoder::<Node>::new("Node", self.unreadable.clone(), keep_all);
-        let stream = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
-            .map_ok(move |ev| decoder.event(ev))
-            .try_filter_map(|ev| std::future::ready(Ok(ev)))
+        // `CompactNode::new` trims.
+        let stream = self
+            .input_events::<Node>(None, "Node", keep_all)
             .map_ok(|ev| map_event(ev, CompactNode::new));
         self.cache(stream, wake, "Node")
     }
@@ -712,6 +719,7 @@ impl Watches<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assess::nodes::trim_node;
     use kube::core::Status;
     use kube::runtime::utils::Backoff;
 

@@ -16,8 +16,9 @@
 //! object alone is retried after a capped exponential back-off ([`RETRY_FIRST`] doubling to
 //! [`RETRY_CAP`], at least the server's `Retry-After`; reset by a success). Until then a pass
 //! leaves it alone unless its content changed (a changed input is tried at once);
-//! [`Writer::retry_in`] tells the reconciler when to come back. The kube client itself already
-//! retries `429`/`503`/`504` answers, honouring `Retry-After` (kube 5's default retry policy).
+//! [`Writer::retry_in`] tells the reconciler when to come back. Before that, the controller's
+//! clients retry `429`/`503`/`504` answers a bounded number of times, honouring `Retry-After`
+//! ([`crate::client`]).
 //!
 //! The comparison is against the watch cache of our own objects. Right after a write the cache
 //! may lag, so the writer remembers what it wrote ("pending") until the cache shows that
@@ -42,7 +43,7 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
-use crate::cached::{Cached, CachedInsight};
+use crate::cached::Cached;
 use crate::metrics::Metrics;
 
 /// The objects written: what [`update_status_assess::compose`] produces, complete.
@@ -182,18 +183,6 @@ impl<K: StatusObject> Existing<K::Status> for K {
     }
 }
 
-impl Existing<UpdateInsightStatus> for CachedInsight {
-    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
-        self.labels_match(desired, reconciler)
-    }
-    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool {
-        CachedInsight::owner_is(self, owner)
-    }
-    fn status_is(&self, desired: &UpdateInsightStatus) -> bool {
-        CachedInsight::status_is(self, desired)
-    }
-}
-
 impl StatusObject for ControlPlaneUpdateStatus {
     type Status = ControlPlaneUpdateStatusStatus;
     fn status_ref(&self) -> Option<&ControlPlaneUpdateStatusStatus> {
@@ -325,7 +314,7 @@ pub(crate) fn our_label(key: &str) -> bool {
 
 /// Do an object's labels `have` equal `desired` plus the reconciler's and managed-by labels,
 /// as far as our labels go (labels set by others are left alone)? Allocates nothing.
-pub(crate) fn labels_match(
+fn labels_match(
     have: &BTreeMap<String, String>,
     desired: &BTreeMap<String, String>,
     reconciler: &str,
@@ -353,7 +342,7 @@ pub(crate) fn labels_match(
             .all(|k| want(k).is_some())
 }
 
-pub(crate) fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
+fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => a.uid == b.uid && a.kind == b.kind && a.name == b.name,

@@ -62,7 +62,7 @@ impl PoolContext {
     pub fn selects(&self, node: &impl NodeSource) -> bool {
         self.selector
             .as_ref()
-            .is_some_and(|s| selector_matches_with(s, |k| node.label(k)))
+            .is_some_and(|s| selector_matches(s, |k| node.label(k)))
     }
 
     /// Scope of the insights about this pool's nodes: `ControlPlane` + `master` for the master

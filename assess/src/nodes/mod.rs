@@ -37,7 +37,7 @@ use update_status_api::input::{
     ClusterVersion, MachineConfig, MachineConfigPool, NODE_CURRENT_CONFIG, NODE_CURRENT_IMAGE,
     NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_DESIRED_IMAGE, NODE_LAST_APPLIED_DRAIN,
     NODE_REASON, NODE_STATE, Node, POOL_LAYERING_ENABLED, POOL_NEWEST_IMAGE_EQUIVALENT_CONFIG,
-    first_condition, selector_matches_with,
+    first_condition, selector_matches,
 };
 
 use super::ClusterInputs;
