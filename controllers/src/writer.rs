@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -524,6 +524,12 @@ impl<K: StatusObject> Writer<K> {
         let stop_on_error = self.target == Target::Hub;
         let failed = AtomicBool::new(false);
         let failed = &failed;
+        // The jobs' time writing, summed: over the stream's time, their mean number in flight
+        // (logged at debug level: a stream the API server paces keeps `concurrency` in flight,
+        // one that is not fed fast enough keeps fewer).
+        let busy_ns = AtomicU64::new(0);
+        let busy_ns = &busy_ns;
+        let stream_start = Instant::now();
         let kind = K::kind(&()).to_string();
         // One stream of jobs, planned as the writes take them (a job holds copies of its
         // object's labels and status: only the jobs in flight exist at once) and written
@@ -558,7 +564,10 @@ impl<K: StatusObject> Writer<K> {
                         if stop_on_error && failed.load(Ordering::Relaxed) {
                             return (job, None);
                         }
+                        let t = Instant::now();
                         let r = execute(&api, &params, &job).await;
+                        let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                        busy_ns.fetch_add(ns, Ordering::Relaxed);
                         if r.is_err() {
                             failed.store(true, Ordering::Relaxed);
                         }
@@ -607,6 +616,18 @@ impl<K: StatusObject> Writer<K> {
         }
         stats.unchanged += unchanged;
         if !outcomes.is_empty() {
+            let wall = stream_start.elapsed().as_secs_f64();
+            let busy = busy_ns.load(Ordering::Relaxed) as f64 / 1e9;
+            tracing::debug!(
+                kind = %kind,
+                reconciler = self.reconciler,
+                objects = outcomes.len(),
+                concurrency,
+                wall_ms = wall * 1e3,
+                mean_in_flight = busy / wall.max(1e-9),
+                mean_object_ms = busy * 1e3 / outcomes.len() as f64,
+                "objects written"
+            );
             self.adapt_concurrency(throttled);
         }
         for (name, outcome) in outcomes {

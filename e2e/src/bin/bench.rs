@@ -151,8 +151,7 @@ struct Args {
 impl Run {
     /// The raw write rate: the mean of the rates before and after the cold start (writes/s).
     fn raw_rate(&self) -> f64 {
-        let rate = |w: u64, s: f64| w as f64 / s.max(1e-9);
-        (rate(self.raw_writes, self.raw_s) + rate(self.raw_after_writes, self.raw_after_s)) / 2.0
+        (self.raw.rate() + self.raw_after.rate()) / 2.0
     }
 }
 
@@ -168,15 +167,14 @@ struct Run {
     cold_cpu_s: f64,
     /// From the controller's start to its first write (±25 ms).
     cold_first_write_s: f64,
-    /// The API server's raw write rate for the same insights: writes, seconds.
-    raw_writes: u64,
-    raw_s: f64,
+    /// The API server's raw write rate for the same insights.
+    raw: raw_writes::RawRun,
     /// The same after the cold start.
-    raw_after_writes: u64,
-    raw_after_s: f64,
+    raw_after: raw_writes::RawRun,
     /// The same with a watch decoding every event of the namespace (after the cold start).
-    raw_watched_writes: u64,
-    raw_watched_s: f64,
+    raw_watched: raw_writes::RawRun,
+    /// Mean time of one UpdateInsight apply inside the API server during the cold start (ms).
+    cold_apply_ms: f64,
     steady_writes: u64,
     steady_heartbeats: u64,
     steady_cpu_s: f64,
@@ -594,7 +592,7 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     let raw = |namespace: &'static str, watched: bool| {
         let (client, named) = (client.clone(), &named);
         async move {
-            let (writes, secs) = raw_writes::raw_write_rate(
+            let r = raw_writes::raw_write_rate(
                 &client,
                 &named.insights,
                 args.concurrency,
@@ -603,21 +601,26 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
             )
             .await?;
             log(&format!(
-                "{n} nodes: raw write rate{}: {writes} writes in {secs:.1}s ({:.0}/s, {} at a time, namespace {namespace})",
+                "{n} nodes: raw write rate{}: {} writes in {:.1}s ({:.0}/s, {} at a time, namespace {namespace}); {:.1} ms per object, {:.1} ms per apply in the API server",
                 if watched { " with a watch" } else { "" },
-                writes as f64 / secs.max(1e-9),
+                r.writes,
+                r.secs,
+                r.rate(),
                 args.concurrency,
+                r.object_ms,
+                r.apply_ms,
             ));
-            anyhow::Ok((writes, secs))
+            anyhow::Ok(r)
         }
     };
     // A first run warms the API server up for the kind (its first writes of UpdateInsights ran
     // up to 30 % slower than the next ones); not counted.
     raw(raw_writes::RAW_WARMUP_NAMESPACE, false).await?;
-    (run.raw_writes, run.raw_s) = raw(raw_writes::RAW_NAMESPACE, false).await?;
+    run.raw = raw(raw_writes::RAW_NAMESPACE, false).await?;
 
     // Cold start.
     let controller_log = work.join(format!("controller-{n}.log"));
+    let server_before = raw_writes::server_apply_time(&client).await?;
     let t0 = Instant::now();
     let controller = Controller::start(&args.controller, &kubeconfig, &controller_log, &[])?;
     let pid = controller.pid();
@@ -663,15 +666,18 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     run.cold_s = last_change.duration_since(t0).as_secs_f64();
     run.cold_writes = cold_writes;
     run.cold_cpu_s = cpu_seconds(pid, ticks);
+    (_, run.cold_apply_ms) = raw_writes::server_apply_delta(
+        server_before,
+        raw_writes::server_apply_time(&client).await?,
+    );
     log(&format!(
-        "{n} nodes: cold start converged in {:.1}s ({cold_writes} writes, {:.1} CPU s)",
-        run.cold_s, run.cold_cpu_s
+        "{n} nodes: cold start converged in {:.1}s ({cold_writes} writes, {:.1} CPU s, {:.1} ms per apply in the API server)",
+        run.cold_s, run.cold_cpu_s, run.cold_apply_ms
     ));
     // The raw rate again after the cold start (the API server and etcd now hold the objects of
     // both runs, as the cold start found them after the first), then with a watch.
-    (run.raw_after_writes, run.raw_after_s) = raw(raw_writes::RAW_AFTER_NAMESPACE, false).await?;
-    (run.raw_watched_writes, run.raw_watched_s) =
-        raw(raw_writes::RAW_WATCHED_NAMESPACE, true).await?;
+    run.raw_after = raw(raw_writes::RAW_AFTER_NAMESPACE, false).await?;
+    run.raw_watched = raw(raw_writes::RAW_WATCHED_NAMESPACE, true).await?;
     drop(named);
 
     // Steady state, with kubelet heartbeats (each node every 5 min).
@@ -1048,11 +1054,11 @@ fn report(
         &|r| {
             format!(
                 "{} writes, {:.1} s ({:.0}/s) and {:.1} s ({:.0}/s): {:.0}/s",
-                r.raw_writes,
-                r.raw_s,
-                r.raw_writes as f64 / r.raw_s.max(1e-9),
-                r.raw_after_s,
-                r.raw_after_writes as f64 / r.raw_after_s.max(1e-9),
+                r.raw.writes,
+                r.raw.secs,
+                r.raw.rate(),
+                r.raw_after.secs,
+                r.raw_after.rate(),
                 r.raw_rate()
             )
         },
@@ -1087,13 +1093,26 @@ fn report(
         "… raw rate with a watch decoding every event of the namespace (as the controller's cache of its objects), share of the raw rate",
         "",
         &|r| {
-            let watched = r.raw_watched_writes as f64 / r.raw_watched_s.max(1e-9);
+            let watched = r.raw_watched.rate();
             let raw = r.raw_rate();
+            let cold = r.cold_writes as f64 / r.cold_s.max(1e-9);
             format!(
-                "{} writes, {:.1} s ({watched:.0}/s): {:.2}",
-                r.raw_watched_writes,
-                r.raw_watched_s,
-                watched / raw.max(1e-9)
+                "{} writes, {:.1} s ({watched:.0}/s): {:.2}; the cold start's share of it {:.2}",
+                r.raw_watched.writes,
+                r.raw_watched.secs,
+                watched / raw.max(1e-9),
+                cold / watched.max(1e-9)
+            )
+        },
+    );
+    row(
+        &mut s,
+        "… time of one UpdateInsight apply inside the API server (`apiserver_request_duration_seconds`): raw before / cold start / raw after / raw with a watch",
+        "",
+        &|r| {
+            format!(
+                "{:.1} / {:.1} / {:.1} / {:.1} ms",
+                r.raw.apply_ms, r.cold_apply_ms, r.raw_after.apply_ms, r.raw_watched.apply_ms
             )
         },
     );
@@ -1255,7 +1274,7 @@ fn report(
         s,
         "How each figure is measured:\n\n\
 - *cold start*: the controller starts on the populated cluster; convergence is the time of its last write before every expected object exists and its write counter (`update_status_api_writes_total` on `/metrics`) has not moved for 3 s. A new object costs two writes (metadata, then the status subresource).\n\
-- *raw write rate*: before the controller starts, the bench writes the same insights (names, labels, statuses: what the controller will write) into another namespace, `--concurrency` objects at a time, each as the controller does (server-side apply of the metadata, then of the status); the cold start's share is its writes per second over that rate (issue #16 asks ≥ 0.9). A first such run into a namespace of its own warms the API server up and is not counted (the first writes of a kind ran up to 30 % slower). The same writes are made again into a second namespace after the cold start (the API server and etcd then hold what the cold start found, plus its objects; the share uses the mean of both rates, which brackets that drift and the machine's), then into a third while a watcher decodes every event there, as the controller's cache of its own objects does: what that watch costs. The write phase runs from the controller's first write (its `/metrics` polled every 25 ms) to its last.\n\
+- *raw write rate*: before the controller starts, the bench writes the same insights (names, labels, statuses: what the controller will write) into another namespace, `--concurrency` objects at a time, each as the controller does (server-side apply of the metadata, then of the status); the cold start's share is its writes per second over that rate (issue #16 asks ≥ 0.9). A first such run into a namespace of its own warms the API server up and is not counted (the first writes of a kind ran up to 30 % slower). The same writes are made again into a second namespace after the cold start (the API server and etcd then hold what the cold start found, plus its objects; the share uses the mean of both rates, which brackets that drift and the machine's), then into a third while a watcher decodes every event there, as the controller's cache of its own objects does: what that watch costs (the API server sends every write back to the controller as an event: a controller that caches its objects cannot write faster than this). The write phase runs from the controller's first write (its `/metrics` polled every 25 ms) to its last. The time of one apply inside the API server is the change of `apiserver_request_duration_seconds` (sum over count, verb `APPLY`, UpdateInsights and their status) over each phase, read from the API server's `/metrics`: the rest of a write's round trip is the network, TLS and both sides' HTTP and JSON.\n\
 - *steady state*: nothing changes but kubelet heartbeats (`lastHeartbeatTime` of every node's conditions, each node every 5 min, spread evenly): the controller re-reads those nodes and must write nothing.\n\
 - *isolated node changes*: worker nodes walk their update one phase at a time (Draining → Updating → Rebooting → Done (still cordoned) → uncordoned), one change in flight at a time; latency is from just before the node write to the arrival of the node's UpdateInsight watch event showing the new assessment and phase (so it includes the API round trips, the controller's 100 ms debounce and the benchmark's own watch). Every change rewrites the node's insight status (1 write); the 3 of 5 changes that move the node's assessment (Outdated → Progressing → Unavailable → Completed) also rewrite the insight's `assessment` label, a separate metadata write since the status subresource cannot change labels (0.6 per change); the pool's counts change too, but a WorkerPoolUpdateStatus change that is only in its counts is written at most once per second (`POOL_STATUS_MIN_INTERVAL`), so the pool costs a fraction of a write per change. The isolated p99 is the 99th of the 100 samples (nearest rank); the slowest sample is in the log of `make bench`.\n\
 - *burst*: that many pending worker nodes start draining in one go (what the machine-config controller does with `maxUnavailable`): two writes per node insight (label and status, the assessment moves), while the pool status is written once or twice for the whole wave.\n\

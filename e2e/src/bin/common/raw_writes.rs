@@ -1,8 +1,9 @@
 //! The API server's raw write rate for the controller's objects (issue #16, goal 3): the same
-//! UpdateInsights the controller writes at its cold start (names, labels, statuses), created
-//! and status-updated as fast as the API server takes them, on the same control plane, in a
-//! namespace the controller does not watch. Each object costs the same two writes as the
-//! controller's (server-side apply of the metadata, then of the status subresource).
+//! UpdateInsights the controller writes at its cold start (names, labels, owners, statuses,
+//! field manager), created and status-updated as fast as the API server takes them, on the
+//! same control plane, in a namespace the controller does not watch. Each object costs the same
+//! two writes as the controller's (server-side apply of the metadata, then of the status
+//! subresource).
 //!
 //! Measured after a warm-up run (not counted), three times: into a namespace nobody watches
 //! before the controller's cold start and into another one after it (the goal's raw rate is
@@ -16,7 +17,7 @@ use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
-use update_status_api::crd::{UpdateInsight, UpdateInsightStatus};
+use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, labels};
 use update_status_controllers::assess::compose::Desired;
 
 /// Where the raw writes go (not the controller's namespace).
@@ -53,16 +54,36 @@ pub async fn own_by_live_nodes(
     Ok(())
 }
 
+/// What one raw run measured.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RawRun {
+    /// Writes made.
+    pub writes: u64,
+    /// Seconds they took.
+    pub secs: f64,
+    /// Mean round trip of one object's two writes, at the writer (ms).
+    pub object_ms: f64,
+    /// Mean time of one apply inside the API server (ms, [`server_apply_time`]).
+    pub apply_ms: f64,
+}
+
+impl RawRun {
+    /// Writes per second.
+    pub fn rate(&self) -> f64 {
+        self.writes as f64 / self.secs.max(1e-9)
+    }
+}
+
 /// Writes `objects` (metadata with their owner references, then status) into `namespace`,
 /// `concurrency` objects at a time, with a watcher decoding every UpdateInsight event of that
-/// namespace meanwhile if `watched`; the writes made and the seconds they took.
+/// namespace meanwhile if `watched`.
 pub async fn raw_write_rate(
     client: &Client,
     objects: &[Desired<UpdateInsightStatus>],
     concurrency: usize,
     namespace: &str,
     watched: bool,
-) -> anyhow::Result<(u64, f64)> {
+) -> anyhow::Result<RawRun> {
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     ns.patch(
         namespace,
@@ -95,16 +116,29 @@ pub async fn raw_write_rate(
     } else {
         None
     };
-    let params = PatchParams::apply("bench-raw").force();
+    // The field manager and the two labels the controller's writer adds (the objects are then
+    // as large as the controller's, their managed fields included).
+    let reconciler = update_status_controllers::worker_pools_reconciler::NAME;
+    let params = PatchParams::apply(&format!("update-status-controller/{reconciler}")).force();
+    let busy_ns = std::sync::atomic::AtomicU64::new(0);
+    let busy_ns = &busy_ns;
+    let server_before = server_apply_time(client).await?;
     let t = Instant::now();
     let results: Vec<anyhow::Result<()>> = futures::stream::iter(objects)
         .map(|d| {
             let (api, params) = (api.clone(), params.clone());
             async move {
+                let started = Instant::now();
+                let mut labels = d.labels.clone();
+                labels.insert(labels::RECONCILER.to_string(), reconciler.to_string());
+                labels.insert(
+                    labels::MANAGED_BY.to_string(),
+                    labels::MANAGED_BY_VALUE.to_string(),
+                );
                 let meta = json!({
                     "apiVersion": "update.openshift.io/v1alpha1",
                     "kind": "UpdateInsight",
-                    "metadata": {"name": d.name, "labels": d.labels, "ownerReferences": d.owner.iter().collect::<Vec<_>>()},
+                    "metadata": {"name": d.name, "labels": labels, "ownerReferences": d.owner.iter().collect::<Vec<_>>()},
                     "spec": {},
                 });
                 api.patch(&d.name, &params, &Patch::Apply(&meta)).await?;
@@ -116,6 +150,8 @@ pub async fn raw_write_rate(
                 });
                 api.patch_status(&d.name, &params, &Patch::Apply(&status))
                     .await?;
+                let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                busy_ns.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
                 Ok(())
             }
         })
@@ -123,11 +159,54 @@ pub async fn raw_write_rate(
         .collect()
         .await;
     let secs = t.elapsed().as_secs_f64();
+    let busy = busy_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
+    let (_, apply_ms) = server_apply_delta(server_before, server_apply_time(client).await?);
     if let Some(task) = watch {
         task.abort();
     }
     for r in results {
         r?;
     }
-    Ok((2 * objects.len() as u64, secs))
+    Ok(RawRun {
+        writes: 2 * objects.len() as u64,
+        secs,
+        object_ms: busy * 1e3 / objects.len().max(1) as f64,
+        apply_ms,
+    })
+}
+
+/// The API server's own time on UpdateInsight applies so far (`apiserver_request_duration_seconds`
+/// of verb `APPLY`, both the object and its status): (seconds, requests). The difference over a
+/// phase tells how long each write took inside the API server, against the writer's round trip.
+pub async fn server_apply_time(client: &Client) -> anyhow::Result<(f64, f64)> {
+    let text = client
+        .request_text(http::Request::get("/metrics").body(Vec::new())?)
+        .await?;
+    let (mut secs, mut count) = (0.0, 0.0);
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_request_duration_seconds_") else {
+            continue;
+        };
+        if !(rest.contains("resource=\"updateinsights\"") && rest.contains("verb=\"APPLY\"")) {
+            continue;
+        }
+        let value = || {
+            line.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        if rest.starts_with("sum{") {
+            secs += value();
+        } else if rest.starts_with("count{") {
+            count += value();
+        }
+    }
+    Ok((secs, count))
+}
+
+/// What [`server_apply_time`] says of the applies between two readings: (requests, mean ms).
+pub fn server_apply_delta(before: (f64, f64), after: (f64, f64)) -> (f64, f64) {
+    let n = after.1 - before.1;
+    (n, (after.0 - before.0) * 1e3 / n.max(1.0))
 }
