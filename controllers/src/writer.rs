@@ -307,6 +307,26 @@ pub struct Writer<K: StatusObject> {
     concurrency: usize,
 }
 
+/// The field manager of `reconciler`'s applies.
+pub fn field_manager(reconciler: &str) -> String {
+    format!("update-status-controller/{reconciler}")
+}
+
+/// The labels `reconciler`'s writer applies for `desired`: those plus the reconciler's and
+/// managed-by labels.
+pub fn written_labels(
+    desired: &BTreeMap<String, String>,
+    reconciler: &str,
+) -> BTreeMap<String, String> {
+    let mut l = desired.clone();
+    l.insert(labels::RECONCILER.to_string(), reconciler.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l
+}
+
 /// Is this label ours (so its absence in the desired set means "remove")?
 pub(crate) fn our_label(key: &str) -> bool {
     key.starts_with("update.openshift.io/") || key == labels::MANAGED_BY
@@ -362,7 +382,7 @@ impl<K: StatusObject> Writer<K> {
             api: Api::namespaced(client, namespace),
             namespace: namespace.to_string(),
             reconciler,
-            manager: format!("update-status-controller/{reconciler}"),
+            manager: field_manager(reconciler),
             pending: HashMap::new(),
             deleted: HashMap::new(),
             failures: HashMap::new(),
@@ -474,13 +494,7 @@ impl<K: StatusObject> Writer<K> {
     }
 
     fn full_labels(&self, desired: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-        let mut l = desired.clone();
-        l.insert(labels::RECONCILER.to_string(), self.reconciler.to_string());
-        l.insert(
-            labels::MANAGED_BY.to_string(),
-            labels::MANAGED_BY_VALUE.to_string(),
-        );
-        l
+        written_labels(desired, self.reconciler)
     }
 
     /// Makes the objects of this reconciler exactly `desired`: applies what differs from

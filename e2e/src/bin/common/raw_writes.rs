@@ -17,8 +17,9 @@ use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
-use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, labels};
+use update_status_api::crd::{UpdateInsight, UpdateInsightStatus};
 use update_status_controllers::assess::compose::Desired;
+use update_status_controllers::writer;
 
 /// Where the raw writes go (not the controller's namespace).
 pub const RAW_NAMESPACE: &str = "bench-raw-writes";
@@ -116,10 +117,10 @@ pub async fn raw_write_rate(
     } else {
         None
     };
-    // The field manager and the two labels the controller's writer adds (the objects are then
-    // as large as the controller's, their managed fields included).
+    // The field manager and the labels of the controller's writer (the objects are then as
+    // large as the controller's, their managed fields included).
     let reconciler = update_status_controllers::worker_pools_reconciler::NAME;
-    let params = PatchParams::apply(&format!("update-status-controller/{reconciler}")).force();
+    let params = PatchParams::apply(&writer::field_manager(reconciler)).force();
     let busy_ns = std::sync::atomic::AtomicU64::new(0);
     let busy_ns = &busy_ns;
     let server_before = server_apply_time(client).await?;
@@ -129,12 +130,7 @@ pub async fn raw_write_rate(
             let (api, params) = (api.clone(), params.clone());
             async move {
                 let started = Instant::now();
-                let mut labels = d.labels.clone();
-                labels.insert(labels::RECONCILER.to_string(), reconciler.to_string());
-                labels.insert(
-                    labels::MANAGED_BY.to_string(),
-                    labels::MANAGED_BY_VALUE.to_string(),
-                );
+                let labels = writer::written_labels(&d.labels, reconciler);
                 let meta = json!({
                     "apiVersion": "update.openshift.io/v1alpha1",
                     "kind": "UpdateInsight",
@@ -160,7 +156,7 @@ pub async fn raw_write_rate(
         .await;
     let secs = t.elapsed().as_secs_f64();
     let busy = busy_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
-    let (_, apply_ms) = server_apply_delta(server_before, server_apply_time(client).await?);
+    let apply_ms = server_apply_ms(server_before, server_apply_time(client).await?);
     if let Some(task) = watch {
         task.abort();
     }
@@ -205,8 +201,7 @@ pub async fn server_apply_time(client: &Client) -> anyhow::Result<(f64, f64)> {
     Ok((secs, count))
 }
 
-/// What [`server_apply_time`] says of the applies between two readings: (requests, mean ms).
-pub fn server_apply_delta(before: (f64, f64), after: (f64, f64)) -> (f64, f64) {
-    let n = after.1 - before.1;
-    (n, (after.0 - before.0) * 1e3 / n.max(1.0))
+/// The mean time of the applies between two readings of [`server_apply_time`] (ms).
+pub fn server_apply_ms(before: (f64, f64), after: (f64, f64)) -> f64 {
+    (after.0 - before.0) * 1e3 / (after.1 - before.1).max(1.0)
 }
