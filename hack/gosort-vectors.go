@@ -1,4 +1,4 @@
-// Generator of the test vectors of assess/src/gosort.rs: go run hack/gosort-vectors.go
+// Generator of the test vectors of cli/src/gosort.rs: go run hack/gosort-vectors.go
 //go:build ignore
 
 package main

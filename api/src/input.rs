@@ -44,8 +44,9 @@ pub const PLATFORM_OPERATOR_ANNOTATION_PREFIXES: [&str; 2] = [
     "exclude.release.openshift.io/",
 ];
 
-/// Reads `null` as the type's default.
-pub(crate) fn nullable<'de, D, T>(de: D) -> Result<T, D::Error>
+/// Reads `null` as the type's default (a `deserialize_with` of the input types and of the
+/// snapshot reader's fast path).
+pub fn nullable<'de, D, T>(de: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

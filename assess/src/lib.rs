@@ -19,7 +19,6 @@ pub mod alerts;
 pub mod compose;
 pub mod control_plane;
 pub mod format;
-pub mod gosort;
 pub mod hosted;
 pub mod incremental;
 pub mod insight;
@@ -37,7 +36,6 @@ use update_status_api::crd::{
 use update_status_api::input::{
     Alert, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, McoDeployment, Node,
 };
-use update_status_api::snapshot::Snapshot;
 
 /// Everything the assessment reads, borrowed.
 #[derive(Clone, Copy, Debug, Default)]
@@ -107,22 +105,6 @@ impl<'a> McoImage<'a> {
         match self {
             McoImage::Observed(image) => image,
             McoImage::NotRead | McoImage::Absent(_) => "",
-        }
-    }
-}
-
-impl<'a> ClusterInputs<'a> {
-    /// The inputs a captured cluster holds (its alerts included, when captured): what the
-    /// CLI's offline mode and the fixture tests assess.
-    pub fn from_snapshot(snap: &'a Snapshot) -> Self {
-        ClusterInputs {
-            cluster_version: snap.cluster_version.as_ref(),
-            cluster_operators: &snap.cluster_operators,
-            pools: &snap.machine_config_pools,
-            machine_configs: &snap.machine_configs,
-            nodes: &snap.nodes,
-            mco_image: snap.mco_image.as_deref().into(),
-            alerts: snap.alerts.as_ref().map(|a| a.data.alerts.as_slice()),
         }
     }
 }

@@ -8,7 +8,10 @@ use std::cmp::Ordering;
 use update_status_api::crd::{Assessment, NodePhase, UpdateInsightStatus};
 use update_status_api::input::ClusterOperator;
 
-use crate::nodes::{MASTER_POOL, WORKER_POOL};
+/// Name of the control-plane pool.
+pub const MASTER_POOL: &str = "master";
+/// Name of the default worker pool.
+pub const WORKER_POOL: &str = "worker";
 
 /// Membership rank of a pool (a node matched by several pools belongs to the first): `master`,
 /// the custom pools by name, then `worker`.

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use update_status_api::crd::{ImpactLevel, ScopeType, UpdateInsightStatus};
 use update_status_api::input::AlertsResponse;
-use update_status_api::snapshot::Snapshot;
 use update_status_assess::alerts::{assess_alert_insights, assess_alerts};
 use update_status_assess::{ClusterInputs, McoImage, assess_cluster};
+use update_status_snapshot::Snapshot;
 use update_status_testdata::oc_status_dir as fixtures_dir;
 
 const CASE: &str = "4.16.0-ec2-control-plane-updated-pdb-prohibits-draining";

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use common::{fixture_dirs, inputs};
 use jiff::Timestamp;
 use update_status_api::crd::{Assessment, ImpactLevel, InsightType, UpdateInsightStatus};
-use update_status_api::snapshot::Snapshot;
 use update_status_assess::nodes::{
     NodeContext, NodesAssessment, PoolAssessment, assess_node, assess_nodes, compare_node_insights,
     node_requeue_after,
 };
+use update_status_snapshot::Snapshot;
 
 // ------------------------------------------------------------------------------------------------
 // Parsing expected.detailed-output

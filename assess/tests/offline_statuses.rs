@@ -64,7 +64,7 @@ fn every_fixture_gives_the_desired_statuses_at_several_instants() {
     let mut insights = 0;
     for dir in common::fixture_dirs() {
         let (snap, now) = common::load_case(&dir);
-        let inputs = ClusterInputs::from_snapshot(&snap);
+        let inputs = snap.inputs();
         for later in [0, 5 * 60, 3600, 24 * 3600] {
             let want = check(&inputs, now + SignedDuration::from_secs(later));
             insights += want.insights.len();
@@ -87,7 +87,7 @@ fn the_captured_alerts_give_the_desired_statuses() {
     let alerts: AlertsResponse = serde_json::from_str(&text).expect("alerts JSON");
     let inputs = ClusterInputs {
         alerts: Some(&alerts.data.alerts),
-        ..ClusterInputs::from_snapshot(&snap)
+        ..snap.inputs()
     };
     let want = check(&inputs, now);
     let from_alerts = want

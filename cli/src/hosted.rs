@@ -14,11 +14,11 @@ use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
 use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus, labels};
 use update_status_api::hosted::control_plane_namespace;
-use update_status_api::snapshot::SnapshotError;
-use update_status_api::snapshot::hosted::HostedSnapshot;
 use update_status_assess::ClusterAssessment;
 use update_status_assess::compose::Existing;
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted};
+use update_status_snapshot::SnapshotError;
+use update_status_snapshot::hosted::HostedSnapshot;
 
 use crate::escape::{self, Newlines};
 use crate::online::{self, OnlineError};

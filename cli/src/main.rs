@@ -7,6 +7,7 @@ use update_status_assess::format as duration;
 mod escape;
 mod exit;
 mod fleet;
+mod gosort;
 mod hosted;
 mod offline;
 mod online;

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use update_status_api::snapshot::{Snapshot, SnapshotError, SnapshotWarning};
-use update_status_assess::{ClusterAssessment, ClusterInputs, assess_cluster_nodes};
+use update_status_assess::{ClusterAssessment, assess_cluster_nodes};
+use update_status_snapshot::{Snapshot, SnapshotError, SnapshotWarning};
 
 use crate::escape::{self, Newlines};
 use crate::render::View;
@@ -49,17 +49,14 @@ pub fn load(dir: &Path, now: Option<Timestamp>) -> Result<(View, Timestamp), Off
     // The Nodes are most of a large capture: they are handed over to the assessment, which
     // drops each one once assessed, so they are never all alive next to all their insights.
     let nodes = std::mem::take(&mut snap.nodes);
-    let inputs = ClusterInputs::from_snapshot(&snap);
+    let inputs = snap.inputs();
     Ok((view_of(assess_cluster_nodes(&inputs, nodes, now)), now))
 }
 
 /// Runs the pure assessment on a snapshot left whole (the property tests).
 #[cfg(test)]
 pub fn assess(snap: &Snapshot, now: Timestamp) -> View {
-    view_of(update_status_assess::assess_cluster(
-        &ClusterInputs::from_snapshot(snap),
-        now,
-    ))
+    view_of(update_status_assess::assess_cluster(&snap.inputs(), now))
 }
 
 fn view_of(assessment: ClusterAssessment) -> View {
@@ -77,7 +74,7 @@ mod proptests;
 #[cfg(test)]
 mod tests {
     use update_status_assess::compose;
-    use update_status_e2e::simulator::{FaultSpec, Faults, SimConfig, Simulation};
+    use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
 
     use super::*;
 
@@ -123,7 +120,7 @@ mod tests {
                     let (view, now) = load(&dir, None).expect("offline load");
                     let snap = Snapshot::from_dir(&dir).expect("snapshot read");
                     let want = ClusterAssessment::from(compose::desired_cluster(
-                        &ClusterInputs::from_snapshot(&snap),
+                        &snap.inputs(),
                         &compose::Existing::default(),
                         &compose::Labels::new(),
                         now,

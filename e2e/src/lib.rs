@@ -20,8 +20,8 @@ pub mod hosted_objects;
 pub mod hub_copies;
 pub mod kubeconfig;
 pub mod outputs;
+pub mod playback;
 pub mod prometheus;
-pub mod simulator;
 pub mod snapshot;
 
 use std::ffi::OsStr;

@@ -15,7 +15,7 @@ use update_status_assess::compose::{self, Existing};
 use update_status_assess::control_plane::estimate_moved;
 use update_status_assess::naming;
 
-use crate::simulator::SimInputs;
+use update_status_simulator::SimInputs;
 
 /// What the controller wrote into a namespace (statuses by object name).
 #[derive(Debug, Default, PartialEq)]

@@ -23,8 +23,8 @@ use kube::core::GroupVersionKind;
 use kube::discovery::{self, ApiCapabilities, ApiResource, Scope};
 use kube::{Client, ResourceExt};
 use serde_json::{Map, Value, json};
-use update_status_api::snapshot::read_values;
-pub use update_status_api::snapshot::{SnapshotError, flatten, parse_documents};
+use update_status_snapshot::read_values;
+pub use update_status_snapshot::{SnapshotError, flatten, parse_documents};
 
 /// The field manager of every write made by the loader.
 pub const FIELD_MANAGER: &str = "update-status-snapshot-loader";

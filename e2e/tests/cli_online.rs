@@ -86,7 +86,7 @@ fn as_an_api_server_lists(
     dir: &Path,
 ) -> Result<Option<TempCopy>, Box<dyn std::error::Error + Send + Sync>> {
     let pools_file = dir.join("machineconfigpools.yaml");
-    let pools = update_status_api::snapshot::read_values(&pools_file)?;
+    let pools = update_status_snapshot::read_values(&pools_file)?;
     let name = |p: &serde_json::Value| {
         p["metadata"]["name"]
             .as_str()

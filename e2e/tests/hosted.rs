@@ -1,6 +1,6 @@
 //! Hosted mode (`--mode=hosted`) on a real kube-apiserver with the real HyperShift and
 //! cluster-api CRDs (`testdata/hosted/crds/`, applied here server-side), driven by the hosted
-//! simulator (`update_status_e2e::simulator::hosted`): a HostedCluster with a Replace NodePool
+//! simulator (`update_status_simulator::hosted`): a HostedCluster with a Replace NodePool
 //! (MachineDeployment, Machines really deleted and replaced) and an InPlace NodePool
 //! (MachineSet with the config-version annotations), updating with three faults in turn (an
 //! invalid release image, a minor update blocked by `ClusterVersionUpgradeable=False`, a Machine
@@ -37,11 +37,12 @@ use update_status_e2e::controller::Controller;
 use update_status_e2e::hosted_objects::{
     self, ClusterRbacGuard, KINDS, Live, compare_seen, install_hosted_crds, list, live, seen_all,
 };
-use update_status_e2e::simulator::FaultSpec;
-use update_status_e2e::simulator::hosted::{
-    HostedFaults, HostedSimConfig, HostedSimInputs, HostedSimulation, HostedSimulator, HostedStage,
-};
+use update_status_e2e::playback::{self, HostedSimulator};
 use update_status_e2e::{TestEnv, repo_root, wait_for};
+use update_status_simulator::FaultSpec;
+use update_status_simulator::hosted::{
+    HostedFaults, HostedSimConfig, HostedSimulation, HostedStage,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -78,7 +79,7 @@ fn wanted(
 /// The differences between what `desired_hosted` wants for `cluster` (inputs and our objects
 /// read back from the API) and the objects there; empty when equal.
 async fn differences(client: &Client, ns: &str, cluster: &str) -> Result<Vec<String>, BoxError> {
-    let inputs = HostedSimInputs::read(client, ns, cluster).await?;
+    let inputs = playback::read_hosted_inputs(client, ns, cluster).await?;
     let got = live(client, ns, cluster).await?;
     let want = wanted(&inputs, &got, cluster)?;
     Ok(hosted_objects::differences(&want, &got))
@@ -92,7 +93,7 @@ async fn read_back_as_simulated(
     sim: &HostedSimulation,
 ) -> Result<DesiredCluster, BoxError> {
     let (ns, cluster) = (sim.namespace(), sim.name());
-    let read = HostedSimInputs::read(client, ns, cluster).await?;
+    let read = playback::read_hosted_inputs(client, ns, cluster).await?;
     let mut own = sim.inputs()?;
     own.hosted_cluster.metadata.uid = read.hosted_cluster.metadata.uid.clone();
     for p in &mut own.node_pools {
@@ -509,7 +510,7 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
 
     let nss: Api<Namespace> = Api::all(client.clone());
     for cp in [cp_ns, control_plane_namespace(&ns, "other")] {
-        update_status_e2e::simulator::hosted::clear_hosted(
+        update_status_e2e::playback::clear_hosted(
             &client,
             &ns,
             cp.trim_start_matches(&format!("{ns}-")),

@@ -16,8 +16,9 @@ use serde_json::Value;
 use update_status_e2e::controller::Controller;
 use update_status_e2e::hosted_objects::install_hosted_crds;
 use update_status_e2e::hub_copies::{ACM_LABEL, KINDS, Local, list, name, wait_mirrored};
-use update_status_e2e::simulator::hosted::{HostedSimConfig, HostedSimulation, HostedSimulator};
+use update_status_e2e::playback::HostedSimulator;
 use update_status_e2e::{TestEnv, quiet_period, wait_for};
+use update_status_simulator::hosted::{HostedSimConfig, HostedSimulation};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

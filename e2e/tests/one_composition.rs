@@ -25,13 +25,13 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatusStatus,
 };
 use update_status_api::input::{Alert, ClusterOperator, ClusterVersion, Node};
-use update_status_api::snapshot::Snapshot;
 use update_status_assess::compose::{
     self, AlertsPoll, Desired, Existing, ExistingInsights, Labels,
 };
 use update_status_assess::incremental::WorkerPools;
 use update_status_assess::{ClusterInputs, order};
-use update_status_e2e::simulator::{FaultSpec, Faults, SimConfig, SimInputs, Simulation};
+use update_status_simulator::{FaultSpec, Faults, SimConfig, SimInputs, Simulation};
+use update_status_snapshot::Snapshot;
 
 /// The desired objects, by name.
 #[derive(Debug, Default, PartialEq)]

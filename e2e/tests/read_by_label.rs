@@ -13,8 +13,9 @@ use update_status_api::crd::{
     Assessment, ImpactLevel, InsightType, UpdateInsight, UpdateInsightStatus, labels,
 };
 use update_status_e2e::controller::Controller;
-use update_status_e2e::simulator::{self, SimConfig, Simulation, Simulator};
+use update_status_e2e::playback::{self, Simulator};
 use update_status_e2e::{TestEnv, exclusive_cluster_state, fixtures_dir, oc_status_case};
+use update_status_simulator::{SimConfig, Simulation};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -163,7 +164,7 @@ async fn selective_and_full_reads_print_the_same_at_every_step_of_a_simulated_up
     let env = TestEnv::new().await?;
     let ns = env.namespace("bylabel").await?;
     let client = env.client();
-    simulator::clear(&client).await?;
+    playback::clear(&client).await?;
     let sim = Simulation::new(SimConfig {
         operators: 4,
         pools: 2,
@@ -205,7 +206,7 @@ async fn selective_and_full_reads_print_the_same_at_every_step_of_a_simulated_up
     assert!(steps > 5, "only {steps} steps compared");
     assert!(footers > 0, "no step printed an omitted-nodes footer");
     drop(controller);
-    simulator::clear(&client).await?;
+    playback::clear(&client).await?;
     ns.delete().await?;
     Ok(())
 }

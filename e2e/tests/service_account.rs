@@ -25,9 +25,10 @@ use serde_json::{Value, json};
 use update_status_controllers::assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::{Controller, Launch, release_bin, workspace_bin};
 use update_status_e2e::kubeconfig::{ServiceAccountConfig, service_account_config};
+use update_status_e2e::playback::{self, Simulator};
 use update_status_e2e::prometheus::{Prometheus, PrometheusOptions, free_port};
-use update_status_e2e::simulator::{self, FaultSpec, Faults, SimConfig, Simulation, Simulator};
 use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, repo_root, wait_for};
+use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -532,7 +533,7 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
     // 3. A simulated update with a drain blocked for 2 steps (the insight it raises is deleted
     //    when it clears): at every step and at the end, the same objects as the admin's.
     let client = env.client();
-    simulator::clear(&client).await?;
+    playback::clear(&client).await?;
     let sim = Simulation::new(SimConfig {
         operators: 4,
         nodes_per_pool: 3,

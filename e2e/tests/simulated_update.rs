@@ -22,10 +22,9 @@ use update_status_assess::control_plane::SOURCE_MCO_DEPLOYMENT_ABSENT;
 use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::Controller;
 use update_status_e2e::outputs::{Outputs, differences, expected_outputs, read_outputs};
-use update_status_e2e::simulator::{
-    self, FaultSpec, Faults, SimConfig, SimInputs, Simulation, Simulator,
-};
+use update_status_e2e::playback::{self, Simulator};
 use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until};
+use update_status_simulator::{self as simulator, FaultSpec, Faults, SimConfig, Simulation};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -52,7 +51,7 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
     let ns = env.namespace("sim").await?;
     let client = env.client();
     let now: Timestamp = ASSESS_AT.parse()?;
-    simulator::clear(&client).await?;
+    playback::clear(&client).await?;
 
     let sim = Simulation::new(SimConfig {
         operators: 5,
@@ -87,7 +86,7 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
     loop {
         let step = simulator.simulation().steps();
         // The API holds exactly what the simulation wrote (the fields the logic reads).
-        let inputs = SimInputs::read(&client).await?;
+        let inputs = playback::read_inputs(&client).await?;
         assert_eq!(
             inputs.normalized(),
             simulator.simulation().inputs()?.normalized(),

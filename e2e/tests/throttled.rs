@@ -26,12 +26,11 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use update_status_e2e::controller::Controller;
 use update_status_e2e::kubeconfig::service_account_config;
 use update_status_e2e::outputs::{Outputs, differences, expected_outputs, read_outputs};
-use update_status_e2e::simulator::{
-    self, FaultSpec, Faults, SimConfig, SimInputs, Simulation, Simulator,
-};
+use update_status_e2e::playback::{self, Simulator};
 use update_status_e2e::{
     TestEnv, client_for, exclusive_cluster_state, poll_until, run_local_cluster,
 };
+use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -160,7 +159,7 @@ async fn run(env: &TestEnv, kubeconfig: &Path, label: &str) -> TestResult<Run> {
     let now: Timestamp = ASSESS_AT.parse()?;
     let ns = env.namespace(&format!("throttled-{label}")).await?;
     let n = ns.name().to_string();
-    simulator::clear(&client).await?;
+    playback::clear(&client).await?;
     let sim = Simulation::new(SimConfig {
         operators: 5,
         pools: 2,
@@ -201,7 +200,7 @@ async fn run(env: &TestEnv, kubeconfig: &Path, label: &str) -> TestResult<Run> {
         simulator.step().await?;
     }
     let last_step = Instant::now();
-    let inputs = SimInputs::read(&client).await?;
+    let inputs = playback::read_inputs(&client).await?;
     assert_eq!(
         inputs.normalized(),
         simulator.simulation().inputs()?.normalized(),

@@ -13,7 +13,7 @@ use update_status_api::input::Condition as InputCondition;
 
 use super::HostedInputs;
 use super::control_plane::{HostedControlPlaneFacts, HostedControlPlaneShare};
-use super::node_pools::{NodePoolFacts, REASON_IN_PLACE_FAILED};
+use super::facts::{NodePoolFacts, REASON_IN_PLACE_FAILED};
 use super::objects;
 use crate::insight::HealthDraft;
 

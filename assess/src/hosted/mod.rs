@@ -17,6 +17,7 @@ use update_status_api::input::{ClusterOperator, Node};
 use crate::compose::{DesiredCluster, Existing};
 
 pub mod control_plane;
+pub mod facts;
 pub mod health;
 pub mod node_pools;
 mod objects;

@@ -49,7 +49,8 @@ mod pool;
 mod source;
 mod trim;
 pub use crate::order::{
-    compare_node_insights, node_assessment_rank, node_phase_rank, node_sort_key,
+    MASTER_POOL, WORKER_POOL, compare_node_insights, node_assessment_rank, node_phase_rank,
+    node_sort_key,
 };
 pub use availability::*;
 pub use context::*;
@@ -57,11 +58,6 @@ pub use node::*;
 pub use pool::*;
 pub use source::NodeSource;
 pub use trim::trim_node;
-
-/// Name of the control-plane pool.
-pub const MASTER_POOL: &str = "master";
-/// Name of the default worker pool.
-pub const WORKER_POOL: &str = "worker";
 
 /// `source` of D.6 insights.
 pub const SOURCE_NODE_UNAVAILABLE: &str = "NodeUnavailable";

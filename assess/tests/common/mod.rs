@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use update_status_api::snapshot::Snapshot;
 use update_status_assess::ClusterInputs;
+use update_status_snapshot::Snapshot;
 use update_status_testdata::oc_status_cases as fixture_cases;
 
 /// The case folders of the fixtures: at least the 8 of `testdata/oc-status`.
@@ -32,6 +32,6 @@ pub fn load_case(dir: &Path) -> (Snapshot, Timestamp) {
 pub fn inputs(snap: &Snapshot) -> ClusterInputs<'_> {
     ClusterInputs {
         alerts: None,
-        ..ClusterInputs::from_snapshot(snap)
+        ..snap.inputs()
     }
 }

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use update_status_api::snapshot::Snapshot;
+use update_status_snapshot::Snapshot;
 
 use crate::render::{self, Details};
 use crate::report::{Format, UpdateStatusReport, serialise};

@@ -17,10 +17,10 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatusStatus,
 };
 
+use crate::gosort::go_sort_slice;
 use update_status_assess::control_plane::{
     operator_health_display, round_update_duration, target_version_display,
 };
-use update_status_assess::gosort::go_sort_slice;
 use update_status_assess::nodes::MASTER_POOL;
 use update_status_assess::order::node_sort_key;
 

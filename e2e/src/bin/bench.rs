@@ -59,8 +59,9 @@ use update_status_api::crd::{
 };
 use update_status_controllers::assess::nodes::{self as node_assess, NodeContext};
 use update_status_controllers::assess::{assess_cluster, naming};
-use update_status_e2e::simulator::{NodeStep, Simulation, Simulator};
+use update_status_e2e::playback::Simulator;
 use update_status_e2e::{client_for, repo_root};
+use update_status_simulator::{NodeStep, Simulation};
 
 #[path = "common/fleet.rs"]
 mod fleet;

@@ -3,7 +3,8 @@
 //! InPlace NodePool, and their MachineDeployment, MachineSet and Machines in the control-plane
 //! namespace `<namespace>-<name>`; then plays its update from `--from` to `--to`, one step
 //! every `--interval`, with optional injected faults. The HyperShift and cluster-api CRDs must
-//! be installed (`testdata/hosted/crds/`). See `update_status_e2e::simulator::hosted` and
+//! be installed (`testdata/hosted/crds/`). See `update_status_simulator::hosted` (the
+//! simulation), `update_status_e2e::playback` (writing it to the API server) and
 //! `docs/hosted.md` ("Simulated hosted update").
 //!
 //! A separate binary rather than a mode of `simulate-update`: the objects, the flags and what
@@ -18,11 +19,13 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use jiff::{SignedDuration, Timestamp};
-use update_status_e2e::simulator::hosted::{
-    self, HostedFaults, HostedSimConfig, HostedSimulation, HostedSimulator, HostedStepReport,
+use jiff::Timestamp;
+use update_status_e2e::playback::{self, HostedSimulator};
+use update_status_simulator::FaultSpec;
+use update_status_simulator::hosted::{
+    HostedFaults, HostedSimConfig, HostedSimulation, HostedStepReport,
 };
-use update_status_e2e::simulator::{self, FaultSpec};
+use update_status_simulator::playback::PlaybackArgs;
 
 /// Plays a simulated hosted-cluster (HyperShift) update against a Kubernetes API server.
 #[derive(Parser, Debug)]
@@ -67,21 +70,8 @@ struct Args {
     /// Seed of step durations and Machine names: the same seed plays the same update.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Wall-clock time between steps (e.g. 500ms, 1s, 2s).
-    #[arg(long, default_value = "1s", value_parser = simulator::parse_duration)]
-    interval: SignedDuration,
-    /// Simulated time per step (default: the interval, so timestamps follow the wall clock).
-    #[arg(long, value_parser = simulator::parse_duration)]
-    sim_step: Option<SignedDuration>,
-    /// Simulated instant of step 0 (RFC 3339; default: now + start delay − interval).
-    #[arg(long, value_name = "RFC3339")]
-    start: Option<Timestamp>,
-    /// Wait this long after creating the hosted cluster before the update starts.
-    #[arg(long, default_value = "0s", value_parser = simulator::parse_duration)]
-    start_delay: SignedDuration,
-    /// Stop after this many steps.
-    #[arg(long)]
-    max_steps: Option<u64>,
+    #[command(flatten)]
+    playback: PlaybackArgs,
     /// Fault: the update names an invalid release image (ValidReleaseImage=False, Progressing
     /// Blocked) for STEPS steps, then the image is fixed.
     #[arg(long, value_name = "auto[:STEPS]")]
@@ -98,17 +88,9 @@ struct Args {
     /// control-plane namespace first.
     #[arg(long)]
     clean: bool,
-    /// No API server: print what each step does, as fast as possible.
-    #[arg(long)]
-    dry_run: bool,
 }
 
 fn config(args: &Args) -> HostedSimConfig {
-    let start = args.start.unwrap_or_else(|| {
-        let now = Timestamp::now();
-        now.checked_add(args.start_delay - args.interval)
-            .unwrap_or(now)
-    });
     HostedSimConfig {
         namespace: args.namespace.clone(),
         name: args.name.clone(),
@@ -122,8 +104,8 @@ fn config(args: &Args) -> HostedSimConfig {
         from_version: args.from.clone(),
         to_version: args.to.clone(),
         seed: args.seed,
-        start,
-        step: args.sim_step.unwrap_or(args.interval),
+        start: args.playback.start_at(Timestamp::now()),
+        step: args.playback.sim_step(),
         faults: HostedFaults {
             invalid_image: args.invalid_image.clone(),
             blocked_update: args.blocked_update.clone(),
@@ -134,10 +116,6 @@ fn config(args: &Args) -> HostedSimConfig {
 
 fn print_step(r: &HostedStepReport, writes: Option<usize>) {
     common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
-}
-
-fn done(sim: &HostedSimulation, steps: u64, max: Option<u64>) -> bool {
-    sim.is_completed() || max.is_some_and(|m| steps >= m)
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
@@ -152,9 +130,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.to,
         args.seed
     );
-    if args.dry_run {
+    if args.playback.dry_run {
         let mut steps = 0;
-        while !done(&sim, steps, args.max_steps.or(Some(100_000))) {
+        while !PlaybackArgs::done(
+            sim.is_completed(),
+            steps,
+            args.playback.max_steps.or(Some(100_000)),
+        ) {
             let r = sim.step();
             sim.take_dirty();
             steps += 1;
@@ -164,7 +146,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     let client = common::client(args.kubeconfig.as_deref()).await?;
     if args.clean {
-        hosted::clear_hosted(&client, &args.namespace, &args.name)
+        playback::clear_hosted(&client, &args.namespace, &args.name)
             .await
             .context("deleting the earlier hosted cluster")?;
         println!(
@@ -180,9 +162,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "simulate-hosted-update: created the hosted cluster at {} ({n} writes)",
         args.from
     );
-    let mut ticker = common::step_ticker(args.interval, args.start_delay).await;
+    let mut ticker = common::step_ticker(args.playback.interval, args.playback.start_delay).await;
     let mut steps = 0;
-    while !done(simulator.simulation(), steps, args.max_steps) {
+    while !PlaybackArgs::done(
+        simulator.simulation().is_completed(),
+        steps,
+        args.playback.max_steps,
+    ) {
         ticker.tick().await;
         let before = simulator.writes();
         let r = simulator.step().await?;

@@ -1,7 +1,8 @@
 //! `simulate-update`: creates a synthetic OpenShift cluster (ClusterVersion, platform
 //! ClusterOperators, MachineConfigPools, rendered MachineConfigs, Nodes) in the cluster of
 //! `KUBECONFIG` (or `--kubeconfig`), then plays an update from `--from` to `--to`, one step
-//! every `--interval`, with optional injected faults. See `update_status_e2e::simulator` and
+//! every `--interval`, with optional injected faults. See `update_status_simulator` (the
+//! simulation), `update_status_e2e::playback` (writing it to the API server) and
 //! the README's "Simulator" section.
 //!
 //! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
@@ -12,10 +13,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use jiff::{SignedDuration, Timestamp};
-use update_status_e2e::simulator::{
-    self, FaultSpec, Faults, SimConfig, Simulation, Simulator, StepReport,
-};
+use jiff::Timestamp;
+use update_status_e2e::playback::{self, Simulator};
+use update_status_simulator::playback::PlaybackArgs;
+use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation, StepReport};
 
 /// Plays a simulated OpenShift update against a Kubernetes API server.
 #[derive(Parser, Debug)]
@@ -51,23 +52,8 @@ struct Args {
     /// Seed of step durations and node order: the same seed plays the same update.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Wall-clock time between steps (e.g. 500ms, 1s, 2s): the speed of the playback.
-    #[arg(long, default_value = "1s", value_parser = simulator::parse_duration)]
-    interval: SignedDuration,
-    /// Simulated time per step (default: the interval, so timestamps follow the wall clock;
-    /// longer: accelerated time, for a controller evaluating at a fixed --assess-at).
-    #[arg(long, value_parser = simulator::parse_duration)]
-    sim_step: Option<SignedDuration>,
-    /// Simulated instant of step 0 (RFC 3339; default: now + start delay − interval, so that
-    /// step timestamps follow the wall clock and are never in its future).
-    #[arg(long, value_name = "RFC3339")]
-    start: Option<Timestamp>,
-    /// Wait this long after creating the cluster before the update starts.
-    #[arg(long, default_value = "0s", value_parser = simulator::parse_duration)]
-    start_delay: SignedDuration,
-    /// Stop after this many steps (an update with a stalled operator never completes).
-    #[arg(long)]
-    max_steps: Option<u64>,
+    #[command(flatten)]
+    playback: PlaybackArgs,
     /// Fault: this operator is Degraded=True while it updates, for STEPS steps (TARGET `auto`:
     /// one in the middle of the update).
     #[arg(long, value_name = "TARGET[:STEPS]")]
@@ -92,22 +78,14 @@ struct Args {
     #[arg(long)]
     clean: bool,
     /// Concurrent API requests.
-    #[arg(long, default_value_t = simulator::DEFAULT_CONCURRENCY)]
+    #[arg(long, default_value_t = playback::DEFAULT_CONCURRENCY)]
     concurrency: usize,
     /// Write the final state as a snapshot folder (readable by `kubectl update-status --from-dir`).
     #[arg(long, value_name = "DIR")]
     snapshot: Option<PathBuf>,
-    /// No API server: print what each step does, as fast as possible.
-    #[arg(long)]
-    dry_run: bool,
 }
 
 fn config(args: &Args) -> SimConfig {
-    let start = args.start.unwrap_or_else(|| {
-        let now = Timestamp::now();
-        now.checked_add(args.start_delay - args.interval)
-            .unwrap_or(now)
-    });
     SimConfig {
         operators: args.operators,
         pools: args.pools,
@@ -118,8 +96,8 @@ fn config(args: &Args) -> SimConfig {
         from_version: args.from.clone(),
         to_version: args.to.clone(),
         seed: args.seed,
-        start,
-        step: args.sim_step.unwrap_or(args.interval),
+        start: args.playback.start_at(Timestamp::now()),
+        step: args.playback.sim_step(),
         faults: Faults {
             degraded_operator: args.degraded_operator.clone(),
             blocked_drain: args.blocked_drain.clone(),
@@ -134,10 +112,6 @@ fn print_step(r: &StepReport, writes: Option<usize>) {
     common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
 }
 
-fn done(sim: &Simulation, steps: u64, max: Option<u64>) -> bool {
-    sim.is_completed() || max.is_some_and(|m| steps >= m)
-}
-
 async fn run(args: Args) -> anyhow::Result<()> {
     let mut sim = Simulation::new(config(&args))?;
     println!(
@@ -149,9 +123,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.to,
         args.seed
     );
-    if args.dry_run {
+    if args.playback.dry_run {
         let mut steps = 0;
-        while !done(&sim, steps, args.max_steps.or(Some(100_000))) {
+        while !PlaybackArgs::done(
+            sim.is_completed(),
+            steps,
+            args.playback.max_steps.or(Some(100_000)),
+        ) {
             let r = sim.step();
             sim.take_dirty();
             steps += 1;
@@ -165,7 +143,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     let client = common::client(args.kubeconfig.as_deref()).await?;
     if args.clean {
-        simulator::clear(&client)
+        playback::clear(&client)
             .await
             .context("deleting the earlier cluster")?;
         println!("simulate-update: deleted the objects of an earlier cluster");
@@ -181,9 +159,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.from,
         started.elapsed().as_secs_f64()
     );
-    let mut ticker = common::step_ticker(args.interval, args.start_delay).await;
+    let mut ticker = common::step_ticker(args.playback.interval, args.playback.start_delay).await;
     let mut steps = 0;
-    while !done(simulator.simulation(), steps, args.max_steps) {
+    while !PlaybackArgs::done(
+        simulator.simulation().is_completed(),
+        steps,
+        args.playback.max_steps,
+    ) {
         ticker.tick().await;
         let before = simulator.writes();
         let r = simulator.step().await?;

@@ -5,7 +5,7 @@
 //! (+ kube-controller-manager, as `hack/local-cluster.sh` starts it) whose etcd size and write
 //! rate are the hub's own. Then:
 //!
-//! 1. N small simulated HostedClusters (`update_status_e2e::simulator::hosted`: a Replace and
+//! 1. N small simulated HostedClusters (`update_status_simulator::hosted`: a Replace and
 //!    an InPlace NodePool of `--fleet-machines` Machines each) are created on the management
 //!    cluster, concurrently, each stepped to a different point of its update (control plane
 //!    updating, NodePools rolling); the hub gets the namespace of each managed cluster, as ACM
@@ -42,8 +42,9 @@ use serde::de::DeserializeOwned;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
-use update_status_e2e::simulator::hosted::{HostedSimConfig, HostedSimulation, HostedSimulator};
+use update_status_e2e::playback::HostedSimulator;
 use update_status_e2e::{client_for, repo_root};
+use update_status_simulator::hosted::{HostedSimConfig, HostedSimulation};
 
 use super::live_cli::{self, LiveRun};
 use super::{Controller, cluster, cpu_seconds, log, memory_kib, mib};

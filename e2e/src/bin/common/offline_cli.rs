@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use jiff::SignedDuration;
 use update_status_e2e::repo_root;
-use update_status_e2e::simulator::{SimConfig, Simulation, Stage};
+use update_status_simulator::{SimConfig, Simulation, Stage};
 
 use super::{log, memory_kib, mib};
 

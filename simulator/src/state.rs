@@ -351,7 +351,7 @@ pub enum ObjectRef {
 
 impl ObjectRef {
     /// Kinds are written in this order: what a later kind refers to exists first.
-    pub(super) fn rank(self) -> u8 {
+    pub fn rank(self) -> u8 {
         match self {
             ObjectRef::MachineConfig(_) => 0,
             ObjectRef::Pool(_) => 1,

@@ -7,8 +7,9 @@ use jiff::SignedDuration;
 use update_status_api::crd::{Assessment, NodePhase};
 use update_status_api::input::{
     NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_LAST_APPLIED_DRAIN, NODE_REASON, NODE_STATE,
+    Node,
 };
-use update_status_controllers::assess::{assess_cluster, nodes as node_assess};
+use update_status_assess::{assess_cluster, nodes as node_assess};
 
 use super::state::OpPhase;
 use super::*;
@@ -490,7 +491,7 @@ fn the_snapshot_reads_back_with_the_api_crate() {
     sim.run_to_completion(12);
     let dir = std::env::temp_dir().join(format!("us-sim-snap-{}", std::process::id()));
     sim.write_snapshot(&dir).expect("write");
-    let snap = update_status_api::snapshot::Snapshot::from_dir(&dir).expect("read");
+    let snap = update_status_snapshot::Snapshot::from_dir(&dir).expect("read");
     std::fs::remove_dir_all(&dir).ok();
     let inputs = sim.inputs().expect("inputs");
     assert_eq!(snap.nodes, inputs.nodes);
@@ -540,7 +541,7 @@ fn sizes_and_names_scale() {
 /// updated only at the end). The snapshot carries the Deployment.
 #[test]
 fn the_mco_deployment_image_moves_first_and_machine_config_catches_up() {
-    use update_status_controllers::assess::McoImage;
+    use update_status_assess::McoImage;
     let mut sim = Simulation::new(small()).expect("sim");
     let images = |sim: &Simulation| {
         let inputs = sim.inputs().expect("inputs");
@@ -588,7 +589,7 @@ fn the_mco_deployment_image_moves_first_and_machine_config_catches_up() {
 
     let dir = std::env::temp_dir().join(format!("fidmco-snap-{}", std::process::id()));
     sim.write_snapshot(&dir).expect("snapshot");
-    let snap = update_status_api::snapshot::Snapshot::from_dir(&dir).expect("read back");
+    let snap = update_status_snapshot::Snapshot::from_dir(&dir).expect("read back");
     std::fs::remove_dir_all(&dir).expect("cleanup");
     assert_eq!(snap.mco_image, deployment_end);
 }

@@ -173,7 +173,7 @@ proptest! {
 /// metadata the fast path keeps); so is the event reader's of a YAML text.
 fn paths_agree(text: &str) -> Result<(), TestCaseError> {
     use super::fast;
-    use crate::input::Node;
+    use update_status_api::input::Node;
     let project = |mut n: Node| {
         let m = n.metadata;
         n.metadata = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {

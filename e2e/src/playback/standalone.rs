@@ -1,5 +1,6 @@
 //! Applying a [`Simulation`] to a real API server: server-side apply of what each step
-//! changed (status through the status subresource), and clearing the simulated kinds.
+//! changed (status through the status subresource), reading the simulated kinds back, and
+//! clearing them.
 
 use std::collections::BTreeMap;
 
@@ -14,11 +15,9 @@ use update_status_api::input::{
     MachineConfigPool, McoDeployment, Node,
 };
 
-use super::state::{ObjectRef, Part};
-use super::{ClusterObject, SimError, Simulation, StepReport};
+use update_status_simulator::{ObjectRef, Part, SimInputs, Simulation, StepReport};
 
-/// Field manager of the simulator's writes.
-pub const FIELD_MANAGER: &str = "update-status-simulator";
+use super::{ClusterObject, FIELD_MANAGER, PlaybackError};
 
 /// Default number of concurrent requests.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -36,14 +35,14 @@ async fn apply<K: ClusterObject>(
     name: &str,
     part: Part,
     body: &Value,
-) -> Result<(), SimError> {
+) -> Result<(), PlaybackError> {
     let api: Api<K> = Api::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let result = match part {
         Part::Main => api.patch(name, &params, &Patch::Apply(body)).await,
         Part::Status => api.patch_status(name, &params, &Patch::Apply(body)).await,
     };
-    result.map(drop).map_err(|source| SimError::Api {
+    result.map(drop).map_err(|source| PlaybackError::Api {
         action: format!(
             "applying {} {name}{}",
             K::kind(&()),
@@ -54,7 +53,7 @@ async fn apply<K: ClusterObject>(
 }
 
 /// Applies the MCO Deployment (namespaced, no status).
-async fn apply_mco_deployment(client: &Client, body: &Value) -> Result<(), SimError> {
+async fn apply_mco_deployment(client: &Client, body: &Value) -> Result<(), PlaybackError> {
     let api: Api<McoDeployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
     api.patch(
         MCO_DEPLOYMENT,
@@ -63,7 +62,7 @@ async fn apply_mco_deployment(client: &Client, body: &Value) -> Result<(), SimEr
     )
     .await
     .map(drop)
-    .map_err(|source| SimError::Api {
+    .map_err(|source| PlaybackError::Api {
         action: format!("applying Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
         source: Box::new(source),
     })
@@ -102,7 +101,7 @@ impl Simulator {
     }
 
     /// Writes every object (creating the cluster, and the MCO Deployment's namespace).
-    pub async fn install(&mut self) -> Result<usize, SimError> {
+    pub async fn install(&mut self) -> Result<usize, PlaybackError> {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let body =
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MCO_NAMESPACE}});
@@ -113,7 +112,7 @@ impl Simulator {
                 &Patch::Apply(&body),
             )
             .await
-            .map_err(|source| SimError::Api {
+            .map_err(|source| PlaybackError::Api {
                 action: format!("applying Namespace {MCO_NAMESPACE}"),
                 source: Box::new(source),
             })?;
@@ -122,7 +121,7 @@ impl Simulator {
     }
 
     /// One step: [`Simulation::step`], then the changed objects are written.
-    pub async fn step(&mut self) -> Result<StepReport, SimError> {
+    pub async fn step(&mut self) -> Result<StepReport, PlaybackError> {
         let report = self.sim.step();
         self.flush().await?;
         Ok(report)
@@ -131,7 +130,7 @@ impl Simulator {
     /// Writes the changed object parts: kind by kind (MachineConfigs, pools, ClusterVersion,
     /// operators, nodes), the objects of a kind concurrently, each object's status after its
     /// metadata and spec. Returns the number of writes.
-    pub async fn flush(&mut self) -> Result<usize, SimError> {
+    pub async fn flush(&mut self) -> Result<usize, PlaybackError> {
         let dirty = self.sim.take_dirty();
         let mut by_rank: BTreeMap<u8, BTreeMap<ObjectRef, Vec<Part>>> = BTreeMap::new();
         for (r, part) in dirty {
@@ -180,7 +179,7 @@ impl Simulator {
                                 }
                             }
                         }
-                        Ok::<usize, SimError>(bodies.len())
+                        Ok::<usize, PlaybackError>(bodies.len())
                     }
                 })
                 .buffer_unordered(self.concurrency)
@@ -196,10 +195,10 @@ impl Simulator {
 /// Deletes every ClusterVersion, ClusterOperator, MachineConfigPool, MachineConfig and Node
 /// (one collection delete per kind) and the MCO Deployment (its namespace stays), and waits
 /// until they are gone.
-pub async fn clear(client: &Client) -> Result<(), SimError> {
-    async fn clear_kind<K: ClusterObject>(client: &Client) -> Result<(), SimError> {
+pub async fn clear(client: &Client) -> Result<(), PlaybackError> {
+    async fn clear_kind<K: ClusterObject>(client: &Client) -> Result<(), PlaybackError> {
         let api: Api<K> = Api::all(client.clone());
-        let err = |source| SimError::Api {
+        let err = |source| PlaybackError::Api {
             action: format!("deleting every {}", K::kind(&())),
             source: Box::new(source),
         };
@@ -229,10 +228,44 @@ pub async fn clear(client: &Client) -> Result<(), SimError> {
         .map(drop)
         .or_else(|e| match e {
             kube::Error::Api(s) if s.code == 404 => Ok(()),
-            source => Err(SimError::Api {
+            source => Err(PlaybackError::Api {
                 action: format!("deleting Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
                 source: Box::new(source),
             }),
         })?;
     Ok(())
+}
+
+/// Reads the simulated cluster's inputs from an API server (every object of the five kinds).
+pub async fn read_inputs(client: &Client) -> Result<SimInputs, PlaybackError> {
+    async fn list<K: ClusterObject>(client: &Client) -> Result<Vec<K>, PlaybackError> {
+        let api: Api<K> = Api::all(client.clone());
+        api.list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .map_err(|source| PlaybackError::Api {
+                action: format!("listing {}", K::kind(&())),
+                source: Box::new(source),
+            })
+    }
+    let cvs: Vec<ClusterVersion> = list(client).await?;
+    let mco: Api<McoDeployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
+    let mco_deployment =
+        mco.get_opt(MCO_DEPLOYMENT)
+            .await
+            .map_err(|source| PlaybackError::Api {
+                action: format!("reading Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
+                source: Box::new(source),
+            })?;
+    Ok(SimInputs {
+        cluster_version: cvs
+            .into_iter()
+            .find(|c| c.metadata.name.as_deref() == Some("version"))
+            .unwrap_or_default(),
+        cluster_operators: list(client).await?,
+        pools: list(client).await?,
+        machine_configs: list(client).await?,
+        nodes: list(client).await?,
+        mco_deployment,
+    })
 }

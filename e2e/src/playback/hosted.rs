@@ -1,7 +1,7 @@
 //! Applying a [`HostedSimulation`] to a real API server: server-side apply of what each step
 //! changed (status through the status subresource), Machine deletes (the API server sets
 //! `deletionTimestamp`; the finalizer keeps the Machine until the simulation releases it), and
-//! clearing a simulated hosted cluster.
+//! reading a simulated hosted cluster back, and clearing it.
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
@@ -12,9 +12,12 @@ use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 
-use super::super::{FIELD_MANAGER, SimError};
-use super::state::{HostedRef, HostedSimulation, Lifecycle, Part};
-use super::step::HostedStepReport;
+use update_status_simulator::Part;
+use update_status_simulator::hosted::{
+    HostedRef, HostedSimInputs, HostedSimulation, HostedStepReport, Lifecycle,
+};
+
+use super::{FIELD_MANAGER, PlaybackError};
 
 /// A [`HostedSimulation`] bound to an API server: writes what each step changes.
 pub struct HostedSimulator {
@@ -36,8 +39,8 @@ impl Namespaced for MachineDeployment {}
 impl Namespaced for MachineSet {}
 impl Namespaced for Machine {}
 
-fn api_error(action: String) -> impl FnOnce(kube::Error) -> SimError {
-    move |source| SimError::Api {
+fn api_error(action: String) -> impl FnOnce(kube::Error) -> PlaybackError {
+    move |source| PlaybackError::Api {
         action,
         source: Box::new(source),
     }
@@ -49,7 +52,7 @@ async fn apply<K: Namespaced>(
     name: &str,
     part: Part,
     body: &Value,
-) -> Result<(), SimError> {
+) -> Result<(), PlaybackError> {
     let api: Api<K> = Api::namespaced(client.clone(), ns);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let result = match part {
@@ -64,7 +67,7 @@ async fn apply<K: Namespaced>(
 }
 
 /// Deletes a Machine (it stays, deleting, while its finalizer holds it).
-async fn delete_machine(client: &Client, ns: &str, name: &str) -> Result<(), SimError> {
+async fn delete_machine(client: &Client, ns: &str, name: &str) -> Result<(), PlaybackError> {
     let api: Api<Machine> = Api::namespaced(client.clone(), ns);
     match api.delete(name, &DeleteParams::background()).await {
         Ok(_) => Ok(()),
@@ -74,7 +77,7 @@ async fn delete_machine(client: &Client, ns: &str, name: &str) -> Result<(), Sim
 }
 
 /// Removes a Machine's finalizers: a deleting Machine is then gone.
-async fn release_machine(client: &Client, ns: &str, name: &str) -> Result<(), SimError> {
+async fn release_machine(client: &Client, ns: &str, name: &str) -> Result<(), PlaybackError> {
     let api: Api<Machine> = Api::namespaced(client.clone(), ns);
     let body = json!({"metadata": {"finalizers": null}});
     match api
@@ -89,7 +92,7 @@ async fn release_machine(client: &Client, ns: &str, name: &str) -> Result<(), Si
     }
 }
 
-async fn ensure_namespace(client: &Client, name: &str) -> Result<(), SimError> {
+async fn ensure_namespace(client: &Client, name: &str) -> Result<(), PlaybackError> {
     let api: Api<Namespace> = Api::all(client.clone());
     let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
     api.patch(
@@ -123,7 +126,7 @@ impl HostedSimulator {
     }
 
     /// Creates both namespaces and writes every object.
-    pub async fn install(&mut self) -> Result<usize, SimError> {
+    pub async fn install(&mut self) -> Result<usize, PlaybackError> {
         ensure_namespace(&self.client, self.sim.namespace()).await?;
         ensure_namespace(&self.client, &self.sim.control_plane_namespace()).await?;
         self.sim.mark_all_dirty();
@@ -131,7 +134,7 @@ impl HostedSimulator {
     }
 
     /// One step: [`HostedSimulation::step`], then the changes are written.
-    pub async fn step(&mut self) -> Result<HostedStepReport, SimError> {
+    pub async fn step(&mut self) -> Result<HostedStepReport, PlaybackError> {
         let report = self.sim.step();
         self.flush().await?;
         Ok(report)
@@ -140,7 +143,7 @@ impl HostedSimulator {
     /// Writes the changed object parts (HostedCluster, NodePools, MachineDeployment,
     /// MachineSet, Machines; each object's status after its metadata and spec), then the
     /// Machine deletes and finalizer releases. Returns the number of writes.
-    pub async fn flush(&mut self) -> Result<usize, SimError> {
+    pub async fn flush(&mut self) -> Result<usize, PlaybackError> {
         let (dirty, lifecycle) = self.sim.take_dirty();
         let ns = self.sim.namespace().to_string();
         let cp_ns = self.sim.control_plane_namespace();
@@ -185,7 +188,11 @@ impl HostedSimulator {
 /// Deletes HostedCluster `namespace/name`, its NodePools, and every Machine (finalizers
 /// removed), MachineSet and MachineDeployment of its control-plane namespace; the namespaces
 /// stay. Waits until they are gone.
-pub async fn clear_hosted(client: &Client, namespace: &str, name: &str) -> Result<(), SimError> {
+pub async fn clear_hosted(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<(), PlaybackError> {
     let cp_ns = control_plane_namespace(namespace, name);
     let machines: Api<Machine> = Api::namespaced(client.clone(), &cp_ns);
     let listed = match machines.list_metadata(&ListParams::default()).await {
@@ -202,7 +209,7 @@ pub async fn clear_hosted(client: &Client, namespace: &str, name: &str) -> Resul
         ns: &str,
         lp: &ListParams,
         keep: impl Fn(&K) -> bool,
-    ) -> Result<(), SimError> {
+    ) -> Result<(), PlaybackError> {
         let api: Api<K> = Api::namespaced(client.clone(), ns);
         let action = || format!("deleting {} in {ns}", K::kind(&()));
         let items = match api.list(lp).await {
@@ -238,4 +245,52 @@ pub async fn clear_hosted(client: &Client, namespace: &str, name: &str) -> Resul
     let by_name = ListParams::default().fields(&format!("metadata.name={name}"));
     delete_all::<HostedCluster>(client, namespace, &by_name, |_| false).await?;
     Ok(())
+}
+
+/// Reads the simulated inputs of HostedCluster `namespace/name` from an API server: the
+/// HostedCluster, the NodePools of the namespace naming it, and every Machine, MachineSet
+/// and MachineDeployment of its control-plane namespace (no guest Nodes).
+pub async fn read_hosted_inputs(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<HostedSimInputs, PlaybackError> {
+    async fn list<K>(client: &Client, ns: &str) -> Result<Vec<K>, PlaybackError>
+    where
+        K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::namespaced(client.clone(), ns);
+        let mut items = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| PlaybackError::Api {
+                action: format!("listing {} in {ns}", K::kind(&())),
+                source: Box::new(source),
+            })?
+            .items;
+        items.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
+        Ok(items)
+    }
+    let hcs: Api<HostedCluster> = Api::namespaced(client.clone(), namespace);
+    let hosted_cluster = hcs.get(name).await.map_err(|source| PlaybackError::Api {
+        action: format!("reading HostedCluster {namespace}/{name}"),
+        source: Box::new(source),
+    })?;
+    let cp_ns = control_plane_namespace(namespace, name);
+    let node_pools: Vec<NodePool> = list::<NodePool>(client, namespace)
+        .await?
+        .into_iter()
+        .filter(|p| p.spec.cluster_name == name)
+        .collect();
+    Ok(HostedSimInputs {
+        hosted_cluster,
+        node_pools,
+        machines: list(client, &cp_ns).await?,
+        machine_sets: list(client, &cp_ns).await?,
+        machine_deployments: list(client, &cp_ns).await?,
+        guest_nodes: Vec::new(),
+    })
 }

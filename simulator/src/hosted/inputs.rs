@@ -1,13 +1,8 @@
-//! The simulated hosted cluster as the controller reads it (the objects the API would return),
-//! and the same read from an API server.
+//! The simulated hosted cluster as the controller reads it (the objects the API would return).
 
-use kube::api::{Api, ListParams};
-use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use update_status_api::hosted::{
-    HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
-};
+use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, MachineSet, NodePool};
 use update_status_api::input::Node;
 use update_status_assess::hosted::{GuestInputs, HostedInputs};
 
@@ -48,50 +43,6 @@ impl HostedSimInputs {
             }),
             guest_unreachable: None,
         }
-    }
-
-    /// Reads the inputs of HostedCluster `namespace/name` from an API server: the
-    /// HostedCluster, the NodePools of the namespace naming it, and every Machine, MachineSet
-    /// and MachineDeployment of its control-plane namespace (no guest Nodes).
-    pub async fn read(client: &Client, namespace: &str, name: &str) -> Result<Self, SimError> {
-        async fn list<K>(client: &Client, ns: &str) -> Result<Vec<K>, SimError>
-        where
-            K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-                + Clone
-                + DeserializeOwned
-                + std::fmt::Debug,
-        {
-            let api: Api<K> = Api::namespaced(client.clone(), ns);
-            let mut items = api
-                .list(&ListParams::default())
-                .await
-                .map_err(|source| SimError::Api {
-                    action: format!("listing {} in {ns}", K::kind(&())),
-                    source: Box::new(source),
-                })?
-                .items;
-            items.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
-            Ok(items)
-        }
-        let hcs: Api<HostedCluster> = Api::namespaced(client.clone(), namespace);
-        let hosted_cluster = hcs.get(name).await.map_err(|source| SimError::Api {
-            action: format!("reading HostedCluster {namespace}/{name}"),
-            source: Box::new(source),
-        })?;
-        let cp_ns = control_plane_namespace(namespace, name);
-        let node_pools: Vec<NodePool> = list::<NodePool>(client, namespace)
-            .await?
-            .into_iter()
-            .filter(|p| p.spec.cluster_name == name)
-            .collect();
-        Ok(HostedSimInputs {
-            hosted_cluster,
-            node_pools,
-            machines: list(client, &cp_ns).await?,
-            machine_sets: list(client, &cp_ns).await?,
-            machine_deployments: list(client, &cp_ns).await?,
-            guest_nodes: Vec::new(),
-        })
     }
 }
 

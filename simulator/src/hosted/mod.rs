@@ -36,7 +36,6 @@
 //! faults), `render` (objects as the API holds them), `inputs` (as the controller reads them),
 //! `apply` (writing to an API server).
 
-mod apply;
 mod cluster;
 mod config;
 mod faults;
@@ -47,7 +46,6 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-pub use apply::{HostedSimulator, clear_hosted};
 pub use config::{HostedFaults, HostedSimConfig};
 pub use inputs::HostedSimInputs;
 pub use render::{CAPI_API, HYPERSHIFT_API, MACHINE_FINALIZER};

@@ -1,17 +1,14 @@
-//! The simulated cluster as the controller reads it, and the same read from an API server.
+//! The simulated cluster as the controller reads it.
 
-use kube::Client;
-use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MCO_DEPLOYMENT, MCO_NAMESPACE, MachineConfig,
-    MachineConfigPool, McoDeployment, Node,
+    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, McoDeployment, Node,
 };
-use update_status_controllers::assess::{ClusterInputs, McoImage};
+use update_status_assess::{ClusterInputs, McoImage};
 
 use super::state::ObjectRef;
-use super::{ClusterObject, SimError, Simulation};
+use super::{SimError, Simulation};
 
 /// The inputs of the simulated cluster, as the controller reads them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,40 +28,6 @@ pub struct SimInputs {
 }
 
 impl SimInputs {
-    /// Reads the inputs from an API server (every object of the five kinds).
-    pub async fn read(client: &Client) -> Result<Self, SimError> {
-        async fn list<K: ClusterObject>(client: &Client) -> Result<Vec<K>, SimError> {
-            let api: Api<K> = Api::all(client.clone());
-            api.list(&ListParams::default())
-                .await
-                .map(|l| l.items)
-                .map_err(|source| SimError::Api {
-                    action: format!("listing {}", K::kind(&())),
-                    source: Box::new(source),
-                })
-        }
-        let cvs: Vec<ClusterVersion> = list(client).await?;
-        let mco: Api<McoDeployment> = Api::namespaced(client.clone(), MCO_NAMESPACE);
-        let mco_deployment = mco
-            .get_opt(MCO_DEPLOYMENT)
-            .await
-            .map_err(|source| SimError::Api {
-                action: format!("reading Deployment {MCO_NAMESPACE}/{MCO_DEPLOYMENT}"),
-                source: Box::new(source),
-            })?;
-        Ok(SimInputs {
-            cluster_version: cvs
-                .into_iter()
-                .find(|c| c.metadata.name.as_deref() == Some("version"))
-                .unwrap_or_default(),
-            cluster_operators: list(client).await?,
-            pools: list(client).await?,
-            machine_configs: list(client).await?,
-            nodes: list(client).await?,
-            mco_deployment,
-        })
-    }
-
     /// The same inputs with only the metadata the assessment reads (name, labels,
     /// annotations) and every list sorted by name: what to compare a simulation with what an
     /// API server holds.
@@ -111,7 +74,7 @@ impl SimInputs {
         out
     }
 
-    /// Borrowed view for [`update_status_controllers::assess`], with the MCO image as the
+    /// Borrowed view for [`update_status_assess`], with the MCO image as the
     /// controller reads it ([`McoImage::of_deployment`]).
     pub fn as_cluster_inputs(&self) -> ClusterInputs<'_> {
         ClusterInputs {

@@ -16,270 +16,7 @@
 //! controller read), and the fields it skips are not checked, so a Node whose `managedFields`
 //! or `creationTimestamp` is malformed is read instead of failing the whole file.
 
-use std::collections::BTreeMap;
-use std::fmt;
-use std::marker::PhantomData;
-
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use serde::Deserialize;
-use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-
-use crate::input::{
-    ClusterOperator, ClusterOperatorStatus, ClusterVersion, ClusterVersionStatus, MachineConfig,
-    MachineConfigPool, MachineConfigPoolSpec, Node, NodeSpec, NodeStatus, nullable,
-};
-
-/// An input kind the fast path reads: which parts of an object it keeps, and how they make the
-/// input type.
-pub trait Input: Resource<DynamicType = ()> + DeserializeOwned + Send + Sized {
-    /// What is read of `metadata`.
-    type Meta: DeserializeOwned + Default + Into<ObjectMeta> + Send;
-    /// What is read of `spec` ([`Skip`] when nothing).
-    type Spec: DeserializeOwned + Default + Send;
-    /// What is read of `status` ([`Skip`] when nothing).
-    type Status: DeserializeOwned + Default + Send;
-    /// The input object made of its parts.
-    fn assemble(metadata: ObjectMeta, spec: Self::Spec, status: Self::Status) -> Self;
-}
-
-/// A part of an object that is not read: skipped by the parser whatever it holds.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Skip;
-
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        IgnoredAny::deserialize(d).map(|_| Skip)
-    }
-}
-
-impl Input for ClusterVersion {
-    type Meta = ObjectMeta;
-    type Spec = Skip;
-    type Status = ClusterVersionStatus;
-    fn assemble(metadata: ObjectMeta, _: Skip, status: ClusterVersionStatus) -> Self {
-        ClusterVersion { metadata, status }
-    }
-}
-
-impl Input for ClusterOperator {
-    type Meta = ObjectMeta;
-    type Spec = Skip;
-    type Status = ClusterOperatorStatus;
-    fn assemble(metadata: ObjectMeta, _: Skip, status: ClusterOperatorStatus) -> Self {
-        ClusterOperator { metadata, status }
-    }
-}
-
-impl Input for MachineConfigPool {
-    type Meta = ObjectMeta;
-    type Spec = MachineConfigPoolSpec;
-    type Status = Skip;
-    fn assemble(metadata: ObjectMeta, spec: MachineConfigPoolSpec, _: Skip) -> Self {
-        MachineConfigPool { metadata, spec }
-    }
-}
-
-impl Input for MachineConfig {
-    type Meta = ObjectMeta;
-    type Spec = Skip;
-    type Status = Skip;
-    fn assemble(metadata: ObjectMeta, _: Skip, _: Skip) -> Self {
-        MachineConfig { metadata }
-    }
-}
-
-impl Input for Node {
-    type Meta = NodeMeta;
-    type Spec = NodeSpec;
-    type Status = NodeStatus;
-    fn assemble(metadata: ObjectMeta, spec: NodeSpec, mut status: NodeStatus) -> Self {
-        // The list grew by doubling as it was read: thousands of Nodes are kept to the end.
-        status.conditions.shrink_to_fit();
-        Node {
-            metadata,
-            spec,
-            status,
-        }
-    }
-}
-
-/// The metadata of a Node as read: what the assessment and the controller use. Read from a
-/// mapping only, as `ObjectMeta` is (a derived struct would also take a sequence).
-#[derive(Debug, Default)]
-pub struct NodeMeta(NodeMetaFields);
-
-impl<'de> Deserialize<'de> for NodeMeta {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct MapOnly;
-        impl<'de> Visitor<'de> for MapOnly {
-            type Value = NodeMeta;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("ObjectMeta")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NodeMeta, A::Error> {
-                NodeMetaFields::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(NodeMeta)
-            }
-        }
-        d.deserialize_map(MapOnly)
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct NodeMetaFields {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    uid: Option<String>,
-    #[serde(default)]
-    resource_version: Option<String>,
-    #[serde(default)]
-    generation: Option<i64>,
-    #[serde(default)]
-    labels: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    annotations: Option<BTreeMap<String, String>>,
-}
-
-impl From<NodeMeta> for ObjectMeta {
-    fn from(NodeMeta(m): NodeMeta) -> Self {
-        ObjectMeta {
-            name: m.name,
-            namespace: m.namespace,
-            uid: m.uid,
-            resource_version: m.resource_version,
-            generation: m.generation,
-            labels: m.labels,
-            annotations: m.annotations,
-            ..Default::default()
-        }
-    }
-}
-
-/// Reads `Some(value)` when the key is there, `null` included (absent: `None` by default).
-fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
-/// An object as read (or a list: `items` set).
-#[derive(Deserialize)]
-#[serde(bound(deserialize = ""))]
-pub(super) struct Wire<I: Input> {
-    /// Absent: `None`; `null`: `Some(None)`.
-    #[serde(default, deserialize_with = "present")]
-    kind: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    metadata: I::Meta,
-    #[serde(default, deserialize_with = "nullable")]
-    spec: I::Spec,
-    #[serde(default, deserialize_with = "nullable")]
-    status: I::Status,
-    /// Absent: `None`; `null`: `Some(None)`.
-    #[serde(default, deserialize_with = "present")]
-    pub(super) items: Option<Option<Vec<Top<I>>>>,
-}
-
-/// A document, or an element of a list or array: what [`super::flatten`] walks.
-pub(super) enum Top<I: Input> {
-    /// `null`: skipped.
-    Null,
-    /// An object (or a list).
-    Object(Box<Wire<I>>),
-    /// An array.
-    Array(Vec<Top<I>>),
-}
-
-impl<'de, I: Input> Deserialize<'de> for Top<I> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TopVisitor(PhantomData))
-    }
-}
-
-struct TopVisitor<I>(PhantomData<I>);
-
-impl<'de, I: Input> Visitor<'de> for TopVisitor<I> {
-    type Value = Top<I>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object, an array or null")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Top<I>, E> {
-        Ok(Top::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Top<I>, E> {
-        Ok(Top::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Top<I>, D::Error> {
-        Top::deserialize(d)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top<I>, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Top::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Top<I>, A::Error> {
-        Wire::deserialize(de::value::MapAccessDeserializer::new(map))
-            .map(|w| Top::Object(Box::new(w)))
-    }
-}
-
-/// An object after flattening, with its kind (inherited from a typed list when it has none).
-pub(super) struct Flat<I: Input> {
-    kind: Option<String>,
-    wire: Wire<I>,
-}
-
-impl<I: Input> Flat<I> {
-    /// The input object.
-    pub(super) fn into_input(self) -> I {
-        I::assemble(self.wire.metadata.into(), self.wire.spec, self.wire.status)
-    }
-}
-
-/// [`super::flatten`] on what the fast path read: the same lists are lists, and the same items
-/// inherit the kind of their typed list.
-pub(super) fn flatten<I: Input>(top: Top<I>, out: &mut Vec<Flat<I>>) {
-    match top {
-        Top::Null => {}
-        Top::Array(items) => items.into_iter().for_each(|t| flatten(t, out)),
-        Top::Object(mut wire) => {
-            let kind = wire.kind.clone().flatten();
-            let is_list =
-                wire.items.is_some() && kind.as_deref().is_none_or(|k| k.ends_with("List"));
-            if !is_list {
-                out.push(Flat { kind, wire: *wire });
-                return;
-            }
-            let item_kind = kind
-                .as_deref()
-                .and_then(|k| k.strip_suffix("List"))
-                .filter(|k| !k.is_empty());
-            for mut item in wire.items.take().flatten().unwrap_or_default() {
-                if let (Some(k), Top::Object(obj)) = (item_kind, &mut item)
-                    && obj.kind.is_none()
-                {
-                    obj.kind = Some(Some(k.to_string()));
-                }
-                flatten(item, out);
-            }
-        }
-    }
-}
+use crate::wire::{Flat, Input, Top, flatten};
 
 /// The objects of `text` read by the fast path, or `None` when it cannot tell (the caller then
 /// uses the general path).
@@ -363,8 +100,13 @@ mod tests {
     use std::fmt::Debug;
     use std::path::{Path, PathBuf};
 
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use update_status_api::input::{
+        ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
+    };
+
     use super::*;
-    use crate::snapshot::{SnapshotError, objects_of, read_typed, values_of};
+    use crate::{SnapshotError, objects_of, read_typed, values_of};
 
     /// What the general path reads of `text`, or its error.
     fn general<T: Input>(text: &str) -> Result<Vec<T>, SnapshotError> {
@@ -444,13 +186,13 @@ mod tests {
         let text = "{\"name\": \"né ✓ 𝄞 \u{7f}\"}\n".repeat(50);
         for chunk in 1..=7 {
             let mut out = String::new();
-            crate::snapshot::file::Checked::new(Trickle(text.as_bytes(), chunk))
+            crate::file::Checked::new(Trickle(text.as_bytes(), chunk))
                 .read_to_string(&mut out)
                 .expect("UTF-8 passes");
             assert_eq!(out, text);
         }
         // An empty read in the middle of a cut character is not the end of the text.
-        let mut checked = crate::snapshot::file::Checked::new(Trickle("✓".as_bytes(), 1));
+        let mut checked = crate::file::Checked::new(Trickle("✓".as_bytes(), 1));
         let mut one = [0u8; 1];
         assert_eq!(checked.read(&mut one).expect("first byte"), 1);
         assert_eq!(checked.read(&mut []).expect("nothing asked"), 0);
@@ -468,8 +210,7 @@ mod tests {
         for bytes in bad {
             for chunk in 1..=7 {
                 let mut out = Vec::new();
-                let got = crate::snapshot::file::Checked::new(Trickle(bytes, chunk))
-                    .read_to_end(&mut out);
+                let got = crate::file::Checked::new(Trickle(bytes, chunk)).read_to_end(&mut out);
                 assert!(got.is_err(), "{chunk}: {bytes:?}");
                 assert_eq!(read_json::<Node, _>(Trickle(bytes, chunk)), None);
             }
@@ -480,7 +221,7 @@ mod tests {
     fn a_large_json_file_is_read_as_it_streams_with_the_same_objects_and_errors() {
         let dir = std::env::temp_dir().join(format!("us-fast-stream-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
-        let values = crate::snapshot::read_values(
+        let values = crate::read_values(
             &update_status_testdata::oc_status_case(
                 "4.14.1-workers-started-updating-multiple-pools",
             )
@@ -584,7 +325,7 @@ mod tests {
     fn the_same_fixtures_as_json_read_alike() {
         for dir in fixture_dirs() {
             let json = |f: &str| {
-                let values = crate::snapshot::read_values(&dir.join(f)).unwrap_or_default();
+                let values = crate::read_values(&dir.join(f)).unwrap_or_default();
                 serde_json::json!({"apiVersion": "v1", "kind": "List", "items": values}).to_string()
             };
             assert!(agree::<ClusterOperator>(
@@ -597,7 +338,7 @@ mod tests {
             ));
             assert!(agree::<Node>(&json("nodes.yaml"), node));
             // A stream of JSON documents, and a top-level array.
-            let values = crate::snapshot::read_values(&dir.join("nodes.yaml")).unwrap_or_default();
+            let values = crate::read_values(&dir.join("nodes.yaml")).unwrap_or_default();
             let stream: Vec<String> = values.iter().map(|v| v.to_string()).collect();
             assert!(agree::<Node>(&stream.join("\n"), node));
             assert!(agree::<Node>(
@@ -680,7 +421,7 @@ mod tests {
         ] {
             let path = dir.join(case).join("nodes.yaml");
             let fast = read_typed::<Node>(&path).expect_err("fails").to_string();
-            let general = crate::snapshot::read_objects::<Node>(&path)
+            let general = crate::read_objects::<Node>(&path)
                 .expect_err("fails")
                 .to_string();
             assert_eq!(fast, general);

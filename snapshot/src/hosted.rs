@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use super::file::{entry_exists, read_text};
 use super::{SnapshotError, read_values};
-use crate::hosted::{HostedCluster, Machine, MachineDeployment, MachineSet, NodePool};
-use crate::input::{ClusterOperator, Node};
+use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, MachineSet, NodePool};
+use update_status_api::input::{ClusterOperator, Node};
 
 /// The folder holding the objects read inside the hosted cluster.
 pub const GUEST_DIR: &str = "hosted-cluster";

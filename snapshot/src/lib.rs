@@ -1,5 +1,7 @@
 //! Reading a captured cluster: a folder in the `testdata/oc-status` layout, or a
-//! must-gather's cluster-scoped resources. Used by the CLI's offline mode and the fixture tests.
+//! must-gather's cluster-scoped resources, into the input types of `update-status-api` and the
+//! assessment's [`ClusterInputs`] ([`Snapshot::inputs`]); hosted captures in [`hosted`]. Used by
+//! the CLI's offline mode and the fixture tests.
 //!
 //! Files may be YAML or JSON whatever their extension, hold a single object, a `kind: List`,
 //! a typed list (`ClusterOperatorList`) or several YAML documents, possibly starting with `---`.
@@ -17,8 +19,9 @@ use jiff::Timestamp;
 use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use update_status_assess::ClusterInputs;
 
-use crate::input::{
+use update_status_api::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool,
     McoDeployment, Node,
 };
@@ -30,10 +33,11 @@ pub mod hosted;
 #[cfg(test)]
 mod proptests;
 mod split;
+mod wire;
 
-pub use fast::Input;
 pub use file::MAX_FILE_BYTES;
 use file::{entry_exists, read_text};
+pub use wire::Input;
 
 /// What can go wrong reading a snapshot. Every variant names the file, and its text holds the
 /// whole cause (there is no separate `source()` chain, so that printing a chain cannot repeat it).
@@ -178,6 +182,22 @@ pub struct Snapshot {
     pub now: Option<Timestamp>,
     /// What was odd but did not stop the reading (duplicates), in reading order.
     pub warnings: Vec<SnapshotWarning>,
+}
+
+impl Snapshot {
+    /// The inputs this capture holds, as the assessment reads them (its alerts included, when
+    /// captured): what the CLI's offline mode and the fixture tests assess.
+    pub fn inputs(&self) -> ClusterInputs<'_> {
+        ClusterInputs {
+            cluster_version: self.cluster_version.as_ref(),
+            cluster_operators: &self.cluster_operators,
+            pools: &self.machine_config_pools,
+            machine_configs: &self.machine_configs,
+            nodes: &self.nodes,
+            mco_image: self.mco_image.as_deref().into(),
+            alerts: self.alerts.as_ref().map(|a| a.data.alerts.as_slice()),
+        }
+    }
 }
 
 impl Snapshot {

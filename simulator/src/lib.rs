@@ -1,6 +1,10 @@
 //! A synthetic OpenShift cluster that updates from one version to another, in accelerated time.
 //!
-//! Two layers:
+//! This crate is the pure part: no I/O but writing a snapshot folder, no clock, no client. The
+//! e2e crate's `playback` module writes a simulation to a real API server (server-side apply of
+//! what each step changed, status through the status subresource) and reads it back; the
+//! `simulate-update` and `simulate-hosted-update` binaries drive it, with the playback flags of
+//! [`playback::PlaybackArgs`].
 //!
 //! - [`Simulation`]: a pure, deterministic state machine (no I/O, no clock). It holds a
 //!   ClusterVersion, platform ClusterOperators, MachineConfigPools, rendered MachineConfigs and
@@ -18,8 +22,7 @@
 //!   a drain blocked by a PodDisruptionBudget, a NotReady node, a paused pool, an operator
 //!   that never finishes) hold for a number of steps. Every step remembers which objects (and
 //!   which part: metadata/spec or status) it changed.
-//! - [`Simulator`]: applies a [`Simulation`] to a real API server with server-side apply
-//!   (status through the status subresource), writing only what a step changed.
+//! - [`hosted`]: the same for a HyperShift hosted cluster ([`hosted::HostedSimulation`]).
 //!
 //! Simulated time: step `k` happens at `start + k × step`, whole seconds. With a `step` equal
 //! to the wall-clock interval between steps and `start` = now, the timestamps follow the wall
@@ -30,14 +33,16 @@
 //! Files: `config` (what to simulate, fault specifications), `state` (the simulated objects),
 //! `cluster` (the cluster before the update), `step` (the update, step by step), `faults`
 //! (injected faults), `render` (objects as the API holds them), `inputs` (as the controller
-//! reads them), `snapshot` (a snapshot folder), `apply` (writing to an API server).
+//! reads them), `snapshot` (a snapshot folder), `playback` (the flags and start instant of a
+//! played update, shared by both simulators).
 
-mod apply;
 mod cluster;
 mod config;
 mod faults;
 pub mod hosted;
+mod inject;
 mod inputs;
+pub mod playback;
 mod render;
 mod snapshot;
 mod state;
@@ -45,37 +50,14 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-use std::fmt;
 use std::path::PathBuf;
 
-use kube::Resource;
-use serde::de::DeserializeOwned;
-use update_status_api::input::{
-    ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
-};
-
-pub use apply::{DEFAULT_CONCURRENCY, FIELD_MANAGER, Simulator, clear};
 pub use cluster::{MACHINE_CONFIG, OPERATORS};
 pub use config::{DEFAULT_FAULT_STEPS, FaultSpec, Faults, SimConfig, parse_duration};
 pub use faults::FaultStatus;
 pub use inputs::SimInputs;
 pub use state::{NodeStep, ObjectRef, Part, Simulation, Stage};
 pub use step::StepReport;
-
-/// The five cluster-scoped kinds the simulator lists, applies and deletes.
-trait ClusterObject:
-    Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-    + Clone
-    + fmt::Debug
-    + DeserializeOwned
-{
-}
-
-impl ClusterObject for ClusterVersion {}
-impl ClusterObject for ClusterOperator {}
-impl ClusterObject for MachineConfigPool {}
-impl ClusterObject for MachineConfig {}
-impl ClusterObject for Node {}
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -86,15 +68,6 @@ pub enum SimError {
     /// A fault specification does not parse.
     #[error("invalid fault {0:?}: expected TARGET[:STEPS] (TARGET `auto` picks one)")]
     FaultSyntax(String),
-    /// An API call failed.
-    #[error("{action}: {source}")]
-    Api {
-        /// What was being done.
-        action: String,
-        /// The client error.
-        #[source]
-        source: Box<kube::Error>,
-    },
     /// A file could not be written.
     #[error("writing {path}: {source}")]
     Io {

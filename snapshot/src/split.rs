@@ -13,7 +13,7 @@
 //! text. The parts are read by the event reader (`events.rs`), which refuses anchors.
 
 use super::events::documents;
-use super::fast::{Input, Top};
+use crate::wire::{Input, Top};
 
 /// The smallest text worth cutting (below it, threads cost more than they save).
 pub const MIN_BYTES: usize = 4 * 1024 * 1024;
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn parses_like_the_whole_text() {
-        use crate::input::Node;
+        use update_status_api::input::Node;
         let root = std::env::temp_dir().join(format!("us-split-mg-{}", std::process::id()));
         let csr = update_status_testdata::must_gather::write(&root, 30).expect("write");
         let text = std::fs::read_to_string(csr.join("core/nodes/generated.yaml")).expect("read");
@@ -225,14 +225,14 @@ mod tests {
         let names = |tops: Vec<Top<Node>>| -> Vec<Node> {
             let mut flat = Vec::new();
             tops.into_iter()
-                .for_each(|t| super::super::fast::flatten(t, &mut flat));
+                .for_each(|t| crate::wire::flatten(t, &mut flat));
             flat.into_iter()
-                .map(super::super::fast::Flat::into_input)
+                .map(crate::wire::Flat::into_input)
                 .collect()
         };
         let whole = serde_saphyr::from_multiple_with_options::<Top<Node>>(
             &text,
-            crate::snapshot::yaml_options(text.len()),
+            crate::yaml_options(text.len()),
         )
         .expect("whole");
         let whole = names(whole);

@@ -424,7 +424,7 @@ mod tests {
     fn reads_documents_like_the_general_path() {
         let text = "---\nkind: List\nitems:\n- metadata:\n    name: a\n    labels: {x: \"1\", z: ''}\n  spec: {unschedulable: true}\n  num: 7\n  f: 1.5\n  s: |\n    two\n    lines\n  q: \"esc\\taped\"\n- null\n---\n[1, two, ~]\n";
         let fast = values(text).expect("read");
-        let general = crate::snapshot::parse_documents(text).expect("general");
+        let general = crate::parse_documents(text).expect("general");
         assert_eq!(fast, general);
         assert_eq!(fast[1], json!([1, "two", null]));
     }
@@ -446,7 +446,7 @@ mod tests {
                     continue;
                 }
                 let text = std::fs::read_to_string(&path).expect("read");
-                let general = crate::snapshot::parse_documents(&text).expect("general");
+                let general = crate::parse_documents(&text).expect("general");
                 // The general path drops null documents; the fast path's Top does too.
                 let fast: Vec<Value> = values(&text)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
