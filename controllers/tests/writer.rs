@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tower_test::mock;
 use update_status_api::crd::{ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, labels};
 use update_status_controllers::metrics::Metrics;
-use update_status_controllers::writer::{
+use update_status_controllers::runtime::writer::{
     Desired, SyncStats, WRITE_CONCURRENCY, WriteError, Writer,
 };
 

@@ -37,7 +37,7 @@ use update_status_api::input::{ClusterOperator, Node};
 use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use update_status_assess::insight::{InputPlace, UnreadableInput};
-use update_status_controllers::watch::decode;
+use update_status_controllers::cache::watch::decode;
 use update_status_e2e::controller::Controller;
 use update_status_e2e::hosted_objects::{
     ClusterRbacGuard, Live, differences, install_hosted_crds, list, live,

@@ -12,7 +12,7 @@ use update_status_api::crd::*;
 use update_status_assess::compose::{Desired, base_labels};
 use update_status_assess::naming;
 use update_status_controllers::metrics::Metrics;
-use update_status_controllers::writer::Writer;
+use update_status_controllers::runtime::writer::Writer;
 use update_status_e2e::TestEnv;
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;

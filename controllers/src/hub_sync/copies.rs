@@ -11,7 +11,7 @@ use update_status_api::crd::{
 
 use super::NAME;
 use crate::assess::naming;
-use crate::writer::Desired;
+use crate::runtime::writer::Desired;
 
 /// Label selector of this cluster's copies on the hub (ours, by the hub sync, for this
 /// cluster): what the hub reflectors see, hence all that a pass may change or delete.

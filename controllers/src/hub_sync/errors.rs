@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kube::runtime::watcher;
 
-use crate::writer::WriteError;
+use crate::runtime::writer::WriteError;
 
 /// Errors of the hub sync.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +37,7 @@ pub enum HubError {
         path: PathBuf,
         /// The error.
         #[source]
-        source: Box<crate::client::ClientError>,
+        source: Box<crate::runtime::client::ClientError>,
     },
     /// A call to the hub failed.
     #[error("{verb} in namespace {namespace} on the hub: {source}")]

@@ -43,8 +43,8 @@ use update_status_api::hosted::HostedCluster;
 
 use super::validate_cluster_name;
 use super::{HubConfig, HubError, HubSync, LocalObjects, RESYNC, load_client};
-use crate::cached::Cached;
 use crate::metrics::Metrics;
+use crate::runtime::existing::Cached;
 
 /// The HostedCluster annotation naming its managed cluster on the hub (multicluster engine,
 /// hypershift addon); absent: the HostedCluster's name.

@@ -9,7 +9,7 @@
 //!   design.md); our labels (`update.openshift.io/*`, `app.kubernetes.io/managed-by`) plus
 //!   `open-cluster-management.io/cluster-name=<cluster-name>`; no owner reference (the owners do
 //!   not exist on the hub).
-//! - Writes go through hub [`Writer`](crate::writer::Writer)s (reconciler [`NAME`], field manager
+//! - Writes go through hub [`Writer`](crate::runtime::writer::Writer)s (reconciler [`NAME`], field manager
 //!   `update-status-controller/hub-sync`): server-side apply of what differs from reflectors of
 //!   the hub namespace label-selected to this cluster's copies ([`hub_selector`]), so a steady
 //!   state writes nothing, and only copies labelled for this cluster and by `hub-sync` are ever
@@ -48,7 +48,7 @@ use std::time::Duration;
 use kube::runtime::reflector::Store;
 use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus};
 
-use crate::cached::CachedInsight;
+use crate::cache::insights::CachedInsight;
 
 pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector};
 pub use errors::HubError;
@@ -96,19 +96,19 @@ impl LocalObjects {
     fn select<K>(&self, store: &Store<K>) -> Vec<Arc<K>>
     where
         K: kube::runtime::reflector::Lookup<DynamicType = ()>
-            + crate::cached::Cached
+            + crate::runtime::existing::Cached
             + Clone
             + 'static,
     {
         match &self.hosted_cluster {
             None => store.state(),
-            Some((ns, name)) => crate::hosted_reconciler::labelled(store, ns, name),
+            Some((ns, name)) => crate::hosted::reconciler::labelled(store, ns, name),
         }
     }
 }
 
-impl From<&crate::watch::Caches> for LocalObjects {
-    fn from(c: &crate::watch::Caches) -> Self {
+impl From<&crate::cache::watch::Caches> for LocalObjects {
+    fn from(c: &crate::cache::watch::Caches) -> Self {
         LocalObjects::all(
             c.control_plane_statuses.clone(),
             c.worker_pool_statuses.clone(),
@@ -124,7 +124,7 @@ pub const NAME: &str = "hub-sync";
 pub const DEBOUNCE: Duration = Duration::from_secs(1);
 /// Longest time between passes when nothing wakes the sync (restores copies changed or
 /// deleted on the hub behind our back when no watch event said so).
-pub const RESYNC: Duration = crate::runner::MAX_REQUEUE;
+pub const RESYNC: Duration = crate::runtime::runner::MAX_REQUEUE;
 /// First wait after a failed attempt.
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
 /// Longest wait between attempts while the hub fails: also the longest time the copies lag

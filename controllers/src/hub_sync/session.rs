@@ -25,9 +25,9 @@ use super::{
     CONNECT_TIMEOUT, DEBOUNCE, HubConfig, HubCopies, HubError, LocalObjects, MAX_BACKOFF,
     MIN_BACKOFF, NAME, PASS_TIMEOUT, RESYNC, desired_copies, hub_selector, validate_cluster_name,
 };
+use crate::cache::watch::slim;
 use crate::metrics::Metrics;
-use crate::watch::slim;
-use crate::writer::{PENDING_TTL, SyncStats, Writer};
+use crate::runtime::writer::{PENDING_TTL, SyncStats, Writer};
 
 /// A client for the hub from its kubeconfig (its current context), with a
 /// [`CONNECT_TIMEOUT`]. Reads the file; does not contact the hub.
@@ -42,7 +42,7 @@ pub async fn load_client(path: &Path) -> Result<kube::Client, HubError> {
             .await
             .map_err(kc_err)?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
-    crate::client::build(config).map_err(|e| HubError::Client {
+    crate::runtime::client::build(config).map_err(|e| HubError::Client {
         path: path.to_path_buf(),
         source: Box::new(e),
     })
@@ -51,7 +51,7 @@ pub async fn load_client(path: &Path) -> Result<kube::Client, HubError> {
 /// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
 /// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
 pub fn backoff(failures: u32, jitter: f64) -> Duration {
-    crate::clock::backoff(MIN_BACKOFF, MAX_BACKOFF, failures, jitter)
+    crate::runtime::clock::backoff(MIN_BACKOFF, MAX_BACKOFF, failures, jitter)
 }
 
 /// What the hub watches tell the sync loop (shared by successive sessions).
@@ -301,7 +301,7 @@ pub struct HubSync {
 impl HubSync {
     /// Checks the configuration and reads the hub kubeconfig (no call to the hub): a wrong
     /// name or an unreadable kubeconfig is a configuration error, reported before anything
-    /// starts. `wake` is notified when our local objects change ([`crate::watch::Wakers`]).
+    /// starts. `wake` is notified when our local objects change ([`crate::cache::watch::Wakers`]).
     pub async fn new(
         config: HubConfig,
         local: LocalObjects,
@@ -352,7 +352,7 @@ impl HubSync {
             self.config.include_progress,
             &l.select(&l.control_plane_statuses),
             &l.select(&l.worker_pool_statuses),
-            &crate::cached::wholes(&l.select(&l.insights)),
+            &crate::cache::insights::wholes(&l.select(&l.insights)),
         )
     }
 
@@ -448,7 +448,7 @@ impl HubSync {
         shutdown: &mut watch::Receiver<bool>,
     ) -> bool {
         let wait = if failures > 0 {
-            backoff(failures, crate::clock::jitter())
+            backoff(failures, crate::runtime::clock::jitter())
         } else if session.has_pending() {
             // Re-check once our writes are no longer trusted over the cache.
             PENDING_TTL + Duration::from_secs(1)

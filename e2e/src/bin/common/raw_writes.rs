@@ -19,7 +19,7 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus};
 use update_status_controllers::assess::compose::Desired;
-use update_status_controllers::writer;
+use update_status_controllers::runtime::writer;
 
 /// Where the raw writes go (not the controller's namespace).
 pub const RAW_NAMESPACE: &str = "bench-raw-writes";
@@ -119,7 +119,7 @@ pub async fn raw_write_rate(
     };
     // The field manager and the labels of the controller's writer (the objects are then as
     // large as the controller's, their managed fields included).
-    let reconciler = update_status_controllers::worker_pools_reconciler::NAME;
+    let reconciler = update_status_controllers::reconcilers::worker_pools::NAME;
     let params = PatchParams::apply(&writer::field_manager(reconciler)).force();
     let busy_ns = std::sync::atomic::AtomicU64::new(0);
     let busy_ns = &busy_ns;

@@ -22,7 +22,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cached::Cached;
+use crate::runtime::existing::Cached;
 use jiff::Timestamp;
 use update_status_api::crd::{
     Assessment, InsightType, UpdateInsight, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus,
@@ -32,11 +32,10 @@ use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool}
 
 use crate::assess::compose;
 use crate::assess::incremental::WorkerPools;
-use crate::control_plane_reconciler::cloned;
+use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
-use crate::runner::Reconcile;
-use crate::watch::Caches;
-use crate::writer::{PENDING_TTL, Writer};
+use crate::runtime::runner::Reconcile;
+use crate::runtime::writer::{PENDING_TTL, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";
@@ -125,7 +124,7 @@ impl WorkerPoolsReconciler {
     async fn reconcile_at(
         &mut self,
         now: Timestamp,
-    ) -> Result<Option<Duration>, crate::writer::WriteError> {
+    ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
         let t0 = Instant::now();
         let cv: Option<ClusterVersion> = self.caches.cluster_version();
         let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
@@ -133,7 +132,7 @@ impl WorkerPoolsReconciler {
         let node_objs = self.caches.nodes.state();
         let existing_insight_objs = self.caches.insights.state();
         // What the core reads of our insights: those cached whole (the health insights).
-        let whole_insights = crate::cached::wholes(&existing_insight_objs);
+        let whole_insights = crate::cache::insights::wholes(&existing_insight_objs);
         let update = self.share.update(
             cv.as_ref(),
             &pools,
@@ -277,8 +276,9 @@ impl Reconcile for WorkerPoolsReconciler {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> impl std::future::Future<Output = Result<Option<Duration>, crate::writer::WriteError>> + Send
-    {
+    ) -> impl std::future::Future<
+        Output = Result<Option<Duration>, crate::runtime::writer::WriteError>,
+    > + Send {
         self.reconcile_at(now)
     }
 }

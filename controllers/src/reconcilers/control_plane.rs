@@ -17,10 +17,10 @@ use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool
 
 use crate::assess::compose::{self, ExistingInsights};
 use crate::assess::{ClusterInputs, McoImage, control_plane, naming, order};
+use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
-use crate::runner::Reconcile;
-use crate::watch::Caches;
-use crate::writer::Writer;
+use crate::runtime::runner::Reconcile;
+use crate::runtime::writer::Writer;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "control-plane";
@@ -34,11 +34,6 @@ pub struct ControlPlaneReconciler {
     cluster_id: Option<String>,
     /// Why the MCO image was not known on the last pass (logged when it changes).
     mco_absent: Option<String>,
-}
-
-/// The cached objects, owned (the assessment reads slices).
-pub(crate) fn cloned<K: Clone>(objs: &[Arc<K>]) -> Vec<K> {
-    objs.iter().map(|o| (**o).clone()).collect()
 }
 
 impl ControlPlaneReconciler {
@@ -64,7 +59,7 @@ impl ControlPlaneReconciler {
     async fn reconcile_at(
         &mut self,
         now: Timestamp,
-    ) -> Result<Option<Duration>, crate::writer::WriteError> {
+    ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
         let cv = self.caches.cluster_version();
         let mut cos: Vec<ClusterOperator> = cloned(&self.caches.cluster_operators.state());
         // The cache has no order; the API lists by name, and so does `oc`.
@@ -90,7 +85,7 @@ impl ControlPlaneReconciler {
             .find(|o| o.name_any() == naming::CONTROL_PLANE_STATUS_NAME)
             .and_then(|o| o.status.as_ref());
         // What the core reads of our insights: those cached whole (the health insights).
-        let whole_insights = crate::cached::wholes(&existing_insight_objs);
+        let whole_insights = crate::cache::insights::wholes(&existing_insight_objs);
         let existing = ExistingInsights::new(&whole_insights);
         let base = compose::base_labels(self.cluster_id.as_deref());
         let mut share = compose::control_plane_share(
@@ -179,8 +174,9 @@ impl Reconcile for ControlPlaneReconciler {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> impl std::future::Future<Output = Result<Option<Duration>, crate::writer::WriteError>> + Send
-    {
+    ) -> impl std::future::Future<
+        Output = Result<Option<Duration>, crate::runtime::writer::WriteError>,
+    > + Send {
         self.reconcile_at(now)
     }
 }

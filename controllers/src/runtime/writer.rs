@@ -18,7 +18,7 @@
 //! leaves it alone unless its content changed (a changed input is tried at once);
 //! [`Writer::retry_in`] tells the reconciler when to come back. Before that, the controller's
 //! clients retry `429`/`503`/`504` answers a bounded number of times, honouring `Retry-After`
-//! ([`crate::client`]).
+//! ([`crate::runtime::client`]).
 //!
 //! The comparison is against the watch cache of our own objects. Right after a write the cache
 //! may lag, so the writer remembers what it wrote ("pending") until the cache shows that
@@ -43,8 +43,8 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
-use crate::cached::Cached;
 use crate::metrics::Metrics;
+use crate::runtime::existing::{Cached, Existing, our_label};
 
 /// The objects written: what [`update_status_assess::compose`] produces, complete.
 pub use update_status_assess::compose::Desired;
@@ -151,18 +151,6 @@ impl StatusObject for UpdateInsight {
     fn status_ref(&self) -> Option<&UpdateInsightStatus> {
         self.status.as_ref()
     }
-}
-
-/// What [`Writer::sync`] reads of one of our objects in a watch cache: the object itself
-/// (any [`StatusObject`]), or a projection of it ([`crate::cached::CachedInsight`]).
-pub trait Existing<S>: Cached {
-    /// Whether its labels are, as far as our labels go, `desired` plus the reconciler's and
-    /// managed-by labels. Allocates nothing.
-    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool;
-    /// Whether its (first) owner reference is `owner`.
-    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool;
-    /// Whether its status is `desired`. Allocates nothing.
-    fn status_is(&self, desired: &S) -> bool;
 }
 
 impl<K: StatusObject> Existing<K::Status> for K {
@@ -301,7 +289,7 @@ pub struct Writer<K: StatusObject> {
     metrics: Arc<Metrics>,
     target: Target,
     /// Writes run at once: [`WRITE_CONCURRENCY`], halved after a sync the API server
-    /// throttled (a `429` the client's bounded retries gave up on, see [`crate::client`]),
+    /// throttled (a `429` the client's bounded retries gave up on, see [`crate::runtime::client`]),
     /// doubled back after a sync that wrote without (down to one, up to
     /// [`WRITE_CONCURRENCY`]).
     concurrency: usize,
@@ -325,11 +313,6 @@ pub fn written_labels(
         labels::MANAGED_BY_VALUE.to_string(),
     );
     l
-}
-
-/// Is this label ours (so its absence in the desired set means "remove")?
-pub(crate) fn our_label(key: &str) -> bool {
-    key.starts_with("update.openshift.io/") || key == labels::MANAGED_BY
 }
 
 /// Do an object's labels `have` equal `desired` plus the reconciler's and managed-by labels,
@@ -438,8 +421,13 @@ impl<K: StatusObject> Writer<K> {
             .failures
             .get(name)
             .map_or(1, |f| f.count.saturating_add(1));
-        let wait = crate::clock::backoff(RETRY_FIRST, RETRY_CAP, count, crate::clock::jitter())
-            .max(retry_after(source).unwrap_or_default().min(RETRY_CAP));
+        let wait = crate::runtime::clock::backoff(
+            RETRY_FIRST,
+            RETRY_CAP,
+            count,
+            crate::runtime::clock::jitter(),
+        )
+        .max(retry_after(source).unwrap_or_default().min(RETRY_CAP));
         self.failures.insert(
             name.clone(),
             Failure {

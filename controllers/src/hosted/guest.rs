@@ -40,7 +40,7 @@ use update_status_assess::insight::UnreadableInput;
 use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
 
 use crate::assess::nodes::trim_node;
-use crate::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim};
+use crate::cache::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim};
 use tracing::Instrument;
 
 /// How long a new connection may take to list both kinds before it counts as unreachable
@@ -221,7 +221,7 @@ pub async fn guest_client(bytes: &[u8], secret_ref: &str) -> Result<GuestClient,
         .map_err(|e| invalid(kubeconfig_problem(&e)))?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
     let server = redact_url(&config.cluster_url.to_string());
-    let client = crate::client::build(config).map_err(|_| {
+    let client = crate::runtime::client::build(config).map_err(|_| {
         invalid("cannot make a client (the certificate authority or client certificate/key cannot be used)")
     })?;
     Ok(GuestClient {

@@ -1,5 +1,6 @@
-//! What the watch caches hold of our own UpdateInsights, and the one view every reader of a
-//! cache uses ([`Cached`]).
+//! What the watch caches hold of our own UpdateInsights: whole, or projected
+//! ([`CachedInsight`]), read through the one view every reader of a cache uses
+//! ([`Cached`](crate::runtime::existing::Cached)).
 //!
 //! A 5,000-node cluster has 5,000 node progress insights. Cached whole, each cost about 2.4 KB
 //! (the CRD struct, the metadata with its label B-tree, the owner reference), 12 MB in all,
@@ -21,48 +22,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::Resource;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, labels};
 
-use crate::writer::Existing;
-
-/// What readers of a watch cache read of a cached object, whether it is cached whole or
-/// projected: its name, namespace, resourceVersion, some labels, whether it is being deleted.
-pub trait Cached {
-    /// The object's name (empty if unset).
-    fn cached_name(&self) -> &str;
-    /// The object's namespace.
-    fn cached_namespace(&self) -> Option<&str>;
-    /// The object's resourceVersion.
-    fn cached_resource_version(&self) -> Option<&str>;
-    /// The value of label `key`. A projected object keeps only the labels its readers select
-    /// on (see [`ProgressEntry`]).
-    fn cached_label(&self, key: &str) -> Option<&str>;
-    /// Whether the object has a deletion timestamp.
-    fn cached_deleting(&self) -> bool;
-}
-
-impl<K: Resource> Cached for K {
-    fn cached_name(&self) -> &str {
-        self.meta().name.as_deref().unwrap_or_default()
-    }
-    fn cached_namespace(&self) -> Option<&str> {
-        self.meta().namespace.as_deref()
-    }
-    fn cached_resource_version(&self) -> Option<&str> {
-        self.meta().resource_version.as_deref()
-    }
-    fn cached_label(&self, key: &str) -> Option<&str> {
-        self.meta()
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(key))
-            .map(String::as_str)
-    }
-    fn cached_deleting(&self) -> bool {
-        self.meta().deletion_timestamp.is_some()
-    }
-}
+use crate::runtime::existing::{Cached, Existing, our_label};
 
 /// One of our UpdateInsights as the watch cache holds it.
 #[derive(Clone, Debug)]
@@ -181,11 +143,11 @@ fn hash_of<T: Hash + ?Sized>(t: &T) -> u64 {
 }
 
 /// An order-independent fingerprint of the labels of ours among `labels` (the labels
-/// [`crate::writer`] adds and removes; others' labels are left alone, so not compared).
+/// [`crate::runtime::writer`] adds and removes; others' labels are left alone, so not compared).
 pub fn labels_fingerprint<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> u64 {
     labels
         .into_iter()
-        .filter(|(k, _)| crate::writer::our_label(k))
+        .filter(|(k, _)| our_label(k))
         .fold(0u64, |acc, kv| acc.wrapping_add(hash_of(&kv)))
 }
 
@@ -273,11 +235,12 @@ macro_rules! lookup_as {
             }
             fn name(&self) -> Option<std::borrow::Cow<'_, str>> {
                 Some(std::borrow::Cow::Borrowed(
-                    $crate::cached::Cached::cached_name(self),
+                    $crate::runtime::existing::Cached::cached_name(self),
                 ))
             }
             fn namespace(&self) -> Option<std::borrow::Cow<'_, str>> {
-                $crate::cached::Cached::cached_namespace(self).map(std::borrow::Cow::Borrowed)
+                $crate::runtime::existing::Cached::cached_namespace(self)
+                    .map(std::borrow::Cow::Borrowed)
             }
             fn resource_version(&self) -> Option<std::borrow::Cow<'_, str>> {
                 None

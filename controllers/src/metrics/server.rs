@@ -25,7 +25,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::metrics::Metrics;
+use super::Metrics;
 use auth::Authorizer;
 use tls::{CertError, CertResolver};
 

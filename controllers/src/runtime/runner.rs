@@ -1,6 +1,6 @@
 //! The loop every reconciler runs: wait for a change (or for the moment time alone changes an
 //! answer), debounce, reconcile, record metrics, back off on errors. Watch-driven: no polling.
-//! Each loop reports to [`crate::health::Health`] when it has work and when a pass ends, so a
+//! Each loop reports to [`crate::runtime::health::Health`] when it has work and when a pass ends, so a
 //! pass that never returns makes the process unhealthy.
 
 use std::future::Future;
@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
 
-use crate::clock::Clock;
-use crate::health::Heartbeat;
 use crate::metrics::Metrics;
-use crate::writer::WriteError;
+use crate::runtime::clock::Clock;
+use crate::runtime::health::Heartbeat;
+use crate::runtime::writer::WriteError;
 
 /// Longest wait before re-evaluating when only time passes (thresholds are computed exactly;
 /// this bounds the effect of a clock jump).
@@ -76,7 +76,7 @@ pub async fn run<R: Reconcile>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::health::Health;
+    use crate::runtime::health::Health;
 
     /// A reconciler whose pass waits for `release` (a call that does not return).
     struct Hangs {

@@ -27,7 +27,7 @@ use kube::api::ObjectMeta;
 use update_status_api::input::{Condition, Node, NodeSpec, NodeStatus};
 
 use crate::assess::nodes::NodeSource;
-use crate::cached::Cached;
+use crate::runtime::existing::Cached;
 
 use crate::assess::nodes::trim_node;
 
@@ -208,7 +208,7 @@ impl Cached for CompactNode {
     }
 }
 
-crate::cached::lookup_as!(CompactNode, Node);
+crate::cache::insights::lookup_as!(CompactNode, Node);
 
 #[cfg(test)]
 mod tests {

@@ -26,13 +26,15 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
+use self::prometheus::{PrometheusClient, PrometheusError};
 use crate::assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
 use crate::assess::naming;
+use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::prometheus::{PrometheusClient, PrometheusError};
-use crate::runner::Reconcile;
-use crate::watch::Caches;
-use crate::writer::{Desired, WriteError, Writer};
+use crate::runtime::runner::Reconcile;
+use crate::runtime::writer::{Desired, WriteError, Writer};
+
+pub mod prometheus;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "alerts";
@@ -113,7 +115,7 @@ impl PollState {
     /// `max_backoff`, times `1 + jitter` (`jitter` in [-0.1, 0.1]).
     pub fn next_delay(&self, settings: PollSettings, jitter: f64) -> Duration {
         let cap = settings.max_backoff.max(settings.interval);
-        crate::clock::backoff(settings.interval, cap, self.failures, jitter)
+        crate::runtime::clock::backoff(settings.interval, cap, self.failures, jitter)
     }
 }
 
@@ -236,8 +238,12 @@ impl AlertsReconciler {
                 );
             }
         }
-        self.next_poll =
-            Some(Instant::now() + self.poll.next_delay(self.settings, crate::clock::jitter()));
+        self.next_poll = Some(
+            Instant::now()
+                + self
+                    .poll
+                    .next_delay(self.settings, crate::runtime::clock::jitter()),
+        );
     }
 
     /// One pass (see [`Reconcile::reconcile`]): polls when due, then writes.
@@ -255,7 +261,7 @@ impl AlertsReconciler {
             cp.map(|c| c.as_ref()),
             pools.iter().map(|p| p.as_ref()),
             &self.poll,
-            &crate::cached::wholes(&existing),
+            &crate::cache::insights::wholes(&existing),
             &self.url,
             &compose::base_labels(self.cluster_id.as_deref()),
             now,
@@ -389,7 +395,7 @@ mod tests {
         let mut p = PollState::default();
         p.succeeded(vec![firing("A", "critical", "2024-01-01T12:30:00Z")]);
         let body = br#"{"status":"success","data":{"alerts":"not-a-list"}}"#;
-        let err = crate::prometheus::parse_alerts(url, http::StatusCode::OK, body)
+        let err = super::prometheus::parse_alerts(url, http::StatusCode::OK, body)
             .expect_err("data.alerts is not a list");
         assert!(matches!(err, PrometheusError::Decode { .. }), "{err}");
         p.malformed(err.to_string(), ts(NOW));

@@ -5,6 +5,12 @@
 //! ([`Metrics::set_insight_source`], attached by the controller). Every health insight in the
 //! namespace counts, whichever reconciler wrote it (control-plane, worker-pools — master-pool
 //! node insights included — and alerts), so the series always match the objects.
+//!
+//! [`server`] serves them (`/metrics`, HTTPS for authorized scrapers) and the probes.
+//!
+//! May import: nothing of this crate (the bottom layer).
+
+pub mod server;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -331,7 +337,7 @@ impl Metrics {
         self.api_writes.with_label_values(&[kind, verb]).inc();
     }
 
-    /// Counts a failed write (`reason`: see [`crate::writer::error_reason`]).
+    /// Counts a failed write (`reason`: see [`crate::runtime::writer::error_reason`]).
     pub fn write_error(&self, kind: &str, reason: &str) {
         self.write_errors.with_label_values(&[kind, reason]).inc();
     }

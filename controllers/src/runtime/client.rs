@@ -7,7 +7,7 @@
 //! same answers like client-go does: honouring the server's `Retry-After` (the max-inflight and
 //! priority-and-fairness filters answer 1 s), otherwise backing off from [`RETRY_MIN`] to
 //! [`RETRY_MAX`], [`RETRY_ATTEMPTS`] times at most, so a call fails within about 15 s and the
-//! writer's own per-object back-off takes over (see [`crate::writer`]).
+//! writer's own per-object back-off takes over (see [`crate::runtime::writer`]).
 //!
 //! Made with kube's own pieces ([`RetryPolicy`], tower's `RetryLayer`): kube builds its retry
 //! layer only with fixed parameters, so it is turned off and ours wraps the client's service,

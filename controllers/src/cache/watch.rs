@@ -1,7 +1,8 @@
-//! Watches: one reflector (in-memory cache) per input and output kind, each waking the
-//! reconcilers that depend on it. No polling: the API server pushes changes. Our own objects
-//! wake the reconciler that wrote them (by their `update.openshift.io/reconciler` label), not
-//! every reconciler; MachineConfigs are watched metadata-only.
+//! Watches: one reflector (in-memory cache) per input and output kind, each waking the tasks
+//! that depend on it, as the start-up routes them ([`Routes`]: this layer knows no reconciler).
+//! No polling: the API server pushes changes. Our own objects wake the reconciler that wrote
+//! them (by their `update.openshift.io/reconciler` label), not every reconciler;
+//! MachineConfigs are watched metadata-only.
 //!
 //! Input kinds are watched as [`DynamicObject`]s (which always decode) and decoded one object at
 //! a time: an object we cannot read is skipped and recorded in [`Unreadable`] (the control-plane
@@ -33,10 +34,11 @@ use update_status_api::input::{
 use update_status_assess::insight::{InputPlace, UnreadableInput};
 use update_status_assess::redact::redact_urls_in;
 
-use crate::cached::{Cached, CachedInsight};
-use crate::health::Health;
-use crate::node_cache::CompactNode;
-use crate::supervisor::Tasks;
+use crate::cache::insights::CachedInsight;
+use crate::cache::nodes::CompactNode;
+use crate::runtime::existing::Cached;
+use crate::runtime::health::Health;
+use crate::runtime::supervisor::Tasks;
 
 /// The caches every reconciler reads.
 #[derive(Clone)]
@@ -49,13 +51,13 @@ pub struct Caches {
     pub pools: Store<MachineConfigPool>,
     /// MachineConfigs (metadata only is kept).
     pub machine_configs: Store<MachineConfig>,
-    /// Nodes (reduced to the fields we read, with shared strings: see [`crate::node_cache`]).
+    /// Nodes (reduced to the fields we read, with shared strings: see [`crate::cache::nodes`]).
     pub nodes: Store<CompactNode>,
     /// The machine-config operator's Deployment (at most the one, reduced to its containers'
     /// names and images).
     pub mco_deployments: Store<McoDeployment>,
     /// Our UpdateInsights in our namespace (progress insights projected unless the hub sync
-    /// copies them: see [`start`] and [`crate::cached`]).
+    /// copies them: see [`start`] and [`crate::cache::insights`]).
     pub insights: Store<CachedInsight>,
     /// Our ControlPlaneUpdateStatus objects.
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
@@ -248,6 +250,11 @@ where
     }
 }
 
+/// The cached objects, owned (the assessment reads slices).
+pub fn cloned<K: Clone>(objs: &[Arc<K>]) -> Vec<K> {
+    objs.iter().map(|o| (**o).clone()).collect()
+}
+
 impl Caches {
     /// The ClusterVersion (`version`, else the only one there is).
     pub fn cluster_version(&self) -> Option<ClusterVersion> {
@@ -267,23 +274,10 @@ impl Caches {
     }
 }
 
-/// Which reconcilers to wake.
+/// Whom a watch's events wake: a notifier per task to wake, handed in by the start-up (this
+/// layer knows no reconciler).
 #[derive(Clone, Default)]
-pub struct Wakers {
-    /// The control-plane reconciler.
-    pub control_plane: Arc<Notify>,
-    /// The worker-pools reconciler.
-    pub worker_pools: Arc<Notify>,
-    /// The alerts reconciler (woken by our status objects: the update's start and whether an
-    /// update is in progress; it polls Prometheus on its own schedule).
-    pub alerts: Arc<Notify>,
-    /// The hub sync (woken by any of our objects; idle without `--hub-kubeconfig`).
-    pub hub_sync: Arc<Notify>,
-}
-
-/// Whom a watch's events wake.
-#[derive(Clone, Default)]
-pub(crate) struct Wake {
+pub struct Wake {
     /// Woken by every event.
     always: Vec<Arc<Notify>>,
     /// Woken by events on objects labelled `update.openshift.io/reconciler=<name>` only (and by
@@ -293,10 +287,21 @@ pub(crate) struct Wake {
 }
 
 impl Wake {
-    pub(crate) fn always(wake: Vec<Arc<Notify>>) -> Self {
+    /// Wakes every one of `wake` at every event.
+    pub fn always(wake: Vec<Arc<Notify>>) -> Self {
         Wake {
             always: wake,
             owner: Vec::new(),
+        }
+    }
+
+    /// Wakes `always` at every event, and each `(reconciler, wake)` of `owners` at the events
+    /// on objects labelled `update.openshift.io/reconciler=<reconciler>` (and at the start and
+    /// end of a list): for our own objects.
+    pub fn owned(always: Vec<Arc<Notify>>, owners: Vec<(&'static str, Arc<Notify>)>) -> Self {
+        Wake {
+            always,
+            owner: owners,
         }
     }
 
@@ -319,32 +324,44 @@ impl Wake {
     }
 }
 
-/// Starts every watch (as tasks of `tasks`, named `watch/<Kind>`); the caches list in the
-/// background ([`Caches::synced`] tells when all did).
+/// Whom each watch of [`start`] wakes: the routing of wake-ups, as data. The start-up builds it
+/// from the reconcilers it runs (`crate::app`); the watches only notify.
+#[derive(Clone, Default)]
+pub struct Routes {
+    /// ClusterVersion events.
+    pub cluster_versions: Wake,
+    /// ClusterOperator events.
+    pub cluster_operators: Wake,
+    /// MachineConfigPool events.
+    pub pools: Wake,
+    /// MachineConfig events.
+    pub machine_configs: Wake,
+    /// Node events.
+    pub nodes: Wake,
+    /// Events of the machine-config operator's Deployment.
+    pub mco_deployments: Wake,
+    /// Events of our UpdateInsights.
+    pub insights: Wake,
+    /// Events of our ControlPlaneUpdateStatus objects.
+    pub control_plane_statuses: Wake,
+    /// Events of our WorkerPoolUpdateStatus objects.
+    pub worker_pool_statuses: Wake,
+}
+
+/// Starts every watch (as tasks of `tasks`, named `watch/<Kind>`), each waking whom `routes`
+/// says; the caches list in the background ([`Caches::synced`] tells when all did).
 ///
-/// Our progress insights are cached projected ([`crate::cached::ProgressEntry`]: names and
+/// Our progress insights are cached projected ([`crate::cache::insights::ProgressEntry`]: names and
 /// fingerprints) unless `keep_progress` (the hub sync copies them whole,
 /// `--hub-include-progress`).
 pub fn start(
     client: &kube::Client,
     namespace: &str,
-    wakers: &Wakers,
+    routes: Routes,
     health: &Arc<Health>,
     tasks: &mut Tasks,
     keep_progress: bool,
 ) -> Caches {
-    use crate::{control_plane_reconciler as cp, worker_pools_reconciler as wp};
-    let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
-    let ours = |always: Vec<Arc<Notify>>, owners: &[(&'static str, &Arc<Notify>)]| Wake {
-        always,
-        owner: owners.iter().map(|(n, w)| (*n, Arc::clone(w))).collect(),
-    };
-    let (cpw, wpw, hub, alerts) = (
-        &wakers.control_plane,
-        &wakers.worker_pools,
-        &wakers.hub_sync,
-        &wakers.alerts,
-    );
     let labelled = watcher::Config::default().labels(&format!(
         "{}={}",
         labels::MANAGED_BY,
@@ -359,40 +376,49 @@ pub fn start(
         unreadable: unreadable.clone(),
     };
     Caches {
-        cluster_versions: w.spawn_input_in(None, inputs(&[cpw, wpw]), "ClusterVersion", keep_all),
-        cluster_operators: w.spawn_input_in(None, inputs(&[cpw]), "ClusterOperator", keep_all),
-        // The control-plane reconciler counts the master pool's nodes itself.
-        pools: w.spawn_input_in(None, inputs(&[cpw, wpw]), "MachineConfigPool", keep_all),
+        cluster_versions: w.spawn_input_in(
+            None,
+            routes.cluster_versions,
+            "ClusterVersion",
+            keep_all,
+        ),
+        cluster_operators: w.spawn_input_in(
+            None,
+            routes.cluster_operators,
+            "ClusterOperator",
+            keep_all,
+        ),
+        pools: w.spawn_input_in(None, routes.pools, "MachineConfigPool", keep_all),
         machine_configs: w.spawn_metadata(
             Api::all(client.clone()),
             all(),
-            inputs(&[cpw, wpw]),
+            routes.machine_configs,
             "MachineConfig",
         ),
-        nodes: w.spawn_nodes(inputs(&[cpw, wpw])),
+        nodes: w.spawn_nodes(routes.nodes),
         // One object, by name (the Role grants nothing else: config/rbac/mco_deployment.yaml).
         mco_deployments: w.spawn(
             Api::namespaced(client.clone(), MCO_NAMESPACE),
             all().fields(&format!("metadata.name={MCO_DEPLOYMENT}")),
-            inputs(&[cpw]),
+            routes.mco_deployments,
             "Deployment",
         ),
         insights: w.spawn_insights(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
-            ours(vec![hub.clone()], &[(cp::NAME, cpw), (wp::NAME, wpw)]),
+            routes.insights,
             keep_progress,
         ),
         control_plane_statuses: w.spawn(
             Api::namespaced(client.clone(), namespace),
             labelled.clone(),
-            ours(vec![alerts.clone(), hub.clone()], &[(cp::NAME, cpw)]),
+            routes.control_plane_statuses,
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: w.spawn(
             Api::namespaced(client.clone(), namespace),
             labelled,
-            ours(vec![alerts.clone(), hub.clone()], &[(wp::NAME, wpw)]),
+            routes.worker_pool_statuses,
             "WorkerPoolUpdateStatus",
         ),
         unreadable,

@@ -5,14 +5,14 @@
 //! WorkerPoolUpdateStatus per NodePool and the UpdateInsights, all labelled
 //! `update.openshift.io/cluster=<HostedCluster>`.
 //!
-//! One reconciler runs the shared loop ([`crate::runner`]) over every HostedCluster in a pass
+//! One reconciler runs the shared loop ([`crate::runtime::runner`]) over every HostedCluster in a pass
 //! (see `docs/design-decisions.md`, "Hosted mode: one pass over every HostedCluster"). Each
 //! HostedCluster has its own writers, whose stale-object deletion only sees the objects
 //! labelled with that cluster; a HostedCluster whose writes fail does not stop the others.
 //! Objects of a deleted HostedCluster or NodePool are removed by the garbage collector (they
 //! are owned by it).
 //!
-//! With `--hosted-kubeconfig-access` ([`crate::hosted_guest`]), each hosted cluster's
+//! With `--hosted-kubeconfig-access` ([`crate::hosted::guest`]), each hosted cluster's
 //! ClusterOperators and Nodes are read through its admin kubeconfig and passed as the guest
 //! inputs; one that cannot be read is assessed without them (`HostedClusterUnreachable`).
 //! Input objects that cannot be decoded (a HostedCluster, NodePool or cluster-api object with a
@@ -40,14 +40,15 @@ use update_status_api::hosted::{
 use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
-use crate::cached::{Cached, CachedInsight};
-use crate::health::Health;
-use crate::hosted_guest::{GuestView, Guests};
+use crate::cache::insights::CachedInsight;
+use crate::cache::watch::{Unreadable, Wake, Watches, keep_all};
+use crate::hosted::guest::{GuestView, Guests};
 use crate::metrics::Metrics;
-use crate::runner::{RETRY, Reconcile};
-use crate::supervisor::Tasks;
-use crate::watch::{Unreadable, Wake, Watches, keep_all};
-use crate::writer::{WriteError, Writer};
+use crate::runtime::existing::Cached;
+use crate::runtime::health::Health;
+use crate::runtime::runner::{RETRY, Reconcile};
+use crate::runtime::supervisor::Tasks;
+use crate::runtime::writer::{WriteError, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "hosted";
@@ -66,7 +67,7 @@ pub struct HostedCaches {
     /// cluster-api MachineDeployments.
     pub machine_deployments: Store<MachineDeployment>,
     /// Our UpdateInsights labelled with a hosted cluster (progress insights projected unless
-    /// the hub sync copies them, see [`crate::cached`]).
+    /// the hub sync copies them, see [`crate::cache::insights`]).
     pub insights: Store<CachedInsight>,
     /// Our ControlPlaneUpdateStatus objects labelled with a hosted cluster.
     pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
@@ -233,7 +234,7 @@ where
 }
 
 /// HostedClusters reconciled at once in a pass (each of their writers runs its own writes
-/// [`crate::writer::WRITE_CONCURRENCY`] at a time): a pass over hundreds of hosted clusters is
+/// [`crate::runtime::writer::WRITE_CONCURRENCY`] at a time): a pass over hundreds of hosted clusters is
 /// bound by request latency, not by the API server, when they go one after another.
 pub const CLUSTER_CONCURRENCY: usize = 8;
 

@@ -1,0 +1,282 @@
+//! The controller's flags, and the checks of their combinations that clap cannot express.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::hub_sync;
+
+/// What the controller reports on (`--mode`; its values are documented on the flag: doc
+/// comments here would change `--help`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    // The cluster the controller runs in.
+    #[default]
+    Standalone,
+    // Every HostedCluster of a HyperShift management cluster.
+    Hosted,
+}
+
+/// The log format (`--log-format`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    // Human-readable lines.
+    #[default]
+    Text,
+    // One JSON object per line, with the spans of the pass it belongs to.
+    Json,
+}
+
+/// Command-line flags.
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "update-status-controller",
+    version,
+    about = "Tells how an OpenShift cluster update goes, as Kubernetes objects"
+)]
+pub struct Args {
+    /// `standalone`: report on the cluster the controller runs in (ClusterVersion, ...).
+    /// `hosted`: on a HyperShift management cluster, report on every HostedCluster (objects
+    /// written into each HostedCluster's namespace; see docs/hosted.md).
+    #[arg(long, env = "UPDATE_STATUS_MODE", value_enum, default_value_t = Mode::Standalone)]
+    pub mode: Mode,
+    /// Hosted mode: watch HostedClusters, NodePools and our objects in this namespace only
+    /// (default: all namespaces). The cluster-api objects are watched in every namespace (they
+    /// live in the control-plane namespaces `<namespace>-<name>`).
+    #[arg(long, env = "WATCH_NAMESPACE", value_name = "NAMESPACE")]
+    pub watch_namespace: Option<String>,
+    /// Hosted mode: also read each hosted cluster's ClusterOperators and Nodes through its admin
+    /// kubeconfig Secret (HostedCluster status.kubeconfig, key `kubeconfig`; needs
+    /// config/rbac/hosted/kubeconfig-access). A hosted cluster that cannot be read is reported
+    /// as HostedClusterUnreachable, the others as usual.
+    #[arg(long, env = "HOSTED_KUBECONFIG_ACCESS", default_value_t = false)]
+    pub hosted_kubeconfig_access: bool,
+    /// Namespace the objects are written to (standalone mode) and of the leader-election
+    /// Lease (both modes).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "openshift-update-status")]
+    pub namespace: String,
+    /// Address of the /metrics endpoint.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8443")]
+    pub metrics_bind_address: SocketAddr,
+    /// Serve /metrics over HTTPS, only to clients whose bearer token passes a TokenReview and
+    /// a SubjectAccessReview for `get` on /metrics. `--metrics-secure=false`: plain HTTP without
+    /// authentication (local development, tests).
+    #[arg(
+        long,
+        env = "METRICS_SECURE",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        require_equals = true
+    )]
+    pub metrics_secure: bool,
+    /// Folder holding the /metrics serving certificate, `tls.crt` and `tls.key` (e.g. the
+    /// service CA's Secret), re-read when they change. Unset: a self-signed certificate.
+    #[arg(long, env = "METRICS_CERT_DIR", value_name = "DIR")]
+    pub metrics_cert_dir: Option<PathBuf>,
+    /// Address of the /healthz and /readyz endpoints (plain HTTP, no data).
+    #[arg(
+        long,
+        env = "HEALTH_PROBE_BIND_ADDRESS",
+        default_value = "0.0.0.0:8081"
+    )]
+    pub health_probe_bind_address: SocketAddr,
+    /// Cluster ID put in the `update.openshift.io/cluster` label (optional).
+    #[arg(long, env = "CLUSTER_ID")]
+    pub cluster_id: Option<String>,
+    /// Evaluate at this fixed instant (RFC 3339) instead of the wall clock: reproduces a
+    /// captured cluster exactly (tests, demos of snapshots). Not for production.
+    #[arg(long, hide = true)]
+    pub assess_at: Option<jiff::Timestamp>,
+    /// Log format.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Run only while holding the Lease `<namespace>/<leader-election-id>` (one writer among
+    /// replicas). Off by default for local runs; the Deployment turns it on.
+    #[arg(long, env = "LEADER_ELECT", default_value_t = false)]
+    pub leader_elect: bool,
+    /// Name of the leader-election Lease.
+    #[arg(long, default_value = "update-status-controller")]
+    pub leader_election_id: String,
+    /// Identity in the Lease (default: `$POD_NAME`, else the host name and process id).
+    #[arg(long, env = "POD_NAME")]
+    pub leader_identity: Option<String>,
+    /// Base URL of the Prometheus (or Thanos Querier) HTTP API whose firing alerts become
+    /// health insights, e.g. `https://thanos-querier.openshift-monitoring.svc:9091`.
+    /// Unset: no alert insights.
+    #[arg(long, env = "PROMETHEUS_URL")]
+    pub prometheus_url: Option<String>,
+    /// File holding the bearer token sent to Prometheus (read before every poll: tokens rotate),
+    /// e.g. `/var/run/secrets/kubernetes.io/serviceaccount/token`.
+    #[arg(long, env = "PROMETHEUS_TOKEN_FILE")]
+    pub prometheus_token_file: Option<PathBuf>,
+    /// PEM file of the CA that signs Prometheus' serving certificate (default: the system's
+    /// CAs), e.g. `/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt`.
+    #[arg(long, env = "PROMETHEUS_CA_FILE")]
+    pub prometheus_ca_file: Option<PathBuf>,
+    /// Allow sending the bearer token of `--prometheus-token-file` to an `http://` URL, in
+    /// clear. Without it the controller refuses to start with such a configuration.
+    #[arg(long)]
+    pub prometheus_insecure_http: bool,
+    /// Timeout of one request to Prometheus (`10s`, `1m`, ...).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub prometheus_timeout: Duration,
+    /// Interval between polls of Prometheus (±10 % jitter; exponential back-off up to 5m
+    /// while it fails).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub prometheus_interval: Duration,
+    /// Kubeconfig of a fleet hub (e.g. ACM) to report to: the ControlPlaneUpdateStatus, the
+    /// WorkerPoolUpdateStatus objects and the health insights are copied into namespace
+    /// `<cluster-name>` there. Unset: no hub sync. Standalone mode: needs `--cluster-name`.
+    /// Hosted mode: each HostedCluster is reported as a managed cluster of its own (named by
+    /// its annotation `cluster.open-cluster-management.io/managedcluster-name`, else its name).
+    #[arg(long, env = "HUB_KUBECONFIG", value_name = "PATH")]
+    pub hub_kubeconfig: Option<PathBuf>,
+    /// This cluster's name on the hub (a DNS-1123 label): the namespace of the copies, the
+    /// name of the ControlPlaneUpdateStatus copy, label `open-cluster-management.io/cluster-name`.
+    #[arg(long, env = "CLUSTER_NAME", value_name = "NAME", value_parser = parse_cluster_name)]
+    pub cluster_name: Option<String>,
+    /// Also copy progress insights (one per node, operator and the ClusterVersion) to the hub.
+    #[arg(long, env = "HUB_INCLUDE_PROGRESS", default_value_t = false)]
+    pub hub_include_progress: bool,
+    /// A reconcile pass still running after this long makes `/healthz` fail (the kubelet then
+    /// restarts the controller): a call that never returns must not stop the reports silently.
+    #[arg(long, default_value = "3m", value_parser = parse_duration)]
+    pub reconcile_stuck_after: Duration,
+}
+
+/// A combination of flags the controller does not run with.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FlagError {
+    /// Standalone mode: a hub without this cluster's name there.
+    #[error(
+        "--hub-kubeconfig needs --cluster-name: this cluster's name on the hub (the namespace of its copies there)"
+    )]
+    HubWithoutClusterName,
+    /// Hosted mode: flags of standalone mode only.
+    #[error("{} not supported with --mode=hosted (standalone mode only)", .0.join(", "))]
+    StandaloneOnly(Vec<&'static str>),
+}
+
+impl Args {
+    /// Checks the combinations of flags of the chosen mode.
+    pub fn check(&self) -> Result<(), FlagError> {
+        match self.mode {
+            Mode::Standalone if self.hub_kubeconfig.is_some() && self.cluster_name.is_none() => {
+                Err(FlagError::HubWithoutClusterName)
+            }
+            Mode::Standalone => Ok(()),
+            Mode::Hosted => {
+                let refused = self.standalone_only();
+                if refused.is_empty() {
+                    Ok(())
+                } else {
+                    Err(FlagError::StandaloneOnly(refused))
+                }
+            }
+        }
+    }
+
+    /// Flags of standalone mode only that are set. `--cluster-name`: in hosted mode each
+    /// HostedCluster has its own name on the hub (`crate::hub_sync::hosted`).
+    fn standalone_only(&self) -> Vec<&'static str> {
+        [
+            ("--prometheus-url", self.prometheus_url.is_some()),
+            ("--cluster-name", self.cluster_name.is_some()),
+            ("--cluster-id", self.cluster_id.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, set)| set.then_some(flag))
+        .collect()
+    }
+
+    /// Whether our progress insights are cached whole: only when the hub sync copies them.
+    pub fn keep_progress(&self) -> bool {
+        self.hub_kubeconfig.is_some() && self.hub_include_progress
+    }
+}
+
+/// `--cluster-name`: a DNS-1123 label.
+fn parse_cluster_name(s: &str) -> Result<String, String> {
+    hub_sync::validate_cluster_name(s)
+        .map(|()| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// A positive duration: `30s`, `1m`, `500ms`, `1h 30m` or ISO 8601 (`PT30S`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d: jiff::SignedDuration = s
+        .parse()
+        .map_err(|e| format!("{s:?} is not a duration like 30s, 1m or 500ms: {e}"))?;
+    Duration::try_from(d)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?}: the duration must be positive"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(flags: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(
+            std::iter::once("update-status-controller").chain(flags.iter().copied()),
+        )
+    }
+
+    #[test]
+    fn the_mode_is_an_enum_and_standalone_by_default() {
+        assert_eq!(args(&[]).expect("no flags").mode, Mode::Standalone);
+        assert_eq!(
+            args(&["--mode", "hosted"]).expect("hosted").mode,
+            Mode::Hosted
+        );
+        let err = args(&["--mode", "other"]).expect_err("not a mode");
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue);
+        assert_eq!(
+            args(&["--log-format", "json"]).expect("json").log_format,
+            LogFormat::Json
+        );
+        assert!(args(&["--log-format", "yaml"]).is_err());
+    }
+
+    #[test]
+    fn each_mode_checks_its_flags() {
+        let hub = args(&["--hub-kubeconfig", "/hub"]).expect("flags");
+        assert_eq!(hub.check(), Err(FlagError::HubWithoutClusterName));
+        let named = args(&["--hub-kubeconfig", "/hub", "--cluster-name", "a"]).expect("flags");
+        assert_eq!(named.check(), Ok(()));
+        let hosted = args(&[
+            "--mode=hosted",
+            "--prometheus-url",
+            "https://p",
+            "--cluster-id",
+            "x",
+        ])
+        .expect("flags");
+        assert_eq!(
+            hosted.check().map_err(|e| e.to_string()),
+            Err(
+                "--prometheus-url, --cluster-id not supported with --mode=hosted (standalone mode only)"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            args(&["--mode=hosted", "--hub-kubeconfig", "/hub"])
+                .expect("flags")
+                .check(),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn durations_are_positive() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("PT1M"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+}

@@ -1,0 +1,99 @@
+//! Hosted mode (`--mode=hosted`): the same process as standalone (endpoints, supervisor, leader
+//! election, health, metrics) with the hosted watches, the one hosted reconciler
+//! ([`crate::hosted::reconciler`]) and the hosted hub sync.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::sync::Notify;
+
+use super::args::Args;
+use super::process::{LoopContext, Started};
+use crate::hosted::reconciler::{self, HostedReconciler, HubWake};
+use crate::hub_sync::LocalObjects;
+use crate::hub_sync::hosted::HostedHubSync;
+use crate::metrics::Metrics;
+use crate::runtime::health::Health;
+use crate::runtime::supervisor::Tasks;
+
+/// Starts the hosted watches (tasks of `infra`), every event waking the hosted reconciler and
+/// those of HostedClusters and our objects the hub sync, and checks the hub configuration;
+/// returns how to start the writers once we lead.
+pub(crate) async fn start(
+    args: &Args,
+    client: &kube::Client,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    infra: &mut Tasks,
+) -> anyhow::Result<Started> {
+    let wake = Arc::new(Notify::new());
+    let hub_wake = HubWake {
+        wake: args
+            .hub_kubeconfig
+            .as_ref()
+            .map(|_| Arc::new(Notify::new())),
+        keep_progress: args.keep_progress(),
+    };
+    let caches = reconciler::start(
+        client,
+        args.watch_namespace.as_deref(),
+        &wake,
+        &hub_wake,
+        health,
+        infra,
+    );
+    // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
+    // kubeconfig is a configuration error.
+    let hub = match (&args.hub_kubeconfig, &hub_wake.wake) {
+        (Some(kubeconfig), Some(hub_wake)) => Some(
+            HostedHubSync::new(
+                kubeconfig.clone(),
+                args.hub_include_progress,
+                caches.hosted_clusters.clone(),
+                LocalObjects::all(
+                    caches.control_plane_statuses.clone(),
+                    caches.worker_pool_statuses.clone(),
+                    caches.insights.clone(),
+                ),
+                hub_wake.clone(),
+                metrics.clone(),
+            )
+            .await
+            .context("--hub-kubeconfig")?,
+        ),
+        _ => None,
+    };
+    let synced = {
+        let caches = caches.clone();
+        Box::pin(async move { caches.synced().await })
+    };
+    let insights = caches.insights.clone();
+    let (args, client, metrics) = (args.clone(), client.clone(), metrics.clone());
+    Ok(Started {
+        synced,
+        insights,
+        writers: Box::new(move |ctx: &LoopContext| {
+            let mut writers = Tasks::new();
+            let mut reconciler = HostedReconciler::new(client, caches, metrics);
+            if args.hosted_kubeconfig_access {
+                reconciler = reconciler.with_guest_access(wake.clone());
+            }
+            ctx.spawn(&mut writers, reconciler, &wake);
+            match hub {
+                Some(hub) => writers.spawn("hub-sync", hub.run(ctx.stopping.clone())),
+                None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+            }
+            wake.notify_one();
+            if let Some(w) = &hub_wake.wake {
+                w.notify_one();
+            }
+            tracing::info!(
+                watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
+                hosted_kubeconfig_access = args.hosted_kubeconfig_access,
+                hub_sync = args.hub_kubeconfig.is_some(),
+                "update-status-controller running in hosted mode"
+            );
+            writers
+        }),
+    })
+}

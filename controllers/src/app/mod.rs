@@ -1,0 +1,97 @@
+//! The start-up: the flags ([`Args`], the mode a [`Mode`]), then one skeleton for both modes
+//! ([`run`]): check the flags, connect, check the CRDs, serve `/metrics` and the probes, start
+//! the mode's watches, wait for the caches (and the Lease), start the mode's writers, and
+//! supervise until a signal, the loss of the Lease or the end of a task. A mode adds only its
+//! watches and writers ([`standalone::start`], [`hosted::start`]); the pieces both share are in
+//! `process.rs`.
+//!
+//! This is the composition root: the only layer that knows every other one, and the one that
+//! routes the watches' wake-ups to the reconcilers (`crate::cache::watch::Routes`).
+//!
+//! May import: every layer.
+
+mod args;
+pub mod hosted;
+mod process;
+pub mod standalone;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::sync::watch;
+
+pub use args::{Args, FlagError, LogFormat, Mode, parse_duration};
+pub use process::init_logging;
+
+use crate::metrics::Metrics;
+use crate::runtime::clock::Clock;
+use crate::runtime::health::Health;
+use crate::runtime::supervisor::Tasks;
+use process::{
+    LoopContext, Running, count_insights_of, preflight, prometheus_client, serve_endpoints,
+    shutdown_signal, supervise, sync_then_lead,
+};
+
+/// Runs the controller until a signal or a fatal error (logging set up by the caller:
+/// [`init_logging`]).
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    args.check()?;
+    // Checked before anything starts: a wrong URL is a configuration error.
+    let prometheus = prometheus_client(&args)?;
+    let client = crate::runtime::client::infer()
+        .await
+        .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
+    preflight(&client, &args).await?;
+
+    let metrics = Arc::new(match args.mode {
+        Mode::Standalone => Metrics::new()?,
+        Mode::Hosted => Metrics::new_hosted()?,
+    });
+    let health = Health::new(args.reconcile_stuck_after);
+    // One signal listener for the whole run: a SIGTERM between two phases is not lost.
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    // The tasks that run whether or not we lead: the HTTP servers and the watches.
+    let mut infra = Tasks::new();
+    serve_endpoints(&args, &client, &metrics, &health, &mut infra).await?;
+    let started = match args.mode {
+        Mode::Standalone => {
+            standalone::start(&args, &client, &metrics, &health, &mut infra, prometheus).await?
+        }
+        Mode::Hosted => hosted::start(&args, &client, &metrics, &health, &mut infra).await?,
+    };
+    count_insights_of(&metrics, &started.insights);
+
+    let Some(leadership) = sync_then_lead(
+        &args,
+        &client,
+        &health,
+        &mut infra,
+        started.synced,
+        shutdown.as_mut(),
+    )
+    .await?
+    else {
+        return Ok(());
+    };
+
+    let (stop_writers, stopping) = watch::channel(false);
+    let ctx = LoopContext {
+        clock: args.assess_at.map_or(Clock::Wall, Clock::Fixed),
+        metrics,
+        health: health.clone(),
+        stopping,
+    };
+    let writers = (started.writers)(&ctx);
+    supervise(
+        Running {
+            infra,
+            writers,
+            stop_writers,
+            leadership,
+            health,
+        },
+        shutdown,
+        &args,
+    )
+    .await
+}

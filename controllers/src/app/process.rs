@@ -1,0 +1,344 @@
+//! The pieces of the start-up both modes share ([`super::run`] puts them in order): the CRD
+//! check, the endpoints, waiting for the caches and the Lease, the reconcile loops' context,
+//! supervision until a signal, logging.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use kube::Api;
+use kube::api::ListParams;
+use kube::runtime::reflector::Store;
+use tokio::sync::{Notify, watch};
+use update_status_api::crd::UpdateInsight;
+use update_status_api::hosted::HostedCluster;
+
+use super::args::{Args, LogFormat, Mode};
+use crate::cache::insights::{CachedInsight, wholes};
+use crate::metrics::Metrics;
+use crate::metrics::server::auth::Authorizer;
+use crate::metrics::server::{self as metrics_server, MetricsServerConfig, Probes};
+use crate::reconcilers::alerts::prometheus::{PrometheusClient, PrometheusConfig};
+use crate::runtime::clock::Clock;
+use crate::runtime::health::Health;
+use crate::runtime::leader::{Elector, Leadership};
+use crate::runtime::runner::{self, Reconcile};
+use crate::runtime::supervisor::{TaskEnded, Tasks};
+
+/// How long the writers get to finish their pass at shutdown before they are aborted.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A cache that has listed once (`Err`: its watch ended before).
+pub(crate) type Synced = Pin<
+    Box<dyn Future<Output = Result<(), kube::runtime::reflector::store::WriterDropped>> + Send>,
+>;
+
+/// What a mode started before we lead, and how it starts its writers once we do.
+pub(crate) struct Started {
+    /// Resolves once every cache of the mode has listed.
+    pub synced: Synced,
+    /// Our UpdateInsights (the health series are computed from them at scrape time).
+    pub insights: Store<CachedInsight>,
+    /// Starts the reconcilers and the hub sync (they run only while we lead), and wakes them.
+    pub writers: Box<dyn FnOnce(&LoopContext) -> Tasks + Send>,
+}
+
+/// Health series are computed from our insights at scrape time (every scope, whichever
+/// reconciler wrote them), from this cache.
+pub(crate) fn count_insights_of(metrics: &Metrics, insights: &Store<CachedInsight>) {
+    let insights = insights.clone();
+    // Health insights are always cached whole (progress insights, not counted, may not be).
+    metrics.set_insight_source(Box::new(move || wholes(&insights.state())));
+}
+
+/// Waits until every cache listed once, then (with `--leader-elect`) until we hold the Lease.
+/// `Ok(None)`: a signal came first (stop quietly).
+///
+/// Reconcile only once every cache has listed: otherwise a half-filled cache would look like
+/// deleted objects and we would delete and re-create insights at every start. With leader
+/// election, only the Lease holder writes; losing the Lease stops the process (it is restarted
+/// and campaigns again) so two replicas never write at once.
+pub(crate) async fn sync_then_lead(
+    args: &Args,
+    client: &kube::Client,
+    health: &Health,
+    infra: &mut Tasks,
+    synced: Synced,
+    mut shutdown: Pin<&mut impl Future<Output = ()>>,
+) -> anyhow::Result<Option<Option<Leadership>>> {
+    tokio::select! {
+        synced = synced => synced.context("a watch stopped before its cache listed")?,
+        ended = infra.first_ended() => return Err(fatal(health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before caches synced"); return Ok(None); }
+    }
+    tracing::info!("all caches synced");
+    health.set_synced();
+    if !args.leader_elect {
+        return Ok(Some(None));
+    }
+    tokio::select! {
+        l = campaign(args, client) => Ok(Some(Some(l))),
+        ended = infra.first_ended() => Err(fatal(health, ended)),
+        _ = &mut shutdown => { tracing::info!("shutting down before becoming leader"); Ok(None) }
+    }
+}
+
+/// Starts the /metrics and probe servers (tasks of `infra`).
+pub(crate) async fn serve_endpoints(
+    args: &Args,
+    client: &kube::Client,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    infra: &mut Tasks,
+) -> anyhow::Result<()> {
+    let metrics_server = metrics_server::serve_metrics(
+        MetricsServerConfig {
+            bind: args.metrics_bind_address,
+            secure: args.metrics_secure,
+            cert_dir: args.metrics_cert_dir.clone(),
+        },
+        metrics.clone(),
+        Arc::new(Authorizer::new(client.clone())),
+    )
+    .await?;
+    infra.spawn("metrics-server", metrics_server.wait());
+    let probes =
+        metrics_server::serve_probes(args.health_probe_bind_address, probes(health)).await?;
+    infra.spawn("probe-server", probes.wait());
+    Ok(())
+}
+
+/// `RUST_LOG` (default `info`), as text or JSON; on standard output; colours only when that is
+/// a terminal (a log file or a pod's log gets no escape sequences).
+pub fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    match format {
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .init(),
+        LogFormat::Text => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(std::io::stdout().is_terminal())
+            .init(),
+    }
+}
+
+/// The Prometheus client of `--prometheus-url`, if set.
+pub(crate) fn prometheus_client(args: &Args) -> anyhow::Result<Option<PrometheusClient>> {
+    args.prometheus_url
+        .as_deref()
+        .map(|url| {
+            PrometheusClient::new(PrometheusConfig {
+                url: url.to_string(),
+                token_file: args.prometheus_token_file.clone(),
+                ca_file: args.prometheus_ca_file.clone(),
+                insecure_http: args.prometheus_insecure_http,
+                timeout: args.prometheus_timeout,
+            })
+        })
+        .transpose()
+        .context("--prometheus-url")
+}
+
+/// Waits until we hold the leader-election Lease.
+async fn campaign(args: &Args, client: &kube::Client) -> Leadership {
+    let me = args.leader_identity.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        format!("{}-{}", host.trim(), std::process::id())
+    });
+    tracing::info!(lease = %args.leader_election_id, identity = %me, "waiting to become leader");
+    Elector::new(
+        client.clone(),
+        &args.namespace,
+        &args.leader_election_id,
+        &me,
+    )
+    .acquire()
+    .await
+}
+
+/// What every reconcile loop shares.
+pub(crate) struct LoopContext {
+    pub clock: Clock,
+    pub metrics: Arc<Metrics>,
+    pub health: Arc<Health>,
+    pub stopping: watch::Receiver<bool>,
+}
+
+impl LoopContext {
+    /// Runs `r`'s loop as task `reconciler/<name>`, woken by `wake`.
+    pub fn spawn<R: Reconcile>(&self, tasks: &mut Tasks, r: R, wake: &Arc<Notify>) {
+        tasks.spawn(
+            format!("reconciler/{}", R::NAME),
+            runner::run(
+                r,
+                self.clock,
+                self.metrics.clone(),
+                wake.clone(),
+                self.stopping.clone(),
+                self.health.heartbeat(R::NAME),
+            ),
+        );
+    }
+}
+
+/// Everything that runs once we write.
+pub(crate) struct Running {
+    pub infra: Tasks,
+    pub writers: Tasks,
+    pub stop_writers: watch::Sender<bool>,
+    pub leadership: Option<Leadership>,
+    pub health: Arc<Health>,
+}
+
+/// Why the process stops.
+enum Stop {
+    Signal,
+    LostLease,
+    Ended(TaskEnded),
+}
+
+/// Runs until a signal, the loss of the Lease or the end of any task; then stops the writers
+/// first, releases the Lease when we still hold it, and stops the rest.
+pub(crate) async fn supervise(
+    mut run: Running,
+    shutdown: Pin<&mut impl Future<Output = ()>>,
+    args: &Args,
+) -> anyhow::Result<()> {
+    let lost = async {
+        match run.leadership.as_mut() {
+            Some(l) => l.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    let stop = tokio::select! {
+        _ = shutdown => Stop::Signal,
+        _ = lost => Stop::LostLease,
+        ended = run.infra.first_ended() => Stop::Ended(ended),
+        ended = run.writers.first_ended() => Stop::Ended(ended),
+    };
+    match stop {
+        Stop::Signal => {
+            tracing::info!("shutting down");
+            let _ = run.stop_writers.send(true);
+            run.writers.stop(SHUTDOWN_GRACE).await;
+            if let Some(l) = run.leadership {
+                l.release().await;
+            }
+            run.infra.abort().await;
+            Ok(())
+        }
+        Stop::LostLease => {
+            // The lease may expire soon (by a follower's clock): no write may follow.
+            run.writers.abort().await;
+            tracing::error!("stopped writing: lost the leader-election Lease");
+            anyhow::bail!(
+                "lost the leader-election Lease {}/{}",
+                args.namespace,
+                args.leader_election_id
+            )
+        }
+        Stop::Ended(ended) => {
+            let error = fatal(&run.health, ended);
+            run.writers.abort().await;
+            if let Some(l) = run.leadership {
+                l.release().await;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// A task ended that should not have: unhealthy from now on, and the process exits with this.
+fn fatal(health: &Health, ended: TaskEnded) -> anyhow::Error {
+    tracing::error!(task = %ended.name, how = %ended.how, "a long-running task stopped; exiting");
+    health.set_stopped(ended.to_string());
+    anyhow::Error::new(ended).context("the controller cannot run without it")
+}
+
+/// Fails early, with a clear message, if our CRDs (and in hosted mode HyperShift's) are not
+/// installed or we may not use them: standalone mode reads our namespace, hosted mode the
+/// watched namespace (`--watch-namespace`, else all).
+pub(crate) async fn preflight(client: &kube::Client, args: &Args) -> anyhow::Result<()> {
+    let (namespace, rbac) = match args.mode {
+        Mode::Standalone => (Some(args.namespace.as_str()), "config/rbac/"),
+        Mode::Hosted => (args.watch_namespace.as_deref(), "config/rbac/hosted/"),
+    };
+    let where_ = namespace.map_or("all namespaces".to_string(), |n| format!("namespace {n}"));
+    let one = ListParams::default().limit(1);
+    let insights: Api<UpdateInsight> = match namespace {
+        Some(n) => Api::namespaced(client.clone(), n),
+        None => Api::all(client.clone()),
+    };
+    match insights.list(&one).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.is_not_found() => anyhow::bail!(
+            "the update-status CRDs are not installed (no updateinsights.update.openshift.io resource): apply config/crd/ first"
+        ),
+        Err(kube::Error::Api(s)) if s.is_forbidden() => anyhow::bail!(
+            "not allowed to list updateinsights in {where_}: check the RBAC in {rbac} ({})",
+            s.message
+        ),
+        Err(e) => return Err(e).context("checking that the update-status CRDs are installed"),
+    }
+    if args.mode == Mode::Standalone {
+        return Ok(());
+    }
+    let hcs: Api<HostedCluster> = match namespace {
+        Some(n) => Api::namespaced(client.clone(), n),
+        None => Api::all(client.clone()),
+    };
+    match hcs.list(&one).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_not_found() => anyhow::bail!(
+            "no hostedclusters.hypershift.openshift.io resource: --mode=hosted runs on a HyperShift management cluster"
+        ),
+        Err(kube::Error::Api(s)) if s.is_forbidden() => anyhow::bail!(
+            "not allowed to list hostedclusters in {where_}: check the RBAC in {rbac} ({})",
+            s.message
+        ),
+        Err(e) => Err(e).context("checking that the HostedCluster CRD is installed"),
+    }
+}
+
+/// What the probe port answers: the supervisor's view of liveness and readiness.
+fn probes(health: &Arc<Health>) -> Probes {
+    let check = |f: fn(&Health) -> (bool, String), health: Arc<Health>| {
+        move || match f(&health) {
+            (true, _) => Ok(()),
+            (false, why) => Err(why),
+        }
+    };
+    Probes::new()
+        .with_live(check(Health::live, health.clone()))
+        .with_ready(check(Health::ready, health.clone()))
+}
+
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the controller");
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,197 @@
+//! Standalone mode: the watches of the cluster the controller runs in, routed to the
+//! control-plane, worker-pools and alerts reconcilers and the hub sync, and those writers.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::sync::Notify;
+
+use super::args::Args;
+use super::process::{LoopContext, Started};
+use crate::cache::watch::{self, Caches, Routes, Wake};
+use crate::hub_sync::{HubConfig, HubSync};
+use crate::metrics::Metrics;
+use crate::reconcilers::alerts::prometheus::PrometheusClient;
+use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
+use crate::reconcilers::control_plane::{self, ControlPlaneReconciler};
+use crate::reconcilers::worker_pools::{self, WorkerPoolsReconciler};
+use crate::runtime::health::Health;
+use crate::runtime::supervisor::Tasks;
+
+/// Which tasks to wake.
+#[derive(Clone, Default)]
+pub struct Wakers {
+    /// The control-plane reconciler.
+    pub control_plane: Arc<Notify>,
+    /// The worker-pools reconciler.
+    pub worker_pools: Arc<Notify>,
+    /// The alerts reconciler (woken by our status objects: the update's start and whether an
+    /// update is in progress; it polls Prometheus on its own schedule).
+    pub alerts: Arc<Notify>,
+    /// The hub sync (woken by any of our objects; idle without `--hub-kubeconfig`).
+    pub hub_sync: Arc<Notify>,
+}
+
+impl Wakers {
+    /// Whom each watch wakes. The control-plane reconciler counts the master pool's nodes
+    /// itself, so the pools, MachineConfigs and Nodes wake it too. Our own objects wake the
+    /// reconciler that wrote them (its name in their `update.openshift.io/reconciler` label),
+    /// the status objects the alerts reconciler, and every one of them the hub sync.
+    pub fn routes(&self) -> Routes {
+        let (cp, wp) = (&self.control_plane, &self.worker_pools);
+        let (alerts, hub) = (&self.alerts, &self.hub_sync);
+        let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
+        Routes {
+            cluster_versions: inputs(&[cp, wp]),
+            cluster_operators: inputs(&[cp]),
+            pools: inputs(&[cp, wp]),
+            machine_configs: inputs(&[cp, wp]),
+            nodes: inputs(&[cp, wp]),
+            mco_deployments: inputs(&[cp]),
+            insights: Wake::owned(
+                vec![hub.clone()],
+                vec![
+                    (control_plane::NAME, cp.clone()),
+                    (worker_pools::NAME, wp.clone()),
+                ],
+            ),
+            control_plane_statuses: Wake::owned(
+                vec![alerts.clone(), hub.clone()],
+                vec![(control_plane::NAME, cp.clone())],
+            ),
+            worker_pool_statuses: Wake::owned(
+                vec![alerts.clone(), hub.clone()],
+                vec![(worker_pools::NAME, wp.clone())],
+            ),
+        }
+    }
+}
+
+/// Starts the standalone watches (tasks of `infra`) and checks the hub configuration; returns
+/// how to start the writers once we lead.
+pub(crate) async fn start(
+    args: &Args,
+    client: &kube::Client,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    infra: &mut Tasks,
+    prometheus: Option<PrometheusClient>,
+) -> anyhow::Result<Started> {
+    let wakers = Wakers::default();
+    // Progress insights are cached whole only when the hub sync copies them.
+    let caches = watch::start(
+        client,
+        &args.namespace,
+        wakers.routes(),
+        health,
+        infra,
+        args.keep_progress(),
+    );
+    let hub = hub_sync(args, &caches, &wakers, metrics).await?;
+    let synced = {
+        let caches = caches.clone();
+        Box::pin(async move { caches.synced().await })
+    };
+    let insights = caches.insights.clone();
+    let (args, client, metrics) = (args.clone(), client.clone(), metrics.clone());
+    Ok(Started {
+        synced,
+        insights,
+        writers: Box::new(move |ctx: &LoopContext| {
+            let tasks = start_writers(
+                &args, &client, &caches, &wakers, &metrics, ctx, prometheus, hub,
+            );
+            tracing::info!(namespace = %args.namespace, "update-status-controller running");
+            tasks
+        }),
+    })
+}
+
+/// The hub sync of `--hub-kubeconfig`, if set. Checked before the reconcilers start (the hub
+/// is not contacted yet): an unreadable hub kubeconfig is a configuration error.
+async fn hub_sync(
+    args: &Args,
+    caches: &Caches,
+    wakers: &Wakers,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<Option<HubSync>> {
+    let (Some(kubeconfig), Some(cluster_name)) = (&args.hub_kubeconfig, &args.cluster_name) else {
+        return Ok(None);
+    };
+    let hub = HubSync::new(
+        HubConfig {
+            kubeconfig: kubeconfig.clone(),
+            cluster_name: cluster_name.clone(),
+            include_progress: args.hub_include_progress,
+        },
+        caches.into(),
+        wakers.hub_sync.clone(),
+        metrics.clone(),
+    )
+    .await
+    .context("--hub-kubeconfig")?;
+    Ok(Some(hub))
+}
+
+/// Starts the tasks that write (the reconcilers, the hub sync): they run only while we lead.
+#[allow(clippy::too_many_arguments)]
+fn start_writers(
+    args: &Args,
+    client: &kube::Client,
+    caches: &Caches,
+    wakers: &Wakers,
+    metrics: &Arc<Metrics>,
+    ctx: &LoopContext,
+    prometheus: Option<PrometheusClient>,
+    hub: Option<HubSync>,
+) -> Tasks {
+    let mut tasks = Tasks::new();
+    let cp = ControlPlaneReconciler::new(
+        client.clone(),
+        &args.namespace,
+        caches.clone(),
+        metrics.clone(),
+        args.cluster_id.clone(),
+    );
+    let wp = WorkerPoolsReconciler::new(
+        client.clone(),
+        &args.namespace,
+        caches.clone(),
+        metrics.clone(),
+        args.cluster_id.clone(),
+    );
+    ctx.spawn(&mut tasks, cp, &wakers.control_plane);
+    ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
+    match prometheus {
+        Some(prometheus) => {
+            tracing::info!(
+                url = %prometheus.alerts_url(),
+                interval = ?args.prometheus_interval,
+                "alert insights on: polling Prometheus"
+            );
+            let r = AlertsReconciler::new(
+                client.clone(),
+                &args.namespace,
+                caches.clone(),
+                metrics.clone(),
+                prometheus,
+                PollSettings {
+                    interval: args.prometheus_interval,
+                    max_backoff: alerts::MAX_BACKOFF,
+                },
+                args.cluster_id.clone(),
+            );
+            ctx.spawn(&mut tasks, r, &wakers.alerts);
+        }
+        None => tracing::info!("no --prometheus-url: alert insights off"),
+    }
+    match hub {
+        Some(hub) => tasks.spawn("hub-sync", hub.run(ctx.stopping.clone())),
+        None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+    }
+    wakers.control_plane.notify_one();
+    wakers.worker_pools.notify_one();
+    wakers.alerts.notify_one();
+    wakers.hub_sync.notify_one();
+    tasks
+}

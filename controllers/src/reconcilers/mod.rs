@@ -1,0 +1,11 @@
+//! The standalone reconcilers, one per share of the objects: each reads the caches, calls its
+//! step of the pure composition (`update_status_assess::compose`) and writes what differs.
+//! [`control_plane`] (the ControlPlaneUpdateStatus and the control plane's insights, and the
+//! unreadable inputs' insights), [`worker_pools`] (the WorkerPoolUpdateStatus objects, the
+//! node and pool insights, incrementally), [`alerts`] (Prometheus' firing alerts as health
+//! insights, polled through [`alerts::prometheus`]).
+//!
+//! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
+pub mod alerts;
+pub mod control_plane;
+pub mod worker_pools;
