@@ -1,5 +1,7 @@
-//! The worker-pools share, incrementally: what the worker-pools reconciler keeps between
-//! passes so that thousands of nodes stay cheap (see `docs/benchmarks.md`), pure.
+//! The worker-pools share, incrementally: a way of feeding the composition's pools step
+//! ([`compose::composer::pools`]) that keeps thousands of nodes cheap (see
+//! `docs/benchmarks.md`), not a composition of its own. Pure; the worker-pools reconciler keeps
+//! it between passes.
 //!
 //! - each node's assessment is cached by resourceVersion (and uid): a node event re-assesses
 //!   that node only ([`crate::nodes::assess_node`]), and one that changes nothing the
@@ -7,8 +9,9 @@
 //! - the desired insight objects are built from the cached assessments as they are iterated
 //!   ([`WorkerPools::insights`], [`compose::node_insights`]), never all held at once: at
 //!   thousands of nodes they were the largest thing the share held;
-//! - pools are re-aggregated ([`compose::pools_share`]) only when a node assessment, the
-//!   context (ClusterVersion target, pools, MachineConfigs) or a pool's identity changed.
+//! - pools are re-aggregated and named ([`compose::pools_share`]: the pools step, then naming)
+//!   only when a node assessment, the context (ClusterVersion target, pools, MachineConfigs)
+//!   or a pool's identity changed.
 //!
 //! The result is, by construction, what [`compose::desired_cluster`] computes from the same
 //! inputs for the nodes and pools (a test checks it at every step of simulated updates).

@@ -8,10 +8,12 @@
 //!   per-pool status content and node/pool health insights (sections C and D.6–D.8).
 //! - [`alerts`]: firing Prometheus alerts → health insights (section D.9).
 //! - [`naming`]: deterministic object names and labels of the desired objects.
-//! - [`compose`]: the one composition of the above into the complete desired objects (names,
-//!   labels, owners, carried-over times), piece by piece as the reconcilers run it and whole
-//!   ([`compose::desired_cluster`]).
-//! - [`incremental`]: the worker-pools share kept between passes (per-node cache).
+//! - [`compose`]: the one composition of the above ([`compose::composer`]: nodes, pools, control
+//!   plane, alerts), then, as a separate step, the complete desired objects (names, labels,
+//!   owners, carried-over times: [`compose::desired`]), piece by piece as the reconcilers run
+//!   it and whole ([`compose::desired_cluster`]).
+//! - [`incremental`]: the worker-pools share kept between passes (per-node cache), feeding the
+//!   composition's pools step.
 //! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
 //!   [`insight`] (health insight construction and tally), [`redact`] (URLs without credentials).
 
@@ -120,9 +122,10 @@ pub struct ClusterAssessment {
     pub insights: Vec<UpdateInsightStatus>,
 }
 
-/// The statuses of [`compose::desired_cluster`] with no objects of ours yet (what the CLI's
-/// offline mode renders and the fixture tests check): the same composition the controller
-/// writes, without names, labels and owners. See [`assess_cluster_nodes`].
+/// The statuses the rules give with no objects of ours yet (what the CLI's offline mode
+/// renders and the fixture tests check): the same composition the controller writes
+/// ([`compose::compose`]), without names, labels, owners and carry-over. See
+/// [`assess_cluster_nodes`].
 pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAssessment {
     assess_cluster_nodes(inputs, inputs.nodes, now)
 }
@@ -131,64 +134,64 @@ pub fn assess_cluster(inputs: &ClusterInputs<'_>, now: Timestamp) -> ClusterAsse
 /// owned: owned nodes are dropped one by one as they are assessed, so a large capture does not
 /// hold all its Nodes and all their insights at once (the offline CLI passes the snapshot's).
 ///
-/// It is [`compose::desired_cluster`] with no objects of ours and no cluster labels, minus
-/// what the statuses do not need: the node insights, which are nearly all of the insights, are
-/// not wrapped with a name, labels and an owner reference, and each node's progress insight is
-/// moved out of its [`nodes::NodeAssessment`] instead of copied (the pools read the other
-/// fields only). The few other objects (control plane, pools, alerts) come from the same
-/// pieces as in `desired_cluster`; the tests check that both give the same statuses.
+/// It runs [`compose::compose`] and stops there: nothing is named, labelled or owned, and each
+/// node's progress insight, nearly all of the insights, is moved out of its
+/// [`nodes::NodeAssessment`] instead of copied (the pools read the other fields only). The
+/// tests check that [`compose::desired_cluster`] gives the same statuses.
 pub fn assess_cluster_nodes<N: std::borrow::Borrow<Node>>(
     inputs: &ClusterInputs<'_>,
     nodes: impl IntoIterator<Item = N>,
     now: Timestamp,
 ) -> ClusterAssessment {
-    let ctx = nodes::NodeContext::from_inputs(inputs);
-    let existing = compose::ExistingInsights::default();
-    let base = compose::Labels::new();
     // As in `desired_cluster`, the insights go into one vector sized once, the control
     // plane's put in front of the nodes' in place (grown instead, its old buffers stayed in the
-    // allocator: +1.9 MiB of peak RSS at 5,000 nodes). Each assessment is boxed: not one
-    // 2.9 MiB vector next to all the Nodes, but small blocks allocated as the owned Nodes are
-    // freed, where the allocator reuses their memory (-2.5 MiB of peak RSS at 5,000 nodes);
-    // its moved-out progress insight is an empty default.
+    // allocator: +1.9 MiB of peak RSS at 5,000 nodes).
     let nodes = nodes.into_iter();
     let count = nodes.size_hint().0;
-    let mut insights: Vec<UpdateInsightStatus> = Vec::with_capacity(count + count / 8 + 64);
-    let mut assessed: Vec<Box<nodes::NodeAssessment>> = Vec::with_capacity(count);
-    for node in nodes {
-        if let Some(mut a) = nodes::assess_node(&ctx, node.borrow(), now) {
-            insights.push(std::mem::take(&mut a.progress));
-            insights.extend(a.health.iter().cloned());
-            assessed.push(Box::new(a));
-        }
-    }
-    let refs: Vec<&nodes::NodeAssessment> = assessed.iter().map(|a| &**a).collect();
-    let pools = compose::pools_share(&ctx, &refs, &Default::default(), &existing, &base);
-    drop(refs);
-    drop(assessed);
-    let master = pools.pools.iter().find(|p| p.is_master);
-    let cp = compose::control_plane_share_with(inputs, master, None, &existing, &base, now);
-    insights.splice(0..0, cp.insights.into_iter().map(|d| d.status));
-    insights.extend(pools.insights.into_iter().map(|d| d.status));
-    if let (Some(firing), Some(status)) = (inputs.alerts, cp.status.as_ref()) {
-        let alerts = compose::alerts_share(
-            Some((&status.status, None)),
-            pools.statuses.iter().map(|d| &d.status),
-            compose::AlertsPoll {
-                firing: Some(firing),
-                unavailable: None,
-                malformed: None,
-            },
-            &existing,
-            &base,
-            now,
-        );
-        insights.extend(alerts.into_iter().map(|d| d.status));
-    }
+    let mut sink = Statuses {
+        insights: Vec::with_capacity(count + count / 8 + 64),
+        assessed: Vec::with_capacity(count),
+    };
+    let composed = compose::compose(inputs, nodes, &mut sink, now);
+    let mut insights = sink.insights;
+    drop(sink.assessed);
+    // The control plane's first, then the nodes', the pools' and the alerts'.
+    let control_plane = composed.control_plane.map(|cp| {
+        insights.splice(0..0, cp.insights);
+        cp.status
+    });
+    insights.extend(compose::composer::pool_insights(&composed.pools).cloned());
+    insights.extend(composed.alerts.into_iter().map(|a| a.status));
     ClusterAssessment {
-        control_plane: cp.status.map(|d| d.status),
-        worker_pools: by_pool_name(pools.statuses),
+        control_plane,
+        worker_pools: composed
+            .pools
+            .into_iter()
+            .filter(|p| !p.is_master)
+            .map(|p| (p.status.resource.name.clone(), p.status))
+            .collect(),
         insights,
+    }
+}
+
+/// [`assess_cluster_nodes`]'s node sink: each node's insights as bare statuses, its progress
+/// insight moved out (left an empty default). Each assessment is boxed: not one 2.9 MiB
+/// vector next to all the Nodes, but small blocks allocated as the owned Nodes are freed,
+/// where the allocator reuses their memory (-2.5 MiB of peak RSS at 5,000 nodes).
+struct Statuses {
+    insights: Vec<UpdateInsightStatus>,
+    assessed: Vec<Box<nodes::NodeAssessment>>,
+}
+
+impl compose::NodeSink for Statuses {
+    fn take(&mut self, _node: &Node, mut assessment: nodes::NodeAssessment) {
+        self.insights.push(std::mem::take(&mut assessment.progress));
+        self.insights.extend(assessment.health.iter().cloned());
+        self.assessed.push(Box::new(assessment));
+    }
+
+    fn assessed(&self) -> Vec<&nodes::NodeAssessment> {
+        self.assessed.iter().map(|a| &**a).collect()
     }
 }
 

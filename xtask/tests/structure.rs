@@ -22,7 +22,11 @@ fn no_crate_has_an_import_cycle() {
         for (target, file) in targets(&dir) {
             let c = Crate::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             for cycle in c.cycles() {
-                found.push(format!("{} ({target}): {}", dir.display(), cycle.join(" <-> ")));
+                found.push(format!(
+                    "{} ({target}): {}",
+                    dir.display(),
+                    cycle.join(" <-> ")
+                ));
             }
         }
     }
@@ -37,7 +41,14 @@ fn no_crate_has_an_import_cycle() {
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "app",
-        &["hub_sync", "reconcilers", "hosted", "cache", "runtime", "metrics"],
+        &[
+            "hub_sync",
+            "reconcilers",
+            "hosted",
+            "cache",
+            "runtime",
+            "metrics",
+        ],
     ),
     ("hub_sync", &["hosted", "cache", "runtime", "metrics"]),
     ("reconcilers", &["cache", "runtime", "metrics"]),

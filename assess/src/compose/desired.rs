@@ -1,27 +1,26 @@
-//! The one composition: `(inputs, what our objects already say, now)` → **the complete desired
-//! objects** (names, labels, owner references, status, carried-over times).
+//! Naming the composed statuses and insights, and carrying over what our objects already say:
+//! the second step of the composition ([`super::composer`] is the first), which the
+//! controller's passes and [`desired_cluster`] run and the offline path does not.
 //!
-//! It is built from a few pieces, each the share of one reconciler, and [`desired_cluster`]
-//! is those same pieces put together for the whole cluster (what the CLI's offline mode and
-//! the fixture tests run):
+//! Piece by piece, each the share of one reconciler, and whole ([`desired_cluster`], what the
+//! fixture tests compare with what the reconcilers write):
 //!
 //! - [`control_plane_share`]: the ControlPlaneUpdateStatus `cluster`, the ClusterVersion and
 //!   ClusterOperator progress insights and the control-plane health insights. It computes the
-//!   master pool's node counts itself ([`master_pool`]), so the status is complete from its
-//!   first write.
+//!   master pool's node counts itself ([`super::master_pool`]), so the status is complete from
+//!   its first write.
 //! - [`node_insights`]: one node's progress and health insights, from its cached
 //!   [`NodeAssessment`] (the worker-pools reconciler re-assesses only the nodes that changed).
 //! - [`pools_share`]: the WorkerPoolUpdateStatus of each non-master pool and the pool-level
 //!   insights (D.8), aggregated from the node assessments.
-//! - [`alerts_share`]: the alert insights, only while an update is in progress (the gate lives
-//!   here only).
+//! - [`alerts_share`]: the alert insights, only while an update is in progress.
 //!
 //! Carry-over ("what our objects already say"): a health insight keeps the earliest
 //! `startedAt` it ever had ([`keep_started_at`]), and the control plane's estimate is kept
 //! while it moves less than the tolerance ([`crate::control_plane::estimate_moved`]).
 
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
@@ -33,8 +32,10 @@ use update_status_api::crd::{
 };
 use update_status_api::input::{Alert, MachineConfigPool};
 
+use super::composer::{self, NodeSink};
+use crate::control_plane::ControlPlaneAssessment;
 use crate::insight::{self, UnreadableInput};
-use crate::nodes::{self, NodeAssessment, NodeContext, NodeSource, PoolAssessment};
+use crate::nodes::{NodeAssessment, NodeContext, NodeSource, PoolAssessment};
 use crate::{ClusterInputs, alerts, control_plane, naming};
 
 /// An object as update-status wants it.
@@ -152,29 +153,6 @@ pub struct ControlPlaneShare {
     pub requeue_after: Option<SignedDuration>,
 }
 
-/// The master pool's assessment (what the control plane's node counts come from), from the
-/// node inputs: the nodes the master pool selects are assessed and aggregated, as the
-/// worker-pools share does. Also returns when time alone changes one of those nodes.
-pub fn master_pool<N: NodeSource>(
-    ctx: &NodeContext,
-    nodes: impl IntoIterator<Item = N>,
-    now: Timestamp,
-) -> (Option<PoolAssessment>, Option<Timestamp>) {
-    let Some(master) = ctx.pools().iter().find(|p| p.is_master) else {
-        return (None, None);
-    };
-    let assessed: Vec<NodeAssessment> = nodes
-        .into_iter()
-        .filter(|n| master.selects(n))
-        .filter_map(|n| nodes::assess_node(ctx, &n.node(), now))
-        .collect();
-    let changes_at = assessed.iter().filter_map(|a| a.changes_at).min();
-    (
-        Some(nodes::aggregate_pool(ctx, master, &assessed)),
-        changes_at,
-    )
-}
-
 /// The control-plane share from the inputs (ClusterVersion, ClusterOperators in
 /// [`crate::order::compare_operators`] order, and the pools and MachineConfigs of the master
 /// pool), the nodes (passed apart: a watch cache holds them behind `Arc`s; `inputs.nodes` is
@@ -189,21 +167,16 @@ pub fn control_plane_share<N: NodeSource>(
     now: Timestamp,
 ) -> ControlPlaneShare {
     let ctx = NodeContext::from_inputs(inputs);
-    let (master, master_changes_at) = master_pool(&ctx, nodes, now);
-    let mut share =
-        control_plane_share_with(inputs, master.as_ref(), existing_cp, existing, base, now);
-    let master_requeue = master_changes_at
-        .map(|t| t.duration_since(now))
-        .filter(|d| d.is_positive());
-    share.requeue_after = match (share.requeue_after, master_requeue) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    share
+    let (master, master_changes_at) = composer::master_pool(&ctx, nodes, now);
+    let assessment = composer::control_plane(inputs, master.as_ref(), now);
+    ControlPlaneShare {
+        requeue_after: composer::requeue_after(inputs, master_changes_at, now),
+        ..name_control_plane(inputs, assessment, existing_cp, existing, base, now)
+    }
 }
 
-/// [`control_plane_share`] with the master pool already assessed (how [`desired_cluster`]
-/// composes it from [`pools_share`]).
+/// [`control_plane_share`] with the master pool already assessed (how hosted mode composes
+/// it).
 pub fn control_plane_share_with(
     inputs: &ClusterInputs<'_>,
     master: Option<&PoolAssessment>,
@@ -212,12 +185,27 @@ pub fn control_plane_share_with(
     base: &Labels,
     now: Timestamp,
 ) -> ControlPlaneShare {
-    let requeue_after = control_plane::requeue_after(inputs, now);
-    let Some(assessment) = control_plane::assess_control_plane(inputs, master, now) else {
-        return ControlPlaneShare {
-            requeue_after,
-            ..Default::default()
-        };
+    let assessment = composer::control_plane(inputs, master, now);
+    ControlPlaneShare {
+        requeue_after: composer::requeue_after(inputs, None, now),
+        ..name_control_plane(inputs, assessment, existing_cp, existing, base, now)
+    }
+}
+
+/// The control plane's assessment named: the ControlPlaneUpdateStatus `cluster` (its estimate
+/// kept while it moves less than the tolerance) and its insights, owned by the ClusterVersion
+/// or their ClusterOperator, each health insight keeping its first `startedAt`. No
+/// `requeue_after`.
+pub fn name_control_plane(
+    inputs: &ClusterInputs<'_>,
+    assessment: Option<ControlPlaneAssessment>,
+    existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
+    existing: &ExistingInsights,
+    base: &Labels,
+    now: Timestamp,
+) -> ControlPlaneShare {
+    let Some(assessment) = assessment else {
+        return ControlPlaneShare::default();
     };
     let mut status = assessment.status;
     if let Some(old) = existing_cp
@@ -258,7 +246,7 @@ pub fn control_plane_share_with(
             status,
         }),
         insights,
-        requeue_after,
+        requeue_after: None,
     }
 }
 
@@ -330,26 +318,28 @@ pub fn pools_share(
     existing: &ExistingInsights,
     base: &Labels,
 ) -> PoolsShare {
-    let pools: Vec<PoolAssessment> = ctx
-        .pools()
-        .iter()
-        .map(|p| nodes::aggregate_pool_status(ctx, p, assessed.iter().copied()))
-        .collect();
+    name_pools(composer::pools(ctx, assessed), owners, existing, base)
+}
+
+/// The pools' assessments named: one WorkerPoolUpdateStatus per non-master pool and the
+/// pool-level insights, owned by their pool (`owners`: by pool name), each health insight
+/// keeping its first `startedAt`.
+pub fn name_pools(
+    pools: Vec<PoolAssessment>,
+    owners: &BTreeMap<String, OwnerReference>,
+    existing: &ExistingInsights,
+    base: &Labels,
+) -> PoolsShare {
     let mut statuses = Vec::new();
     let mut insights = Vec::new();
+    insights.extend(composer::pool_insights(&pools).map(|s| {
+        let owner = match s.resource.kind.as_str() {
+            "MachineConfigPool" => owners.get(&s.resource.name).cloned(),
+            _ => None,
+        };
+        Desired::insight(s.clone(), "", base, owner)
+    }));
     for pool in &pools {
-        insights.extend(
-            pool.insights
-                .iter()
-                .filter(|i| i.resource.kind != "Node")
-                .map(|s| {
-                    let owner = match s.resource.kind.as_str() {
-                        "MachineConfigPool" => owners.get(&s.resource.name).cloned(),
-                        _ => None,
-                    };
-                    Desired::insight(s.clone(), "", base, owner)
-                }),
-        );
         if pool.is_master {
             continue;
         }
@@ -406,21 +396,12 @@ pub fn alerts_share<'a>(
     let Some((cp, owner)) = control_plane else {
         return Vec::new();
     };
-    if !alerts::update_in_progress(Some(cp), worker_pools) {
+    let Some(firing) = composer::alerts(cp, worker_pools, poll.firing, now) else {
         return Vec::new();
-    }
+    };
     let mut out: Vec<Desired<UpdateInsightStatus>> = Vec::new();
     match poll.firing {
-        Some(firing) => {
-            let mut seen = HashSet::new();
-            for a in alerts::assess_alert_insights(firing, cp.started_at, now) {
-                let d = Desired::insight(a.status, &a.identity, base, owner.clone());
-                // Identical label sets (e.g. two unmerged Prometheus replicas) are one object.
-                if seen.insert(d.name.clone()) {
-                    out.push(d);
-                }
-            }
-        }
+        Some(_) => out.extend(name_alerts(firing, owner.clone(), base)),
         None => {
             let mut kept: Vec<(&str, &UpdateInsightStatus)> = existing
                 .iter()
@@ -450,6 +431,18 @@ pub fn alerts_share<'a>(
     out
 }
 
+/// The alert insights named (from their alert's label set), owned by `owner` (the
+/// ControlPlaneUpdateStatus `cluster`).
+pub fn name_alerts(
+    firing: Vec<alerts::AlertInsight>,
+    owner: Option<OwnerReference>,
+    base: &Labels,
+) -> impl Iterator<Item = Desired<UpdateInsightStatus>> {
+    firing
+        .into_iter()
+        .map(move |a| Desired::insight(a.status, &a.identity, base, owner.clone()))
+}
+
 // ---------------------------------------------------------------------------------------------
 // The whole cluster
 // ---------------------------------------------------------------------------------------------
@@ -475,38 +468,35 @@ pub struct DesiredCluster {
     pub insights: Vec<Desired<UpdateInsightStatus>>,
 }
 
-/// The whole composition: the same pieces the reconcilers run, put together for the whole
-/// cluster (the alert insights from `inputs.alerts`, when read).
+/// Every object for the whole cluster: [`super::compose`] (the alert insights from
+/// `inputs.alerts`, when read), each node's insights named as the node is assessed, then the
+/// pools, the control plane and the alerts named, with the carry-over of `existing`.
 pub fn desired_cluster(
     inputs: &ClusterInputs<'_>,
     existing: &Existing<'_>,
     base: &Labels,
     now: Timestamp,
 ) -> DesiredCluster {
-    let ctx = NodeContext::from_inputs(inputs);
     // Every insight goes into this one vector, sized once (node insights are most of them, one
     // per node and a few health ones): growing it, then copying it behind the control plane's,
     // held two or three copies at a time at thousands of nodes.
-    let mut insights = Vec::with_capacity(inputs.nodes.len() + inputs.nodes.len() / 8 + 64);
-    let mut assessed = Vec::with_capacity(inputs.nodes.len());
-    for node in inputs.nodes {
-        if let Some(a) = nodes::assess_node(&ctx, node, now) {
-            insights.extend(node_insights(&a, owner_of(node), &existing.insights, base));
-            assessed.push(a);
-        }
-    }
-    let refs: Vec<&NodeAssessment> = assessed.iter().collect();
-    let pools = pools_share(
-        &ctx,
-        &refs,
+    let mut sink = NamedNodes {
+        insights: Vec::with_capacity(inputs.nodes.len() + inputs.nodes.len() / 8 + 64),
+        assessed: Vec::with_capacity(inputs.nodes.len()),
+        existing: &existing.insights,
+        base,
+    };
+    let composed = super::compose(inputs, inputs.nodes, &mut sink, now);
+    let mut insights = sink.insights;
+    let pools = name_pools(
+        composed.pools,
         &pool_owners(inputs.pools),
         &existing.insights,
         base,
     );
-    let master = pools.pools.iter().find(|p| p.is_master);
-    let cp = control_plane_share_with(
+    let cp = name_control_plane(
         inputs,
-        master,
+        composed.control_plane,
         existing.control_plane.and_then(|c| c.status.as_ref()),
         &existing.insights,
         base,
@@ -515,27 +505,43 @@ pub fn desired_cluster(
     // The control plane's first, then the nodes', the pools' and the alerts'.
     insights.splice(0..0, cp.insights);
     insights.extend(pools.insights);
-    let mut out = DesiredCluster {
+    let mut alerts: Vec<_> = name_alerts(
+        composed.alerts,
+        existing.control_plane.and_then(owner_of),
+        base,
+    )
+    .collect();
+    keep_started_at(&mut alerts, &existing.insights);
+    insights.extend(alerts);
+    DesiredCluster {
+        control_plane: cp.status,
+        worker_pools: pools.statuses,
         insights,
-        ..Default::default()
-    };
-    if let (Some(firing), Some(status)) = (inputs.alerts, cp.status.as_ref()) {
-        out.insights.extend(alerts_share(
-            Some((&status.status, existing.control_plane.and_then(owner_of))),
-            pools.statuses.iter().map(|d| &d.status),
-            AlertsPoll {
-                firing: Some(firing),
-                unavailable: None,
-                malformed: None,
-            },
-            &existing.insights,
-            base,
-            now,
-        ));
     }
-    out.control_plane = cp.status;
-    out.worker_pools = pools.statuses;
-    out
+}
+
+/// [`desired_cluster`]'s node sink: each node's insights named as it is assessed.
+struct NamedNodes<'e, 'a> {
+    insights: Vec<Desired<UpdateInsightStatus>>,
+    assessed: Vec<NodeAssessment>,
+    existing: &'e ExistingInsights<'a>,
+    base: &'e Labels,
+}
+
+impl NodeSink for NamedNodes<'_, '_> {
+    fn take(&mut self, node: &update_status_api::input::Node, assessment: NodeAssessment) {
+        self.insights.extend(node_insights(
+            &assessment,
+            owner_of(node),
+            self.existing,
+            self.base,
+        ));
+        self.assessed.push(assessment);
+    }
+
+    fn assessed(&self) -> Vec<&NodeAssessment> {
+        self.assessed.iter().collect()
+    }
 }
 
 #[cfg(test)]
