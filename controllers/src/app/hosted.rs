@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tokio::sync::Notify;
+use tracing::Instrument;
 
 use super::args::Args;
 use super::process::{LoopContext, Started};
@@ -80,7 +81,11 @@ pub(crate) async fn start(
             }
             ctx.spawn(&mut writers, reconciler, &wake);
             match hub {
-                Some(hub) => writers.spawn("hub-sync", hub.run(ctx.stopping.clone())),
+                Some(hub) => writers.spawn(
+                    "hub-sync",
+                    hub.run(ctx.stopping.clone())
+                        .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
+                ),
                 None => tracing::info!("no --hub-kubeconfig: hub sync off"),
             }
             wake.notify_one();

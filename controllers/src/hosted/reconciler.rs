@@ -363,6 +363,11 @@ impl HostedReconciler {
 
     /// One HostedCluster: its desired objects written with its writers `w`; when time alone
     /// changes them next.
+    #[tracing::instrument(
+        name = "hosted_cluster",
+        skip_all,
+        fields(cluster = %format_args!("{}/{}", hc.namespace(), hc.name()))
+    )]
     async fn reconcile_cluster(
         &self,
         hc: &HostedCluster,
@@ -485,6 +490,7 @@ impl HostedReconciler {
 
     /// One pass over every HostedCluster (see [`Reconcile::reconcile`]), [`CLUSTER_CONCURRENCY`]
     /// at a time, each with its own writers.
+    #[tracing::instrument(name = "reconcile", skip_all, fields(reconciler = NAME))]
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));

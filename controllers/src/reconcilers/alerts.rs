@@ -247,6 +247,11 @@ impl AlertsReconciler {
     }
 
     /// One pass (see [`Reconcile::reconcile`]): polls when due, then writes.
+    #[tracing::instrument(
+        name = "reconcile",
+        skip_all,
+        fields(reconciler = NAME, namespace = %self.insights.namespace(), cluster_id = self.cluster_id.as_deref())
+    )]
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         if self.next_poll.is_none_or(|t| Instant::now() >= t) {
             self.poll_prometheus(now).await;

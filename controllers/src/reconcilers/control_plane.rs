@@ -56,6 +56,11 @@ impl ControlPlaneReconciler {
     }
 
     /// One pass (see [`Reconcile::reconcile`]).
+    #[tracing::instrument(
+        name = "reconcile",
+        skip_all,
+        fields(reconciler = NAME, namespace = %self.statuses.namespace(), cluster_id = self.cluster_id.as_deref())
+    )]
     async fn reconcile_at(
         &mut self,
         now: Timestamp,

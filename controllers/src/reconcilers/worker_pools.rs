@@ -121,6 +121,11 @@ impl WorkerPoolsReconciler {
     }
 
     /// One pass (see [`Reconcile::reconcile`] and the module documentation).
+    #[tracing::instrument(
+        name = "reconcile",
+        skip_all,
+        fields(reconciler = NAME, namespace = %self.statuses.namespace(), cluster_id = self.cluster_id.as_deref())
+    )]
     async fn reconcile_at(
         &mut self,
         now: Timestamp,

@@ -295,6 +295,13 @@ pub struct Writer<K: StatusObject> {
     concurrency: usize,
 }
 
+impl<K: StatusObject> Writer<K> {
+    /// The namespace it writes to.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+}
+
 /// The field manager of `reconciler`'s applies.
 pub fn field_manager(reconciler: &str) -> String {
     format!("update-status-controller/{reconciler}")
@@ -495,6 +502,11 @@ impl<K: StatusObject> Writer<K> {
     /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time (fewer
     /// while the API server throttles, see [`Writer::concurrency`]), each object's status
     /// after its metadata.
+    #[tracing::instrument(
+        name = "write",
+        skip_all,
+        fields(kind = %K::kind(&()), namespace = %self.namespace, reconciler = self.reconciler)
+    )]
     pub async fn sync<I, E>(
         &mut self,
         desired: I,
