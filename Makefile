@@ -42,8 +42,12 @@ k8s-bins: tools ## Build the pinned etcd, kube-apiserver, kube-controller-manage
 	hack/build-k8s.sh
 
 .PHONY: unit
-unit: ## Unit and fixture tests (no cluster, no Go: the e2e tests need `--features e2e`)
+unit: ## Unit, fixture and structure tests (no import cycle, the controller's layers; no cluster, no Go: the e2e tests need `--features e2e`)
 	$(CARGO) test --workspace
+
+.PHONY: modules
+modules: ## Print every crate's files, the import arrows between them and any cycle (docs/architecture.md)
+	$(CARGO) run -q -p xtask -- modules
 
 .PHONY: e2e
 e2e: tools k8s-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager

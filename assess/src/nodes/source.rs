@@ -1,7 +1,7 @@
 //! [`NodeSource`]: a Node as a cache holds it. The incremental core compares a node's name,
 //! resourceVersion and uid on every pass, reads its labels to tell its pool, and needs the
 //! whole [`Node`] only when it assesses it again; a cache may hold a compact form and build
-//! the Node then (the controller does: `controllers/src/node_cache.rs`).
+//! the Node then (the controller does: `controllers/src/cache/nodes.rs`).
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -1000,7 +1000,7 @@ fn report(
     let _ = writeln!(s, "**Machine:** {}\n", machine());
     let _ = writeln!(
         s,
-        "`make bench` runs `cargo bench -p update-status-assess --bench assess` (criterion, pure logic), builds the release binaries, then `target/release/bench` (`e2e/src/bin/bench.rs`): for each size a fresh local control plane, a simulated cluster in the middle of its update (`update_status_e2e::simulator`: 34 operators, `machine-config` rolling the nodes, a master pool of 3 nodes and one worker pool with the rest, 5 % `maxUnavailable`), and the release controller on it. Flags used: sizes {:?}, {} isolated changes, burst {}, steady state {} s{}.\n",
+        "`make bench` runs `cargo bench -p update-status-assess --bench assess` (criterion, pure logic), builds the release binaries, then `target/release/bench` (`e2e/src/bin/bench.rs`): for each size a fresh local control plane, a simulated cluster in the middle of its update (`update_status_simulator`: 34 operators, `machine-config` rolling the nodes, a master pool of 3 nodes and one worker pool with the rest, 5 % `maxUnavailable`), and the release controller on it. Flags used: sizes {:?}, {} isolated changes, burst {}, steady state {} s{}.\n",
         args.sizes,
         args.changes,
         args.burst,

@@ -222,7 +222,7 @@ pub fn bench_must_gather(cli: &Path, nodes: usize) -> anyhow::Result<OfflineRun>
 pub fn report(runs: &[OfflineRun]) -> String {
     let mut s = String::from(
         "## The offline CLI on large captures\n\n\
-`kubectl-update_status --from-dir`, output discarded, median wall time of 7 runs and the highest peak RSS (`VmHWM`) of those runs. The 5,003-node snapshot is the simulator's (`update_status_e2e::simulator`: 34 operators, a master pool of 3 nodes and 4 pools of 1,250 nodes, 8 steps into the node roll, JSON lists as `write_snapshot` writes them); the must-gather is `update_status_testdata::must_gather` (the objects of `testdata/oc-status/4.14.1-workers-started-updating-multiple-pools` plus generated worker nodes as heavy as real ones, in one block-YAML `core/nodes/generated.yaml`).\n\n\
+`kubectl-update_status --from-dir`, output discarded, median wall time of 7 runs and the highest peak RSS (`VmHWM`) of those runs. The 5,003-node snapshot is the simulator's (`update_status_simulator`: 34 operators, a master pool of 3 nodes and 4 pools of 1,250 nodes, 8 steps into the node roll, JSON lists as `write_snapshot` writes them); the must-gather is `update_status_testdata::must_gather` (the objects of `testdata/oc-status/4.14.1-workers-started-updating-multiple-pools` plus generated worker nodes as heavy as real ones, in one block-YAML `core/nodes/generated.yaml`).\n\n\
 | case (input files, MiB) | goal | median wall time / peak RSS |\n|---|---|---|\n",
     );
     for r in runs {
