@@ -13,8 +13,11 @@ use update_status_api::hosted::HostedCluster;
 use update_status_controllers::clock::Clock;
 use update_status_controllers::health::Health;
 use update_status_controllers::hosted_reconciler::{self, HostedReconciler, HubWake};
+use update_status_controllers::hub_sync::Credentials;
 use update_status_controllers::hub_sync::LocalObjects;
-use update_status_controllers::hub_sync::hosted::HostedHubSync;
+use update_status_controllers::hub_sync::hosted::{
+    HostedCredentials, HostedHubSync, watch_addon_secrets,
+};
 use update_status_controllers::metrics::Metrics;
 use update_status_controllers::supervisor::Tasks;
 
@@ -55,13 +58,16 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let mut infra = Tasks::new();
     serve_endpoints(&args, &client, &metrics, &health, &mut infra).await?;
+    if args.hub_kubeconfig.is_some() && args.hub_addon_secrets {
+        anyhow::bail!(
+            "--hub-kubeconfig and --hub-addon-secrets both set: choose one identity for the hosted clusters' hub copies (docs/acm.md)"
+        );
+    }
+    let hub_on = args.hub_kubeconfig.is_some() || args.hub_addon_secrets;
     let wake = Arc::new(Notify::new());
     let hub_wake = HubWake {
-        wake: args
-            .hub_kubeconfig
-            .as_ref()
-            .map(|_| Arc::new(Notify::new())),
-        keep_progress: args.hub_kubeconfig.is_some() && args.hub_include_progress,
+        wake: hub_on.then(|| Arc::new(Notify::new())),
+        keep_progress: hub_on && args.hub_include_progress,
     };
     let caches = hosted_reconciler::start(
         &client,
@@ -74,23 +80,34 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
     count_insights_of(&metrics, &caches.insights);
     // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
     // kubeconfig is a configuration error.
-    let hub = match (&args.hub_kubeconfig, &hub_wake.wake) {
-        (Some(kubeconfig), Some(hub_wake)) => Some(
-            HostedHubSync::new(
-                kubeconfig.clone(),
-                args.hub_include_progress,
-                caches.hosted_clusters.clone(),
-                LocalObjects::all(
-                    caches.control_plane_statuses.clone(),
-                    caches.worker_pool_statuses.clone(),
-                    caches.insights.clone(),
-                ),
+    let credentials = match (&args.hub_kubeconfig, &hub_wake.wake) {
+        (Some(kubeconfig), Some(_)) => Some(HostedCredentials::Shared(
+            Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?,
+        )),
+        (None, Some(hub_wake)) if args.hub_addon_secrets => {
+            let (credentials, task) = watch_addon_secrets(
+                &client,
+                args.hub_addon_secret_namespace.clone(),
                 hub_wake.clone(),
-                metrics.clone(),
-            )
-            .await
-            .context("--hub-kubeconfig")?,
-        ),
+            );
+            infra.spawn("hub-addon-secrets", task);
+            Some(credentials)
+        }
+        _ => None,
+    };
+    let hub = match (credentials, &hub_wake.wake) {
+        (Some(credentials), Some(hub_wake)) => Some(HostedHubSync::new(
+            credentials,
+            args.hub_include_progress,
+            caches.hosted_clusters.clone(),
+            LocalObjects::all(
+                caches.control_plane_statuses.clone(),
+                caches.worker_pool_statuses.clone(),
+                caches.insights.clone(),
+            ),
+            hub_wake.clone(),
+            metrics.clone(),
+        )),
         _ => None,
     };
     let Some(leadership) = sync_then_lead(
@@ -121,7 +138,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
     ctx.spawn(&mut writers, reconciler, &wake);
     match hub {
         Some(hub) => writers.spawn("hub-sync", hub.run(ctx.stopping.clone())),
-        None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+        None => tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off"),
     }
     wake.notify_one();
     if let Some(w) = &hub_wake.wake {
@@ -130,7 +147,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<()> {
     tracing::info!(
         watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
         hosted_kubeconfig_access = args.hosted_kubeconfig_access,
-        hub_sync = args.hub_kubeconfig.is_some(),
+        hub_sync = hub_on,
         "update-status-controller running in hosted mode"
     );
     supervise(

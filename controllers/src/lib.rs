@@ -7,6 +7,7 @@
 //! ([`metrics_server`]); and the optional [`hub_sync`], which copies our objects to a fleet hub.
 //! The binary runs them under [`supervisor`] and [`leader`] election, and answers its probes
 //! from [`health`].
+pub mod acm_manifests;
 pub mod alerts_reconciler;
 pub mod cached;
 pub use update_status_assess as assess;

@@ -149,6 +149,17 @@ struct Args {
     /// name of the ControlPlaneUpdateStatus copy, label `open-cluster-management.io/cluster-name`.
     #[arg(long, env = "CLUSTER_NAME", value_name = "NAME", value_parser = parse_cluster_name)]
     cluster_name: Option<String>,
+    /// Hosted mode under ACM: each hosted cluster reports to the hub with its own add-on
+    /// identity, read from the Secret `update-status-hub-kubeconfig` that OCM's registration
+    /// agent writes when the add-on is enabled for its ManagedCluster in hosted mode (in the
+    /// namespace of --hub-addon-secret-namespace; needs config/rbac/hosted/hub-addon-secrets).
+    /// Instead of one shared --hub-kubeconfig. See docs/acm.md.
+    #[arg(long, env = "HUB_ADDON_SECRETS", default_value_t = false)]
+    hub_addon_secrets: bool,
+    /// With --hub-addon-secrets: the namespace of a managed cluster's add-on Secret on this
+    /// management cluster, `{cluster}` standing for the managed cluster's name.
+    #[arg(long, env = "HUB_ADDON_SECRET_NAMESPACE", default_value = update_status_controllers::hub_sync::hosted::DEFAULT_ADDON_SECRET_NAMESPACE)]
+    hub_addon_secret_namespace: String,
     /// Also copy progress insights (one per node, operator and the ClusterVersion) to the hub.
     #[arg(long, env = "HUB_INCLUDE_PROGRESS", default_value_t = false)]
     hub_include_progress: bool,
@@ -185,6 +196,11 @@ async fn main() -> anyhow::Result<()> {
     init_logging(&args.log_format);
     if args.mode == "hosted" {
         return hosted_main::run(args).await;
+    }
+    if args.hub_addon_secrets {
+        anyhow::bail!(
+            "--hub-addon-secrets is for --mode=hosted; a standalone cluster reports with --hub-kubeconfig (as an ACM add-on: the one OCM mounts, see docs/acm.md)"
+        );
     }
     if args.hub_kubeconfig.is_some() && args.cluster_name.is_none() {
         anyhow::bail!(
