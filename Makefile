@@ -11,6 +11,7 @@ VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"
 IMG ?= localhost/update-status-controller:$(VERSION)
 OVERLAY ?= default
 MODE ?= standalone
+ACM_OVERLAY ?= acm
 
 .PHONY: help
 help: ## Show this help
@@ -54,10 +55,11 @@ e2e: tools k8s-bins ## End-to-end tests against a real local kube-apiserver + et
 	hack/e2e.sh
 
 .PHONY: prometheus-rules
-prometheus-rules: tools ## Check and unit-test the alerting rules (promtool), and the PrometheusRule against them
+prometheus-rules: tools ## Check and unit-test the alerting rules (promtool): the cluster's, and ACM's fleet rules; and the objects generated from them
 	hack/prometheus-rule.sh --check
-	promtool check rules config/prometheus/rules.yaml
+	promtool check rules config/prometheus/rules.yaml config/acm/observability/fleet-rules.yaml
 	cd config/prometheus && promtool test rules rules.test.yaml
+	cd config/acm/observability && promtool test rules fleet-rules.test.yaml
 
 .PHONY: test
 test: tools manifests-check prometheus-rules unit image-test e2e ## Everything CI runs: CRD drift and rule checks, unit tests, image test, e2e tests
@@ -73,6 +75,14 @@ image-test: tools ## Build IMG and check it: binaries run in its filesystem (chr
 .PHONY: deploy
 deploy: ## Apply config/default (OVERLAY=openshift: config/openshift, adds the ServiceMonitor and PrometheusRule; OVERLAY=hosted: hosted mode) with image IMG to the current kubectl context
 	hack/deploy.sh apply $(IMG) $(OVERLAY)
+
+.PHONY: deploy-acm
+deploy-acm: ## On an ACM hub: apply config/acm (ACM_OVERLAY=acm/placement: install by Placement) with the agent image IMG; then enable the add-on per cluster (docs/acm.md)
+	hack/deploy.sh apply $(IMG) $(ACM_OVERLAY)
+
+.PHONY: undeploy-acm
+undeploy-acm: ## Delete what `make deploy-acm` applied (the agents leave every cluster; the hub copies are garbage-collected)
+	hack/deploy.sh delete $(IMG) $(ACM_OVERLAY)
 
 .PHONY: undeploy
 undeploy: ## Delete what `make deploy` applied (CRDs included: every update-status object goes)

@@ -84,6 +84,9 @@ pub mod labels {
     pub const RECONCILER: &str = "update.openshift.io/reconciler";
     /// Hub copies: managed cluster name (ACM convention).
     pub const ACM_CLUSTER_NAME: &str = "open-cluster-management.io/cluster-name";
+    /// Hub copies of a hosted cluster: `<namespace>.<name>` of the HostedCluster they come from
+    /// (its session sees and deletes only these).
+    pub const HOSTED_CLUSTER: &str = "update.openshift.io/hosted-cluster";
     /// Standard managed-by label.
     pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
     /// Value of [`MANAGED_BY`].

@@ -28,7 +28,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::fleet::{FleetRow, PoolSummary};
+use crate::fleet::{AddOnState, FleetRow, PoolSummary};
 use crate::render::View;
 
 /// Whether a line feed is printed as is or escaped.
@@ -192,6 +192,11 @@ pub fn fleet(rows: &[FleetRow]) -> Vec<FleetRow> {
                     assessment: p.assessment,
                 })
                 .collect(),
+            add_on: r.add_on.as_ref().map(|a| AddOnState {
+                available: esc(&a.available),
+                reason: esc(&a.reason),
+                message: esc(&a.message),
+            }),
             ..r.clone()
         })
         .collect()
@@ -283,9 +288,17 @@ mod tests {
                 assessment: update_status_api::crd::Assessment::Degraded,
             }],
             health: Default::default(),
+            reported: true,
+            add_on: Some(AddOnState {
+                available: "False".into(),
+                reason: "R\x1b[2J".into(),
+                message: "m\r".into(),
+            }),
         };
         let out = fleet(std::slice::from_ref(&row));
         assert_eq!(out[0].cluster, "c^[]0;x^G");
+        let a = out[0].add_on.as_ref().expect("add-on");
+        assert_eq!((a.reason.as_str(), a.message.as_str()), ("R^[[2J", "m\\r"));
         assert_eq!(out[0].from, "4.1\\n");
         assert_eq!(out[0].worker_pools_not_completed[0].name, "p\\u009b");
         assert_eq!(out[0].to, row.to);

@@ -65,9 +65,20 @@ struct Cli {
     #[arg(long, value_name = "RFC3339")]
     now: Option<Timestamp>,
 
-    /// On a hub: one row per cluster namespace holding a ControlPlaneUpdateStatus, worst first.
+    /// On a hub: one row per cluster namespace holding a ControlPlaneUpdateStatus, worst first;
+    /// on an ACM hub also every cluster with the update-status add-on enabled (a row saying
+    /// when it has not reported) and the add-on's state.
     #[arg(long)]
     fleet: bool,
+
+    /// With --fleet on an ACM hub: only the clusters whose ManagedCluster matches this label
+    /// selector (e.g. environment=prod).
+    #[arg(short = 'l', long, value_name = "SELECTOR", requires = "fleet")]
+    selector: Option<String>,
+
+    /// With --fleet on an ACM hub: only the clusters of this ManagedClusterSet.
+    #[arg(long, value_name = "NAME", requires = "fleet")]
+    clusterset: Option<String>,
 
     /// Hosted control planes: show the HostedCluster NAME of the management cluster (its
     /// namespace: -n). Offline (--from-dir): a folder of HostedCluster, NodePool, Machine,
@@ -104,13 +115,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let text = if cli.fleet {
         let now = cli.now.unwrap_or_else(Timestamp::now);
         let conn = connection(&cli);
-        let rows = runtime()?.block_on(async {
+        let filter = fleet::FleetFilter {
+            selector: cli.selector.clone(),
+            clusterset: cli.clusterset.clone(),
+        };
+        let fleet = runtime()?.block_on(async {
             let client = online::client(&conn).await?;
-            fleet::fetch(&client).await
+            fleet::fetch(&client, &filter).await
         })?;
+        for w in &fleet.warnings {
+            eprintln!("warning: {}", escape::text(w, escape::Newlines::Escape));
+        }
         match cli.output {
-            Format::Text => fleet::render(&escape::fleet(&rows)),
-            format => report::serialise(&fleet::FleetReport::new(rows, now), format)?,
+            Format::Text => fleet::render(&escape::fleet(&fleet.rows)),
+            format => report::serialise(&fleet::FleetReport::new(fleet.rows, now), format)?,
         }
     } else if let Some(name) = &cli.hosted_cluster {
         let (view, now) = match &cli.from_dir {

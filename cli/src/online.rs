@@ -59,6 +59,14 @@ pub enum OnlineError {
         #[source]
         source: kube::Error,
     },
+    /// `--selector`/`--clusterset` on a cluster that is not an ACM hub.
+    #[error(
+        "--selector and --clusterset select ACM ManagedClusters, and this is not an ACM hub (no {resource} resource)"
+    )]
+    NotAHub {
+        /// `<plural>.<group>`.
+        resource: String,
+    },
     /// The namespace holds no ControlPlaneUpdateStatus.
     #[error(
         "no ControlPlaneUpdateStatus in namespace {namespace}: the update-status controller has not assessed this cluster yet (or runs in another namespace; see -n)"

@@ -12,6 +12,10 @@
 //! - [`runtime`]: the reconcile loop, the change-only writer, supervisor, leader election,
 //!   health, API client, clock.
 //! - [`metrics`]: the Prometheus metrics and the endpoints serving them (`/metrics`, probes).
+//!
+//! Beside the layers, [`acm_manifests`] generates the ACM add-on's manifests (`crdgen`); it
+//! imports nothing of the crate.
+pub mod acm_manifests;
 pub mod app;
 pub use update_status_assess as assess;
 pub mod cache;

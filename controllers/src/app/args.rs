@@ -139,6 +139,17 @@ pub struct Args {
     /// name of the ControlPlaneUpdateStatus copy, label `open-cluster-management.io/cluster-name`.
     #[arg(long, env = "CLUSTER_NAME", value_name = "NAME", value_parser = parse_cluster_name)]
     pub cluster_name: Option<String>,
+    /// Hosted mode under ACM: each hosted cluster reports to the hub with its own add-on
+    /// identity, read from the Secret `update-status-hub-kubeconfig` that OCM's registration
+    /// agent writes when the add-on is enabled for its ManagedCluster in hosted mode (in the
+    /// namespace of --hub-addon-secret-namespace; needs config/rbac/hosted/hub-addon-secrets).
+    /// Instead of one shared --hub-kubeconfig. See docs/acm.md.
+    #[arg(long, env = "HUB_ADDON_SECRETS", default_value_t = false)]
+    pub hub_addon_secrets: bool,
+    /// With --hub-addon-secrets: the namespace of a managed cluster's add-on Secret on this
+    /// management cluster, `{cluster}` standing for the managed cluster's name.
+    #[arg(long, env = "HUB_ADDON_SECRET_NAMESPACE", default_value = crate::hub_sync::hosted::DEFAULT_ADDON_SECRET_NAMESPACE)]
+    pub hub_addon_secret_namespace: String,
     /// Also copy progress insights (one per node, operator and the ClusterVersion) to the hub.
     #[arg(long, env = "HUB_INCLUDE_PROGRESS", default_value_t = false)]
     pub hub_include_progress: bool,
@@ -151,6 +162,16 @@ pub struct Args {
 /// A combination of flags the controller does not run with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FlagError {
+    /// Standalone mode: add-on Secrets are hosted mode's.
+    #[error(
+        "--hub-addon-secrets is for --mode=hosted; a standalone cluster reports with --hub-kubeconfig (as an ACM add-on: the one OCM mounts, see docs/acm.md)"
+    )]
+    AddonSecretsStandalone,
+    /// Hosted mode: two identities for the hub copies.
+    #[error(
+        "--hub-kubeconfig and --hub-addon-secrets both set: choose one identity for the hosted clusters' hub copies (docs/acm.md)"
+    )]
+    TwoHubIdentities,
     /// Standalone mode: a hub without this cluster's name there.
     #[error(
         "--hub-kubeconfig needs --cluster-name: this cluster's name on the hub (the namespace of its copies there)"
@@ -165,16 +186,19 @@ impl Args {
     /// Checks the combinations of flags of the chosen mode.
     pub fn check(&self) -> Result<(), FlagError> {
         match self.mode {
+            Mode::Standalone if self.hub_addon_secrets => Err(FlagError::AddonSecretsStandalone),
             Mode::Standalone if self.hub_kubeconfig.is_some() && self.cluster_name.is_none() => {
                 Err(FlagError::HubWithoutClusterName)
             }
             Mode::Standalone => Ok(()),
             Mode::Hosted => {
                 let refused = self.standalone_only();
-                if refused.is_empty() {
-                    Ok(())
-                } else {
+                if !refused.is_empty() {
                     Err(FlagError::StandaloneOnly(refused))
+                } else if self.hub_kubeconfig.is_some() && self.hub_addon_secrets {
+                    Err(FlagError::TwoHubIdentities)
+                } else {
+                    Ok(())
                 }
             }
         }
@@ -193,9 +217,14 @@ impl Args {
         .collect()
     }
 
+    /// Whether the hub sync is on: `--hub-kubeconfig`, or (hosted mode) `--hub-addon-secrets`.
+    pub fn hub_on(&self) -> bool {
+        self.hub_kubeconfig.is_some() || self.hub_addon_secrets
+    }
+
     /// Whether our progress insights are cached whole: only when the hub sync copies them.
     pub fn keep_progress(&self) -> bool {
-        self.hub_kubeconfig.is_some() && self.hub_include_progress
+        self.hub_on() && self.hub_include_progress
     }
 }
 

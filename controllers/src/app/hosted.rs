@@ -11,8 +11,8 @@ use tracing::Instrument;
 use super::args::Args;
 use super::process::{LoopContext, Started};
 use crate::hosted::reconciler::{self, HostedReconciler, HubWake};
-use crate::hub_sync::LocalObjects;
-use crate::hub_sync::hosted::HostedHubSync;
+use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
+use crate::hub_sync::{Credentials, LocalObjects};
 use crate::metrics::Metrics;
 use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
@@ -29,10 +29,7 @@ pub(crate) async fn start(
 ) -> anyhow::Result<Started> {
     let wake = Arc::new(Notify::new());
     let hub_wake = HubWake {
-        wake: args
-            .hub_kubeconfig
-            .as_ref()
-            .map(|_| Arc::new(Notify::new())),
+        wake: args.hub_on().then(|| Arc::new(Notify::new())),
         keep_progress: args.keep_progress(),
     };
     let caches = reconciler::start(
@@ -45,23 +42,34 @@ pub(crate) async fn start(
     );
     // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
     // kubeconfig is a configuration error.
-    let hub = match (&args.hub_kubeconfig, &hub_wake.wake) {
-        (Some(kubeconfig), Some(hub_wake)) => Some(
-            HostedHubSync::new(
-                kubeconfig.clone(),
-                args.hub_include_progress,
-                caches.hosted_clusters.clone(),
-                LocalObjects::all(
-                    caches.control_plane_statuses.clone(),
-                    caches.worker_pool_statuses.clone(),
-                    caches.insights.clone(),
-                ),
+    let credentials = match (&args.hub_kubeconfig, &hub_wake.wake) {
+        (Some(kubeconfig), Some(_)) => Some(HostedCredentials::Shared(
+            Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?,
+        )),
+        (None, Some(hub_wake)) if args.hub_addon_secrets => {
+            let (credentials, task) = watch_addon_secrets(
+                client,
+                args.hub_addon_secret_namespace.clone(),
                 hub_wake.clone(),
-                metrics.clone(),
-            )
-            .await
-            .context("--hub-kubeconfig")?,
-        ),
+            );
+            infra.spawn("hub-addon-secrets", task);
+            Some(credentials)
+        }
+        _ => None,
+    };
+    let hub = match (credentials, &hub_wake.wake) {
+        (Some(credentials), Some(hub_wake)) => Some(HostedHubSync::new(
+            credentials,
+            args.hub_include_progress,
+            caches.hosted_clusters.clone(),
+            LocalObjects::all(
+                caches.control_plane_statuses.clone(),
+                caches.worker_pool_statuses.clone(),
+                caches.insights.clone(),
+            ),
+            hub_wake.clone(),
+            metrics.clone(),
+        )),
         _ => None,
     };
     let synced = {
@@ -86,7 +94,7 @@ pub(crate) async fn start(
                     hub.run(ctx.stopping.clone())
                         .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
                 ),
-                None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+                None => tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off"),
             }
             wake.notify_one();
             if let Some(w) = &hub_wake.wake {
@@ -95,7 +103,7 @@ pub(crate) async fn start(
             tracing::info!(
                 watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
                 hosted_kubeconfig_access = args.hosted_kubeconfig_access,
-                hub_sync = args.hub_kubeconfig.is_some(),
+                hub_sync = args.hub_on(),
                 "update-status-controller running in hosted mode"
             );
             writers

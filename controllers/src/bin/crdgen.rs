@@ -1,9 +1,13 @@
-//! Writes the CustomResourceDefinitions of update-status, generated from the Rust types.
+//! Writes the generated manifests: the CustomResourceDefinitions of update-status, from the Rust
+//! types, and the Open Cluster Management add-on, from `config/default` and `config/hub`
+//! ([`update_status_controllers::acm_manifests`]; runs `kubectl kustomize`).
 //!
-//! `crdgen` writes `config/crd/<plural>.update.openshift.io.yaml`; `crdgen --check` exits non-zero
-//! when a checked-in file differs from what the code generates (CI drift check).
+//! `crdgen` writes `config/crd/<plural>.update.openshift.io.yaml` and `config/acm/addon.yaml`;
+//! `crdgen --check` exits non-zero when a checked-in file differs from what the code generates
+//! (CI drift check).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::{Context, bail};
 use kube::CustomResourceExt;
@@ -47,11 +51,49 @@ fn main() -> anyhow::Result<()> {
             println!("wrote {}", path.display());
         }
     }
+    let config = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let acm = config.join("acm/addon.yaml");
+    let text = acm_addon(&config)?;
+    if check {
+        if std::fs::read_to_string(&acm).unwrap_or_default() != text {
+            drift.push(acm.display().to_string());
+        }
+    } else {
+        std::fs::write(&acm, text).with_context(|| format!("writing {}", acm.display()))?;
+        println!("wrote {}", acm.display());
+    }
     if !drift.is_empty() {
         bail!(
-            "generated CRDs differ from the checked-in files (run `make manifests`): {}",
+            "generated manifests differ from the checked-in files (run `make manifests`): {}",
             drift.join(", ")
         );
     }
     Ok(())
+}
+
+/// `config/acm/addon.yaml` from `config/default` (rendered by `kubectl kustomize`, so that it is
+/// exactly what a standalone install applies) and `config/hub/role.yaml`.
+fn acm_addon(config: &Path) -> anyhow::Result<String> {
+    let default = config.join("default");
+    let out = Command::new("kubectl")
+        .arg("kustomize")
+        .arg(&default)
+        .output()
+        .context("running `kubectl kustomize` (kubectl is needed: hack/ensure-tools.sh)")?;
+    if !out.status.success() {
+        bail!(
+            "kubectl kustomize {} failed: {}",
+            default.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let agent = String::from_utf8(out.stdout).context("kubectl kustomize output")?;
+    let role_path = config.join("hub/role.yaml");
+    let role = std::fs::read_to_string(&role_path)
+        .with_context(|| format!("reading {}", role_path.display()))?;
+    Ok(update_status_controllers::acm_manifests::addon_yaml(
+        &agent,
+        &role,
+        env!("CARGO_PKG_VERSION"),
+    )?)
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Resource, ResourceExt};
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, InsightType, UpdateInsight,
@@ -25,6 +26,20 @@ pub fn hub_selector(cluster_name: &str) -> String {
     )
 }
 
+/// [`hub_selector`] narrowed to the copies of one hosted cluster (`source`: the value of
+/// `update.openshift.io/hosted-cluster`), so that its session never sees, changes or deletes
+/// the copies another HostedCluster wrote under the same managed-cluster name.
+pub fn hub_selector_for(cluster_name: &str, source: Option<&str>) -> String {
+    match source {
+        None => hub_selector(cluster_name),
+        Some(s) => format!(
+            "{},{}={s}",
+            hub_selector(cluster_name),
+            labels::HOSTED_CLUSTER
+        ),
+    }
+}
+
 /// The hub copies of this cluster's objects, each list sorted by name.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HubCopies {
@@ -34,6 +49,35 @@ pub struct HubCopies {
     pub worker_pools: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
     /// One per health insight (and progress insight, when asked).
     pub insights: Vec<Desired<UpdateInsightStatus>>,
+}
+
+impl HubCopies {
+    /// Every copy labelled `update.openshift.io/hosted-cluster=<source>` (hosted mode).
+    pub fn set_source(&mut self, source: &str) {
+        let l = || (labels::HOSTED_CLUSTER.to_string(), source.to_string());
+        for c in &mut self.control_planes {
+            c.labels.extend([l()]);
+        }
+        for c in &mut self.worker_pools {
+            c.labels.extend([l()]);
+        }
+        for c in &mut self.insights {
+            c.labels.extend([l()]);
+        }
+    }
+
+    /// Every copy owned by `owner` (the hub namespace's ManagedClusterAddOn), or by nothing.
+    pub fn set_owner(&mut self, owner: Option<OwnerReference>) {
+        for c in &mut self.control_planes {
+            c.owner.clone_from(&owner);
+        }
+        for c in &mut self.worker_pools {
+            c.owner.clone_from(&owner);
+        }
+        for c in &mut self.insights {
+            c.owner.clone_from(&owner);
+        }
+    }
 }
 
 /// Labels of a copy: the local object's labels of ours (`update.openshift.io/*` and
@@ -129,7 +173,7 @@ pub fn desired_copies(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use update_status_api::crd::{
         Assessment, ControlPlaneUpdateStatusSpec, HealthInsight, Impact, ImpactLevel, ResourceRef,
         UpdateInsightSpec, WorkerPoolUpdateStatusSpec,
@@ -278,6 +322,41 @@ mod tests {
     }
 
     #[test]
+    fn hub_copies_are_owned_by_the_managed_cluster_addon_when_there_is_one() {
+        let mut c = desired_copies(
+            "c1",
+            true,
+            &[cp("cluster", Assessment::Progressing)],
+            &[pool("worker")],
+            &[insight("n", InsightType::Health)],
+        );
+        let mca = OwnerReference {
+            api_version: "addon.open-cluster-management.io/v1alpha1".into(),
+            kind: "ManagedClusterAddOn".into(),
+            name: "update-status".into(),
+            uid: "u-1".into(),
+            ..Default::default()
+        };
+        c.set_owner(Some(mca.clone()));
+        assert!(
+            c.control_planes
+                .iter()
+                .all(|d| d.owner.as_ref() == Some(&mca))
+        );
+        assert!(
+            c.worker_pools
+                .iter()
+                .all(|d| d.owner.as_ref() == Some(&mca))
+        );
+        assert!(c.insights.iter().all(|d| d.owner.as_ref() == Some(&mca)));
+        c.set_owner(None);
+        assert!(
+            c.insights.iter().all(|d| d.owner.is_none()),
+            "a plain hub: no owner"
+        );
+    }
+
+    #[test]
     fn hub_copies_skip_objects_without_status_or_being_deleted() {
         let mut no_status = (*insight("pending", InsightType::Health)).clone();
         no_status.status = None;
@@ -346,6 +425,45 @@ mod tests {
         assert_eq!(
             hub_selector("prod-east"),
             "app.kubernetes.io/managed-by=update-status-controller,update.openshift.io/reconciler=hub-sync,open-cluster-management.io/cluster-name=prod-east"
+        );
+        assert_eq!(
+            hub_selector_for("prod-east", None),
+            hub_selector("prod-east")
+        );
+        assert_eq!(
+            hub_selector_for("prod-east", Some("clusters.prod")),
+            format!(
+                "{},update.openshift.io/hosted-cluster=clusters.prod",
+                hub_selector("prod-east")
+            )
+        );
+    }
+
+    #[test]
+    fn hosted_copies_carry_their_hosted_cluster() {
+        let mut c = desired_copies(
+            "c1",
+            false,
+            &[cp("cluster", Assessment::Progressing)],
+            &[pool("worker")],
+            &[insight("n", InsightType::Health)],
+        );
+        c.set_source("clusters.prod");
+        assert!(
+            c.control_planes
+                .iter()
+                .chain(c.insights.iter().map(|_| &c.control_planes[0]))
+                .all(|d| d.labels[labels::HOSTED_CLUSTER] == "clusters.prod")
+        );
+        assert!(
+            c.worker_pools
+                .iter()
+                .all(|d| d.labels[labels::HOSTED_CLUSTER] == "clusters.prod")
+        );
+        assert!(
+            c.insights
+                .iter()
+                .all(|d| d.labels[labels::HOSTED_CLUSTER] == "clusters.prod")
         );
     }
 }

@@ -1,7 +1,6 @@
 //! Hub failures: what went wrong, its `reason` label (metrics, warnings) and a hint for the
 //! administrator.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use kube::runtime::watcher;
@@ -21,23 +20,32 @@ pub enum HubError {
         /// What is wrong with it.
         reason: &'static str,
     },
-    /// The hub kubeconfig cannot be read or used.
-    #[error("hub kubeconfig {path}: {source}")]
-    Kubeconfig {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        #[source]
-        source: kube::config::KubeconfigError,
+    /// The hub credentials (a kubeconfig file, or an add-on's Secret) cannot be read or used.
+    /// `problem` is a fixed text: kube's own messages may quote a credential.
+    #[error("hub credentials {origin}: {problem}")]
+    Credentials {
+        /// The file, or `namespace/name` of the Secret.
+        origin: String,
+        /// What is wrong.
+        problem: String,
     },
-    /// No client can be built from the hub kubeconfig.
-    #[error("hub kubeconfig {path}: cannot build a client: {source}")]
+    /// No client can be built from the hub credentials.
+    #[error("hub credentials {origin}: cannot build a client: {source}")]
     Client {
-        /// The file.
-        path: PathBuf,
+        /// The file, or `namespace/name` of the Secret.
+        origin: String,
         /// The error.
         #[source]
         source: Box<crate::runtime::client::ClientError>,
+    },
+    /// No credentials yet (hosted mode: the add-on Secret of this managed cluster does not
+    /// exist yet).
+    #[error("no hub credentials for managed cluster {cluster}: {hint}")]
+    NoCredentials {
+        /// The managed cluster.
+        cluster: String,
+        /// Where they are expected.
+        hint: String,
     },
     /// A call to the hub failed.
     #[error("{verb} in namespace {namespace} on the hub: {source}")]
@@ -64,8 +72,8 @@ impl HubError {
     /// `other`.
     pub fn reason(&self) -> &'static str {
         match self {
-            HubError::InvalidClusterName { .. } | HubError::Kubeconfig { .. } => "config",
-            HubError::Client { .. } => "config",
+            HubError::InvalidClusterName { .. } | HubError::Credentials { .. } => "config",
+            HubError::Client { .. } | HubError::NoCredentials { .. } => "config",
             HubError::Api { source, .. } => kube_reason(source),
             HubError::Write(WriteError::Api { source, .. }) => kube_reason(source),
             HubError::Write(WriteError::Serialize { .. }) => "other",

@@ -12,9 +12,19 @@
 //!   hypershift addon uses to import a hosted cluster under another name), else the
 //!   HostedCluster's name ([`hub_names`]). A name that is not a DNS-1123 label, or that two
 //!   HostedClusters would share (HostedClusters in different namespaces may have the same
-//!   name), is refused for that HostedCluster only: a warning, and its
-//!   `update_status_hub_sync_up{hosted_cluster}` is 0; the first of the two (by namespace and
-//!   name) keeps the name.
+//!   name, and an annotation can claim any name), is refused for that HostedCluster only: a
+//!   warning, and its `update_status_hub_sync_up{hosted_cluster}` is 0. The HostedCluster that
+//!   holds the name keeps it: the one whose session is running, else the one named so without
+//!   the annotation, else the oldest.
+//! - **No session deletes another's copies:** the copies of a hosted cluster carry the label
+//!   `update.openshift.io/hosted-cluster=<namespace>.<name>` of their HostedCluster, and its
+//!   session sees, changes and deletes only copies with that label. An annotation claiming a name
+//!   therefore never removes the copies of the HostedCluster holding it, even after a restart.
+//! - **Identities:** `--hub-kubeconfig` is one identity for every hosted cluster; with
+//!   `--hub-addon-secrets` each hosted cluster writes with its own add-on identity, the one OCM's
+//!   registration agent issues when the add-on is enabled for its ManagedCluster in hosted mode
+//!   (Secret `update-status-hub-kubeconfig`, key `cluster-name` naming the managed cluster, in the
+//!   namespace `--hub-addon-secret-namespace` gives; renewals followed).
 //! - **Sessions follow the HostedClusters:** a new HostedCluster starts one; a HostedCluster
 //!   deleted (or being deleted) retires its session, which deletes its copies on the hub and
 //!   ends (its metric series go with it); a changed managed-cluster name retires the old
@@ -23,17 +33,17 @@
 //!   our objects by hosted cluster once, and wakes a session only when the names or
 //!   resourceVersions of its objects changed (with hundreds of hosted clusters, one changing
 //!   does not make every session recompute its copies).
-//! - The sessions share one hub client (a session whose credentials are rejected reads the
-//!   kubeconfig again for itself), the metrics and the shutdown signal. Each has its own hub
-//!   watches, in its own namespace, so the hub Role of `config/hub/` (namespaced) is enough.
+//! - Each session has its own hub client (HTTP/2: one connection) and hub watches, in its own
+//!   namespace, so the hub Role of `config/hub/` (namespaced) is enough; they share the metrics
+//!   and the shutdown signal.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
@@ -41,10 +51,19 @@ use tokio::task::JoinHandle;
 use update_status_api::crd::labels;
 use update_status_api::hosted::HostedCluster;
 
+use super::credentials::{Credentials, Material, from_secret_data};
 use super::validate_cluster_name;
-use super::{HubConfig, HubError, HubSync, LocalObjects, RESYNC, load_client};
+use super::{HubSync, LocalObjects, RESYNC};
 use crate::metrics::Metrics;
 use crate::runtime::existing::Cached;
+
+/// Name of the Secret OCM's registration agent writes an add-on's hub credentials into
+/// (`<add-on>-hub-kubeconfig`).
+pub const ADDON_SECRET_NAME: &str = "update-status-hub-kubeconfig";
+/// Key of that Secret naming the managed cluster.
+pub const ADDON_SECRET_CLUSTER_KEY: &str = "cluster-name";
+/// Default of `--hub-addon-secret-namespace`: `{cluster}` is the managed cluster's name.
+pub const DEFAULT_ADDON_SECRET_NAMESPACE: &str = "klusterlet-{cluster}";
 
 /// The HostedCluster annotation naming its managed cluster on the hub (multicluster engine,
 /// hypershift addon); absent: the HostedCluster's name.
@@ -58,33 +77,58 @@ const MANAGER_DEBOUNCE: Duration = Duration::from_millis(200);
 pub type HostedKey = (String, String);
 
 /// The hub name (managed cluster name) of every live HostedCluster, or why it has none (pure).
-/// HostedClusters being deleted are left out (their sessions retire).
+/// HostedClusters being deleted are left out (their sessions retire). `holders`: the names held
+/// now (running sessions), which their HostedClusters keep while they still claim them; a name
+/// claimed by several otherwise goes to the HostedCluster named so without the annotation, then
+/// the oldest, then the first by namespace and name.
 pub fn hub_names(
     hosted_clusters: &[Arc<HostedCluster>],
+    holders: &BTreeMap<String, HostedKey>,
 ) -> BTreeMap<HostedKey, Result<String, String>> {
-    let mut live: Vec<(HostedKey, String)> = hosted_clusters
+    struct Claim {
+        key: HostedKey,
+        name: String,
+        /// Claimed by the annotation (not its own name).
+        annotated: bool,
+        created: Option<jiff::Timestamp>,
+    }
+    let mut claims: Vec<Claim> = hosted_clusters
         .iter()
         .filter(|hc| hc.metadata.deletion_timestamp.is_none())
         .filter_map(|hc| {
             let key = (hc.metadata.namespace.clone()?, hc.metadata.name.clone()?);
-            let name = hc
+            let annotation = hc
                 .annotations()
                 .get(MANAGED_CLUSTER_NAME_ANNOTATION)
-                .filter(|n| !n.is_empty())
-                .cloned()
-                .unwrap_or_else(|| key.1.clone());
-            Some((key, name))
+                .filter(|n| !n.is_empty());
+            let name = annotation.cloned().unwrap_or_else(|| key.1.clone());
+            Some(Claim {
+                annotated: annotation.is_some_and(|a| *a != key.1),
+                created: hc.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                key,
+                name,
+            })
         })
         .collect();
-    live.sort();
+    claims.sort_by(|a, b| {
+        let rank = |c: &Claim| {
+            (
+                holders.get(&c.name) != Some(&c.key),
+                c.annotated,
+                c.created.is_none(),
+                c.created,
+            )
+        };
+        rank(a).cmp(&rank(b)).then_with(|| a.key.cmp(&b.key))
+    });
     let mut taken: HashMap<String, HostedKey> = HashMap::new();
     let mut out = BTreeMap::new();
-    for (key, name) in live {
+    for Claim { key, name, .. } in claims {
         let result = if let Err(e) = validate_cluster_name(&name) {
             Err(e.to_string())
         } else if let Some(first) = taken.get(&name) {
             Err(format!(
-                "managed cluster name {name:?} is already the hub name of HostedCluster {}/{}; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on one of them",
+                "managed cluster name {name:?} is held by HostedCluster {}/{}, which keeps it; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on this one to its own managed cluster's name",
                 first.0, first.1
             ))
         } else {
@@ -94,6 +138,11 @@ pub fn hub_names(
         out.insert(key, result);
     }
     out
+}
+
+/// The value of the label `update.openshift.io/hosted-cluster` of a hosted cluster's copies.
+pub fn hosted_cluster_label((ns, name): &HostedKey) -> String {
+    crate::assess::naming::label_value(&format!("{ns}.{name}"))
 }
 
 /// A fingerprint per hosted cluster of our objects (names and resourceVersions), computed in
@@ -125,6 +174,8 @@ fn fingerprints(local: &LocalObjects) -> HashMap<HostedKey, u64> {
 /// A running session.
 struct Running {
     hub_name: String,
+    /// Publishes this session's credentials (`--hub-addon-secrets`).
+    publish: Option<watch::Sender<Option<Arc<Material>>>>,
     wake: Arc<Notify>,
     retired: Arc<AtomicBool>,
     task: JoinHandle<()>,
@@ -140,21 +191,145 @@ impl Drop for Running {
 
 /// The hub sync of hosted mode (see the module documentation).
 pub struct HostedHubSync {
-    kubeconfig: PathBuf,
+    credentials: HostedCredentials,
     include_progress: bool,
-    client: kube::Client,
     hosted_clusters: Store<HostedCluster>,
     local: LocalObjects,
     wake: Arc<Notify>,
     metrics: Arc<Metrics>,
 }
 
-/// The manager's state: sessions by HostedCluster, retiring ones, refusals reported.
+/// Where the hosted clusters' hub credentials come from.
+#[derive(Clone)]
+pub enum HostedCredentials {
+    /// `--hub-kubeconfig`: one identity for every hosted cluster.
+    Shared(Credentials),
+    /// `--hub-addon-secrets`: each hosted cluster's own add-on identity, from the Secret
+    /// [`ADDON_SECRET_NAME`] in the namespace `namespace` gives for its managed cluster
+    /// (`{cluster}` replaced by its name), whose key [`ADDON_SECRET_CLUSTER_KEY`] names it.
+    AddonSecrets {
+        /// The Secrets named [`ADDON_SECRET_NAME`] (watched by name, in every namespace).
+        secrets: Store<Secret>,
+        /// Set once their watch has listed (before, a missing Secret proves nothing).
+        listed: Arc<AtomicBool>,
+        /// The namespace pattern, e.g. [`DEFAULT_ADDON_SECRET_NAMESPACE`].
+        namespace: String,
+    },
+}
+
+/// The watch of the add-on Secrets of `--hub-addon-secrets`: every Secret named
+/// [`ADDON_SECRET_NAME`], in every namespace, and no other (a field selector on the name, which
+/// RBAC can restrict with `resourceNames`: config/rbac/hosted/hub-addon-secrets). Wakes `wake`
+/// on every change (a renewed certificate). Returns the credentials source and the watch's task.
+pub fn watch_addon_secrets(
+    client: &kube::Client,
+    namespace: String,
+    wake: Arc<Notify>,
+) -> (
+    HostedCredentials,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    use futures::StreamExt as _;
+    use kube::runtime::{WatchStreamExt as _, watcher};
+    let api: kube::Api<Secret> = kube::Api::all(client.clone());
+    let (reader, writer) = kube::runtime::reflector::store();
+    let listed = Arc::new(AtomicBool::new(false));
+    let config = watcher::Config::default().fields(&format!("metadata.name={ADDON_SECRET_NAME}"));
+    let stream = watcher(api, config).default_backoff().reflect(writer);
+    let done = listed.clone();
+    let task = async move {
+        let mut stream = std::pin::pin!(stream);
+        let mut failing: Option<String> = None;
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(watcher::Event::Init) => {}
+                Ok(ev) => {
+                    if failing.take().is_some() {
+                        tracing::info!("watch of the hub add-on Secrets recovered");
+                    }
+                    if matches!(ev, watcher::Event::InitDone) {
+                        done.store(true, Ordering::SeqCst);
+                    }
+                    wake.notify_one();
+                }
+                Err(e) => {
+                    let text = e.to_string();
+                    if failing.as_deref() != Some(text.as_str()) {
+                        tracing::warn!(error = %text, secret = ADDON_SECRET_NAME, "cannot watch the hub add-on Secrets (RBAC: config/rbac/hosted/hub-addon-secrets); retrying");
+                        failing = Some(text);
+                    }
+                }
+            }
+        }
+    };
+    (
+        HostedCredentials::AddonSecrets {
+            secrets: reader,
+            listed,
+            namespace,
+        },
+        task,
+    )
+}
+
+impl HostedCredentials {
+    /// For messages.
+    fn describe(&self) -> String {
+        match self {
+            HostedCredentials::Shared(c) => c.origin().to_string(),
+            HostedCredentials::AddonSecrets { namespace, .. } => {
+                format!("add-on Secrets {namespace}/{ADDON_SECRET_NAME}")
+            }
+        }
+    }
+}
+
+/// `namespace/name` of the add-on Secret of managed cluster `cluster` for the pattern `ns`.
+pub fn addon_secret_ref(ns: &str, cluster: &str) -> (String, String) {
+    (
+        ns.replace("{cluster}", cluster),
+        ADDON_SECRET_NAME.to_string(),
+    )
+}
+
+/// The credentials of managed cluster `cluster` in `secrets` (pure): its Secret, if it names
+/// that cluster in [`ADDON_SECRET_CLUSTER_KEY`] (a Secret for another cluster is not used).
+pub fn addon_material(
+    secrets: &[Arc<Secret>],
+    pattern: &str,
+    cluster: &str,
+) -> Option<Result<Material, super::HubError>> {
+    let (ns, name) = addon_secret_ref(pattern, cluster);
+    let secret = secrets.iter().find(|s| {
+        s.metadata.namespace.as_deref() == Some(ns.as_str())
+            && s.metadata.name.as_deref() == Some(name.as_str())
+    })?;
+    let data: BTreeMap<String, Vec<u8>> = secret
+        .data
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.0.clone()))
+        .collect();
+    let origin = format!("{ns}/{name}");
+    if data.get(ADDON_SECRET_CLUSTER_KEY).map(Vec::as_slice) != Some(cluster.as_bytes()) {
+        return Some(Err(super::HubError::Credentials {
+            origin,
+            problem: format!(
+                "its key {ADDON_SECRET_CLUSTER_KEY} does not name managed cluster {cluster}"
+            ),
+        }));
+    }
+    Some(from_secret_data(&data, &origin))
+}
+
+/// The manager's state: sessions by HostedCluster, retiring ones, refusals reported, and the
+/// add-on Secrets' problems reported (by hub name).
 #[derive(Default)]
 struct Sessions {
     active: BTreeMap<HostedKey, Running>,
     retiring: Vec<(HostedKey, Running)>,
     refused: BTreeMap<HostedKey, String>,
+    secret_problems: BTreeMap<String, String>,
 }
 
 fn label((ns, name): &HostedKey) -> String {
@@ -162,33 +337,30 @@ fn label((ns, name): &HostedKey) -> String {
 }
 
 impl HostedHubSync {
-    /// Reads the hub kubeconfig (no call to the hub): an unreadable one is a configuration
-    /// error, reported before anything starts. `wake` is notified by the HostedCluster watch
-    /// and the watches of our objects.
-    pub async fn new(
-        kubeconfig: PathBuf,
+    /// The hub sync of hosted mode with `credentials`. `wake` is notified by the HostedCluster
+    /// watch, the watches of our objects and, with add-on Secrets, their watch.
+    pub fn new(
+        credentials: HostedCredentials,
         include_progress: bool,
         hosted_clusters: Store<HostedCluster>,
         local: LocalObjects,
         wake: Arc<Notify>,
         metrics: Arc<Metrics>,
-    ) -> Result<Self, HubError> {
-        let client = load_client(&kubeconfig).await?;
-        Ok(HostedHubSync {
-            kubeconfig,
+    ) -> Self {
+        HostedHubSync {
+            credentials,
             include_progress,
-            client,
             hosted_clusters,
             local,
             wake,
             metrics,
-        })
+        }
     }
 
     /// Runs until `shutdown` changes. Never fails.
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         tracing::info!(
-            kubeconfig = %self.kubeconfig.display(),
+            credentials = %self.credentials.describe(),
             include_progress = self.include_progress,
             "hub sync on: reporting each hosted cluster to the hub"
         );
@@ -217,6 +389,7 @@ impl HostedHubSync {
             active,
             retiring,
             refused,
+            ..
         } = s;
         retiring.retain(|(key, r)| {
             let done = r.task.is_finished();
@@ -229,7 +402,12 @@ impl HostedHubSync {
         // A session that ended while active (retired and revived in the same instant): started
         // again below.
         active.retain(|_, r| !r.task.is_finished());
-        let wanted = hub_names(&self.hosted_clusters.state());
+        let holders: BTreeMap<String, HostedKey> = s
+            .active
+            .iter()
+            .map(|(k, r)| (r.hub_name.clone(), k.clone()))
+            .collect();
+        let wanted = hub_names(&self.hosted_clusters.state(), &holders);
         // Retire what is gone or renamed.
         let keys: Vec<HostedKey> = s.active.keys().cloned().collect();
         for key in keys {
@@ -280,6 +458,7 @@ impl HostedHubSync {
                 Ok(_) => {}
             }
         }
+        self.publish_credentials(s);
         // Wake the sessions whose objects changed.
         let fps = fingerprints(&self.local);
         for (key, r) in &mut s.active {
@@ -291,6 +470,61 @@ impl HostedHubSync {
         }
     }
 
+    /// With add-on Secrets: gives each session its managed cluster's credentials when they
+    /// change; a missing or unusable Secret is reported once (per problem) and the session keeps
+    /// what it has (or waits).
+    fn publish_credentials(&self, s: &mut Sessions) {
+        let HostedCredentials::AddonSecrets {
+            secrets,
+            listed,
+            namespace,
+        } = &self.credentials
+        else {
+            return;
+        };
+        if !listed.load(Ordering::SeqCst) {
+            return;
+        }
+        let secrets = secrets.state();
+        let mut problems = BTreeMap::new();
+        for (key, r) in &s.active {
+            let Some(tx) = &r.publish else { continue };
+            match addon_material(&secrets, namespace, &r.hub_name) {
+                Some(Ok(m)) => {
+                    let new = tx
+                        .borrow()
+                        .as_ref()
+                        .is_none_or(|old| old.fingerprint != m.fingerprint);
+                    if new {
+                        tx.send_replace(Some(Arc::new(m)));
+                    }
+                }
+                Some(Err(e)) => {
+                    problems.insert(r.hub_name.clone(), (label(key), e.to_string()));
+                }
+                None => {
+                    let (ns, name) = addon_secret_ref(namespace, &r.hub_name);
+                    problems.insert(
+                        r.hub_name.clone(),
+                        (
+                            label(key),
+                            format!(
+                                "no Secret {ns}/{name} yet: enable the update-status add-on for managed cluster {} in hosted mode (docs/acm.md)",
+                                r.hub_name
+                            ),
+                        ),
+                    );
+                }
+            }
+        }
+        for (hub_name, (hosted, problem)) in &problems {
+            if s.secret_problems.get(hub_name) != Some(problem) {
+                tracing::warn!(hosted_cluster = %hosted, hub_namespace = %hub_name, problem = %problem, "hosted cluster's hub credentials not usable; its session waits for them");
+            }
+        }
+        s.secret_problems = problems.into_iter().map(|(k, (_, p))| (k, p)).collect();
+    }
+
     fn start(
         &self,
         key: &HostedKey,
@@ -300,18 +534,23 @@ impl HostedHubSync {
     ) -> Running {
         let wake = Arc::new(Notify::new());
         let retired = Arc::new(AtomicBool::new(false));
-        let sync = HubSync::with_client(
-            HubConfig {
-                kubeconfig: self.kubeconfig.clone(),
-                cluster_name: hub_name.clone(),
-                include_progress: self.include_progress,
-            },
-            self.client.clone(),
+        let (creds, publish) = match &self.credentials {
+            HostedCredentials::Shared(c) => (c.clone(), None),
+            HostedCredentials::AddonSecrets { namespace, .. } => {
+                let (ns, name) = addon_secret_ref(namespace, &hub_name);
+                let (tx, c) = Credentials::channel(&format!("Secret {ns}/{name}"));
+                (c, Some(tx))
+            }
+        };
+        let sync = HubSync::with_credentials(
+            hub_name.clone(),
+            self.include_progress,
+            creds,
             self.local.scoped(&key.0, &key.1),
             wake.clone(),
             self.metrics.clone(),
         )
-        .for_hosted_cluster(label(key), retired.clone());
+        .for_hosted_cluster(label(key), hosted_cluster_label(key), retired.clone());
         tracing::info!(hosted_cluster = %label(key), hub_namespace = %hub_name, "hub session started");
         let (ended, shutdown) = (ended.clone(), shutdown.clone());
         let task = tokio::spawn(async move {
@@ -321,6 +560,7 @@ impl HostedHubSync {
         wake.notify_one();
         Running {
             hub_name,
+            publish,
             wake,
             retired,
             task,
@@ -353,11 +593,14 @@ mod tests {
 
     #[test]
     fn hub_names_follow_the_acm_annotation_then_the_name() {
-        let names = hub_names(&[
-            hc("clusters", "prod", None),
-            hc("clusters", "dev", Some("dev-east")),
-            hc("clusters", "empty", Some("")),
-        ]);
+        let names = hub_names(
+            &[
+                hc("clusters", "prod", None),
+                hc("clusters", "dev", Some("dev-east")),
+                hc("clusters", "empty", Some("")),
+            ],
+            &BTreeMap::new(),
+        );
         assert_eq!(names[&key("clusters", "prod")], Ok("prod".into()));
         assert_eq!(names[&key("clusters", "dev")], Ok("dev-east".into()));
         assert_eq!(names[&key("clusters", "empty")], Ok("empty".into()));
@@ -365,12 +608,15 @@ mod tests {
 
     #[test]
     fn a_bad_or_shared_hub_name_is_refused_for_that_hosted_cluster_only() {
-        let names = hub_names(&[
-            hc("team-b", "prod", None),
-            hc("team-a", "prod", None),
-            hc("clusters", "x", Some("Not_A_Label")),
-            hc("clusters", "y", None),
-        ]);
+        let names = hub_names(
+            &[
+                hc("team-b", "prod", None),
+                hc("team-a", "prod", None),
+                hc("clusters", "x", Some("Not_A_Label")),
+                hc("clusters", "y", None),
+            ],
+            &BTreeMap::new(),
+        );
         assert_eq!(
             names[&key("team-a", "prod")],
             Ok("prod".into()),
@@ -399,8 +645,133 @@ mod tests {
         gone.metadata.deletion_timestamp = Some(
             k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
         );
-        let names = hub_names(&[Arc::new(gone), hc("clusters", "new", None)]);
+        let names = hub_names(
+            &[Arc::new(gone), hc("clusters", "new", None)],
+            &BTreeMap::new(),
+        );
         assert_eq!(names.len(), 1);
         assert!(names.contains_key(&key("clusters", "new")));
+    }
+
+    fn created(mut hc: Arc<HostedCluster>, at: &str) -> Arc<HostedCluster> {
+        let t: jiff::Timestamp = at.parse().expect("time");
+        Arc::make_mut(&mut hc).metadata.creation_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t));
+        hc
+    }
+
+    #[test]
+    fn the_holder_of_a_name_keeps_it_against_a_later_claim() {
+        // team-a/alpha holds "prod" through its annotation; clusters/prod (named so) arrives.
+        let hcs = [
+            hc("team-a", "alpha", Some("prod")),
+            hc("clusters", "prod", None),
+        ];
+        let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-a", "alpha"))]
+            .into_iter()
+            .collect();
+        let names = hub_names(&hcs, &holders);
+        assert_eq!(
+            names[&key("team-a", "alpha")],
+            Ok("prod".into()),
+            "the holder keeps it"
+        );
+        let refused = names[&key("clusters", "prod")]
+            .as_ref()
+            .expect_err("refused");
+        assert!(
+            refused.contains("held by HostedCluster team-a/alpha"),
+            "{refused}"
+        );
+        // With no holder (a restart), the one named so wins over the annotation.
+        let names = hub_names(&hcs, &BTreeMap::new());
+        assert_eq!(names[&key("clusters", "prod")], Ok("prod".into()));
+        assert!(names[&key("team-a", "alpha")].is_err());
+    }
+
+    #[test]
+    fn a_later_annotation_never_takes_a_name_from_its_holder() {
+        // team-z/old claims "prod" first (a session holds it); a newer annotation on team-a/new
+        // claims it too: team-a/new sorts first by name but does not get it.
+        let hcs = [
+            created(hc("team-z", "old", Some("prod")), "2026-01-01T00:00:00Z"),
+            created(hc("team-a", "new", Some("prod")), "2026-06-01T00:00:00Z"),
+        ];
+        let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-z", "old"))]
+            .into_iter()
+            .collect();
+        let names = hub_names(&hcs, &holders);
+        assert_eq!(names[&key("team-z", "old")], Ok("prod".into()));
+        assert!(names[&key("team-a", "new")].is_err());
+        // And after a restart the oldest claim wins.
+        let names = hub_names(&hcs, &BTreeMap::new());
+        assert_eq!(names[&key("team-z", "old")], Ok("prod".into()));
+    }
+
+    fn secret(ns: &str, cluster: &str, cert: &str) -> Arc<Secret> {
+        let kubeconfig = "apiVersion: v1\nkind: Config\ncurrent-context: hub\nclusters:\n- name: hub\n  cluster: {server: 'https://127.0.0.1:6443', insecure-skip-tls-verify: true}\ncontexts:\n- name: hub\n  context: {cluster: hub, user: agent}\nusers:\n- name: agent\n  user: {client-certificate: tls.crt, client-key: tls.key}\n";
+        let data = [
+            ("kubeconfig", kubeconfig),
+            ("tls.crt", cert),
+            ("tls.key", "KEY"),
+            (ADDON_SECRET_CLUSTER_KEY, cluster),
+        ]
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                k8s_openapi::ByteString(v.as_bytes().to_vec()),
+            )
+        })
+        .collect();
+        Arc::new(Secret {
+            metadata: kube::api::ObjectMeta {
+                name: Some(ADDON_SECRET_NAME.into()),
+                namespace: Some(ns.into()),
+                ..Default::default()
+            },
+            data: Some(data),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn each_hosted_cluster_gets_the_addon_credentials_of_its_own_managed_cluster() {
+        let pattern = DEFAULT_ADDON_SECRET_NAMESPACE;
+        let secrets = [
+            secret("klusterlet-prod", "prod", "CERT-P"),
+            secret("klusterlet-dev", "dev", "CERT-D"),
+            // A Secret naming another cluster than its namespace says is not used.
+            secret("klusterlet-stage", "prod", "CERT-X"),
+        ];
+        let prod = addon_material(&secrets, pattern, "prod")
+            .expect("found")
+            .expect("valid");
+        let dev = addon_material(&secrets, pattern, "dev")
+            .expect("found")
+            .expect("valid");
+        assert_ne!(prod.fingerprint, dev.fingerprint);
+        let stage = addon_material(&secrets, pattern, "stage").expect("found");
+        let e = stage.expect_err("names another cluster");
+        assert!(
+            e.to_string()
+                .contains("does not name managed cluster stage"),
+            "{e}"
+        );
+        assert!(addon_material(&secrets, pattern, "absent").is_none());
+        assert_eq!(
+            addon_secret_ref("hub-creds-{cluster}", "prod"),
+            ("hub-creds-prod".to_string(), ADDON_SECRET_NAME.to_string())
+        );
+    }
+
+    #[test]
+    fn the_hosted_cluster_label_is_a_valid_label_value() {
+        assert_eq!(
+            hosted_cluster_label(&key("clusters", "prod")),
+            "clusters.prod"
+        );
+        let long = hosted_cluster_label(&key(&"n".repeat(60), &"h".repeat(60)));
+        assert!(long.len() <= 63, "{long}");
     }
 }

@@ -7,8 +7,10 @@
 //! - A copy is computed purely ([`desired_copies`]): same kind and `.status`; same name, except
 //!   the ControlPlaneUpdateStatus, named after the cluster (`cluster` → `<cluster-name>`,
 //!   design.md); our labels (`update.openshift.io/*`, `app.kubernetes.io/managed-by`) plus
-//!   `open-cluster-management.io/cluster-name=<cluster-name>`; no owner reference (the owners do
-//!   not exist on the hub).
+//!   `open-cluster-management.io/cluster-name=<cluster-name>`. On an ACM hub the copies are
+//!   owned by the namespace's `ManagedClusterAddOn` of our add-on ([`addon`]), so disabling the
+//!   add-on for the cluster garbage-collects them; elsewhere they have no owner (the local
+//!   owners do not exist on the hub).
 //! - Writes go through hub [`Writer`](crate::runtime::writer::Writer)s (reconciler [`NAME`], field manager
 //!   `update-status-controller/hub-sync`): server-side apply of what differs from reflectors of
 //!   the hub namespace label-selected to this cluster's copies ([`hub_selector`]), so a steady
@@ -22,8 +24,13 @@
 //!   `update_status_hub_sync_errors_total{reason}`, then retries with exponential back-off from
 //!   [`MIN_BACKOFF`] to [`MAX_BACKOFF`] (±10 % jitter: many clusters report to one hub). While
 //!   failing, every attempt first probes the hub (one list call), since a pass with nothing to
-//!   write proves nothing. The first attempt that succeeds converges the copies. A `401` makes
-//!   the next attempt re-read the kubeconfig (rotated credentials).
+//!   write proves nothing. The first attempt that succeeds converges the copies.
+//! - Credentials are followed ([`credentials`]): when the kubeconfig's files change on disk (OCM's
+//!   registration agent renews the add-on's certificate in its Secret, the kubelet swaps the
+//!   mounted files) the session switches to them with a new client before the next pass: no
+//!   failed call, no restart. A `401` makes the next attempt read the files again.
+//! - The hub client speaks HTTP/2 ([`crate::runtime::client::build_http2`]): a session's three watches
+//!   and its calls share one connection.
 //!
 //! It runs only in the replica that holds the leader-election Lease (`main.rs` starts it with
 //! the reconcilers).
@@ -32,11 +39,14 @@
 //! the hub namespace of its managed cluster, each copying only that hosted cluster's objects
 //! ([`LocalObjects::scoped`]).
 //!
-//! Files: `copies` (what is copied, renamed and labelled), `errors` (failure classes, their
-//! metric reasons and hints), `session` (the hub client, its watches and writers, the sync
-//! loop), `hosted` (the sessions of hosted mode, one per HostedCluster).
+//! Files: `copies` (what is copied, renamed and labelled), `addon` (the copies' owner on an ACM
+//! hub), `credentials` (where the hub credentials come from, and their renewals), `errors`
+//! (failure classes, their metric reasons and hints), `session` (the hub client, its watches and
+//! writers, the sync loop), `hosted` (the sessions of hosted mode, one per HostedCluster).
 
+pub mod addon;
 mod copies;
+pub mod credentials;
 mod errors;
 pub mod hosted;
 mod session;
@@ -50,9 +60,10 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus};
 
 use crate::cache::insights::CachedInsight;
 
-pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector};
+pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector, hub_selector_for};
+pub use credentials::Credentials;
 pub use errors::HubError;
-pub use session::{HubSync, backoff, load_client};
+pub use session::{HubSync, backoff};
 
 /// The local objects a hub session copies: our three kinds, every one of them (standalone
 /// mode) or those of one hosted cluster (hosted mode: in the HostedCluster's namespace and
@@ -138,7 +149,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// What the hub sync needs to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HubConfig {
-    /// Kubeconfig of the hub (`--hub-kubeconfig`), read at start and again after a `401`.
+    /// Kubeconfig of the hub (`--hub-kubeconfig`), read at start and followed: a change of its
+    /// files (renewed certificate) switches the session to them.
     pub kubeconfig: PathBuf,
     /// The managed cluster's name on the hub (`--cluster-name`): the namespace of the copies,
     /// the name of the ControlPlaneUpdateStatus copy and the value of the

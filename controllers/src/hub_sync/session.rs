@@ -3,15 +3,14 @@
 //! credentials are rejected.
 
 use std::fmt::Debug;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use update_status_assess::redact::redact_urls_in;
 
 use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::ListParams;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
@@ -20,33 +19,16 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 
+use super::addon::addon_owner;
+use super::credentials::{Credentials, Material};
 use super::errors::{hint, watch_reason};
 use super::{
-    CONNECT_TIMEOUT, DEBOUNCE, HubConfig, HubCopies, HubError, LocalObjects, MAX_BACKOFF,
-    MIN_BACKOFF, NAME, PASS_TIMEOUT, RESYNC, desired_copies, hub_selector, validate_cluster_name,
+    DEBOUNCE, HubConfig, HubCopies, HubError, LocalObjects, MAX_BACKOFF, MIN_BACKOFF, NAME,
+    PASS_TIMEOUT, RESYNC, desired_copies, hub_selector_for, validate_cluster_name,
 };
 use crate::cache::watch::slim;
 use crate::metrics::Metrics;
 use crate::runtime::writer::{PENDING_TTL, SyncStats, Writer};
-
-/// A client for the hub from its kubeconfig (its current context), with a
-/// [`CONNECT_TIMEOUT`]. Reads the file; does not contact the hub.
-pub async fn load_client(path: &Path) -> Result<kube::Client, HubError> {
-    let kc_err = |source| HubError::Kubeconfig {
-        path: path.to_path_buf(),
-        source,
-    };
-    let kubeconfig = Kubeconfig::read_from(path).map_err(kc_err)?;
-    let mut config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-            .await
-            .map_err(kc_err)?;
-    config.connect_timeout = Some(CONNECT_TIMEOUT);
-    crate::runtime::client::build(config).map_err(|e| HubError::Client {
-        path: path.to_path_buf(),
-        source: Box::new(e),
-    })
-}
 
 /// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
 /// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
@@ -62,8 +44,10 @@ struct Signals {
     /// A hub watch failed since the loop last looked: the next attempt counts as failed if the
     /// watches have not listed, and probes the hub if they have.
     unhealthy: AtomicBool,
-    /// A hub call was answered `401`: re-read the kubeconfig before the next attempt.
+    /// A hub call was answered `401`: read the credentials again before the next attempt.
     reload: AtomicBool,
+    /// New credentials were published: switch to them before the next attempt.
+    rotated: AtomicBool,
     /// Per watched kind: the reason of the outage reported (a warning per outage and per
     /// change of reason, across sessions).
     reported: Mutex<[Option<&'static str>; 3]>,
@@ -96,6 +80,11 @@ impl Signals {
 /// One hub client with its reflectors and writers; dropping it stops the reflectors.
 struct Session {
     client: kube::Client,
+    /// Of the credentials the client was made from.
+    fingerprint: [u8; 32],
+    /// The hub namespace's ManagedClusterAddOn of our add-on, owner of the copies (`None`: none,
+    /// not an ACM hub, or not readable), and when it was looked up.
+    owner: Option<(Option<OwnerReference>, Instant)>,
     namespace: String,
     control_planes: Writer<ControlPlaneUpdateStatus>,
     worker_pools: Writer<WorkerPoolUpdateStatus>,
@@ -131,7 +120,7 @@ struct WatchContext {
 }
 
 impl Session {
-    fn start(client: kube::Client, ctx: &WatchContext) -> Self {
+    fn start(client: kube::Client, fingerprint: [u8; 32], ctx: &WatchContext) -> Self {
         let ns = ctx.namespace.as_str();
         let mut listed = Vec::new();
         let mut tasks = Vec::new();
@@ -161,6 +150,8 @@ impl Session {
             worker_pools: Writer::for_hub(client.clone(), ns, NAME, metrics.clone()),
             insights: Writer::for_hub(client.clone(), ns, NAME, metrics),
             client,
+            fingerprint,
+            owner: None,
             namespace: ns.to_string(),
             hub_control_planes,
             hub_worker_pools,
@@ -194,6 +185,20 @@ impl Session {
                 namespace: self.namespace.clone(),
                 source: Box::new(e),
             })
+    }
+
+    /// The owner of the copies: the ManagedClusterAddOn of our add-on in the hub namespace,
+    /// looked up once per session and again after [`RESYNC`] (a re-enabled add-on is a new
+    /// object, with a new uid).
+    async fn owner(&mut self) -> Result<Option<OwnerReference>, HubError> {
+        if let Some((owner, at)) = &self.owner
+            && at.elapsed() < RESYNC
+        {
+            return Ok(owner.clone());
+        }
+        let owner = addon_owner(&self.client, &self.namespace).await?;
+        self.owner = Some((owner.clone(), Instant::now()));
+        Ok(owner)
     }
 
     /// Makes the hub copies match `copies`; stops at the first kind that fails.
@@ -286,8 +291,10 @@ where
 
 /// The hub sync task (see the module documentation).
 pub struct HubSync {
-    config: HubConfig,
-    client: kube::Client,
+    /// The managed cluster's name: the hub namespace of the copies.
+    cluster_name: String,
+    include_progress: bool,
+    creds: Credentials,
     local: LocalObjects,
     wake: Arc<Notify>,
     metrics: Arc<Metrics>,
@@ -296,12 +303,16 @@ pub struct HubSync {
     /// Set when the hosted cluster is gone: copy nothing (its copies are deleted), and end
     /// after the first pass that succeeds.
     retired: Arc<AtomicBool>,
+    /// Hosted mode: the value of `update.openshift.io/hosted-cluster` of this session's copies
+    /// (the only ones it sees and deletes).
+    source: Option<String>,
 }
 
 impl HubSync {
     /// Checks the configuration and reads the hub kubeconfig (no call to the hub): a wrong
     /// name or an unreadable kubeconfig is a configuration error, reported before anything
-    /// starts. `wake` is notified when our local objects change ([`crate::cache::watch::Wakers`]).
+    /// starts. The kubeconfig is followed from then on (see [`Credentials::from_file`]). `wake`
+    /// is notified when our local objects change ([`crate::app::standalone::Wakers`]).
     pub async fn new(
         config: HubConfig,
         local: LocalObjects,
@@ -309,35 +320,52 @@ impl HubSync {
         metrics: Arc<Metrics>,
     ) -> Result<Self, HubError> {
         validate_cluster_name(&config.cluster_name)?;
-        let client = load_client(&config.kubeconfig).await?;
-        Ok(Self::with_client(config, client, local, wake, metrics))
+        let creds = Credentials::from_file(&config.kubeconfig)?;
+        Ok(Self::with_credentials(
+            config.cluster_name,
+            config.include_progress,
+            creds,
+            local,
+            wake,
+            metrics,
+        ))
     }
 
-    /// A session with a hub client already made from `config.kubeconfig` (hosted mode: one
-    /// client for every session; a session that gets a `401` reads the kubeconfig again for
-    /// itself). `config.cluster_name` must be valid ([`validate_cluster_name`]).
-    pub fn with_client(
-        config: HubConfig,
-        client: kube::Client,
+    /// A session reporting as managed cluster `cluster_name` (a valid name:
+    /// [`validate_cluster_name`]) with `creds` (hosted mode: a kubeconfig file shared by every
+    /// session, or each hosted cluster's add-on Secret).
+    pub fn with_credentials(
+        cluster_name: String,
+        include_progress: bool,
+        creds: Credentials,
         local: LocalObjects,
         wake: Arc<Notify>,
         metrics: Arc<Metrics>,
     ) -> Self {
         HubSync {
-            config,
-            client,
+            cluster_name,
+            include_progress,
+            creds,
             local,
             wake,
             metrics,
             metrics_label: String::new(),
             retired: Arc::default(),
+            source: None,
         }
     }
 
-    /// Hosted mode: the hub metrics of this session carry `hosted_cluster=<label>`, and
+    /// Hosted mode: the hub metrics of this session carry `hosted_cluster=<label>`, its copies
+    /// `update.openshift.io/hosted-cluster=<source>` (it sees and deletes only those), and
     /// `retired` ends it (see [`HubSync::run`]).
-    pub fn for_hosted_cluster(mut self, label: String, retired: Arc<AtomicBool>) -> Self {
+    pub fn for_hosted_cluster(
+        mut self,
+        label: String,
+        source: String,
+        retired: Arc<AtomicBool>,
+    ) -> Self {
         self.metrics_label = label;
+        self.source = Some(source);
         self.retired = retired;
         self
     }
@@ -347,20 +375,25 @@ impl HubSync {
             return HubCopies::default();
         }
         let l = &self.local;
-        desired_copies(
-            &self.config.cluster_name,
-            self.config.include_progress,
+        let mut copies = desired_copies(
+            &self.cluster_name,
+            self.include_progress,
             &l.select(&l.control_plane_statuses),
             &l.select(&l.worker_pool_statuses),
             &crate::cache::insights::wholes(&l.select(&l.insights)),
-        )
+        );
+        if let Some(source) = &self.source {
+            copies.set_source(source);
+        }
+        copies
     }
 
     /// Runs until `shutdown` changes, or, once retired, until a pass has deleted every copy.
     /// Never fails: hub errors are logged, counted and retried.
+    #[tracing::instrument(name = "hub_sync", skip_all, fields(hub_namespace = %self.cluster_name))]
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
-        let ns = self.config.cluster_name.clone();
-        let selector = hub_selector(&ns);
+        let ns = self.cluster_name.clone();
+        let selector = hub_selector_for(&ns, self.source.as_deref());
         let signals = Arc::new(Signals::default());
         let ctx = WatchContext {
             selector: selector.clone(),
@@ -373,29 +406,48 @@ impl HubSync {
         };
         tracing::info!(
             namespace = %ns,
-            kubeconfig = %self.config.kubeconfig.display(),
-            include_progress = self.config.include_progress,
+            credentials = %self.creds.origin(),
+            include_progress = self.include_progress,
             "hub sync on: reporting to the hub"
         );
-        let mut session = Session::start(self.client.clone(), &ctx);
+        let mut creds = self.creds.clone();
         let mut outage = Outage::default();
+        let Some(mut session) = self
+            .first_session(&mut creds, &ctx, &mut outage, &mut shutdown)
+            .await
+        else {
+            return;
+        };
         loop {
             if !self
-                .pause(&session, &signals, outage.failures, &mut shutdown)
+                .pause(
+                    &session,
+                    &signals,
+                    &mut creds,
+                    outage.failures,
+                    &mut shutdown,
+                )
                 .await
             {
                 return;
             }
             if signals.reload.swap(false, Ordering::SeqCst) {
-                match load_client(&self.config.kubeconfig).await {
+                // A `401`: the files may have changed without the watch seeing it.
+                creds.reread().await;
+            }
+            if signals.rotated.swap(false, Ordering::SeqCst)
+                && let Some(m) = creds.current()
+                && m.fingerprint != session.fingerprint
+            {
+                match m.client(creds.origin()).await {
                     Ok(client) => {
-                        tracing::info!(kubeconfig = %self.config.kubeconfig.display(), "hub credentials rejected: kubeconfig read again");
+                        tracing::info!(namespace = %ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
+                        self.metrics.hub_credentials_reloaded(&self.metrics_label);
                         // The old reflectors stop with the old session.
-                        session = Session::start(client, &ctx);
+                        session = Session::start(client, m.fingerprint, &ctx);
                     }
                     Err(e) => {
                         self.failed(&e, &mut outage);
-                        signals.reload.store(true, Ordering::SeqCst);
                         continue;
                     }
                 }
@@ -416,23 +468,51 @@ impl HubSync {
             let probe = outage.failures > 0 || watch_failed;
             let retired = self.retired.load(Ordering::SeqCst);
             let copies = self.desired();
-            let Some(result) =
-                attempt(&mut session, &selector, probe, &copies, &mut shutdown).await
+            let Some(result) = attempt(&mut session, &selector, probe, copies, &mut shutdown).await
             else {
                 return;
             };
             match result {
-                Ok(stats) if retired => {
+                Ok((stats, _)) if retired => {
                     tracing::info!(namespace = %ns, deletes = stats.deletes, "hosted cluster gone: its hub copies are deleted, hub session ends");
                     return;
                 }
-                Ok(stats) => self.succeeded(&stats, &copies, &mut outage),
+                Ok((stats, copies)) => self.succeeded(&stats, &copies, &mut outage),
                 Err(e) => {
                     self.failed(&e, &mut outage);
                     if e.reason() == "unauthorized" {
                         signals.reload.store(true, Ordering::SeqCst);
                     }
                 }
+            }
+        }
+    }
+
+    /// The first session, once there are credentials that make a client (hosted mode: the
+    /// add-on Secret may not exist yet); `None` when `shutdown` changed meanwhile.
+    async fn first_session(
+        &self,
+        creds: &mut Credentials,
+        ctx: &WatchContext,
+        outage: &mut Outage,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Option<Session> {
+        loop {
+            let current: Option<Arc<Material>> = creds.current();
+            let error = match current {
+                Some(m) => match m.client(creds.origin()).await {
+                    Ok(client) => return Some(Session::start(client, m.fingerprint, ctx)),
+                    Err(e) => e,
+                },
+                None => HubError::NoCredentials {
+                    cluster: self.cluster_name.clone(),
+                    hint: format!("waiting for {}", creds.origin()),
+                },
+            };
+            self.failed(&error, outage);
+            tokio::select! {
+                _ = creds.changed() => {}
+                _ = shutdown.changed() => return None,
             }
         }
     }
@@ -444,6 +524,7 @@ impl HubSync {
         &self,
         session: &Session,
         signals: &Signals,
+        creds: &mut Credentials,
         failures: u32,
         shutdown: &mut watch::Receiver<bool>,
     ) -> bool {
@@ -458,6 +539,7 @@ impl HubSync {
         tokio::select! {
             _ = self.wake.notified(), if failures == 0 => {}
             _ = signals.listed.notified() => {}
+            _ = creds.changed() => signals.rotated.store(true, Ordering::SeqCst),
             _ = tokio::time::sleep(wait) => {}
             _ = shutdown.changed() => return false,
         }
@@ -470,7 +552,7 @@ impl HubSync {
 
     /// Records a pass that succeeded: the metric, the end of an outage, what was written.
     fn succeeded(&self, stats: &SyncStats, copies: &HubCopies, outage: &mut Outage) {
-        let ns = &self.config.cluster_name;
+        let ns = &self.cluster_name;
         self.metrics.hub_sync_succeeded(
             &self.metrics_label,
             jiff::Timestamp::now().as_millisecond() as f64 / 1000.0,
@@ -497,7 +579,7 @@ impl HubSync {
         if !self.retired.load(Ordering::SeqCst) {
             self.metrics.hub_sync_failed(&self.metrics_label, reason);
         }
-        let ns = &self.config.cluster_name;
+        let ns = &self.cluster_name;
         if outage.reported != Some(reason) {
             tracing::warn!(
                 namespace = %ns,
@@ -521,20 +603,23 @@ struct Outage {
     reported: Option<&'static str>,
 }
 
-/// One pass within [`PASS_TIMEOUT`], probing the hub first if asked; `None` when `shutdown`
+/// One pass within [`PASS_TIMEOUT`], probing the hub first if asked: the copies, owned by the
+/// hub namespace's ManagedClusterAddOn when there is one, written; `None` when `shutdown`
 /// changed meanwhile.
 async fn attempt(
     session: &mut Session,
     selector: &str,
     probe: bool,
-    copies: &HubCopies,
+    mut copies: HubCopies,
     shutdown: &mut watch::Receiver<bool>,
-) -> Option<Result<SyncStats, HubError>> {
+) -> Option<Result<(SyncStats, HubCopies), HubError>> {
     let pass = async {
         if probe {
             session.probe(selector).await?;
         }
-        session.sync(copies).await
+        copies.set_owner(session.owner().await?);
+        let stats = session.sync(&copies).await?;
+        Ok((stats, copies))
     };
     tokio::select! {
         r = tokio::time::timeout(PASS_TIMEOUT, pass) => Some(r.unwrap_or(Err(HubError::Timeout(PASS_TIMEOUT)))),

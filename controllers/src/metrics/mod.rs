@@ -79,6 +79,7 @@ pub struct Metrics {
     hub_up: IntGaugeVec,
     hub_errors: IntCounterVec,
     hub_last_success: GaugeVec,
+    hub_credential_reloads: IntCounterVec,
     /// Hosted mode: the hub series carry a `hosted_cluster` label (one hub session per
     /// HostedCluster); standalone: no label (one session).
     hub_per_cluster: bool,
@@ -268,6 +269,13 @@ impl Metrics {
                 ),
                 hub_labels,
             )?,
+            hub_credential_reloads: IntCounterVec::new(
+                Opts::new(
+                    "update_status_hub_credential_reloads_total",
+                    "Times a hub session switched to new credentials (a renewed certificate or a rewritten kubeconfig).",
+                ),
+                hub_labels,
+            )?,
             hub_per_cluster,
             registry,
             names: Vec::new(),
@@ -295,6 +303,7 @@ impl Metrics {
             Box::new(m.hub_up.clone()),
             Box::new(m.hub_errors.clone()),
             Box::new(m.hub_last_success.clone()),
+            Box::new(m.hub_credential_reloads.clone()),
         ] {
             m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
@@ -364,6 +373,14 @@ impl Metrics {
         let l: &[&str] = if self.hub_per_cluster { &one } else { &[] };
         self.hub_up.with_label_values(l).set(1);
         self.hub_last_success.with_label_values(l).set(at);
+    }
+
+    /// Counts a switch of the hub session of `hosted_cluster` (`""` in standalone mode) to new
+    /// credentials.
+    pub fn hub_credentials_reloaded(&self, hosted_cluster: &str) {
+        let one = [hosted_cluster];
+        let l: &[&str] = if self.hub_per_cluster { &one } else { &[] };
+        self.hub_credential_reloads.with_label_values(l).inc();
     }
 
     /// Records a failed hub sync pass or hub watch error of the session of `hosted_cluster`

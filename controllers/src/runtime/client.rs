@@ -61,6 +61,65 @@ fn with_retry(
         .build())
 }
 
+/// Interval of the HTTP/2 pings of a hub connection: with every watch and call of a session on
+/// one connection, a dead connection must be noticed without waiting for a watch to time out.
+pub const HUB_PING_INTERVAL: Duration = Duration::from_secs(30);
+/// How long a ping may stay unanswered before the connection is closed (and its calls fail,
+/// to be retried on a new one).
+pub const HUB_PING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A client for a fleet hub, with the bounded retry of [`build`], that speaks HTTP/2 when the
+/// server offers it (ALPN `h2`, as kube-apiserver does): every watch and call of a hub session
+/// then shares **one** connection, where kube's own client (HTTP/1.1 only) opens one per watch.
+/// At thousands of clusters that is thousands of connections and file descriptors on the hub
+/// fewer (docs/benchmarks.md, "Fleet"). Dead connections are found by HTTP/2 pings
+/// ([`HUB_PING_INTERVAL`], [`HUB_PING_TIMEOUT`]). A server without HTTP/2 gets HTTP/1.1.
+///
+/// Made from kube's pieces (its TLS configuration, base-URI, authentication and header layers)
+/// around hyper's client with HTTP/2 enabled: kube builds its connector with HTTP/1.1 only.
+pub fn build_http2(config: kube::Config) -> Result<kube::Client, ClientError> {
+    use http_body_util::BodyExt as _;
+    use hyper_util::client::legacy::connect::HttpConnector;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+    use kube::client::{ConfigExt as _, DynBody};
+    use tower::{BoxError, ServiceBuilder, ServiceExt as _};
+
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(config.connect_timeout);
+    let tls = config.rustls_client_config()?;
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_all_versions()
+        .wrap_connector(http);
+    let hyper = hyper_util::client::legacy::Builder::new(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .http2_keep_alive_interval(Some(HUB_PING_INTERVAL))
+        .http2_keep_alive_timeout(HUB_PING_TIMEOUT)
+        .http2_keep_alive_while_idle(true)
+        .build(https);
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(BoxError::from)
+        .service(hyper)
+        .map_response(|r: hyper::Response<hyper::body::Incoming>| {
+            r.map(|body| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
+        })
+        .boxed();
+    let policy = RetryPolicy::new(RETRY_MIN, RETRY_MAX, RETRY_ATTEMPTS, true)
+        .map_err(|e| ClientError::Retry(e.to_string()))?;
+    Ok(
+        ClientBuilder::new(service, config.default_namespace.clone())
+            .with_layer(&BufferLayer::new(BUFFER))
+            .with_layer(&RetryLayer::new(policy))
+            .build(),
+    )
+}
+
 /// A client from the in-cluster configuration or `KUBECONFIG` (as `kube::Client::try_default`),
 /// with the bounded retry.
 pub async fn infer() -> Result<kube::Client, ClientError> {

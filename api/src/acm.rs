@@ -1,0 +1,149 @@
+//! Read-side views of the Open Cluster Management (ACM) hub objects update-status reads: the
+//! `ManagedClusterAddOn` of our add-on in each cluster's hub namespace (the owner of the hub
+//! copies, and whether the add-on is enabled and available) and the `ManagedCluster` (its labels,
+//! for `kubectl update-status --fleet --selector/--clusterset`). Only the fields we read; unknown
+//! fields are ignored and every field is optional or defaulted, so a newer or partial object still
+//! deserializes. Made with `kube::CustomResource` (schema disabled: the CRDs are OCM's own).
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use serde::{Deserialize, Serialize};
+
+use crate::input::{Condition, nullable};
+
+/// API group of ManagedClusterAddOn and ClusterManagementAddOn.
+pub const ADDON_GROUP: &str = "addon.open-cluster-management.io";
+/// API group of ManagedCluster and ManagedClusterSet.
+pub const CLUSTER_GROUP: &str = "cluster.open-cluster-management.io";
+/// The name of our add-on: the ClusterManagementAddOn, and the ManagedClusterAddOn in each
+/// enabled cluster's hub namespace.
+pub const ADDON_NAME: &str = "update-status";
+/// ManagedCluster label naming its ManagedClusterSet.
+pub const CLUSTERSET_LABEL: &str = "cluster.open-cluster-management.io/clusterset";
+/// ManagedClusterAddOn condition: the add-on's agent is healthy (for a template add-on: its
+/// Deployments report available replicas).
+pub const CONDITION_AVAILABLE: &str = "Available";
+
+/// `addon.open-cluster-management.io/v1alpha1` ManagedClusterAddOn spec (nothing we read).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "addon.open-cluster-management.io",
+    version = "v1alpha1",
+    kind = "ManagedClusterAddOn",
+    plural = "managedclusteraddons",
+    namespaced,
+    status = "ManagedClusterAddOnStatus",
+    schema = "disabled",
+    derive = "Default",
+    derive = "PartialEq"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedClusterAddOnSpec {
+    /// Namespace the agent is installed in on the managed cluster.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub install_namespace: String,
+}
+
+/// ManagedClusterAddOn status (the conditions only).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedClusterAddOnStatus {
+    /// `Available`, `Progressing`, `RegistrationApplied`, `ManifestApplied`, ...
+    #[serde(default, deserialize_with = "nullable")]
+    pub conditions: Vec<Condition>,
+}
+
+impl ManagedClusterAddOn {
+    /// The condition of type `type_`, if present.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.status
+            .as_ref()?
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+    }
+}
+
+/// `cluster.open-cluster-management.io/v1` ManagedCluster spec (nothing we read: its labels are
+/// what `--selector` and `--clusterset` match).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "cluster.open-cluster-management.io",
+    version = "v1",
+    kind = "ManagedCluster",
+    plural = "managedclusters",
+    schema = "disabled",
+    derive = "Default",
+    derive = "PartialEq"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedClusterSpec {
+    /// Whether the hub accepts the cluster's agent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hub_accepts_client: bool,
+}
+
+/// The label selector of the ManagedClusters in cluster set `set`.
+pub fn clusterset_selector(set: &str) -> String {
+    format!("{CLUSTERSET_LABEL}={set}")
+}
+
+/// Labels of a ManagedCluster, for display.
+pub fn labels_of(mc: &ManagedCluster) -> &BTreeMap<String, String> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    mc.metadata.labels.as_ref().unwrap_or(&EMPTY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_managed_cluster_addon_reads_its_available_condition() {
+        let yaml = r#"
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ManagedClusterAddOn
+metadata: {name: update-status, namespace: cluster1, uid: u1}
+spec: {installNamespace: open-cluster-management-agent-addon}
+status:
+  conditions:
+  - {type: ManifestApplied, status: "True", reason: AddonManifestApplied, message: ok}
+  - {type: Available, status: "False", reason: ProbeUnavailable, message: "0/1 replicas"}
+  somethingNew: 1
+"#;
+        let mca: ManagedClusterAddOn = serde_saphyr::from_str(yaml).expect("parses");
+        let a = mca.condition(CONDITION_AVAILABLE).expect("available");
+        assert_eq!(
+            (a.status.as_str(), a.reason.as_str()),
+            ("False", "ProbeUnavailable")
+        );
+        assert_eq!(
+            mca.spec.install_namespace,
+            "open-cluster-management-agent-addon"
+        );
+        let bare: ManagedClusterAddOn = serde_saphyr::from_str(
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: ManagedClusterAddOn\nmetadata: {name: x}\nspec: {}\nstatus: {conditions: null}\n",
+        )
+        .expect("nulls read as defaults");
+        assert!(bare.condition(CONDITION_AVAILABLE).is_none());
+    }
+
+    #[test]
+    fn clusterset_selector_names_the_label() {
+        assert_eq!(
+            clusterset_selector("prod"),
+            "cluster.open-cluster-management.io/clusterset=prod"
+        );
+        let mc: ManagedCluster = serde_saphyr::from_str(
+            "apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata: {name: c1, labels: {env: prod}}\nspec: {hubAcceptsClient: true}\n",
+        )
+        .expect("parses");
+        assert_eq!(labels_of(&mc)["env"], "prod");
+        assert!(mc.spec.hub_accepts_client);
+    }
+}
