@@ -299,6 +299,20 @@ mod tests {
                 .check(),
             Ok(())
         );
+        assert_eq!(
+            args(&["--hub-addon-secrets"]).expect("flags").check(),
+            Err(FlagError::AddonSecretsStandalone)
+        );
+        let both = args(&[
+            "--mode=hosted",
+            "--hub-kubeconfig",
+            "/hub",
+            "--hub-addon-secrets",
+        ]);
+        assert_eq!(
+            both.expect("flags").check(),
+            Err(FlagError::TwoHubIdentities)
+        );
     }
 
     #[test]
