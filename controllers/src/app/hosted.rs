@@ -76,37 +76,40 @@ pub(crate) async fn start(
         let caches = caches.clone();
         Box::pin(async move { caches.synced().await })
     };
-    let insights = caches.insights.clone();
-    let (args, client, metrics) = (args.clone(), client.clone(), metrics.clone());
     Ok(Started {
         synced,
-        insights,
-        writers: Box::new(move |ctx: &LoopContext| {
-            let mut writers = Tasks::new();
-            let mut reconciler = HostedReconciler::new(client, caches, metrics);
-            if args.hosted_kubeconfig_access {
-                reconciler = reconciler.with_guest_access(wake.clone());
-            }
-            ctx.spawn(&mut writers, reconciler, &wake);
-            match hub {
-                Some(hub) => writers.spawn(
-                    "hub-sync",
-                    hub.run(ctx.stopping.clone())
-                        .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
-                ),
-                None => tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off"),
-            }
-            wake.notify_one();
-            if let Some(w) = &hub_wake.wake {
-                w.notify_one();
-            }
-            tracing::info!(
-                watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
-                hosted_kubeconfig_access = args.hosted_kubeconfig_access,
-                hub_sync = args.hub_on(),
-                "update-status-controller running in hosted mode"
-            );
-            writers
-        }),
+        insights: caches.insights.clone(),
+        writers: Box::new(
+            move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
+                let mut writers = Tasks::new();
+                let mut reconciler =
+                    HostedReconciler::new(client.clone(), caches, ctx.metrics.clone());
+                if args.hosted_kubeconfig_access {
+                    reconciler = reconciler.with_guest_access(wake.clone());
+                }
+                ctx.spawn(&mut writers, reconciler, &wake);
+                match hub {
+                    Some(hub) => writers.spawn(
+                        "hub-sync",
+                        hub.run(ctx.stopping.clone())
+                            .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
+                    ),
+                    None => {
+                        tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off")
+                    }
+                }
+                wake.notify_one();
+                if let Some(w) = &hub_wake.wake {
+                    w.notify_one();
+                }
+                tracing::info!(
+                    watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
+                    hosted_kubeconfig_access = args.hosted_kubeconfig_access,
+                    hub_sync = args.hub_on(),
+                    "update-status-controller running in hosted mode"
+                );
+                writers
+            },
+        ),
     })
 }

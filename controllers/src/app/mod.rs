@@ -81,7 +81,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         health: health.clone(),
         stopping,
     };
-    let writers = (started.writers)(&ctx);
+    let writers = (started.writers)(&ctx, &args, &client);
     supervise(
         Running {
             infra,

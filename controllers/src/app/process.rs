@@ -42,7 +42,7 @@ pub(crate) struct Started {
     /// Our UpdateInsights (the health series are computed from them at scrape time).
     pub insights: Store<CachedInsight>,
     /// Starts the reconcilers and the hub sync (they run only while we lead), and wakes them.
-    pub writers: Box<dyn FnOnce(&LoopContext) -> Tasks + Send>,
+    pub writers: Box<dyn FnOnce(&LoopContext, &Args, &kube::Client) -> Tasks + Send>,
 }
 
 /// Health series are computed from our insights at scrape time (every scope, whichever

@@ -93,18 +93,16 @@ pub(crate) async fn start(
         let caches = caches.clone();
         Box::pin(async move { caches.synced().await })
     };
-    let insights = caches.insights.clone();
-    let (args, client, metrics) = (args.clone(), client.clone(), metrics.clone());
     Ok(Started {
         synced,
-        insights,
-        writers: Box::new(move |ctx: &LoopContext| {
-            let tasks = start_writers(
-                &args, &client, &caches, &wakers, &metrics, ctx, prometheus, hub,
-            );
-            tracing::info!(namespace = %args.namespace, "update-status-controller running");
-            tasks
-        }),
+        insights: caches.insights.clone(),
+        writers: Box::new(
+            move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
+                let tasks = start_writers(args, client, &caches, &wakers, ctx, prometheus, hub);
+                tracing::info!(namespace = %args.namespace, "update-status-controller running");
+                tasks
+            },
+        ),
     })
 }
 
@@ -135,13 +133,11 @@ async fn hub_sync(
 }
 
 /// Starts the tasks that write (the reconcilers, the hub sync): they run only while we lead.
-#[allow(clippy::too_many_arguments)]
 fn start_writers(
     args: &Args,
     client: &kube::Client,
     caches: &Caches,
     wakers: &Wakers,
-    metrics: &Arc<Metrics>,
     ctx: &LoopContext,
     prometheus: Option<PrometheusClient>,
     hub: Option<HubSync>,
@@ -151,14 +147,14 @@ fn start_writers(
         client.clone(),
         &args.namespace,
         caches.clone(),
-        metrics.clone(),
+        ctx.metrics.clone(),
         args.cluster_id.clone(),
     );
     let wp = WorkerPoolsReconciler::new(
         client.clone(),
         &args.namespace,
         caches.clone(),
-        metrics.clone(),
+        ctx.metrics.clone(),
         args.cluster_id.clone(),
     );
     ctx.spawn(&mut tasks, cp, &wakers.control_plane);
@@ -174,7 +170,7 @@ fn start_writers(
                 client.clone(),
                 &args.namespace,
                 caches.clone(),
-                metrics.clone(),
+                ctx.metrics.clone(),
                 prometheus,
                 PollSettings {
                     interval: args.prometheus_interval,
