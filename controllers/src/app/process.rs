@@ -35,6 +35,9 @@ pub(crate) type Synced = Pin<
     Box<dyn Future<Output = Result<(), kube::runtime::reflector::store::WriterDropped>> + Send>,
 >;
 
+/// Starts a mode's writers once we lead (the reconcile loops' context, the flags, the client).
+pub(crate) type StartWriters = Box<dyn FnOnce(&LoopContext, &Args, &kube::Client) -> Tasks + Send>;
+
 /// What a mode started before we lead, and how it starts its writers once we do.
 pub(crate) struct Started {
     /// Resolves once every cache of the mode has listed.
@@ -42,7 +45,7 @@ pub(crate) struct Started {
     /// Our UpdateInsights (the health series are computed from them at scrape time).
     pub insights: Store<CachedInsight>,
     /// Starts the reconcilers and the hub sync (they run only while we lead), and wakes them.
-    pub writers: Box<dyn FnOnce(&LoopContext, &Args, &kube::Client) -> Tasks + Send>,
+    pub writers: StartWriters,
 }
 
 /// Health series are computed from our insights at scrape time (every scope, whichever
