@@ -41,7 +41,7 @@ use update_status_e2e::playback::{self, HostedSimulator};
 use update_status_e2e::{TestEnv, repo_root, wait_for};
 use update_status_simulator::FaultSpec;
 use update_status_simulator::hosted::{
-    HostedFaults, HostedSimConfig, HostedSimulation, HostedStage,
+    HostedFaults, HostedSimConfig, HostedSimInputs, HostedSimulation, HostedStage,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
