@@ -34,9 +34,10 @@ manifests-check: ## Fail if config/crd/*.yaml differs from what the code generat
 	$(CARGO) run -q -p update-status-controllers --bin crdgen -- --check
 
 .PHONY: lint
-lint: ## cargo fmt --check and clippy -D warnings
+lint: ## cargo fmt --check and clippy -D warnings (the e2e tests too, which need `--features e2e` to compile)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p update-status-e2e --features e2e --all-targets -- -D warnings
 
 .PHONY: k8s-bins
 k8s-bins: tools ## Build the pinned etcd, kube-apiserver, kube-controller-manager into .cache/bin (cached)
