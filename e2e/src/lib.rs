@@ -15,6 +15,7 @@
 //! `#[tokio::test]` has its own runtime, so each [`TestEnv`] builds its own client; only
 //! the cluster is shared.
 
+pub mod certs;
 pub mod controller;
 pub mod hosted_objects;
 pub mod hub_copies;
