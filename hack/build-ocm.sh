@@ -50,6 +50,7 @@ t0=$SECONDS
 log "extracting $archive into ${src#"$root"/}"
 tmp=$(mktemp -d "$root/.cache/ocm-src.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
 tar -xJf "$archive" -C "$tmp" --strip-components=1 --no-same-owner
 [[ -f $tmp/go.mod && -d $tmp/vendor ]] || die "$archive does not hold an OCM tree with vendor/ under one top folder"
 grep -q '^module open-cluster-management.io/ocm$' "$tmp/go.mod" || die "$archive is not open-cluster-management.io/ocm (go.mod)"
