@@ -34,10 +34,12 @@ if [[ ! -f $archive ]]; then
 fi
 [[ -f $main_go ]] || die "$main_go is missing"
 
+ldflags="-s -w -X open-cluster-management.io/ocm/pkg/version.commitFromGit=$commit"
+ldflags+=" -X open-cluster-management.io/ocm/pkg/version.versionFromGit=${commit:0:12}"
 want=$({
   sha256sum <"$archive"
   sha256sum <"$main_go"
-  echo "go-build-flags: -trimpath -ldflags=-s -w CGO_ENABLED=0 -mod=vendor"
+  echo "go build -trimpath -ldflags '$ldflags' CGO_ENABLED=0 GOFLAGS=-mod=vendor"
 } | sha256sum | cut -d' ' -f1)
 if [[ -f $stamp && $(<"$stamp") == "$want" && -x $out/ocm ]]; then
   exit 0
@@ -71,7 +73,7 @@ log "building ${out#"$root"/}/ocm from OCM $commit (offline, vendored; 4-8 minut
 (
   cd "$src"
   export CGO_ENABLED=0 GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOWORK=off
-  go build -trimpath -ldflags "-s -w" -o "$out/ocm.new" ./cmd/update-status-ocm
+  go build -trimpath -ldflags "$ldflags" -o "$out/ocm.new" ./cmd/update-status-ocm
 )
 mv "$out/ocm.new" "$out/ocm"
 echo "$want" >"$stamp"
