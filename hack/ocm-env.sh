@@ -211,7 +211,7 @@ wait_healthy() { # name port
 
 webhook_ok() {
   curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$WEBHOOK_HEALTH_PORT/readyz" &&
-    curl -s --max-time 2 -o /dev/null --cacert "$ocm_dir/webhook/tls.crt" "https://127.0.0.1:$WEBHOOK_PORT/convert"
+    curl -s --max-time 2 -o /dev/null --cacert "$ocm_dir/webhook/tls.crt" "https://127.0.0.1:$WEBHOOK_PORT/"
 }
 
 # --- control planes --------------------------------------------------------------
