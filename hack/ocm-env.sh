@@ -24,11 +24,15 @@
 # environment:
 #   OCM_ENV_DIR          state dir (default <repo>/.cache/ocm-env)
 #   OCM_CLUSTERS         managed cluster names, space separated (default "cluster1")
-#   OCM_SIGNING_DURATION lifetime of the certificates the hub signs (kube-controller-manager
-#                        --cluster-signing-duration; default 1 year). Clients renew theirs when
-#                        20-25% of the lifetime is left, counted from 5 minutes before signing
-#                        (the signer backdates): with 10m a certificate is renewed about 6 minutes
-#                        after it was issued. Below 2m they are renewed in a loop: refused.
+#   OCM_SIGNING_DURATION lifetime of the certificates the hub signs, the klusterlet's and the
+#                        add-ons' (kube-controller-manager --cluster-signing-duration; default 1
+#                        year). The registration agent renews a certificate when 20-25% of its
+#                        lifetime is left, the lifetime counted from 5 minutes before signing (the
+#                        signer backdates), but it only looks on Secret/CSR events and every 5
+#                        minutes: below 30m a certificate can expire unrenewed (then the agent
+#                        cannot reach the hub and re-bootstraps, needing a new approval), so
+#                        shorter values are refused. With 30m, renewal comes 26-33 minutes after
+#                        issue: tests force a rotation instead (e2e/src/ocm.rs, force_rotation).
 #   OCM_STATUS_SYNC_INTERVAL
 #                        how often the work agent reports resource status (Deployment replicas,
 #                        hence add-on availability) to the hub (default 2s; a klusterlet's is 10s)
@@ -114,7 +118,7 @@ live_pid() {
   cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
   case $(basename "${exe% (deleted)}") in
   ocm) [[ $cmdline == "$bin "* ]] || return 1 ;;
-  bash) [[ $cmdline == *"update-status-ocm-env-restart-loop $name "* ]] || return 1 ;;
+  bash) [[ $cmdline == *"ocm-env.sh __restart-loop $name "* ]] || return 1 ;;
   *) return 1 ;;
   esac
   echo "$pid"
@@ -129,23 +133,51 @@ start() {
   disown $!
 }
 
-# start_restarting NAME ARGS...: as start, but the process is started again whenever it exits
-# (after 1s), as kubelet restarts a container: the klusterlet agent exits to pick up new hub
-# credentials. The loop and the agent share a process group, stopped together.
+# start_restarting NAME PORT ARGS...: as start, but run by `restart_loop` (below), which stands in
+# for kubelet: the klusterlet agent exits to pick up new hub credentials, and kubelet restarts it
+# when its liveness probe fails (expired hub certificate). The loop and the agent share a process
+# group, stopped together.
 start_restarting() {
-  local name=$1
-  shift
-  # shellcheck disable=SC2016 # expanded by the inner bash
-  setsid bash -c 'name=$1 log=$2; shift 2
-    while :; do
-      echo "ocm-env: starting $name ($(date -u +%FT%TZ))" >>"$log"
-      "$@" >>"$log" 2>&1 </dev/null && rc=0 || rc=$?
-      echo "ocm-env: $name exited with status $rc; restarting in 1s" >>"$log"
-      sleep 1
-    done' update-status-ocm-env-restart-loop "$name" "$ocm_dir/$name.log" "$bin" "$@" \
+  local name=$1 port=$2
+  shift 2
+  setsid bash "$root/hack/ocm-env.sh" __restart-loop "$name" "$ocm_dir/$name.log" "$port" "$bin" "$@" \
     >/dev/null 2>&1 </dev/null 9>&- &
   echo $! >"$ocm_dir/$name.pid"
   disown $!
+}
+
+# restart_loop NAME LOG PORT COMMAND...: runs COMMAND again 1s after it exits, and probes its
+# https://127.0.0.1:PORT/healthz as the klusterlet Deployment's liveness probe does (first after
+# 2s, every 10s, 3 failures in a row: SIGTERM, SIGKILL 30s later).
+restart_loop() {
+  local name=$1 log=$2 port=$3 pid rc fails t
+  shift 3
+  while :; do
+    echo "ocm-env: starting $name ($(date -u +%FT%TZ))" >>"$log"
+    "$@" >>"$log" 2>&1 </dev/null &
+    pid=$!
+    fails=0
+    for ((t = 0; ; t++)); do
+      sleep 1
+      kill -0 "$pid" 2>/dev/null || break
+      ((t % 10 == 1)) || continue
+      if curl -sk --max-time 2 -o /dev/null -f "https://127.0.0.1:$port/healthz"; then
+        fails=0
+      elif ((++fails >= 3)); then
+        echo "ocm-env: $name failed its liveness probe (/healthz) 3 times in a row; restarting it, as kubelet would" >>"$log"
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 30); do
+          kill -0 "$pid" 2>/dev/null || break
+          sleep 1
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+        break
+      fi
+    done
+    if wait "$pid"; then rc=0; else rc=$?; fi
+    echo "ocm-env: $name exited with status $rc; restarting it in 1s" >>"$log"
+    sleep 1
+  done
 }
 
 # stop NAME...: SIGTERM to the process group of each live component, SIGKILL after 10s.
@@ -481,7 +513,7 @@ cmd_up() {
   if [[ -n $signing_duration ]]; then
     local secs
     secs=$(duration_seconds "$signing_duration") || die "OCM_SIGNING_DURATION=$signing_duration is not a duration like 10m or 1h"
-    ((secs >= 120)) || die "OCM_SIGNING_DURATION=$signing_duration: below 2m the signer's 5-minute backdating makes every new certificate due for renewal at once"
+    ((secs >= 1800)) || die "OCM_SIGNING_DURATION=$signing_duration: below 30m certificates can expire before the registration agent's 5-minute check renews them"
   fi
   if [[ -e $OCM_ENV_DIR && ! -f $OCM_ENV_DIR/$marker && -n $(ls -A "$OCM_ENV_DIR" 2>/dev/null) ]]; then
     die "OCM_ENV_DIR=$OCM_ENV_DIR exists, is not empty and was not created by this script; refusing to use it"
@@ -553,7 +585,7 @@ cmd_up() {
     chmod 700 "$d"
     bootstrap_kubeconfig "$d/bootstrap.kubeconfig"
     var=AGENT_PORT_${c//-/_}
-    start_restarting "agent-$c" agent --kubeconfig="$(cluster_dir "$c")/kubeconfig" \
+    start_restarting "agent-$c" "${!var}" agent --kubeconfig="$(cluster_dir "$c")/kubeconfig" \
       --namespace="$agent_ns" --disable-leader-election --listen="127.0.0.1:${!var}" \
       --cluster-name="$c" --bootstrap-kubeconfig="$d/bootstrap.kubeconfig" \
       --hub-kubeconfig-dir="$d/hub-kubeconfig" --workload-source-config="$d/hub-kubeconfig/kubeconfig" \
@@ -651,6 +683,10 @@ cmd_status() {
 }
 
 case ${1:-} in
+__restart-loop)
+  shift
+  restart_loop "$@"
+  ;;
 up) cmd_up ;;
 down) cmd_down ;;
 env) cmd_env ;;
