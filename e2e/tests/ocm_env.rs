@@ -15,6 +15,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -50,9 +51,17 @@ async fn identity(client: &Client) -> Result<(String, Vec<String>), kube::Error>
     ))
 }
 
+const PROBE_CONFIG_MAP: &str = "ocm-env-probe";
+
 fn config_map(name: &str) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"from": "ocm_env"}}))
-        .unwrap_or_default()
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("from".to_string(), "ocm_env".to_string())].into()),
+        ..ConfigMap::default()
+    }
 }
 
 #[tokio::test]
@@ -84,6 +93,11 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
 }
 
 async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
+    // What a failed earlier run against the same environment may have left
+    // (UPDATE_STATUS_OCM_ENV_DIR).
+    let cms: Api<ConfigMap> = Api::namespaced(hub.clone(), CLUSTER);
+    let _ = cms.delete(PROBE_CONFIG_MAP, &DeleteParams::default()).await;
+
     let mc = ocm::wait_cluster_joined(hub, CLUSTER, TIMEOUT).await?;
     assert_eq!(
         mc.data.pointer("/spec/hubAcceptsClient"),
@@ -228,12 +242,12 @@ async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
     assert_eq!(binding.role_ref.name, "ocm-env-probe-hub");
     let in_cluster_ns: Api<ConfigMap> = Api::namespaced(addon_client.clone(), CLUSTER);
     in_cluster_ns
-        .create(&PostParams::default(), &config_map("ocm-env-probe"))
+        .create(&PostParams::default(), &config_map(PROBE_CONFIG_MAP))
         .await
         .map_err(|e| format!("the add-on may create ConfigMaps in hub namespace {CLUSTER}: {e}"))?;
     let in_default: Api<ConfigMap> = Api::namespaced(addon_client.clone(), "default");
     match in_default
-        .create(&PostParams::default(), &config_map("ocm-env-probe"))
+        .create(&PostParams::default(), &config_map(PROBE_CONFIG_MAP))
         .await
     {
         Err(kube::Error::Api(s)) if s.code == 403 => {}
@@ -315,8 +329,7 @@ async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
         TIMEOUT,
     )
     .await?;
-    let cms: Api<ConfigMap> = Api::namespaced(hub.clone(), CLUSTER);
-    cms.delete("ocm-env-probe", &DeleteParams::default())
+    cms.delete(PROBE_CONFIG_MAP, &DeleteParams::default())
         .await?;
     drop(volume);
     let _ = std::fs::remove_dir_all(&mount_dir);
