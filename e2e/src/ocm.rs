@@ -227,6 +227,8 @@ pub struct OcmOptions {
 pub struct OcmEnv {
     dir: PathBuf,
     clusters: Vec<String>,
+    /// Started by this process (not `UPDATE_STATUS_OCM_ENV_DIR`).
+    started_here: bool,
 }
 
 impl OcmEnv {
@@ -326,6 +328,80 @@ impl OcmEnv {
         kubectl(&self.cluster_kubeconfig(cluster)?, args).await
     }
 
+    /// Stops the environment now (`hack/ocm-env.sh down`) instead of after the test process
+    /// exits, so that its teardown does not overlap the next test binary: for the end of the last
+    /// test of a binary that uses it. A no-op for an environment this process did not start or
+    /// with `UPDATE_STATUS_E2E_KEEP=1`; later uses of the environment fail.
+    pub async fn stop(&self) -> Result<(), OcmError> {
+        if !self.started_here || env_flag(KEEP_ENV) {
+            return Ok(());
+        }
+        let dir = self.dir.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(script())
+                .arg("down")
+                .env("OCM_ENV_DIR", &dir)
+                .stdin(Stdio::null())
+                .output()
+        })
+        .await
+        .map_err(|e| OcmError::Command {
+            what: format!("{} down", script().display()),
+            message: format!("task failed: {e}"),
+        })?
+        .map_err(|e| OcmError::Command {
+            what: format!("{} down", script().display()),
+            message: e.to_string(),
+        })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(OcmError::Command {
+                what: format!(
+                    "OCM_ENV_DIR={} {} down ({})",
+                    self.dir.display(),
+                    script().display(),
+                    out.status
+                ),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// The last `lines` lines of every OCM process's log (without library-go's repeated
+    /// complaint that the test API servers have no request-header CA), for failure messages: the
+    /// logs go with the environment when it is removed.
+    pub fn log_tails(&self, lines: usize) -> String {
+        let mut out = String::new();
+        let Ok(entries) = std::fs::read_dir(self.log_dir()) else {
+            return format!("(no logs in {})", self.log_dir().display());
+        };
+        let mut logs: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        logs.sort();
+        for log in logs {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let kept: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.contains("extension-apiserver-authentication"))
+                .collect();
+            let tail = &kept[kept.len().saturating_sub(lines)..];
+            out.push_str(&format!(
+                "--- {} (last {} lines)\n",
+                log.display(),
+                tail.len()
+            ));
+            for l in tail {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
     /// `hack/ocm-env.sh status`: the state of every component, for failure messages.
     pub async fn status(&self) -> String {
         let dir = self.dir.clone();
@@ -419,7 +495,11 @@ fn start_or_reuse(options: &OcmOptions) -> Result<OcmEnv, String> {
             "e2e: using the OCM environment in {} (clusters {clusters:?})",
             dir.display()
         );
-        return Ok(OcmEnv { dir, clusters });
+        return Ok(OcmEnv {
+            dir,
+            clusters,
+            started_here: false,
+        });
     }
     if options.clusters.is_empty() {
         return Err("no managed cluster asked for".into());
@@ -480,6 +560,7 @@ fn start_or_reuse(options: &OcmOptions) -> Result<OcmEnv, String> {
     Ok(OcmEnv {
         dir,
         clusters: options.clusters.clone(),
+        started_here: true,
     })
 }
 

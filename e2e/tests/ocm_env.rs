@@ -69,12 +69,28 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
     let env = OcmEnv::shared(&[CLUSTER]).await?;
     let hub = env.hub_client().await?;
     let spoke = env.cluster_client(CLUSTER).await?;
-    let result = scenario(env, &hub, &spoke).await;
+    // In a task of its own, so that a failed assertion (a panic) is reported with the state of
+    // the environment and cleaned up after like an error.
+    let (task_hub, task_spoke) = (hub.clone(), spoke.clone());
+    let result =
+        match tokio::spawn(async move { scenario(env, &task_hub, &task_spoke).await }).await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => {
+                let payload = e.into_panic();
+                let message = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic without a message".into());
+                Err(message.into())
+            }
+            Err(e) => Err(e.into()),
+        };
     if result.is_err() {
         eprintln!(
-            "ocm_env: failed; OCM environment:\n{}\nlogs: {}",
+            "ocm_env: failed; OCM environment:\n{}\n{}",
             env.status().await,
-            env.log_dir().display()
+            env.log_tails(30)
         );
     }
     // Leave the hub as it was for other tests of the process (the add-on is already disabled
@@ -89,6 +105,10 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
             &probe_addon().to_string_lossy(),
         ])
         .await;
+    // The only test of this binary: stop now rather than while the next test binary runs.
+    if result.is_ok() {
+        env.stop().await?;
+    }
     result
 }
 
