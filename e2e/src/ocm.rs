@@ -978,14 +978,18 @@ fn write_atomically(
     let versioned = format!("..{ts}.{generation}-{seq}");
     let new_dir = dir.join(&versioned);
     std::fs::create_dir(&new_dir).map_err(|e| format!("creating {}: {e}", new_dir.display()))?;
-    for (key, value) in data {
+    let written = data.iter().try_for_each(|(key, value)| {
         if key.contains('/') || key.starts_with("..") || key.is_empty() {
             return Err(format!("Secret key {key:?} cannot be a file name"));
         }
         let file = new_dir.join(key);
         std::fs::write(&file, &value.0).map_err(|e| format!("writing {}: {e}", file.display()))?;
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| format!("chmod {}: {e}", file.display()))?;
+            .map_err(|e| format!("chmod {}: {e}", file.display()))
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&new_dir);
+        return Err(e);
     }
     let old = std::fs::read_link(dir.join("..data")).ok();
     let tmp = dir.join("..data_tmp");
