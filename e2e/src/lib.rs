@@ -20,6 +20,7 @@ pub mod controller;
 pub mod hosted_objects;
 pub mod hub_copies;
 pub mod kubeconfig;
+pub mod ocm;
 pub mod outputs;
 pub mod prometheus;
 pub mod simulator;
