@@ -43,6 +43,10 @@ lint: ## cargo fmt --check and clippy -D warnings (the e2e tests too, which need
 k8s-bins: tools ## Build the pinned etcd, kube-apiserver, kube-controller-manager into .cache/bin (cached)
 	hack/build-k8s.sh
 
+.PHONY: ocm-bins
+ocm-bins: tools ## Build .cache/bin/ocm (Open Cluster Management hub and klusterlet, for the e2e tests) from the OCM source archive, OCM_SRC_ARCHIVE or ../shared/ocm/ocm-src.tar.xz (cached)
+	hack/build-ocm.sh
+
 .PHONY: unit
 unit: ## Unit, fixture and structure tests (no import cycle, the controller's layers; no cluster, no Go: the e2e tests need `--features e2e`)
 	$(CARGO) test --workspace
@@ -52,7 +56,7 @@ modules: ## Print every crate's files, the import arrows between them and any cy
 	$(CARGO) run -q -p xtask -- modules
 
 .PHONY: e2e
-e2e: tools k8s-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager
+e2e: tools k8s-bins ocm-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager (and a real OCM hub with managed clusters: ocm_env)
 	hack/e2e.sh
 
 .PHONY: prometheus-rules
@@ -96,6 +100,14 @@ dev-cluster: tools k8s-bins ## Start the local control plane (kubeconfig: .cache
 .PHONY: dev-cluster-down
 dev-cluster-down: ## Stop the local control plane and remove its state
 	hack/local-cluster.sh down
+
+.PHONY: ocm-env
+ocm-env: tools k8s-bins ocm-bins ## Start an OCM hub and managed clusters (OCM_CLUSTERS, default cluster1) as local processes in .cache/ocm-env (hack/ocm-env.sh; `hack/ocm-env.sh env` prints the kubeconfigs)
+	hack/ocm-env.sh up
+
+.PHONY: ocm-env-down
+ocm-env-down: ## Stop the OCM environment and remove its state
+	hack/ocm-env.sh down
 
 .PHONY: load-snapshot
 load-snapshot: ## Load SNAPSHOT=<dir> into the local control plane

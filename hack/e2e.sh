@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make e2e: starts one local control plane for all e2e test binaries, builds the binaries the
-# tests run (the controller and the kubectl plugin, debug and release), runs the e2e tests, and
-# tears down.
+# tests run (the controller and the kubectl plugin, debug and release; OCM for ocm_env, which
+# starts its own hub and managed clusters), runs the e2e tests, and tears down.
 # UPDATE_STATUS_E2E_KEEP=1 keeps the cluster (and its logs) for debugging.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +11,7 @@ export CLUSTER_DIR=${E2E_CLUSTER_DIR:-$root/.cache/e2e-cluster}
 # break each other's timing (other checkouts): the second waits for the first.
 # Builds first, outside the lock: a build holding it would keep other runs waiting.
 hack/build-k8s.sh
+hack/build-ocm.sh
 cargo build -q -p update-status-controllers -p update-status-cli --bins
 # The release controller (the service_account test runs the binary the image ships): the same
 # build as `make image`, so `make test` builds it once.

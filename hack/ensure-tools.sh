@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks (and where possible installs) what the build and the tests need on a fresh machine:
-# Rust (cargo), Go (to build the pinned control plane), kubectl, openssl, and Prometheus
+# Rust (cargo), Go (to build the pinned control plane and OCM), kubectl, openssl, xz, and Prometheus
 # (`promtool` for the alerting-rule tests, `prometheus` for the alerts e2e tests: Debian's
 # `prometheus` package has both). Optional: podman (Debian package) builds the container image
 # (`make image`, `make image-test`); when it cannot be installed, the image test is skipped and
@@ -12,6 +12,7 @@ command -v go >/dev/null || missing+=("go (Go toolchain >= 1.26, https://go.dev/
 apt_pkgs=()
 command -v openssl >/dev/null || apt_pkgs+=(openssl)
 command -v kubectl >/dev/null || apt_pkgs+=(kubectl)
+command -v xz >/dev/null || apt_pkgs+=(xz-utils) # hack/build-ocm.sh extracts the OCM source
 { command -v prometheus >/dev/null && command -v promtool >/dev/null; } || apt_pkgs+=(prometheus)
 if ((${#apt_pkgs[@]})); then
   if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
@@ -29,7 +30,7 @@ if ! command -v podman >/dev/null; then
   fi
   command -v podman >/dev/null || echo "ensure-tools: podman is not available: make image and make image-test cannot build the image (make test skips the image test)" >&2
 fi
-for t in openssl kubectl prometheus promtool; do command -v "$t" >/dev/null || missing+=("$t"); done
+for t in openssl kubectl xz prometheus promtool; do command -v "$t" >/dev/null || missing+=("$t"); done
 if ((${#missing[@]})); then
   printf 'ensure-tools: missing: %s\n' "${missing[@]}" >&2
   exit 1

@@ -24,9 +24,17 @@
 #                    `start-apiserver` (e.g. a throttled API server for e2e/tests/throttled.rs:
 #                    "--enable-priority-and-fairness=false --max-requests-inflight=1
 #                    --max-mutating-requests-inflight=1"; restart it without them to undo)
+#   CSR_SIGNING      1: kube-controller-manager also signs approved CertificateSigningRequests
+#                    (kubernetes.io/kube-apiserver-client and the other built-in signers) with the
+#                    cluster's CA, as a hub of Open Cluster Management needs (hack/ocm-env.sh);
+#                    read by `up` (default: off, no signer)
+#   CSR_SIGNING_DURATION
+#                    with CSR_SIGNING=1: the longest lifetime of a signed certificate
+#                    (--cluster-signing-duration, e.g. 1h; default kube-controller-manager's, 1 year).
+#                    Short-lived certificates are renewed sooner by their clients (rotation tests).
 #
-# Only the garbage collector, namespace and service-account controllers run in
-# kube-controller-manager: there is no node lifecycle controller, so the fake Nodes
+# Only the garbage collector, namespace and service-account controllers (and, with CSR_SIGNING=1,
+# the CSR signer) run in kube-controller-manager: there is no node lifecycle controller, so the fake Nodes
 # loaded from snapshots (no kubelet) keep the conditions they were created with; and the
 # TaintNodesByCondition admission plugin is off, so they get no not-ready taint either.
 set -eEuo pipefail
@@ -383,9 +391,26 @@ EOF
 
   # No --authentication/authorization-kubeconfig: the serving endpoint only answers the
   # always-allowed /healthz, and the apiserver has no request-header CA to delegate to.
+  # --use-service-account-credentials: each controller acts as its own service account (the CSR
+  # signer as system:serviceaccount:kube-system:certificate-controller, which RBAC allows to
+  # write the certificates).
+  local controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
+  local signing=()
+  case ${CSR_SIGNING:-} in
+  1 | true)
+    controllers+=,certificatesigningrequest-signing-controller
+    signing=(--cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key")
+    if [[ -n ${CSR_SIGNING_DURATION:-} ]]; then
+      signing+=(--cluster-signing-duration="$CSR_SIGNING_DURATION")
+    fi
+    log "kube-controller-manager signs approved CSRs with the cluster CA${CSR_SIGNING_DURATION:+ (certificates valid for at most $CSR_SIGNING_DURATION)}"
+    ;;
+  "" | 0 | false) ;;
+  *) die "CSR_SIGNING=$CSR_SIGNING: expected 1 or 0" ;;
+  esac
   start kube-controller-manager --kubeconfig="$CLUSTER_DIR/kcm.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$CLUSTER_DIR/kcm-certs" \
-    --controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller \
+    --controllers="$controllers" "${signing[@]}" \
     --leader-elect=false --use-service-account-credentials=true \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
     --service-cluster-ip-range=10.0.0.0/24 --profiling=false

@@ -100,6 +100,9 @@ pub struct Local<'a> {
     pub namespace: &'a str,
     /// Hosted mode: the HostedCluster whose objects are copied.
     pub hosted_cluster: Option<&'a str>,
+    /// On an ACM hub: the uid of the ManagedClusterAddOn every copy must be owned by (`None`:
+    /// the copies have no owner).
+    pub owner_uid: Option<&'a str>,
 }
 
 impl<'a> From<&'a str> for Local<'a> {
@@ -107,6 +110,7 @@ impl<'a> From<&'a str> for Local<'a> {
         Local {
             namespace,
             hosted_cluster: None,
+            owner_uid: None,
         }
     }
 }
@@ -132,7 +136,15 @@ pub async fn hub_mirrors_local(
             .iter()
             .filter(|o| include_progress || !is_progress(o))
             .map(|o| {
-                let (n, l, s) = expected_copy(o, kind, cluster);
+                let (n, mut l, s) = expected_copy(o, kind, cluster);
+                if let Some(hc) = local.hosted_cluster {
+                    // A hosted cluster's copies name their HostedCluster (its session sees and
+                    // deletes only those).
+                    l.insert(
+                        "update.openshift.io/hosted-cluster".into(),
+                        format!("{}.{hc}", local.namespace),
+                    );
+                }
                 (n, (l, s))
             })
             .collect();
@@ -153,8 +165,21 @@ pub async fn hub_mirrors_local(
             if &o["status"] != s {
                 return Err(format!("{kind} {n}: status {}, want {s}", o["status"]));
             }
-            if !o["metadata"]["ownerReferences"].is_null() {
-                return Err(format!("{kind} {n}: has owner references"));
+            let owners = &o["metadata"]["ownerReferences"];
+            match local.owner_uid {
+                None if !owners.is_null() => {
+                    return Err(format!("{kind} {n}: has owner references"));
+                }
+                Some(uid)
+                    if owners[0]["kind"] != "ManagedClusterAddOn"
+                        || owners[0]["uid"] != uid
+                        || owners.as_array().map(Vec::len) != Some(1) =>
+                {
+                    return Err(format!(
+                        "{kind} {n}: owner references {owners}, want the ManagedClusterAddOn {uid}"
+                    ));
+                }
+                _ => {}
             }
         }
         copies += want.len();

@@ -15,10 +15,12 @@
 //! `#[tokio::test]` has its own runtime, so each [`TestEnv`] builds its own client; only
 //! the cluster is shared.
 
+pub mod certs;
 pub mod controller;
 pub mod hosted_objects;
 pub mod hub_copies;
 pub mod kubeconfig;
+pub mod ocm;
 pub mod outputs;
 pub mod playback;
 pub mod prometheus;

@@ -131,6 +131,7 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     let local = |hc| Local {
         namespace: &ns,
         hosted_cluster: Some(hc),
+        owner_uid: None,
     };
 
     // 1. Each hosted cluster in its own hub namespace, with its own objects only.
@@ -182,7 +183,7 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     );
     let text = std::fs::read_to_string(&log)?;
     assert!(
-        text.contains(&format!("already the hub name of HostedCluster {key_a}")),
+        text.contains(&format!("is held by HostedCluster {key_a}")),
         "the log says why zeta is not reported"
     );
 
@@ -282,6 +283,250 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
         hub_up(&controller, &key_b).is_none()
     })
     .await?;
+    drop(controller);
+    Ok(())
+}
+
+/// The namespace of config/hosted's ServiceAccount (and the Lease).
+const DEPLOY_NS: &str = "openshift-update-status";
+/// The add-on's hub-kubeconfig Secret, as OCM's registration agent names it.
+const ADDON_SECRET: &str = "update-status-hub-kubeconfig";
+
+/// Creates (or replaces) the add-on Secret of managed cluster `cluster` in namespace `ns`: a
+/// fresh client certificate of the add-on agent's identity for that cluster, signed by the
+/// control plane's CA, as OCM's registration agent writes it (kubeconfig naming `tls.crt` and
+/// `tls.key`, key `cluster-name`).
+async fn addon_secret(env: &TestEnv, ns: &str, cluster: &str) -> TestResult {
+    let dir = env
+        .cluster_dir()
+        .ok_or("the test needs the control plane's CA: run it with make e2e")?;
+    let work = std::env::temp_dir().join(format!("update-status-e2e-addon-{ns}-{cluster}"));
+    let cert = update_status_e2e::certs::client_cert(
+        dir,
+        &work,
+        &format!(
+            "system:open-cluster-management:cluster:{cluster}:addon:update-status:agent:update-status-agent"
+        ),
+        // The group OCM gives the agent of this cluster (the one the hub Role is bound to).
+        &[&format!(
+            "system:open-cluster-management:cluster:{cluster}:addon:update-status"
+        )],
+    )?;
+    let (server, ca) = update_status_e2e::certs::server_and_ca(env)?;
+    let files = [
+        (
+            "kubeconfig",
+            update_status_e2e::certs::addon_kubeconfig(&server, &ca).into_bytes(),
+        ),
+        ("tls.crt", cert.cert),
+        ("tls.key", cert.key),
+        ("cluster-name", cluster.as_bytes().to_vec()),
+    ];
+    let mut args = vec![
+        "create".to_string(),
+        "secret".into(),
+        "generic".into(),
+        ADDON_SECRET.into(),
+        "-n".into(),
+        ns.into(),
+        "--dry-run=client".into(),
+        "-o".into(),
+        "json".into(),
+    ];
+    for (k, v) in &files {
+        let p = work.join(k);
+        std::fs::write(&p, v)?;
+        args.push(format!("--from-file={k}={}", p.display()));
+    }
+    let secret = env.kubectl_ok(args).await?;
+    let file = work.join("secret.json");
+    std::fs::write(&file, secret)?;
+    env.kubectl_ok([
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        &file.display().to_string(),
+    ])
+    .await?;
+    Ok(())
+}
+
+/// The hub Role of the hub sync, bound to the add-on identity of `cluster` in its namespace.
+async fn bind_hub_role(env: &TestEnv, cluster: &str) -> TestResult {
+    let role = update_status_e2e::repo_root().join("config/hub/role.yaml");
+    env.kubectl_ok(["apply", "-n", cluster, "-f", &role.display().to_string()])
+        .await?;
+    env.kubectl_ok([
+        "create",
+        "rolebinding",
+        "update-status-addon",
+        "-n",
+        cluster,
+        "--role=update-status-hub-sync",
+        &format!("--group=system:open-cluster-management:cluster:{cluster}:addon:update-status"),
+    ])
+    .await?;
+    Ok(())
+}
+
+fn counter(c: &Controller, name: &str, hc: &str) -> f64 {
+    let prefix = format!("{name}{{hosted_cluster=\"{hc}\"}} ");
+    c.metrics()
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix(&prefix).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0.0)
+}
+
+/// Under ACM, hosted clusters are managed clusters of their own, and `--hub-addon-secrets`
+/// makes each write its copies with its own add-on identity (the Secret OCM's registration agent
+/// writes for it), not one shared: checked with the controller running as config/hosted's
+/// ServiceAccount with config/rbac/hosted/hub-addon-secrets (the Secrets watched by name), two
+/// hosted clusters, one identity's permissions revoked (only its cluster stops, and comes back)
+/// and one Secret renewed (the session switches to it, no failed pass).
+#[tokio::test]
+async fn each_hosted_cluster_writes_with_its_own_addon_identity() -> TestResult {
+    let env = TestEnv::new().await?;
+    install_hosted_crds(&env).await?;
+    let clusters_ns = env.namespace("hosted-acm").await?;
+    let ns = clusters_ns.name().to_string();
+    let hub_p = env.namespace("hub-p").await?;
+    let hub_q = env.namespace("hub-q").await?;
+    let (p, q) = ("papa", "quebec");
+    let mut sims = [simulator(&env, &ns, p, 21)?, simulator(&env, &ns, q, 22)?];
+    for s in &mut sims {
+        s.install().await?;
+        for _ in 0..3 {
+            s.step().await?;
+        }
+    }
+    annotate(&env, &ns, p, hub_p.name()).await?;
+    annotate(&env, &ns, q, hub_q.name()).await?;
+    for hub in [hub_p.name(), hub_q.name()] {
+        bind_hub_role(&env, hub).await?;
+        // The management cluster is this API server too: the Secret in the hub namespace's
+        // name (--hub-addon-secret-namespace={cluster}).
+        addon_secret(&env, hub, hub).await?;
+    }
+
+    // The controller as config/hosted's ServiceAccount, with the add-on Secrets' role only.
+    let root = update_status_e2e::repo_root();
+    for k in ["config/hosted", "config/rbac/hosted/hub-addon-secrets"] {
+        env.kubectl_ok([
+            "apply",
+            "--server-side",
+            "--field-manager=update-status-deploy",
+            "-k",
+            &root.join(k).display().to_string(),
+        ])
+        .await?;
+    }
+    let dir = std::env::temp_dir().join(format!("update-status-e2e-hosted-acm-{ns}"));
+    std::fs::create_dir_all(&dir)?;
+    let sa = update_status_e2e::kubeconfig::service_account_config(
+        &env,
+        DEPLOY_NS,
+        "update-status-controller",
+        &dir,
+    )
+    .await?;
+    let controller = Controller::start_via(
+        &sa.kubeconfig,
+        DEPLOY_NS,
+        &[
+            "--mode=hosted",
+            "--watch-namespace",
+            &ns,
+            "--hub-addon-secrets",
+            "--hub-addon-secret-namespace={cluster}",
+            "--assess-at",
+            NOW,
+        ],
+    )?;
+    let log = controller.log.clone();
+    let local = |hc| Local {
+        namespace: &ns,
+        hosted_cluster: Some(hc),
+        owner_uid: None,
+    };
+
+    // 1. Each hosted cluster's copies, written with its own identity.
+    wait_mirrored(&env, local(p), hub_p.name(), false, "p's copies", &log).await?;
+    wait_mirrored(&env, local(q), hub_q.name(), false, "q's copies", &log).await?;
+    let (key_p, key_q) = (format!("{ns}/{p}"), format!("{ns}/{q}"));
+
+    // 2. p's identity loses its permissions: p's session only is forbidden, and says so.
+    env.kubectl_ok([
+        "delete",
+        "rolebinding",
+        "update-status-addon",
+        "-n",
+        hub_p.name(),
+    ])
+    .await?;
+    sims[0].step().await?;
+    sims[1].step().await?;
+    wait_for(
+        TIMEOUT,
+        "p's hub sync reported down (forbidden)",
+        || async { hub_up(&controller, &key_p).is_some_and(|l| l.ends_with(" 0")) },
+    )
+    .await?;
+    wait_mirrored(&env, local(q), hub_q.name(), false, "q unaffected", &log).await?;
+    assert!(hub_up(&controller, &key_q).is_some_and(|l| l.ends_with(" 1")));
+    let text = std::fs::read_to_string(&log)?;
+    assert!(
+        text.contains("forbidden") && text.contains(hub_p.name()),
+        "the log names the hub namespace and the reason"
+    );
+    // Given back: p recovers.
+    bind_hub_role(&env, hub_p.name()).await?;
+    wait_mirrored(&env, local(p), hub_p.name(), false, "p recovered", &log).await?;
+
+    // 3. q's certificate renewed in its Secret: its session switches to it, no failed pass.
+    let failures = |c: &Controller| {
+        c.metrics()
+            .ok()
+            .map(|m| {
+                m.lines()
+                    .filter(|l| {
+                        l.starts_with(&format!(
+                            "update_status_hub_sync_errors_total{{hosted_cluster=\"{key_q}\""
+                        ))
+                    })
+                    .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                    .sum::<f64>()
+            })
+            .unwrap_or(0.0)
+    };
+    let before = failures(&controller);
+    addon_secret(&env, hub_q.name(), hub_q.name()).await?;
+    wait_for(TIMEOUT, "q switched to its renewed credentials", || async {
+        counter(
+            &controller,
+            "update_status_hub_credential_reloads_total",
+            &key_q,
+        ) >= 1.0
+    })
+    .await?;
+    sims[1].step().await?;
+    wait_mirrored(
+        &env,
+        local(q),
+        hub_q.name(),
+        false,
+        "q after its renewal",
+        &log,
+    )
+    .await?;
+    assert_eq!(
+        failures(&controller),
+        before,
+        "no failed hub call for the renewal"
+    );
     drop(controller);
     Ok(())
 }

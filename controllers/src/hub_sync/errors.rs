@@ -128,7 +128,7 @@ pub(super) fn hint(reason: &str, namespace: &str) -> String {
         "not-found" => format!(
             "namespace {namespace} or the update-status CRDs do not exist on the hub (the namespace comes with the cluster's registration; apply config/crd/ on the hub)"
         ),
-        "config" => "check --hub-kubeconfig".to_string(),
+        "config" => "check the hub credentials (--hub-kubeconfig, or in hosted mode the add-on Secret of this managed cluster)".to_string(),
         _ => "see the error".to_string(),
     }
 }

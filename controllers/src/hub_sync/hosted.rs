@@ -536,9 +536,15 @@ impl HostedHubSync {
         let retired = Arc::new(AtomicBool::new(false));
         let (creds, publish) = match &self.credentials {
             HostedCredentials::Shared(c) => (c.clone(), None),
-            HostedCredentials::AddonSecrets { namespace, .. } => {
+            HostedCredentials::AddonSecrets {
+                namespace, secrets, ..
+            } => {
                 let (ns, name) = addon_secret_ref(namespace, &hub_name);
                 let (tx, c) = Credentials::channel(&format!("Secret {ns}/{name}"));
+                // What there is now, before the session starts (it would report "none yet").
+                if let Some(Ok(m)) = addon_material(&secrets.state(), namespace, &hub_name) {
+                    tx.send_replace(Some(Arc::new(m)));
+                }
                 (c, Some(tx))
             }
         };

@@ -1,0 +1,357 @@
+//! The local Open Cluster Management environment (`hack/ocm-env.sh`, `update_status_e2e::ocm`)
+//! against the real OCM: a hub and `cluster1` joined, a minimal template add-on
+//! (`testdata/ocm/probe-addon.yaml`) enabled for `cluster1`, then checked the way the update-status
+//! add-on will rely on it: its Deployment arrives through the ManifestWork, rendered as the
+//! add-on manager renders template add-ons; its hub credentials arrive in
+//! `<addon>-hub-kubeconfig`, with the identity OCM documents and the permissions of its ClusterRole
+//! in its own cluster's namespace only; it becomes `Available` once its Deployment is; a forced
+//! rotation renews its certificate; disabling it removes what it installed.
+#![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+use update_status_e2e::ocm::{
+    self, HUB_KUBECONFIG_MOUNT, OcmEnv, SecretVolume, addon_groups, condition_status,
+    hub_kubeconfig_secret, kinds, template_addon_user,
+};
+use update_status_e2e::{client_for, poll_until, repo_root};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+const CLUSTER: &str = "cluster1";
+const ADDON: &str = "ocm-env-probe";
+/// The install namespace: the namespace of the template's (first) Deployment.
+const ADDON_NS: &str = "ocm-env-probe";
+const DEPLOYMENT: &str = "ocm-env-probe-agent";
+/// For OCM to act on a change (a few controller round trips, a work status sync of 2s).
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn probe_addon() -> PathBuf {
+    repo_root().join("testdata/ocm/probe-addon.yaml")
+}
+
+async fn identity(client: &Client) -> Result<(String, Vec<String>), kube::Error> {
+    let api: Api<SelfSubjectReview> = Api::all(client.clone());
+    let review = api
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await?;
+    let info = review.status.and_then(|s| s.user_info).unwrap_or_default();
+    Ok((
+        info.username.unwrap_or_default(),
+        info.groups.unwrap_or_default(),
+    ))
+}
+
+const PROBE_CONFIG_MAP: &str = "ocm-env-probe";
+
+fn config_map(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("from".to_string(), "ocm_env".to_string())].into()),
+        ..ConfigMap::default()
+    }
+}
+
+#[tokio::test]
+async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> TestResult {
+    let env = OcmEnv::shared(&[CLUSTER]).await?;
+    let hub = env.hub_client().await?;
+    let spoke = env.cluster_client(CLUSTER).await?;
+    // In a task of its own, so that a failed assertion (a panic) is reported with the state of
+    // the environment and cleaned up after like an error.
+    let (task_hub, task_spoke) = (hub.clone(), spoke.clone());
+    let result =
+        match tokio::spawn(async move { scenario(env, &task_hub, &task_spoke).await }).await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => {
+                let payload = e.into_panic();
+                let message = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic without a message".into());
+                Err(message.into())
+            }
+            Err(e) => Err(e.into()),
+        };
+    if result.is_err() {
+        eprintln!(
+            "ocm_env: failed; OCM environment:\n{}\n{}",
+            env.status().await,
+            env.log_tails(30)
+        );
+    }
+    // Leave the hub as it was for other tests of the process (the add-on is already disabled
+    // when the scenario got that far).
+    let _ = ocm::disable_addon(&hub, CLUSTER, ADDON).await;
+    let _ = env
+        .kubectl_hub([
+            "delete",
+            "--ignore-not-found",
+            "--wait=false",
+            "-f",
+            &probe_addon().to_string_lossy(),
+        ])
+        .await;
+    // The only test of this binary: stop now rather than while the next test binary runs.
+    if result.is_ok() {
+        env.stop().await?;
+    }
+    result
+}
+
+async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
+    // What a failed earlier run against the same environment may have left
+    // (UPDATE_STATUS_OCM_ENV_DIR).
+    let cms: Api<ConfigMap> = Api::namespaced(hub.clone(), CLUSTER);
+    let _ = cms.delete(PROBE_CONFIG_MAP, &DeleteParams::default()).await;
+
+    let mc = ocm::wait_cluster_joined(hub, CLUSTER, TIMEOUT).await?;
+    assert_eq!(
+        mc.data.pointer("/spec/hubAcceptsClient"),
+        Some(&json!(true)),
+        "ManagedCluster {CLUSTER} is joined, so accepted"
+    );
+
+    env.kubectl_hub(["apply", "-f", &probe_addon().to_string_lossy()])
+        .await?;
+    ocm::enable_addon(hub, CLUSTER, ADDON).await?;
+
+    // 1. The agent's manifests arrive through the ManifestWork, rendered.
+    let work_name = format!("addon-{ADDON}-deploy-0");
+    let works: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CLUSTER, &kinds::manifest_work());
+    let work = poll_until(
+        TIMEOUT,
+        &format!("ManifestWork {CLUSTER}/{work_name}"),
+        || async { works.get_opt(&work_name).await.ok().flatten() },
+    )
+    .await?;
+    let owner = work.owner_references().first().cloned();
+    assert!(
+        owner
+            .as_ref()
+            .is_some_and(|o| o.kind == "ManagedClusterAddOn"
+                && o.name == ADDON
+                && o.controller == Some(true)),
+        "ManifestWork {CLUSTER}/{work_name} is owned by its ManagedClusterAddOn: {owner:?}"
+    );
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), ADDON_NS);
+    let deployment = poll_until(
+        TIMEOUT,
+        &format!("Deployment {ADDON_NS}/{DEPLOYMENT} on {CLUSTER}"),
+        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
+    )
+    .await?;
+    let pod = deployment
+        .spec
+        .template
+        .spec
+        .clone()
+        .ok_or("the Deployment has no pod template")?;
+    let container = pod
+        .containers
+        .first()
+        .ok_or("the Deployment has no container")?;
+    let args = container.args.clone().unwrap_or_default();
+    assert_eq!(
+        args,
+        [
+            format!("--hub-kubeconfig={HUB_KUBECONFIG_MOUNT}/kubeconfig"),
+            format!("--cluster-name={CLUSTER}"),
+            "--unset-variable=[]".to_string(),
+        ],
+        "{{{{HUB_KUBECONFIG}}}} and {{{{CLUSTER_NAME}}}} expanded, an unknown variable to nothing"
+    );
+    let env_vars: Vec<(String, String)> = container
+        .env
+        .iter()
+        .flatten()
+        .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        env_vars,
+        [
+            (
+                "HUB_KUBECONFIG".to_string(),
+                format!("{HUB_KUBECONFIG_MOUNT}/kubeconfig")
+            ),
+            ("CLUSTER_NAME".to_string(), CLUSTER.to_string()),
+        ],
+        "the add-on manager also sets the values as environment variables"
+    );
+    let mount = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .find(|m| m.name == "hub-kubeconfig")
+        .ok_or("no hub-kubeconfig volume mount")?;
+    assert_eq!(mount.mount_path, HUB_KUBECONFIG_MOUNT);
+    let volume = pod
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == "hub-kubeconfig")
+        .ok_or("no hub-kubeconfig volume")?;
+    assert_eq!(
+        volume
+            .secret
+            .as_ref()
+            .and_then(|s| s.secret_name.as_deref()),
+        Some(hub_kubeconfig_secret(ADDON).as_str())
+    );
+    assert_eq!(
+        ocm::wait_addon_namespace(hub, CLUSTER, ADDON, TIMEOUT).await?,
+        ADDON_NS,
+        "the install namespace is the Deployment's"
+    );
+
+    // 2. The hub credentials arrive in <addon>-hub-kubeconfig, projected as a secret volume.
+    let secret_name = hub_kubeconfig_secret(ADDON);
+    let secret = ocm::wait_secret(
+        spoke,
+        ADDON_NS,
+        &secret_name,
+        &["kubeconfig", "tls.crt", "tls.key", "cluster-name"],
+        TIMEOUT,
+    )
+    .await?;
+    let kubeconfig = String::from_utf8(
+        secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get("kubeconfig"))
+            .map(|b| b.0.clone())
+            .unwrap_or_default(),
+    )?;
+    assert!(
+        kubeconfig.contains("client-certificate: tls.crt")
+            && kubeconfig.contains("client-key: tls.key")
+            && kubeconfig.contains("certificate-authority-data:"),
+        "the kubeconfig refers to the certificate files next to it and embeds the hub CA:\n{kubeconfig}"
+    );
+    let mount_dir = std::env::temp_dir().join(format!(
+        "update-status-e2e-ocm-volume-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&mount_dir);
+    let volume = SecretVolume::mount(spoke, ADDON_NS, &secret_name, &mount_dir, TIMEOUT).await?;
+
+    // 3. Its identity, and what it may do on the hub.
+    let addon_client = client_for(&volume.kubeconfig()).await?;
+    let (user, groups) = identity(&addon_client).await?;
+    assert_eq!(user, template_addon_user(CLUSTER, ADDON));
+    for g in addon_groups(CLUSTER, ADDON) {
+        assert!(groups.contains(&g), "group {g} in {groups:?}");
+    }
+    let bindings: Api<RoleBinding> = Api::namespaced(hub.clone(), CLUSTER);
+    let binding_name = format!("open-cluster-management:{ADDON}:clusterrole:agent");
+    let binding = bindings.get(&binding_name).await?;
+    assert_eq!(binding.role_ref.name, "ocm-env-probe-hub");
+    let in_cluster_ns: Api<ConfigMap> = Api::namespaced(addon_client.clone(), CLUSTER);
+    in_cluster_ns
+        .create(&PostParams::default(), &config_map(PROBE_CONFIG_MAP))
+        .await
+        .map_err(|e| format!("the add-on may create ConfigMaps in hub namespace {CLUSTER}: {e}"))?;
+    let in_default: Api<ConfigMap> = Api::namespaced(addon_client.clone(), "default");
+    match in_default
+        .create(&PostParams::default(), &config_map(PROBE_CONFIG_MAP))
+        .await
+    {
+        Err(kube::Error::Api(s)) if s.code == 403 => {}
+        other => {
+            return Err(format!("the add-on must be forbidden in default, got {other:?}").into());
+        }
+    }
+
+    // 4. Available once its Deployment is (the stand-in for kubelet).
+    let mca = ocm::addons_api(hub, CLUSTER).get(ADDON).await?;
+    assert_ne!(
+        condition_status(&mca, "Available").as_deref(),
+        Some("True"),
+        "not Available before its Deployment has available replicas"
+    );
+    ocm::set_deployment_available(spoke, ADDON_NS, DEPLOYMENT).await?;
+    ocm::wait_addon_condition(hub, CLUSTER, ADDON, "Available", "True", TIMEOUT).await?;
+
+    // 5. A forced rotation: new certificate and key in the Secret, and in the projection.
+    let writes = volume.writes();
+    let rotation = ocm::force_rotation(hub, spoke, CLUSTER, ADDON, ADDON_NS, TIMEOUT).await?;
+    assert_ne!(rotation.old_cert, rotation.new_cert);
+    volume.wait_writes(writes + 1, TIMEOUT).await?;
+    poll_until(
+        TIMEOUT,
+        "the new certificate in the projected volume",
+        || async {
+            let on_disk = std::fs::read(volume.dir().join("tls.crt")).ok()?;
+            (on_disk == rotation.new_cert).then_some(())
+        },
+    )
+    .await?;
+    let rotated_client = client_for(&volume.kubeconfig()).await?;
+    assert_eq!(
+        identity(&rotated_client).await?.0,
+        template_addon_user(CLUSTER, ADDON)
+    );
+    let after = Api::<Secret>::namespaced(spoke.clone(), ADDON_NS)
+        .get(&secret_name)
+        .await?;
+    assert_eq!(
+        after
+            .data
+            .as_ref()
+            .and_then(|d| d.get("cluster-name"))
+            .map(|b| b.0.as_slice()),
+        Some(CLUSTER.as_bytes()),
+        "the agent restored cluster-name"
+    );
+
+    // 6. Disabling the add-on removes what it installed, on the managed cluster and on the hub.
+    ocm::disable_addon(hub, CLUSTER, ADDON).await?;
+    ocm::wait_gone(
+        &deployments,
+        DEPLOYMENT,
+        &format!("Deployment {ADDON_NS}/{DEPLOYMENT} on {CLUSTER}"),
+        TIMEOUT,
+    )
+    .await?;
+    ocm::wait_gone(
+        &works,
+        &work_name,
+        &format!("ManifestWork {CLUSTER}/{work_name}"),
+        TIMEOUT,
+    )
+    .await?;
+    let secrets: Api<Secret> = Api::namespaced(spoke.clone(), ADDON_NS);
+    ocm::wait_gone(
+        &secrets,
+        &secret_name,
+        &format!("Secret {ADDON_NS}/{secret_name} on {CLUSTER}"),
+        TIMEOUT,
+    )
+    .await?;
+    ocm::wait_gone(
+        &bindings,
+        &binding_name,
+        &format!("RoleBinding {CLUSTER}/{binding_name} on the hub"),
+        TIMEOUT,
+    )
+    .await?;
+    cms.delete(PROBE_CONFIG_MAP, &DeleteParams::default())
+        .await?;
+    drop(volume);
+    let _ = std::fs::remove_dir_all(&mount_dir);
+    Ok(())
+}
