@@ -72,44 +72,39 @@ pub(crate) async fn start(
         )),
         _ => None,
     };
-    let synced = {
-        let caches = caches.clone();
-        Box::pin(async move { caches.synced().await })
-    };
-    Ok(Started {
-        synced,
-        insights: caches.insights.clone(),
-        writers: Box::new(
-            move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
-                let mut writers = Tasks::new();
-                let mut reconciler =
-                    HostedReconciler::new(client.clone(), caches, ctx.metrics.clone());
-                if args.hosted_kubeconfig_access {
-                    reconciler = reconciler.with_guest_access(wake.clone());
+    let listed = caches.clone();
+    let insights = caches.insights.clone();
+    Ok(Started::new(
+        async move { listed.synced().await },
+        insights,
+        move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
+            let mut writers = Tasks::new();
+            let mut reconciler = HostedReconciler::new(client.clone(), caches, ctx.metrics.clone());
+            if args.hosted_kubeconfig_access {
+                reconciler = reconciler.with_guest_access(wake.clone());
+            }
+            ctx.spawn(&mut writers, reconciler, &wake);
+            match hub {
+                Some(hub) => writers.spawn(
+                    "hub-sync",
+                    hub.run(ctx.stopping.clone())
+                        .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
+                ),
+                None => {
+                    tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off")
                 }
-                ctx.spawn(&mut writers, reconciler, &wake);
-                match hub {
-                    Some(hub) => writers.spawn(
-                        "hub-sync",
-                        hub.run(ctx.stopping.clone())
-                            .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
-                    ),
-                    None => {
-                        tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off")
-                    }
-                }
-                wake.notify_one();
-                if let Some(w) = &hub_wake.wake {
-                    w.notify_one();
-                }
-                tracing::info!(
-                    watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
-                    hosted_kubeconfig_access = args.hosted_kubeconfig_access,
-                    hub_sync = args.hub_on(),
-                    "update-status-controller running in hosted mode"
-                );
-                writers
-            },
-        ),
-    })
+            }
+            wake.notify_one();
+            if let Some(w) = &hub_wake.wake {
+                w.notify_one();
+            }
+            tracing::info!(
+                watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
+                hosted_kubeconfig_access = args.hosted_kubeconfig_access,
+                hub_sync = args.hub_on(),
+                "update-status-controller running in hosted mode"
+            );
+            writers
+        },
+    ))
 }

@@ -48,6 +48,24 @@ pub(crate) struct Started {
     pub writers: StartWriters,
 }
 
+impl Started {
+    /// What a mode started: `synced` resolves once its caches listed, `insights` is its cache
+    /// of our UpdateInsights, `writers` starts its writers.
+    pub fn new(
+        synced: impl Future<Output = Result<(), kube::runtime::reflector::store::WriterDropped>>
+        + Send
+        + 'static,
+        insights: Store<CachedInsight>,
+        writers: impl FnOnce(&LoopContext, &Args, &kube::Client) -> Tasks + Send + 'static,
+    ) -> Self {
+        Started {
+            synced: Box::pin(synced),
+            insights,
+            writers: Box::new(writers),
+        }
+    }
+}
+
 /// Health series are computed from our insights at scrape time (every scope, whichever
 /// reconciler wrote them), from this cache.
 pub(crate) fn count_insights_of(metrics: &Metrics, insights: &Store<CachedInsight>) {

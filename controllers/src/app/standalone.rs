@@ -89,21 +89,17 @@ pub(crate) async fn start(
         args.keep_progress(),
     );
     let hub = hub_sync(args, &caches, &wakers, metrics).await?;
-    let synced = {
-        let caches = caches.clone();
-        Box::pin(async move { caches.synced().await })
-    };
-    Ok(Started {
-        synced,
-        insights: caches.insights.clone(),
-        writers: Box::new(
-            move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
-                let tasks = start_writers(args, client, &caches, &wakers, ctx, prometheus, hub);
-                tracing::info!(namespace = %args.namespace, "update-status-controller running");
-                tasks
-            },
-        ),
-    })
+    let listed = caches.clone();
+    let insights = caches.insights.clone();
+    Ok(Started::new(
+        async move { listed.synced().await },
+        insights,
+        move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
+            let tasks = start_writers(args, client, &caches, &wakers, ctx, prometheus, hub);
+            tracing::info!(namespace = %args.namespace, "update-status-controller running");
+            tasks
+        },
+    ))
 }
 
 /// The hub sync of `--hub-kubeconfig`, if set. Checked before the reconcilers start (the hub
