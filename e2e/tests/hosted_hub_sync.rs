@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use update_status_e2e::controller::Controller;
-use update_status_e2e::hosted_objects::install_hosted_crds;
+use update_status_e2e::hosted_objects::{ClusterRbacGuard, install_hosted_crds};
 use update_status_e2e::hub_copies::{ACM_LABEL, KINDS, Local, list, name, wait_mirrored};
 use update_status_e2e::playback::HostedSimulator;
 use update_status_e2e::{TestEnv, quiet_period, wait_for};
@@ -391,6 +391,19 @@ fn counter(c: &Controller, name: &str, hc: &str) -> f64 {
 async fn each_hosted_cluster_writes_with_its_own_addon_identity() -> TestResult {
     let env = TestEnv::new().await?;
     install_hosted_crds(&env).await?;
+    // config/hosted binds the ServiceAccount config/default binds too: removed at the end, or
+    // the service_account test finds hosted mode's writes allowed in every namespace.
+    let _rbac = ClusterRbacGuard {
+        kubeconfig: env.kubeconfig_path().to_path_buf(),
+        objects: [
+            "clusterrolebinding/update-status-controller-hosted",
+            "clusterrole/update-status-controller-hosted",
+            "clusterrolebinding/update-status-controller-hub-addon-secrets",
+            "clusterrole/update-status-controller-hub-addon-secrets",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
     let clusters_ns = env.namespace("hosted-acm").await?;
     let ns = clusters_ns.name().to_string();
     let hub_p = env.namespace("hub-p").await?;
