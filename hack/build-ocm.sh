@@ -41,7 +41,8 @@ want=$({
   sha256sum <"$main_go"
   echo "go build -trimpath -ldflags '$ldflags' CGO_ENABLED=0 GOFLAGS=-mod=vendor"
 } | sha256sum | cut -d' ' -f1)
-if [[ -f $stamp && $(<"$stamp") == "$want" && -x $out/ocm ]]; then
+# The extracted tree is needed too: hack/ocm-env.sh installs the CRDs from it.
+if [[ -f $stamp && $(<"$stamp") == "$want" && -x $out/ocm && -f $src/go.mod ]]; then
   exit 0
 fi
 

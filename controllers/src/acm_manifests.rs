@@ -6,11 +6,10 @@
 //! - the `AddOnTemplate` `update-status-<version>`: the agent's manifests as they are, except the
 //!   Deployment, which reports to the hub with the credentials OCM gives it
 //!   (`--hub-kubeconfig={{HUB_KUBECONFIG}}`, `--cluster-name={{CLUSTER_NAME}}`) and whose image
-//!   is the variable `{{UPDATE_STATUS_IMAGE}}` (set by the admin in the AddOnDeploymentConfig);
-//!   every manifest is marked `hosted-manifest-location: none` (a hosted cluster's add-on, enabled
-//!   in hosted mode, only gets its hub identity: the hosted-mode controller reports it, see
-//!   docs/acm.md); `registration: KubeClient` with `hubPermissions: CurrentCluster` bound to
-//!   the ClusterRole below, in the cluster's own hub namespace only;
+//!   is the variable `{{UPDATE_STATUS_IMAGE}}` (set by the admin in the AddOnDeploymentConfig;
+//!   OCM renders an unset variable as nothing); `registration: KubeClient` with
+//!   `hubPermissions: CurrentCluster` bound to the ClusterRole below, in the cluster's own hub
+//!   namespace only;
 //! - the `ClusterRole` `open-cluster-management:update-status:agent`: the rules of
 //!   `config/hub/role.yaml`, exactly what the hub sync does;
 //! - the `ClusterManagementAddOn` `update-status`: manual enablement (a ManagedClusterAddOn per
@@ -34,8 +33,6 @@ pub const CONFIG_NAME: &str = "update-status";
 pub const IMAGE_VARIABLE: &str = "UPDATE_STATUS_IMAGE";
 /// The Deployment of the agent in config/default.
 const DEPLOYMENT: &str = "update-status-controller";
-/// Annotation: where a manifest goes when the add-on is enabled in hosted mode.
-const HOSTED_LOCATION: &str = "addon.open-cluster-management.io/hosted-manifest-location";
 
 /// What can go wrong generating the add-on.
 #[derive(Debug, thiserror::Error)]
@@ -77,14 +74,6 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         if m["kind"] == "Deployment" && m["metadata"]["name"] == DEPLOYMENT {
             found = true;
             agent_deployment(m)?;
-        }
-        let annotations = m["metadata"]
-            .as_object_mut()
-            .ok_or_else(|| AcmError::Missing("a manifest has no metadata".into()))?
-            .entry("annotations")
-            .or_insert_with(|| json!({}));
-        if let Some(a) = annotations.as_object_mut() {
-            a.insert(HOSTED_LOCATION.into(), json!("none"));
         }
     }
     if !found {
@@ -254,12 +243,8 @@ rules:
         let manifests = t["spec"]["agentSpec"]["workload"]["manifests"]
             .as_array()
             .expect("manifests");
-        assert_eq!(manifests.len(), 2, "every agent manifest, as it is");
-        assert!(
-            manifests
-                .iter()
-                .all(|m| m["metadata"]["annotations"][HOSTED_LOCATION] == "none")
-        );
+        assert_eq!(manifests.len(), 2, "every agent manifest");
+        assert_eq!(manifests[0], docs(AGENT)[0], "as it is, but the Deployment");
         let c = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(c["image"], "{{UPDATE_STATUS_IMAGE}}");
         assert_eq!(

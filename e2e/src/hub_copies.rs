@@ -39,11 +39,21 @@ pub async fn list_selected(
     ns: &str,
     selector: Option<&str>,
 ) -> Result<Vec<Value>, BoxError> {
+    list_at(env.kubeconfig_path(), kind, ns, selector).await
+}
+
+/// [`list_selected`] on the cluster of `kubeconfig` (a hub and a managed cluster apart).
+pub async fn list_at(
+    kubeconfig: &Path,
+    kind: &str,
+    ns: &str,
+    selector: Option<&str>,
+) -> Result<Vec<Value>, BoxError> {
     let mut args = vec!["get", kind, "-n", ns, "-o", "json"];
     if let Some(s) = selector {
         args.extend(["-l", s]);
     }
-    let out = env.kubectl_ok(args).await?;
+    let out = crate::ocm::kubectl(kubeconfig, args).await?;
     let v: Value = serde_json::from_str(&out)?;
     Ok(v["items"].as_array().cloned().unwrap_or_default())
 }
@@ -123,15 +133,30 @@ pub async fn hub_mirrors_local(
     cluster: &str,
     include_progress: bool,
 ) -> Result<usize, String> {
+    let kc = env.kubeconfig_path();
+    mirrors_between(kc, kc, local, cluster, include_progress).await
+}
+
+/// [`hub_mirrors_local`] with the local objects on the cluster of `local_kc` and the copies on
+/// the hub of `hub_kc`.
+pub async fn mirrors_between(
+    local_kc: &Path,
+    hub_kc: &Path,
+    local: Local<'_>,
+    cluster: &str,
+    include_progress: bool,
+) -> Result<usize, String> {
     let selector = local
         .hosted_cluster
         .map(|c| format!("update.openshift.io/cluster={c}"));
     let mut copies = 0;
     for kind in KINDS {
-        let here = list_selected(env, kind, local.namespace, selector.as_deref())
+        let here = list_at(local_kc, kind, local.namespace, selector.as_deref())
             .await
             .map_err(|e| e.to_string())?;
-        let there = list(env, kind, cluster).await.map_err(|e| e.to_string())?;
+        let there = list_at(hub_kc, kind, cluster, None)
+            .await
+            .map_err(|e| e.to_string())?;
         let want: BTreeMap<String, (BTreeMap<String, String>, Value)> = here
             .iter()
             .filter(|o| include_progress || !is_progress(o))
@@ -197,11 +222,26 @@ pub async fn wait_mirrored(
     what: &str,
     log: &Path,
 ) -> Result<Duration, BoxError> {
+    let kc = env.kubeconfig_path();
+    wait_mirrored_between(kc, kc, local, cluster, include_progress, what, log).await
+}
+
+/// [`wait_mirrored`] with the local objects on the cluster of `local_kc` and the copies on the
+/// hub of `hub_kc`.
+pub async fn wait_mirrored_between(
+    local_kc: &Path,
+    hub_kc: &Path,
+    local: impl Into<Local<'_>>,
+    cluster: &str,
+    include_progress: bool,
+    what: &str,
+    log: &Path,
+) -> Result<Duration, BoxError> {
     let local = local.into();
     let started = Instant::now();
     let last = Mutex::new(String::new());
     let r = poll_until(HUB_TIMEOUT, what, || async {
-        match hub_mirrors_local(env, local, cluster, include_progress).await {
+        match mirrors_between(local_kc, hub_kc, local, cluster, include_progress).await {
             Ok(n) if n > 0 => Some(()),
             Ok(_) => {
                 if let Ok(mut l) = last.lock() {

@@ -139,11 +139,11 @@ pub struct Args {
     /// name of the ControlPlaneUpdateStatus copy, label `open-cluster-management.io/cluster-name`.
     #[arg(long, env = "CLUSTER_NAME", value_name = "NAME", value_parser = parse_cluster_name)]
     pub cluster_name: Option<String>,
-    /// Hosted mode under ACM: each hosted cluster reports to the hub with its own add-on
-    /// identity, read from the Secret `update-status-hub-kubeconfig` that OCM's registration
-    /// agent writes when the add-on is enabled for its ManagedCluster in hosted mode (in the
-    /// namespace of --hub-addon-secret-namespace; needs config/rbac/hosted/hub-addon-secrets).
-    /// Instead of one shared --hub-kubeconfig. See docs/acm.md.
+    /// Hosted mode under ACM: each hosted cluster reports to the hub with an add-on identity of
+    /// its own, read from a Secret `update-status-hub-kubeconfig` in the format OCM's
+    /// registration agent writes (in the namespace of --hub-addon-secret-namespace; needs
+    /// config/rbac/hosted/hub-addon-secrets), instead of one shared --hub-kubeconfig. See
+    /// docs/acm.md.
     #[arg(long, env = "HUB_ADDON_SECRETS", default_value_t = false)]
     pub hub_addon_secrets: bool,
     /// With --hub-addon-secrets: the namespace of a managed cluster's add-on Secret on this

@@ -275,8 +275,27 @@ fn referenced_files(kc: &Kubeconfig) -> Vec<String> {
     out
 }
 
-/// Reads the kubeconfig `path` and inlines the CA, certificate and key files it names.
+/// Reads the kubeconfig `path` and inlines the CA, certificate and key files it names; reads
+/// them until two reads in a row agree, so that a kubelet swap between the certificate and the
+/// key (a renewal writes both) never gives a certificate with another's key.
 fn read_file(path: &Path) -> Result<Material, HubError> {
+    let mut last = read_file_once(path)?;
+    for _ in 0..5 {
+        let again = read_file_once(path)?;
+        if again.fingerprint == last.fingerprint {
+            return Ok(again);
+        }
+        last = again;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(HubError::Credentials {
+        origin: path.display().to_string(),
+        problem: "kept changing while being read".into(),
+    })
+}
+
+/// One read of [`read_file`].
+fn read_file_once(path: &Path) -> Result<Material, HubError> {
     let origin = path.display().to_string();
     let err = |problem: String| HubError::Credentials {
         origin: origin.clone(),

@@ -21,10 +21,10 @@
 //!   session sees, changes and deletes only copies with that label. An annotation claiming a name
 //!   therefore never removes the copies of the HostedCluster holding it, even after a restart.
 //! - **Identities:** `--hub-kubeconfig` is one identity for every hosted cluster; with
-//!   `--hub-addon-secrets` each hosted cluster writes with its own add-on identity, the one OCM's
-//!   registration agent issues when the add-on is enabled for its ManagedCluster in hosted mode
-//!   (Secret `update-status-hub-kubeconfig`, key `cluster-name` naming the managed cluster, in the
-//!   namespace `--hub-addon-secret-namespace` gives; renewals followed).
+//!   `--hub-addon-secrets` each hosted cluster writes with an add-on identity of its own, from a
+//!   Secret `update-status-hub-kubeconfig` in the format OCM's registration agent writes (key
+//!   `cluster-name` naming the managed cluster), in the namespace `--hub-addon-secret-namespace`
+//!   gives; renewals followed (docs/acm.md: who provisions them).
 //! - **Sessions follow the HostedClusters:** a new HostedCluster starts one; a HostedCluster
 //!   deleted (or being deleted) retires its session, which deletes its copies on the hub and
 //!   ends (its metric series go with it); a changed managed-cluster name retires the old

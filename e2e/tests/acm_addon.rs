@@ -1,0 +1,627 @@
+//! update-status as an Open Cluster Management add-on, against the real OCM (built from source by
+//! `hack/build-ocm.sh`, run by `hack/ocm-env.sh`: a hub with its CSR signer, OCM's registration
+//! controller, add-on manager and add-on webhook, and two managed clusters with their klusterlet
+//! agents). `config/acm` is applied on the hub as a fleet admin would, the add-on is enabled for
+//! `cluster1`, and the test checks what docs/acm.md promises:
+//!
+//! 1. the agent's manifests (those of `config/default`) arrive on `cluster1` through the
+//!    ManifestWork, the Deployment reporting to the hub with OCM's credentials;
+//! 2. the add-on's hub identity can write in hub namespace `cluster1` and is forbidden elsewhere;
+//! 3. the release controller, started as the rendered Deployment starts it (its arguments, as its
+//!    ServiceAccount, with the hub kubeconfig OCM wrote, projected as the kubelet would), keeps the
+//!    copies in hub namespace `cluster1` equal to its local objects, and owned by the
+//!    ManagedClusterAddOn, at every step of a simulated update;
+//! 4. a forced renewal of the add-on's certificate is followed with no restart and no failed call;
+//! 5. `kubectl update-status --fleet` on the hub lists `cluster2` as soon as its add-on is enabled
+//!    ("Not reported"), then with its status once its own agent reports;
+//! 6. disabling the add-on for `cluster1` removes its copies on the hub (garbage collection through
+//!    the owner reference) and the agent's manifests on `cluster1`.
+//!
+//! Stand-ins for the kubelet (there is none): the Secret is projected into a folder as a Secret
+//! volume is, and the Deployment's status is set to available. The controller runs as a process
+//! with the Deployment's arguments, except its bind addresses (free loopback ports), the files of
+//! its volumes (the projected folder, an empty serving-certificate folder), the Prometheus flags
+//! (no Prometheus here) and `/metrics` served in plain HTTP for the test to read its counters
+//! (the secure endpoint has its own tests).
+#![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Container;
+use kube::api::{Api, DynamicObject};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use update_status_e2e::controller::{Controller, Launch, release_bin, workspace_bin};
+use update_status_e2e::hub_copies::{KINDS, Local, list_at, wait_mirrored_between};
+use update_status_e2e::ocm::{self, OcmEnv, SecretVolume, kinds};
+use update_status_e2e::playback::Simulator;
+use update_status_e2e::{poll_until, repo_root};
+use update_status_simulator::{SimConfig, Simulation};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+const ADDON: &str = "update-status";
+const AGENT_NS: &str = "openshift-update-status";
+const DEPLOYMENT: &str = "update-status-controller";
+const SECRET: &str = "update-status-hub-kubeconfig";
+const CLUSTER1: &str = "cluster1";
+const CLUSTER2: &str = "cluster2";
+/// For OCM to act on a change (controller round trips, a work status sync of 2 s).
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+#[tokio::test]
+async fn update_status_is_a_real_ocm_addon() -> TestResult {
+    let env = OcmEnv::shared(&[CLUSTER1, CLUSTER2]).await?;
+    let hub = env.hub_client().await?;
+    let result = match tokio::spawn(scenario(env, hub.clone())).await {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => {
+            let payload = e.into_panic();
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(message.into())
+        }
+        Err(e) => Err(e.into()),
+    };
+    if result.is_err() {
+        eprintln!(
+            "acm_addon: failed; OCM environment:\n{}\n{}",
+            env.status().await,
+            env.log_tails(30)
+        );
+    }
+    for c in [CLUSTER1, CLUSTER2] {
+        let _ = ocm::disable_addon(&hub, c, ADDON).await;
+    }
+    if result.is_ok() {
+        env.stop().await?;
+    }
+    result
+}
+
+/// The Deployment's first container, once the ManifestWork has applied it on `cluster`.
+async fn agent_container(spoke: &Client, cluster: &str) -> Result<Container, BoxError> {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    let d = poll_until(
+        TIMEOUT,
+        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
+        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
+    )
+    .await?;
+    d.spec
+        .template
+        .spec
+        .and_then(|p| p.containers.into_iter().next())
+        .ok_or_else(|| {
+            format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster} has no container").into()
+        })
+}
+
+/// A kubeconfig for the agent's ServiceAccount on `cluster` (a token minted with kubectl), in
+/// `dir`.
+async fn service_account_kubeconfig(
+    env: &OcmEnv,
+    cluster: &str,
+    dir: &Path,
+) -> Result<PathBuf, BoxError> {
+    let token = env
+        .kubectl_cluster(
+            cluster,
+            [
+                "create",
+                "token",
+                DEPLOYMENT,
+                "-n",
+                AGENT_NS,
+                "--duration=1h",
+            ],
+        )
+        .await?;
+    let admin = env.cluster_kubeconfig(cluster)?;
+    let kc = kube::config::Kubeconfig::read_from(&admin)?;
+    let server = kc
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .ok_or("no cluster in the managed cluster's kubeconfig")?;
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster, "cluster": server}],
+        "users": [{"name": "agent", "user": {"token": token.trim()}}],
+        "contexts": [{"name": "agent", "context": {"cluster": cluster, "user": "agent"}}],
+        "current-context": "agent",
+    });
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
+    std::fs::write(&path, config.to_string())?;
+    Ok(path)
+}
+
+/// Starts the release controller as the rendered container starts it, on `cluster`: its
+/// arguments and environment, with the bind addresses on free loopback ports, the hub kubeconfig
+/// at `hub_kubeconfig` (the projected Secret), an empty serving-certificate folder, no Prometheus.
+fn start_agent(
+    container: &Container,
+    kubeconfig: &Path,
+    hub_kubeconfig: &Path,
+    work: &Path,
+    cluster: &str,
+) -> Result<Controller, BoxError> {
+    let mount = ocm::HUB_KUBECONFIG_MOUNT;
+    let certs = work.join(format!("{cluster}-metrics-tls"));
+    std::fs::create_dir_all(&certs)?;
+    let mut args = Vec::new();
+    for a in container.args.iter().flatten() {
+        let (flag, value) = a.split_once('=').unwrap_or((a.as_str(), ""));
+        match flag {
+            // Launch sets these (free loopback ports, our namespace).
+            "--metrics-bind-address" | "--health-probe-bind-address" | "--namespace" => {}
+            // No Prometheus in this environment.
+            "--prometheus-url" | "--prometheus-token-file" | "--prometheus-ca-file" => {}
+            "--metrics-cert-dir" => args.push(format!("--metrics-cert-dir={}", certs.display())),
+            "--hub-kubeconfig" => {
+                assert_eq!(
+                    value,
+                    format!("{mount}/kubeconfig"),
+                    "the mounted Secret's kubeconfig"
+                );
+                args.push(format!("--hub-kubeconfig={}", hub_kubeconfig.display()));
+            }
+            _ => args.push(a.clone()),
+        }
+    }
+    assert!(
+        args.iter()
+            .any(|a| a == &format!("--cluster-name={cluster}")),
+        "the rendered Deployment names its cluster: {args:?}"
+    );
+    assert!(
+        args.iter().any(|a| a == "--leader-elect"),
+        "as the Deployment: leader election on: {args:?}"
+    );
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    Ok(Controller::launch(
+        &Launch {
+            bin: release_bin(
+                "update-status-controller",
+                "UPDATE_STATUS_CONTROLLER_RELEASE_BIN",
+            ),
+            kubeconfig: kubeconfig.to_path_buf(),
+            log: work.join(format!("{cluster}-controller.log")),
+        },
+        AGENT_NS,
+        port,
+        &extra,
+    )?)
+}
+
+/// The sum of a metric's series (`name` followed by labels or a space).
+fn counter(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The plugin's `--fleet -o json` on the hub.
+fn fleet(hub_kubeconfig: &Path) -> Result<Value, BoxError> {
+    let bin = workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN");
+    let out = Command::new(&bin)
+        .args(["--fleet", "-o", "json"])
+        .env("KUBECONFIG", hub_kubeconfig)
+        .stdin(Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "kubectl update-status --fleet: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+fn row<'a>(report: &'a Value, cluster: &str) -> Option<&'a Value> {
+    report["clusters"]
+        .as_array()?
+        .iter()
+        .find(|r| r["cluster"] == cluster)
+}
+
+async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
+    let root = repo_root();
+    let hub_kc = env.hub_kubeconfig();
+    let work = env.dir().join("acm-addon-test");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    for c in [CLUSTER1, CLUSTER2] {
+        ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
+        // As on OpenShift: the agent's manifests hold a Role in the machine-config operator's
+        // namespace (read its Deployment), which the ManifestWork cannot apply without it.
+        env.kubectl_cluster(
+            c,
+            ["create", "namespace", "openshift-machine-config-operator"],
+        )
+        .await
+        .or_else(|e| {
+            if e.to_string().contains("AlreadyExists") {
+                Ok(String::new())
+            } else {
+                Err(e)
+            }
+        })?;
+    }
+
+    // config/acm on the hub, as docs/acm.md says; the add-on enabled for cluster1.
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
+        "-k",
+        &root.join("config/acm").display().to_string(),
+    ])
+    .await?;
+    ocm::enable_addon(&hub, CLUSTER1, ADDON).await?;
+
+    // 1. The agent's manifests: exactly those of config/default, through the ManifestWork.
+    let works: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CLUSTER1, &kinds::manifest_work());
+    let work_name = format!("addon-{ADDON}-deploy-0");
+    let manifest_work = poll_until(
+        TIMEOUT,
+        &format!("ManifestWork {CLUSTER1}/{work_name}"),
+        || async { works.get_opt(&work_name).await.ok().flatten() },
+    )
+    .await?;
+    let shipped: BTreeSet<(String, String)> = manifest_work
+        .data
+        .pointer("/spec/workload/manifests")
+        .and_then(Value::as_array)
+        .ok_or("the ManifestWork has no manifests")?
+        .iter()
+        .map(|m| {
+            (
+                m["kind"].as_str().unwrap_or_default().to_string(),
+                m["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    let default = Command::new("kubectl")
+        .args([
+            "kustomize",
+            &root.join("config/default").display().to_string(),
+        ])
+        .output()?;
+    let want: BTreeSet<(String, String)> =
+        serde_saphyr::from_multiple::<Value>(&String::from_utf8(default.stdout)?)?
+            .iter()
+            .filter(|v| !v.is_null())
+            .map(|m| {
+                (
+                    m["kind"].as_str().unwrap_or_default().to_string(),
+                    m["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                )
+            })
+            .collect();
+    assert_eq!(shipped, want, "the agent's manifests are config/default's");
+    let spoke1 = env.cluster_client(CLUSTER1).await?;
+    let container = agent_container(&spoke1, CLUSTER1).await?;
+    let args = container.args.clone().unwrap_or_default();
+    for a in [
+        format!("--hub-kubeconfig={}/kubeconfig", ocm::HUB_KUBECONFIG_MOUNT),
+        format!("--cluster-name={CLUSTER1}"),
+    ] {
+        assert!(args.contains(&a), "{a} in {args:?}");
+    }
+    assert_eq!(
+        container.image.as_deref(),
+        Some("update-status-controller"),
+        "the image from the AddOnDeploymentConfig's variable"
+    );
+
+    // 2. Its hub credentials, projected as the kubelet would; its identity's reach.
+    ocm::wait_secret(
+        &spoke1,
+        AGENT_NS,
+        SECRET,
+        &["kubeconfig", "tls.crt", "tls.key"],
+        TIMEOUT,
+    )
+    .await?;
+    let volume1 = SecretVolume::mount(
+        &spoke1,
+        AGENT_NS,
+        SECRET,
+        &work.join("cluster1-hub"),
+        TIMEOUT,
+    )
+    .await?;
+    let addon_client = update_status_e2e::client_for(&volume1.kubeconfig()).await?;
+    let insights = |ns: &str| {
+        Api::<update_status_api::crd::UpdateInsight>::namespaced(addon_client.clone(), ns)
+    };
+    insights(CLUSTER1)
+        .list(&Default::default())
+        .await
+        .map_err(|e| format!("the add-on's identity may list updateinsights in {CLUSTER1}: {e}"))?;
+    for other in ["default", CLUSTER2] {
+        match insights(other).list(&Default::default()).await {
+            Err(kube::Error::Api(s)) if s.code == 403 => {}
+            r => {
+                return Err(
+                    format!("the add-on's identity must be forbidden in {other}: {r:?}").into(),
+                );
+            }
+        }
+    }
+    ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
+    ocm::wait_addon_condition(&hub, CLUSTER1, ADDON, "Available", "True", TIMEOUT).await?;
+    let mca_uid = ocm::addons_api(&hub, CLUSTER1)
+        .get(ADDON)
+        .await?
+        .uid()
+        .ok_or("the ManagedClusterAddOn has no uid")?;
+
+    // 3. The controller as the Deployment runs it, through a simulated update.
+    let spoke1_kc = env.cluster_kubeconfig(CLUSTER1)?;
+    let sim = Simulation::new(SimConfig {
+        operators: 4,
+        pools: 2,
+        masters: 1,
+        nodes_per_pool: 2,
+        max_unavailable: 1,
+        seed: 7,
+        start: jiff::Timestamp::now(),
+        ..Default::default()
+    })?;
+    let mut simulator = Simulator::new(spoke1.clone(), sim);
+    simulator.install().await?;
+    let sa_kc = service_account_kubeconfig(env, CLUSTER1, &work).await?;
+    let mut agent1 = start_agent(&container, &sa_kc, &volume1.kubeconfig(), &work, CLUSTER1)?;
+    let log1 = agent1.log.clone();
+    let local = Local {
+        namespace: AGENT_NS,
+        hosted_cluster: None,
+        owner_uid: Some(&mca_uid),
+    };
+    let mut rotated = false;
+    let mut steps = 0;
+    loop {
+        wait_mirrored_between(
+            &spoke1_kc,
+            &hub_kc,
+            local,
+            CLUSTER1,
+            false,
+            &format!("cluster1's copies at step {steps}"),
+            &log1,
+        )
+        .await?;
+        if simulator.simulation().is_completed() {
+            break;
+        }
+        // 4. Mid-update, a forced renewal of the add-on's certificate.
+        if steps == 3 && !rotated {
+            let before = agent1.metrics()?;
+            let (errors, reloads) = (
+                counter(&before, "update_status_hub_sync_errors_total"),
+                counter(&before, "update_status_hub_credential_reloads_total"),
+            );
+            let writes = volume1.writes();
+            let rotation =
+                ocm::force_rotation(&hub, &spoke1, CLUSTER1, ADDON, AGENT_NS, TIMEOUT).await?;
+            assert_ne!(rotation.old_cert, rotation.new_cert);
+            volume1.wait_writes(writes + 1, TIMEOUT).await?;
+            poll_until(
+                TIMEOUT,
+                "the controller switched to the renewed certificate",
+                || async {
+                    let m = agent1.metrics().ok()?;
+                    (counter(&m, "update_status_hub_credential_reloads_total") > reloads)
+                        .then_some(())
+                },
+            )
+            .await?;
+            simulator.step().await?;
+            steps += 1;
+            wait_mirrored_between(
+                &spoke1_kc,
+                &hub_kc,
+                local,
+                CLUSTER1,
+                false,
+                "the step after the renewal",
+                &log1,
+            )
+            .await?;
+            let after = agent1.metrics()?;
+            assert_eq!(
+                counter(&after, "update_status_hub_sync_errors_total"),
+                errors,
+                "no failed hub call for the renewal"
+            );
+            agent1.running().map_err(|e| format!("no restart: {e}"))?;
+            rotated = true;
+            continue;
+        }
+        simulator.step().await?;
+        steps += 1;
+        if steps > 200 {
+            return Err("the simulated update did not complete in 200 steps".into());
+        }
+    }
+    assert!(
+        rotated,
+        "the update lasted long enough for the renewal ({steps} steps)"
+    );
+
+    // 5. The fleet knows cluster2 as soon as its add-on is enabled, then its report.
+    ocm::enable_addon(&hub, CLUSTER2, ADDON).await?;
+    let spoke2 = env.cluster_client(CLUSTER2).await?;
+    let container2 = agent_container(&spoke2, CLUSTER2).await?;
+    let report = poll_until(TIMEOUT, "cluster2's fleet row", || async {
+        let r = fleet(&hub_kc).ok()?;
+        row(&r, CLUSTER2).is_some().then_some(r)
+    })
+    .await?;
+    let r2 = row(&report, CLUSTER2).ok_or("no cluster2 row")?;
+    assert_eq!(r2["reported"], false, "{r2}");
+    assert_eq!(r2["namespace"], CLUSTER2, "{r2}");
+    assert!(r2["addOn"]["available"].is_string(), "{r2}");
+    let r1 = row(&report, CLUSTER1).ok_or("no cluster1 row")?;
+    assert_eq!(
+        (r1["reported"].clone(), r1["addOn"]["available"].clone()),
+        (json!(true), json!("True")),
+        "{r1}"
+    );
+    assert_eq!(r1["to"], "4.18.3", "{r1}");
+    assert_eq!(r1["completionPercent"], 100, "{r1}");
+    let text = Command::new(workspace_bin(
+        "kubectl-update_status",
+        "UPDATE_STATUS_CLI_BIN",
+    ))
+    .arg("--fleet")
+    .env("KUBECONFIG", &hub_kc)
+    .output()?;
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(CLUSTER2) && l.contains("Not reported")),
+        "{text}"
+    );
+
+    ocm::wait_secret(
+        &spoke2,
+        AGENT_NS,
+        SECRET,
+        &["kubeconfig", "tls.crt", "tls.key"],
+        TIMEOUT,
+    )
+    .await?;
+    let volume2 = SecretVolume::mount(
+        &spoke2,
+        AGENT_NS,
+        SECRET,
+        &work.join("cluster2-hub"),
+        TIMEOUT,
+    )
+    .await?;
+    let sim2 = Simulation::new(SimConfig {
+        operators: 3,
+        pools: 2,
+        masters: 1,
+        nodes_per_pool: 1,
+        seed: 8,
+        start: jiff::Timestamp::now(),
+        ..Default::default()
+    })?;
+    let mut simulator2 = Simulator::new(spoke2.clone(), sim2);
+    simulator2.install().await?;
+    simulator2.step().await?;
+    let sa_kc2 = service_account_kubeconfig(env, CLUSTER2, &work).await?;
+    let agent2 = start_agent(&container2, &sa_kc2, &volume2.kubeconfig(), &work, CLUSTER2)?;
+    let spoke2_kc = env.cluster_kubeconfig(CLUSTER2)?;
+    let mca2_uid = ocm::addons_api(&hub, CLUSTER2)
+        .get(ADDON)
+        .await?
+        .uid()
+        .ok_or("no uid")?;
+    wait_mirrored_between(
+        &spoke2_kc,
+        &hub_kc,
+        Local {
+            namespace: AGENT_NS,
+            hosted_cluster: None,
+            owner_uid: Some(&mca2_uid),
+        },
+        CLUSTER2,
+        false,
+        "cluster2's copies",
+        &agent2.log,
+    )
+    .await?;
+    let local_cp: Value = serde_json::from_str(
+        &env.kubectl_cluster(
+            CLUSTER2,
+            [
+                "get",
+                "controlplaneupdatestatus",
+                "cluster",
+                "-n",
+                AGENT_NS,
+                "-o",
+                "json",
+            ],
+        )
+        .await?,
+    )?;
+    let report = fleet(&hub_kc)?;
+    let r2 = row(&report, CLUSTER2).ok_or("no cluster2 row")?;
+    assert_eq!(r2["reported"], true, "{r2}");
+    assert_eq!(r2["assessment"], local_cp["status"]["assessment"], "{r2}");
+    assert_eq!(
+        r2["completionPercent"], local_cp["status"]["completionPercent"],
+        "{r2}"
+    );
+    assert_eq!(r2["to"], local_cp["status"]["versions"]["target"], "{r2}");
+
+    // 6. Disabling the add-on for cluster1: its copies go from the hub (garbage collection), its
+    //    manifests from cluster1.
+    drop(agent1);
+    ocm::disable_addon(&hub, CLUSTER1, ADDON).await?;
+    poll_until(
+        TIMEOUT,
+        "cluster1's copies garbage-collected on the hub",
+        || async {
+            for kind in KINDS {
+                if !list_at(&hub_kc, kind, CLUSTER1, None)
+                    .await
+                    .ok()?
+                    .is_empty()
+                {
+                    return None;
+                }
+            }
+            Some(())
+        },
+    )
+    .await?;
+    let deployments: Api<Deployment> = Api::namespaced(spoke1.clone(), AGENT_NS);
+    ocm::wait_gone(
+        &deployments,
+        DEPLOYMENT,
+        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {CLUSTER1}"),
+        TIMEOUT,
+    )
+    .await?;
+    let report = fleet(&hub_kc)?;
+    assert!(
+        row(&report, CLUSTER1).is_none(),
+        "cluster1 left the fleet view: {report}"
+    );
+    drop(agent2);
+    drop(volume1);
+    drop(volume2);
+    Ok(())
+}
