@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tokio::sync::Notify;
-use tracing::Instrument;
 
 use super::args::Args;
 use super::process::{LoopContext, Started};
@@ -179,14 +178,9 @@ fn start_writers(
         None => tracing::info!("no --prometheus-url: alert insights off"),
     }
     match hub {
-        Some(hub) => {
-            // Its passes' lines (and its writers' `write` spans) carry the cluster's name.
-            let span = tracing::info_span!(
-                "hub_sync",
-                cluster = args.cluster_name.as_deref().unwrap_or_default()
-            );
-            tasks.spawn("hub-sync", hub.run(ctx.stopping.clone()).instrument(span));
-        }
+        // Its passes' lines (and its writers' `write` spans) carry the cluster's name: the
+        // `hub_sync{cluster}` span of `HubSync::run`.
+        Some(hub) => tasks.spawn("hub-sync", hub.run(ctx.stopping.clone())),
         None => tracing::info!("no --hub-kubeconfig: hub sync off"),
     }
     wakers.control_plane.notify_one();

@@ -390,7 +390,7 @@ impl HubSync {
 
     /// Runs until `shutdown` changes, or, once retired, until a pass has deleted every copy.
     /// Never fails: hub errors are logged, counted and retried.
-    #[tracing::instrument(name = "hub_sync", skip_all, fields(hub_namespace = %self.cluster_name))]
+    #[tracing::instrument(name = "hub_sync", skip_all, fields(cluster = %self.cluster_name))]
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let ns = self.cluster_name.clone();
         let selector = hub_selector_for(&ns, self.source.as_deref());
