@@ -119,7 +119,7 @@ pub struct FleetFilter {
 
 impl FleetFilter {
     /// The ManagedCluster label selector, `None` when every cluster is shown.
-    fn managed_cluster_selector(&self) -> Option<String> {
+    pub(crate) fn managed_cluster_selector(&self) -> Option<String> {
         let parts: Vec<String> = self
             .selector
             .iter()
@@ -442,7 +442,7 @@ impl<K: ResourceExt> ResourceLike for K {
     }
 }
 
-fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, u32, &str) {
+pub(crate) fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, u32, &str) {
     let pools = r
         .worker_pools_not_completed
         .iter()

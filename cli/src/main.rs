@@ -15,8 +15,10 @@ mod render;
 mod report;
 mod selective;
 mod tabwriter;
+mod web;
 
 use std::io::Write as _;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -90,6 +92,20 @@ struct Cli {
     /// tests and the bench compare both reads).
     #[arg(long, hide = true)]
     full_read: bool,
+
+    /// Serve a live picture of the update (a web page fed by watches, changes pushed as they
+    /// happen) on --address:--port until Ctrl-C; with --from-dir, the snapshot's picture.
+    #[arg(long, conflicts_with = "output")]
+    web: bool,
+
+    /// With --web: the port to listen on (0: a free port, printed).
+    #[arg(long, value_name = "PORT", default_value_t = 0, requires = "web")]
+    port: u16,
+
+    /// With --web: the address to listen on. Anything but a loopback address serves the view,
+    /// without authentication, beyond this machine.
+    #[arg(long, value_name = "IP", default_value = "127.0.0.1", requires = "web")]
+    address: IpAddr,
 }
 
 /// mimalloc (v2, no transparent huge pages: as little RSS as glibc): a large capture allocates
@@ -112,6 +128,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let details: Details = cli.details.parse()?;
+    if cli.web {
+        return serve_web(&cli);
+    }
     let text = if cli.fleet {
         let now = cli.now.unwrap_or_else(Timestamp::now);
         let conn = connection(&cli);
@@ -128,6 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         match cli.output {
             Format::Text => fleet::render(&escape::fleet(&fleet.rows)),
+            Format::Html => web::html_fleet(fleet.rows, now)?,
             format => report::serialise(&fleet::FleetReport::new(fleet.rows, now), format)?,
         }
     } else if let Some(name) = &cli.hosted_cluster {
@@ -149,6 +169,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         };
         match cli.output {
             Format::Text => render::hosted::render(name, &escape::view(view)?, now, details),
+            Format::Html => web::html_cluster(&view, now, format!("hosted cluster {name}"))?,
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
     } else {
@@ -160,6 +181,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let namespace = cli.namespace.clone();
                 // Only the compact text views can be read by label; the others print every
                 // node (`--details=nodes|all`) or every insight (`-o json|yaml`).
+                // (`-o html` draws every node.)
                 let selective = cli.output == Format::Text && !details.nodes() && !cli.full_read;
                 let view = runtime()?.block_on(async {
                     let client = online::client(&conn).await?;
@@ -173,6 +195,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 render::check(&view)?;
                 render::render(&escape::view(view)?, now, details)
             }
+            Format::Html => web::html_cluster(&view, now, title_of(&cli))?,
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
     };
@@ -186,6 +209,67 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .and_then(|()| stdout.flush())
         .context("cannot write to standard output")?;
     Ok(())
+}
+
+/// The title of a cluster's page: the snapshot folder's name, or the namespace.
+fn title_of(cli: &Cli) -> String {
+    match &cli.from_dir {
+        Some(dir) => {
+            let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+            format!(
+                "snapshot {}",
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| dir.display().to_string())
+            )
+        }
+        None => format!("namespace {}", cli.namespace),
+    }
+}
+
+/// `--web`: serves the view until Ctrl-C.
+fn serve_web(cli: &Cli) -> anyhow::Result<()> {
+    let listen = web::Listen {
+        address: cli.address,
+        port: cli.port,
+    };
+    let rt = runtime()?;
+    if let Some(dir) = &cli.from_dir {
+        let (view, now, title) = match &cli.hosted_cluster {
+            Some(name) => {
+                let namespace =
+                    (cli.namespace != DEFAULT_NAMESPACE).then_some(cli.namespace.as_str());
+                let (view, now) = hosted::load(dir, name, namespace, cli.now)?;
+                (view, now, format!("hosted cluster {name}"))
+            }
+            None => {
+                let (view, now) = offline::load(dir, cli.now)?;
+                (view, now, title_of(cli))
+            }
+        };
+        let target = web::Target::Snapshot { view, now, title };
+        return rt.block_on(web::serve(listen, target, None));
+    }
+    let target = if cli.fleet {
+        web::Target::Fleet {
+            filter: fleet::FleetFilter {
+                selector: cli.selector.clone(),
+                clusterset: cli.clusterset.clone(),
+            },
+            now: cli.now,
+        }
+    } else {
+        web::Target::Cluster {
+            namespace: cli.namespace.clone(),
+            hosted: cli.hosted_cluster.clone(),
+            now: cli.now,
+        }
+    };
+    let conn = connection(cli);
+    rt.block_on(async {
+        let client = online::client(&conn).await?;
+        web::serve(listen, target, Some(client)).await
+    })
 }
 
 fn connection(cli: &Cli) -> online::Connection {

@@ -21,6 +21,8 @@ pub enum Format {
     Json,
     /// YAML.
     Yaml,
+    /// One self-contained HTML page (the web view at this instant; see `cli/README.md`).
+    Html,
 }
 
 /// What can go wrong serialising a report.
@@ -83,11 +85,11 @@ impl<'a> UpdateStatusReport<'a> {
     }
 }
 
-/// Serialises `value` in `format` (`Text` is not a serialisation: it yields JSON).
+/// Serialises `value` in `format` (`Text` and `Html` are not serialisations: they yield JSON).
 pub fn serialise<T: Serialize>(value: &T, format: Format) -> Result<String, ReportError> {
     match format {
         Format::Yaml => Ok(serde_saphyr::to_string(value)?),
-        Format::Json | Format::Text => {
+        Format::Json | Format::Text | Format::Html => {
             let mut s = serde_json::to_string_pretty(value)?;
             s.push('\n');
             Ok(s)

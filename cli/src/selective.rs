@@ -333,7 +333,7 @@ fn checked(items: Vec<UpdateInsight>) -> Result<Vec<UpdateInsightStatus>, String
 
 /// The ControlPlaneUpdateStatus of a namespace: the one named `cluster` if several exist,
 /// else the first by name, among those with a status.
-fn pick_control_plane(
+pub(crate) fn pick_control_plane(
     mut cps: Vec<ControlPlaneUpdateStatus>,
 ) -> Option<ControlPlaneUpdateStatusStatus> {
     cps.retain(|c| c.status.is_some());

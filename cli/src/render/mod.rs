@@ -181,7 +181,7 @@ pub fn render(view: &View, now: Timestamp, details: Details) -> String {
 }
 
 /// B.1: the CV is progressing, or some worker pool with nodes is not fully updated.
-fn is_updating(view: &View) -> bool {
+pub(crate) fn is_updating(view: &View) -> bool {
     let cp_progressing = view.control_plane.as_ref().is_some_and(|cp| {
         condition(&cp.conditions, "Updating").is_some_and(|c| c.status == ConditionStatus::True)
     });
@@ -202,7 +202,7 @@ fn elapsed(a: Timestamp, b: Timestamp) -> i128 {
 }
 
 /// E.3's estimate text, or `None` when there is no estimate (`EstTimeToComplete == 0`).
-fn estimate_text(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> Option<String> {
+pub(crate) fn estimate_text(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> Option<String> {
     let at = cp.estimated_completed_at?;
     let est = round_update_duration(elapsed(at, now));
     if est == 0 {
@@ -307,7 +307,7 @@ fn updating_operators(
 
 /// When the control plane's update ended (`now` while it runs) and how long it took, rounded
 /// as oc rounds it.
-fn update_timing(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> (Timestamp, i128) {
+pub(crate) fn update_timing(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> (Timestamp, i128) {
     let end = cp.completed_at.unwrap_or(now);
     let duration = cp
         .started_at
@@ -644,7 +644,7 @@ fn progress_key<'a>(
 }
 
 /// SINCE of a health insight: `-` when unknown, else the elapsed time truncated to 1 s.
-fn health_since(started_at: Option<Timestamp>, now: Timestamp) -> String {
+pub(crate) fn health_since(started_at: Option<Timestamp>, now: Timestamp) -> String {
     started_at.map_or_else(
         || "-".to_owned(),
         |t| short_duration(truncate(elapsed(now, t), SECOND)),
