@@ -15,6 +15,7 @@
 //! `#[tokio::test]` has its own runtime, so each [`TestEnv`] builds its own client; only
 //! the cluster is shared.
 
+pub mod browser;
 pub mod certs;
 pub mod controller;
 pub mod hosted_objects;
@@ -25,6 +26,7 @@ pub mod outputs;
 pub mod playback;
 pub mod prometheus;
 pub mod snapshot;
+pub mod web;
 
 use std::ffi::OsStr;
 use std::future::Future;

@@ -307,7 +307,10 @@ fn updating_operators(
 
 /// When the control plane's update ended (`now` while it runs) and how long it took, rounded
 /// as oc rounds it.
-pub(crate) fn update_timing(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> (Timestamp, i128) {
+pub(crate) fn update_timing(
+    cp: &ControlPlaneUpdateStatusStatus,
+    now: Timestamp,
+) -> (Timestamp, i128) {
     let end = cp.completed_at.unwrap_or(now);
     let duration = cp
         .started_at

@@ -215,9 +215,7 @@ impl Feed for ClusterFeed {
             Err(e) => model::error_page(self.title.clone(), now, e),
         };
         if let Some(e) = self.error() {
-            page.error = Some(format!(
-                "{e} (retrying; the page shows what was last read)"
-            ));
+            page.error = Some(format!("{e} (retrying; the page shows what was last read)"));
         }
         json(&page)
     }

@@ -80,11 +80,7 @@ pub enum Target {
 
 /// Serves `target` on `listen` until Ctrl-C (or SIGTERM); `client` reads the API (not used for
 /// a snapshot). Prints where it listens on stdout.
-pub async fn serve(
-    listen: Listen,
-    target: Target,
-    client: Option<Client>,
-) -> anyhow::Result<()> {
+pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> anyhow::Result<()> {
     let client = || client.clone().context("no Kubernetes client");
     // The watches list first: their errors are the text view's, before anything is served.
     let (served, what) = match target {
@@ -106,9 +102,14 @@ pub async fn serve(
                 None => format!("namespace {namespace}"),
             };
             let changed = Arc::new(Notify::new());
-            let cluster =
-                ClusterFeed::start(&client()?, &namespace, hosted.as_deref(), title.clone(), &changed)
-                    .await?;
+            let cluster = ClusterFeed::start(
+                &client()?,
+                &namespace,
+                hosted.as_deref(),
+                title.clone(),
+                &changed,
+            )
+            .await?;
             let (main, task) = feed::publish(cluster, changed, now);
             (
                 server::Served {

@@ -16,9 +16,7 @@ use update_status_assess::control_plane::{operator_health_display, target_versio
 use update_status_assess::format::{SECOND, round, short_duration};
 use update_status_assess::nodes::MASTER_POOL;
 
-use crate::render::{
-    View, estimate_text, health_since, is_updating, sorted_health, update_timing,
-};
+use crate::render::{View, estimate_text, health_since, is_updating, sorted_health, update_timing};
 
 /// Version of the model's layout (the page refuses another).
 pub const MODEL_VERSION: u32 = 1;
@@ -451,7 +449,8 @@ fn nodes(view: &View, pool: &str) -> Nodes {
         };
         out.name.push(i.resource.name.clone());
         out.state.push(CellState::of_node(i).code());
-        out.phase.push(p.phase.map(NodePhase::as_str).unwrap_or_default());
+        out.phase
+            .push(p.phase.map(NodePhase::as_str).unwrap_or_default());
         out.assessment.push(p.assessment.as_str());
         out.version.push(match p.version.as_ref() {
             Some(v) if !v.current.is_empty() => v.current.clone(),
@@ -484,7 +483,12 @@ mod tests {
     use super::*;
     use update_status_api::crd::{InsightScope, ProgressInsight, ScopeType};
 
-    fn node(name: &str, pool: &str, assessment: Assessment, phase: NodePhase) -> UpdateInsightStatus {
+    fn node(
+        name: &str,
+        pool: &str,
+        assessment: Assessment,
+        phase: NodePhase,
+    ) -> UpdateInsightStatus {
         UpdateInsightStatus {
             type_: InsightType::Progress,
             resource: ResourceRef {
@@ -508,17 +512,45 @@ mod tests {
     #[test]
     fn cell_states_follow_assessment_then_phase() {
         let cases = [
-            (Assessment::Completed, NodePhase::Updated, CellState::Updated),
+            (
+                Assessment::Completed,
+                NodePhase::Updated,
+                CellState::Updated,
+            ),
             (Assessment::Outdated, NodePhase::Pending, CellState::Pending),
-            (Assessment::Progressing, NodePhase::Draining, CellState::Draining),
-            (Assessment::Progressing, NodePhase::Updating, CellState::Updating),
-            (Assessment::Progressing, NodePhase::Rebooting, CellState::Rebooting),
+            (
+                Assessment::Progressing,
+                NodePhase::Draining,
+                CellState::Draining,
+            ),
+            (
+                Assessment::Progressing,
+                NodePhase::Updating,
+                CellState::Updating,
+            ),
+            (
+                Assessment::Progressing,
+                NodePhase::Rebooting,
+                CellState::Rebooting,
+            ),
             (Assessment::Excluded, NodePhase::Paused, CellState::Excluded),
-            (Assessment::Degraded, NodePhase::Draining, CellState::Degraded),
-            (Assessment::Unavailable, NodePhase::Pending, CellState::Unavailable),
+            (
+                Assessment::Degraded,
+                NodePhase::Draining,
+                CellState::Degraded,
+            ),
+            (
+                Assessment::Unavailable,
+                NodePhase::Pending,
+                CellState::Unavailable,
+            ),
         ];
         for (a, p, want) in cases {
-            assert_eq!(CellState::of_node(&node("n", "w", a, p)), want, "{a:?} {p:?}");
+            assert_eq!(
+                CellState::of_node(&node("n", "w", a, p)),
+                want,
+                "{a:?} {p:?}"
+            );
         }
         assert_eq!(CellState::Unknown.code(), 8);
     }

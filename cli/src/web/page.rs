@@ -88,21 +88,32 @@ mod tests {
 
     #[test]
     fn script_json_cannot_close_its_element() {
-        let value = serde_json::json!({"name": "</script><script>alert(1)</script>", "b": "a&b>\u{2028}"});
+        let value =
+            serde_json::json!({"name": "</script><script>alert(1)</script>", "b": "a&b>\u{2028}"});
         let json = script_json(&value).expect("json");
-        assert!(!json.contains('<') && !json.contains('>') && !json.contains('&'), "{json}");
+        assert!(
+            !json.contains('<') && !json.contains('>') && !json.contains('&'),
+            "{json}"
+        );
         let back: serde_json::Value = serde_json::from_str(&json).expect("parse");
         assert_eq!(back, value);
     }
 
     #[test]
     fn file_page_holds_everything_and_allows_only_its_own_code() {
-        let page = file_page(&serde_json::json!({"kind": "cluster", "title": "<b>x</b>"}))
-            .expect("page");
+        let page =
+            file_page(&serde_json::json!({"kind": "cluster", "title": "<b>x</b>"})).expect("page");
         assert!(page.contains(&csp_hash(APP_JS)) && page.contains(&csp_hash(APP_CSS)));
         assert!(page.contains("default-src 'none'"));
         assert!(!page.contains("<b>x</b>"), "a value was written as markup");
-        for external in ["src=\"http", "href=\"http", "src=\"/", "href=\"/", "@import", "url(http"] {
+        for external in [
+            "src=\"http",
+            "href=\"http",
+            "src=\"/",
+            "href=\"/",
+            "@import",
+            "url(http",
+        ] {
             assert!(!page.contains(external), "{external}");
         }
         // The hashes are of exactly what is inline.

@@ -162,7 +162,9 @@ fn host_allowed(host: &str) -> bool {
 }
 
 fn valid_port(s: &str) -> bool {
-    s.is_empty() || s.strip_prefix(':').is_some_and(|p| p.parse::<u16>().is_ok())
+    s.is_empty()
+        || s.strip_prefix(':')
+            .is_some_and(|p| p.parse::<u16>().is_ok())
 }
 
 async fn guard(request: Request, next: Next) -> Response {
@@ -257,18 +259,16 @@ fn stream(
     let mut shutdown = app.shutdown.clone();
     let events = futures::stream::unfold(
         (data, true, reader),
-        move |(mut data, first, reader)| {
-            async move {
-                if !first {
-                    data.changed().await.ok()?;
-                }
-                let json = Arc::clone(&data.borrow_and_update());
-                let mut event = Event::default().event("view").data(json.as_str());
-                if first {
-                    event = event.retry(Duration::from_secs(1));
-                }
-                Some((Ok(event), (data, false, reader)))
+        move |(mut data, first, reader)| async move {
+            if !first {
+                data.changed().await.ok()?;
             }
+            let json = Arc::clone(&data.borrow_and_update());
+            let mut event = Event::default().event("view").data(json.as_str());
+            if first {
+                event = event.retry(Duration::from_secs(1));
+            }
+            Some((Ok(event), (data, false, reader)))
         },
     );
     // Ends with the server: Ctrl-C does not wait for the open pages.

@@ -108,10 +108,7 @@ fn trimmed<K: Resource>(mut o: K) -> K {
     o
 }
 
-async fn list_all<K>(
-    api: &Api<K>,
-    sel: &Selection,
-) -> Result<(Objects<K>, String), OnlineError>
+async fn list_all<K>(api: &Api<K>, sel: &Selection) -> Result<(Objects<K>, String), OnlineError>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {

@@ -308,10 +308,13 @@
       if (t.version) lines.push('Version: ' + vis(t.version));
       if (t.since) lines.push('Since: ' + fmtTime(t.since));
       if (t.message) lines.push(vis(t.message, true));
+      // The accessible name is the visible name plus the state (the letter is decoration);
+      // the message is the description.
       const b = el('button', {
         type: 'button', class: 'tile', tabindex: -1, 'data-name': t.name, 'data-state': t.state,
-        'aria-label': vis(t.name) + ': ' + label + (t.message ? '. ' + vis(t.message) : ''),
-      }, swatch(st.key, st.letter), el('span', { class: 'name', text: vis(t.name) }));
+        'aria-description': t.message ? vis(t.message) : null,
+      }, swatch(st.key, st.letter), el('span', { class: 'name', text: vis(t.name) }),
+      el('span', { class: 'sr-only', text: ': ' + label }));
       b.addEventListener('showtip', () => tipAt(b, lines));
       b.addEventListener('mouseenter', () => tipAt(b, lines));
       b.addEventListener('mouseleave', () => { if (D.activeElement !== b) hideTip(); });
@@ -452,8 +455,8 @@
         'Assessment: ' + vis(c.assessment) + ', ' + c.completionPercent + '%', 'Version: ' + version, workers,
         'Health: ' + healthText(c.health)];
       if (c.addOn) lines.push('Add-on: ' + vis(c.addOn.available) + (c.addOn.reason ? ' (' + vis(c.addOn.reason) + ')' : ''));
-      const label = vis(c.cluster) + ': ' + fs.label + ', ' + vis(c.assessment) + ' ' + c.completionPercent + '%, ' + healthText(c.health);
-      const attrs = { class: 'tile', tabindex: -1, 'data-name': c.cluster, 'data-state': key, 'aria-label': label };
+      const attrs = { class: 'tile', tabindex: -1, 'data-name': c.cluster, 'data-state': key,
+        'aria-description': fs.label + '; version ' + version + '; ' + workers + '; ' + healthText(c.health) };
       const body = [swatch(fs.css, fs.letter), el('span', { class: 'lines' },
         el('span', { class: 'name', text: vis(c.cluster) }),
         el('span', { class: 'sub', text: vis(c.assessment) + ' · ' + c.completionPercent + '%' }))];
