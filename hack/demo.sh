@@ -60,6 +60,7 @@ stop() { # pid: SIGTERM, then wait for it
 }
 cleanup() {
   trap - INT TERM EXIT
+  stop "${web_pid:-}"
   stop "$simulator_pid"
   stop "$controller_pid"
   hack/local-cluster.sh down >/dev/null 2>&1 || true
@@ -113,6 +114,19 @@ target/debug/update-status-controller "${controller_args[@]}" --metrics-bind-add
 controller_pid=$!
 echo "demo: controller running (log: $CLUSTER_DIR/controller.log); KUBECONFIG=$KUBECONFIG"
 
+# The picture of the same update: kubectl update-status --web, on a free loopback port.
+web_url=""
+web_pid=""
+target/debug/kubectl-update_status "${cli_args[@]}" "${cli_now[@]}" --web >"$CLUSTER_DIR/web.out" 2>"$CLUSTER_DIR/web.log" &
+web_pid=$!
+for _ in $(seq 1 100); do
+  web_url=$(grep -o 'http://[^ ]*' "$CLUSTER_DIR/web.out" 2>/dev/null | head -1 || true)
+  [[ -n $web_url ]] && break
+  kill -0 "$web_pid" 2>/dev/null || break
+  sleep 0.2
+done
+[[ -n $web_url ]] || web_url="(not started yet: see $CLUSTER_DIR/web.log)"
+
 finished=""
 while true; do
   if ! kill -0 "$controller_pid" 2>/dev/null; then
@@ -134,6 +148,7 @@ while true; do
   fi
   out=$({
     echo "update-status demo — $title — $(date -u +%H:%M:%S) — Ctrl-C to stop"
+    echo "the picture, live in a browser: $web_url"
     [[ -n $status ]] && echo "simulator: $status"
     [[ -n $finished ]] && echo "demo: $finished; this is the final state (Ctrl-C to stop)"
     echo

@@ -34,7 +34,9 @@
 //! simulator's snapshot of a 5,003-node cluster in 5 pools as JSON (`--offline-nodes-per-pool`,
 //! 0 to skip) and on a must-gather with 20,000 worker nodes in one block-YAML `nodes.yaml`
 //! (`update_status_testdata::must_gather`), the way real captures of large clusters come
-//! (`--must-gather-nodes`, 0 to skip). `--only-offline` stops after them.
+//! (`--must-gather-nodes`, 0 to skip); then the web view of a 5,000-node snapshot loaded in
+//! headless Chromium (`web_page`: interactive time, goal ≤ 1 s; `--web-nodes`, 0 to skip).
+//! `--only-offline` stops after them.
 //!
 //! Then it writes a Markdown report (default `docs/benchmarks.md`) with the machine, the
 //! command, these results, and the criterion results of `assess/benches/assess.rs` if
@@ -71,6 +73,8 @@ mod live_cli;
 mod offline_cli;
 #[path = "common/raw_writes.rs"]
 mod raw_writes;
+#[path = "common/web_page.rs"]
+mod web_page;
 
 const NAMESPACE: &str = "openshift-update-status";
 /// The live CLI's views the bench measures, with their goals (bytes, median s, peak MiB).
@@ -147,6 +151,10 @@ struct Args {
     /// Only the fleet part (no offline cases, no sizes): prints its section, writes no report.
     #[arg(long, conflicts_with = "only_offline")]
     only_fleet: bool,
+    /// Nodes of the snapshot whose web view (`--from-dir --web`) is loaded in headless Chromium
+    /// with the offline cases (0: skip it).
+    #[arg(long, default_value_t = 5_000)]
+    web_nodes: usize,
 }
 
 impl Run {
@@ -1360,8 +1368,16 @@ async fn main() -> anyhow::Result<()> {
             args.must_gather_nodes,
         )?);
     }
+    let web = if args.web_nodes > 0 {
+        Some(web_page::bench(&args.cli, args.web_nodes).await?)
+    } else {
+        None
+    };
     if args.only_offline {
         println!("{}", offline_cli::report(&offline));
+        if let Some(w) = &web {
+            println!("{}", web_page::report(w));
+        }
         return Ok(());
     }
     let mut runs = Vec::new();
@@ -1397,6 +1413,9 @@ async fn main() -> anyhow::Result<()> {
         started,
         t.elapsed(),
     );
+    if let Some(w) = &web {
+        text.push_str(&web_page::report(w));
+    }
     // Notes written by hand below the marker survive a re-run.
     if let Some(notes) = std::fs::read_to_string(&args.out).ok().and_then(|old| {
         old.split_once(KEEP_MARKER)
