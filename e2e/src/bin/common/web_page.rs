@@ -32,7 +32,11 @@ pub fn report(r: &PageRun) -> String {
         "| page interactive after load (median of 5 loads; worst) | ≤ {GOAL_MS:.0} ms | {:.0} ms ({:.0} ms){} |",
         r.interactive_ms,
         r.worst_ms,
-        if r.worst_ms <= GOAL_MS { "" } else { " **over**" }
+        if r.worst_ms <= GOAL_MS {
+            ""
+        } else {
+            " **over**"
+        }
     );
     let kib = |b: usize| b as f64 / 1024.0;
     let _ = writeln!(
