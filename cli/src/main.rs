@@ -247,7 +247,11 @@ fn serve_web(cli: &Cli) -> anyhow::Result<()> {
                 (view, now, title_of(cli))
             }
         };
-        let target = web::Target::Snapshot { view, now, title };
+        let target = web::Target::Snapshot {
+            view: Box::new(view),
+            now,
+            title,
+        };
         return rt.block_on(web::serve(listen, target, None));
     }
     let target = if cli.fleet {

@@ -54,7 +54,7 @@ pub enum Target {
     /// A snapshot (`--from-dir`): the page never changes.
     Snapshot {
         /// The view.
-        view: View,
+        view: Box<View>,
         /// Its instant.
         now: Timestamp,
         /// The page's title.
@@ -86,6 +86,7 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
     let (served, what) = match target {
         Target::Snapshot { view, now, title } => {
             let page = model::cluster_page(&view, now, title.clone(), Source::Snapshot);
+            drop(view);
             let served = server::Served {
                 main: feed::fixed(page::script_json(&page)?),
                 clusters: None,
