@@ -1,12 +1,12 @@
 //! A real headless Chromium (the Debian package `chromium`, `/usr/bin/chromium` or
-//! `$UPDATE_STATUS_CHROMIUM`), driven over the DevTools protocol with `chromiumoxide`, for the
-//! web view's tests and the bench.
+//! `$UPDATE_STATUS_CHROMIUM`), driven over the DevTools protocol (the small client of
+//! [`crate::cdp`]), for the web view's tests and the bench.
 //!
 //! One browser per test process ([`Chromium::shared`]), started with the flags a closed network
 //! needs (no background networking, no component update, no sync, no QUIC) and a fresh
 //! `--user-data-dir`; a watchdog stops it and removes that folder once the process has exited.
-//! Each tokio runtime connects to it on its own ([`Chromium::connect`]): a connection's handler
-//! task belongs to the runtime that made it.
+//! Each tokio runtime connects to it on its own ([`Chromium::connect`]): a connection's reader
+//! and writer tasks belong to the runtime that made it.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
@@ -14,14 +14,10 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
-use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, SetBypassCspParams,
-};
-use chromiumoxide::page::ScreenshotParams;
-use chromiumoxide::{Browser, Page};
-use futures::StreamExt as _;
 use serde::de::DeserializeOwned;
+use serde_json::json;
+
+pub use crate::cdp::{Browser, CdpError, Page};
 
 /// The browser binary's variable.
 pub const CHROMIUM_ENV: &str = "UPDATE_STATUS_CHROMIUM";
@@ -46,14 +42,14 @@ pub enum BrowserError {
         what: String,
         /// The error.
         #[source]
-        source: chromiumoxide::error::CdpError,
+        source: CdpError,
     },
     /// The page's answer was not what was expected.
     #[error("{0}")]
     Page(String),
 }
 
-fn cdp(what: &str) -> impl FnOnce(chromiumoxide::error::CdpError) -> BrowserError + '_ {
+fn cdp(what: &str) -> impl FnOnce(CdpError) -> BrowserError + '_ {
     move |source| BrowserError::Cdp {
         what: what.to_owned(),
         source,
@@ -138,13 +134,11 @@ impl Chromium {
         Ok(Chromium { ws })
     }
 
-    /// A connection for the current tokio runtime (its handler runs as a task of it).
+    /// A connection for the current tokio runtime (its tasks run on it).
     pub async fn connect(&self) -> Result<Browser, BrowserError> {
-        let (browser, mut handler) = Browser::connect(self.ws.clone())
+        Browser::connect(&self.ws)
             .await
-            .map_err(cdp("connecting to Chromium"))?;
-        tokio::spawn(async move { while handler.next().await.is_some() {} });
-        Ok(browser)
+            .map_err(cdp("connecting to Chromium"))
     }
 }
 
@@ -198,19 +192,23 @@ pub async fn open(browser: &Browser, url: &str, how: &Open) -> Result<Page, Brow
         .new_page("about:blank")
         .await
         .map_err(cdp("opening a page"))?;
-    page.execute(SetDeviceMetricsOverrideParams::new(
-        how.width, how.height, 1.0, false,
-    ))
+    page.execute(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": how.width, "height": how.height, "deviceScaleFactor": 1, "mobile": false}),
+    )
     .await
     .map_err(cdp("setting the viewport"))?;
     if how.bypass_csp {
-        page.execute(SetBypassCspParams::new(true))
+        page.execute("Page.setBypassCSP", json!({"enabled": true}))
             .await
             .map_err(cdp("bypassing the CSP"))?;
     }
-    page.execute(AddScriptToEvaluateOnNewDocumentParams::new(WATCH_SCRIPT))
-        .await
-        .map_err(cdp("installing the watch script"))?;
+    page.execute(
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": WATCH_SCRIPT}),
+    )
+    .await
+    .map_err(cdp("installing the watch script"))?;
     page.goto(url).await.map_err(cdp("navigating"))?;
     wait_for(
         &page,
@@ -223,14 +221,11 @@ pub async fn open(browser: &Browser, url: &str, how: &Open) -> Result<Page, Brow
 
 /// Evaluates `expression` (a promise is awaited) and decodes its JSON value.
 pub async fn eval<T: DeserializeOwned>(page: &Page, expression: &str) -> Result<T, BrowserError> {
-    let function = format!("async () => {{ return ({expression}); }}");
-    let result = page
-        .evaluate_function(function)
+    let value = page
+        .evaluate(&format!("(async () => {{ return ({expression}); }})()"))
         .await
         .map_err(cdp("evaluating in the page"))?;
-    result
-        .into_value()
-        .map_err(|e| BrowserError::Page(format!("{expression}: {e}")))
+    serde_json::from_value(value).map_err(|e| BrowserError::Page(format!("{expression}: {e}")))
 }
 
 /// Waits until `expression` is true in the page.
@@ -258,9 +253,7 @@ pub async fn wait_for(
 
 /// A screenshot of the viewport (PNG; open the page with a viewport tall enough).
 pub async fn screenshot(page: &Page) -> Result<Vec<u8>, BrowserError> {
-    page.screenshot(ScreenshotParams::builder().build())
-        .await
-        .map_err(cdp("taking a screenshot"))
+    page.screenshot().await.map_err(cdp("taking a screenshot"))
 }
 
 /// A decoded screenshot: RGBA rows.

