@@ -11,8 +11,12 @@
 //! - 5,000 nodes: interactive within 1 s of the navigation;
 //! - live, on a simulated update played against the API server: a node's cell changes colour
 //!   within 1 s of the change reaching the API server (from before the step's writes);
-//! - `--fleet --web` on hub copies: a grid of clusters, choosing one opens its view, whose
-//!   numbers equal `kubectl update-status -n <namespace>`.
+//! - `--hosted-cluster --web` live: only that hosted cluster's objects, the text view's facts,
+//!   and a change in the API server followed without a reload;
+//! - `--fleet --web` on hub copies: a grid of clusters, choosing one (standalone or hosted)
+//!   opens its view, whose numbers equal `kubectl update-status -n <namespace>
+//!   [--hosted-cluster <name>]`;
+//! - line feeds and tabs in a message show as the text view prints them.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::path::{Path, PathBuf};
@@ -739,17 +743,23 @@ async fn a_live_cell_changes_colour_within_a_second_of_the_change() -> TestResul
         median <= 1000.0,
         "a cell changed a median {median:.0} ms after the change (goal: 1,000 ms): {latencies:?}"
     );
+    // The goal holds for the median: on a loaded 2-core machine one step (the first, which
+    // starts the update and changes every object) has taken just over 1 s. No step may be far
+    // off it.
+    let worst = sorted[sorted.len() - 1];
+    assert!(
+        worst <= 3000.0,
+        "a cell changed {worst:.0} ms after the change (at most 3,000 ms): {latencies:?}"
+    );
     page.close().await?;
     playback::clear(&client).await?;
     Ok(())
 }
 
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Writes the objects the controller would write for a fixture into `ns`, as hub copies.
-async fn write_copies(
-    env: &TestEnv,
-    ns: &str,
-    case: &str,
-) -> Result<Timestamp, Box<dyn std::error::Error + Send + Sync>> {
+async fn write_copies(env: &TestEnv, ns: &str, case: &str) -> Result<Timestamp, BoxError> {
     let dir = oc_status_case(case);
     let snap = Snapshot::from_dir(&dir)?;
     let now = snap.now.or_else(|| snap.derived_now()).ok_or("no now")?;
@@ -759,10 +769,78 @@ async fn write_copies(
         &update_status_assess::compose::Labels::new(),
         now,
     );
+    // The hub copy of the ControlPlaneUpdateStatus is named after the cluster (its namespace).
+    write_objects(env, ns, d, Some(ns)).await?;
+    Ok(now)
+}
+
+/// The hosted fixture `testdata/hosted/cases/replace-rollout`: HostedCluster `demo`.
+const HOSTED_CASE: &str = "testdata/hosted/cases/replace-rollout";
+const HOSTED_NAME: &str = "demo";
+
+/// Writes into `ns` the objects the controller in hosted mode writes for the HostedCluster
+/// `demo` of [`HOSTED_CASE`] (what `desired_hosted` wants, as `--from-dir --hosted-cluster`
+/// assesses it), labelled `update.openshift.io/cluster=demo`; with `hub`, also as hub copies
+/// (labelled with the managed cluster `ns`).
+async fn write_hosted_copies(env: &TestEnv, ns: &str, hub: bool) -> Result<Timestamp, BoxError> {
+    use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted};
+    use update_status_snapshot::hosted::HostedSnapshot;
+    fn in_ns<K: kube::Resource + Clone>(objs: &[K], ns: &str) -> Vec<K> {
+        objs.iter()
+            .filter(|o| o.meta().namespace.as_deref().is_none_or(|n| n == ns))
+            .cloned()
+            .collect()
+    }
+    let snap = HostedSnapshot::from_dir(&repo_root().join(HOSTED_CASE))?;
+    let now = snap.now.or_else(|| snap.derived_now()).ok_or("no now")?;
+    let hc = snap
+        .hosted_clusters
+        .iter()
+        .find(|h| h.name() == HOSTED_NAME)
+        .ok_or("no HostedCluster demo in the hosted fixture")?;
+    let cp_ns = update_status_api::hosted::control_plane_namespace(hc.namespace(), hc.name());
+    let (machines, sets, deployments) = (
+        in_ns(&snap.machines, &cp_ns),
+        in_ns(&snap.machine_sets, &cp_ns),
+        in_ns(&snap.machine_deployments, &cp_ns),
+    );
+    let inputs = HostedInputs {
+        hosted_cluster: hc,
+        node_pools: &snap.node_pools,
+        machines: &machines,
+        machine_sets: &sets,
+        machine_deployments: &deployments,
+        guest: snap.guest(HOSTED_NAME).map(|g| GuestInputs {
+            cluster_operators: &g.cluster_operators,
+            nodes: &g.nodes,
+        }),
+        guest_unreachable: None,
+    };
+    let d = desired_hosted(
+        &inputs,
+        &update_status_assess::compose::Existing::default(),
+        now,
+    )
+    .cluster;
+    write_objects(env, ns, d, hub.then_some(ns)).await?;
+    Ok(now)
+}
+
+/// Writes `d`'s objects into `ns` (server-side apply, then their status); with `hub_copy_of`,
+/// labelled as the hub copies of that managed cluster, the ControlPlaneUpdateStatus of a
+/// standalone cluster named after it.
+async fn write_objects(
+    env: &TestEnv,
+    ns: &str,
+    d: update_status_assess::compose::DesiredCluster,
+    hub_copy_of: Option<&str>,
+) -> Result<(), BoxError> {
     let client = env.client();
     let pp = PatchParams::apply("update-status-e2e").force();
     let hub = |mut l: std::collections::BTreeMap<String, String>| {
-        l.insert(labels::ACM_CLUSTER_NAME.to_owned(), ns.to_owned());
+        if let Some(cluster) = hub_copy_of {
+            l.insert(labels::ACM_CLUSTER_NAME.to_owned(), cluster.to_owned());
+        }
         l
     };
     macro_rules! put {
@@ -778,12 +856,12 @@ async fn write_copies(
         }};
     }
     if let Some(cp) = d.control_plane {
-        put!(
-            ControlPlaneUpdateStatus,
-            ns.to_owned(),
-            cp.labels,
-            cp.status
-        );
+        // A standalone cluster's is `cluster`; its hub copy is named after the cluster.
+        let name = match hub_copy_of {
+            Some(c) if cp.name == "cluster" => c.to_owned(),
+            _ => cp.name,
+        };
+        put!(ControlPlaneUpdateStatus, name, cp.labels, cp.status);
     }
     for p in d.worker_pools {
         put!(WorkerPoolUpdateStatus, p.name, p.labels, p.status);
@@ -791,7 +869,95 @@ async fn write_copies(
     for i in d.insights {
         put!(UpdateInsight, i.name, i.labels, i.status);
     }
-    Ok(now)
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_hosted_clusters_live_view_shows_its_objects_and_follows_changes() -> TestResult {
+    // One test at a time: the timings and the shared browser are not disturbed.
+    let _lock = exclusive_cluster_state().await;
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("web-hosted").await?;
+    let kubeconfig = env.kubeconfig_path();
+    // The hosted cluster's objects, and in the same namespace a standalone cluster's (not
+    // labelled with it): the view shows only the former.
+    let now = write_hosted_copies(&env, ns.name(), false).await?;
+    write_copies(&env, ns.name(), "4.14.1-degraded").await?;
+    let now_s = now.to_string();
+    let args = [
+        "-n",
+        ns.name(),
+        "--hosted-cluster",
+        HOSTED_NAME,
+        "--now",
+        &now_s,
+    ];
+    let want = text_facts(&cli(&args, Some(kubeconfig))?)?;
+    // The live view equals the text view of the same objects, and the snapshot's view.
+    let offline = text_facts(&cli(
+        &[
+            "--from-dir",
+            &repo_root().join(HOSTED_CASE).display().to_string(),
+            "--hosted-cluster",
+            HOSTED_NAME,
+        ],
+        None,
+    )?)?;
+    assert_eq!(want, offline, "the text view, live and from the snapshot");
+    assert!(
+        !want.health.is_empty(),
+        "the fixture has a health insight to remove"
+    );
+    let server = WebServer::start(&cli_bin(), &args, Some(kubeconfig))?;
+    assert!(
+        server.banner.contains("http://127.0.0.1:"),
+        "{}",
+        server.banner
+    );
+    let browser = Chromium::shared()?.connect().await?;
+    let page = browser::open(&browser, &server.url, &Open::default()).await?;
+    check_snapshot_page(&page, &want, "hosted --web").await?;
+    // A change: the hosted cluster's health insights go away; the page follows without a reload.
+    browser::eval::<bool>(&page, "(window.__notReloaded = true)").await?;
+    let api: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    let health = kube::api::ListParams::default().labels(&format!(
+        "{}=health,{}={HOSTED_NAME}",
+        labels::INSIGHT_TYPE,
+        labels::CLUSTER
+    ));
+    let gone = api.list(&health).await?.items;
+    assert!(
+        !gone.is_empty(),
+        "no health insight labelled with {HOSTED_NAME}"
+    );
+    for i in &gone {
+        api.delete(
+            i.metadata.name.as_deref().ok_or("unnamed insight")?,
+            &Default::default(),
+        )
+        .await?;
+    }
+    let after = text_facts(&cli(&args, Some(kubeconfig))?)?;
+    // The text view now says the update is proceeding well (no health insight left).
+    assert!(
+        want.health.iter().all(|h| !after.health.contains(h)),
+        "the text view still shows a removed insight: {after:?}"
+    );
+    let t = Instant::now();
+    let mut got = page_facts(&page).await?;
+    while got != after && t.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        got = page_facts(&page).await?;
+    }
+    assert_eq!(got, after, "the page 10 s after the change");
+    let kept: bool = browser::eval(&page, "window.__notReloaded === true").await?;
+    assert!(kept, "the page was reloaded");
+    eprintln!(
+        "hosted --web: facts equal; health removed, page followed in {:?}",
+        t.elapsed()
+    );
+    page.close().await?;
+    Ok(())
 }
 
 #[tokio::test]
@@ -808,9 +974,23 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     )
     .await?;
     write_copies(&env, b.name(), "4.14.1-degraded").await?;
+    // A managed cluster hosting a HostedCluster: its hub copies are labelled with both.
+    let c = env.namespace("web-fleet-c").await?;
+    write_hosted_copies(&env, c.name(), true).await?;
     let kubeconfig = env.kubeconfig_path();
     let now_s = now.to_string();
     let want = text_facts(&cli(&["-n", a.name(), "--now", &now_s], Some(kubeconfig))?)?;
+    let want_hosted = text_facts(&cli(
+        &[
+            "-n",
+            c.name(),
+            "--hosted-cluster",
+            HOSTED_NAME,
+            "--now",
+            &now_s,
+        ],
+        Some(kubeconfig),
+    )?)?;
     let server = WebServer::start(&cli_bin(), &["--fleet", "--now", &now_s], Some(kubeconfig))?;
     let browser = Chromium::shared()?.connect().await?;
     let page = browser::open(&browser, &server.url, &Open::default()).await?;
@@ -835,13 +1015,35 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     assert_eq!(got, want, "the cluster's view from the hub copies");
     let violations: Vec<String> = browser::eval(&page, "window.__usViolations").await?;
     assert!(violations.is_empty(), "{violations:?}");
+    // Back to the grid; the hosted cluster's tile opens its view from the hub copies.
+    browser::eval::<bool>(&page, "(history.back(), true)").await?;
+    let tile = format!(
+        "Array.from(document.querySelectorAll('.fleet .tile')).find((t) => t.dataset.name === {HOSTED_NAME:?})"
+    );
+    browser::wait_for(&page, &format!("!!{tile}"), Duration::from_secs(30)).await?;
+    let href: String = browser::eval(&page, &format!("{tile}.getAttribute('href')")).await?;
+    assert_eq!(href, format!("/c/{}/{HOSTED_NAME}", c.name()));
+    browser::eval::<bool>(&page, &format!("({tile}.click(), true)")).await?;
+    browser::wait_for(
+        &page,
+        &format!(
+            "location.pathname === {href:?} && document.querySelector('[data-fact=cp-completion]')"
+        ),
+        Duration::from_secs(30),
+    )
+    .await?;
+    let got = page_facts(&page).await?;
+    assert_eq!(
+        got, want_hosted,
+        "the hosted cluster's view from the hub copies"
+    );
     page.close().await?;
     // The fleet grid alone, for the README: only this test's clusters.
     let html = cli(
         &["--fleet", "--now", &now_s, "-o", "html"],
         Some(kubeconfig),
     )?;
-    assert!(html.contains(a.name()) && html.contains(b.name()));
+    assert!(html.contains(a.name()) && html.contains(b.name()) && html.contains(c.name()));
     let mut server = server;
     let (took, status) = server.interrupt()?;
     assert!(status.success(), "--web exited with {status} after Ctrl-C");
