@@ -4,7 +4,7 @@
 //! Why not a crate: `chromiumoxide` (the maintained Rust client) generates bindings for the
 //! whole protocol; its `chromiumoxide_cdp` alone took about 4 minutes of a fresh debug build on 2
 //! busy cores (a 108 MB rlib, checked again by clippy) and it brings reqwest, url and ICU. The
-//! tests use nine commands and one event: [`Browser::new_page`], [`Page::execute`],
+//! tests use ten commands and one event: [`Browser::new_page`], [`Page::execute`],
 //! [`Page::goto`] (waits for `Page.loadEventFired`), [`Page::evaluate`], [`Page::screenshot`],
 //! [`Page::close`]. `puppeteer-core` would need Node.js.
 
