@@ -553,7 +553,10 @@ async fn five_thousand_nodes_are_interactive_within_a_second() -> TestResult {
     // One test at a time: the timings and the shared browser are not disturbed.
     let _lock = exclusive_cluster_state().await;
     let browser = Chromium::shared()?.connect().await?;
-    let dir = tmp("5000");
+    // A folder name of its own (the page's title shows it; the README's picture stays the
+    // same from run to run).
+    let dir = tmp("5000").join("5000-nodes");
+    std::fs::create_dir_all(&dir)?;
     let sim = update_status_e2e::web::mid_roll_snapshot(&dir, 5000)?;
     let d = dir.display().to_string();
     let server = WebServer::start(&cli_bin(), &["--from-dir", &d], None)?;
