@@ -313,10 +313,8 @@ fn one_line(s: &str) -> String {
 /// `scheme://host[:port]/path` without user information, query or fragment, and no trailing `/`
 /// (the endpoint an insight names).
 pub fn redact_url(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or_default();
-    crate::redact::redact_url(url)
-        .trim_end_matches('/')
-        .to_string()
+    // Redacted whole first: a password may hold `?` or `#` (issue #29).
+    crate::redact::redact_endpoint(url)
 }
 
 fn url_authority(url: &str) -> String {
