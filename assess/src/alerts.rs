@@ -38,8 +38,13 @@ pub const ALERTS_UNAVAILABLE_REFERENCE: &str = "https://github.com/openshift/run
 /// An alert insight with the identity its object name is derived from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlertInsight {
-    /// The alert's full label set (sorted, JSON): duplicated alerts (same name, different
-    /// labels) get distinct objects, and the same alert keeps its object.
+    /// The alert's full label set (sorted, JSON), so that alerts of the same name with other
+    /// labels get distinct objects and an alert keeps its object while it fires (its
+    /// annotations may change: `{{ $value }}` in a description). Alerts with the same labels
+    /// and different annotations (two rule files defining one alert, Thanos without replica
+    /// labels) are told apart by their rank among them (`#1`, `#2`, … after the label set; the
+    /// first keeps the bare label set), sorted by annotations: oc prints each, so each gets its
+    /// own object. Alerts equal in labels and annotations share it: they are one alert.
     pub identity: String,
     /// The insight.
     pub status: UpdateInsightStatus,
@@ -69,16 +74,49 @@ pub fn assess_alerts(
         .collect()
 }
 
-/// [`assess_alerts`] with each insight's identity (for its object name).
+/// [`assess_alerts`] with each insight's identity (for its object name: see
+/// [`AlertInsight::identity`]), in alert order.
 pub fn assess_alert_insights(
     alerts: &[Alert],
     update_started_at: Option<Timestamp>,
     _now: Timestamp,
 ) -> Vec<AlertInsight> {
-    alerts
+    let mut out: Vec<(AlertInsight, String)> = alerts
         .iter()
-        .filter_map(|a| alert_insight(a, update_started_at))
-        .collect()
+        .filter_map(|a| {
+            let i = alert_insight(a, update_started_at)?;
+            Some((i, serde_json::to_string(&a.annotations).unwrap_or_default()))
+        })
+        .collect();
+    // The distinct annotation sets of each label set, sorted: an alert's rank among them.
+    let mut ranks: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for (i, annotations) in &out {
+        ranks
+            .entry(i.identity.as_str())
+            .or_default()
+            .push(annotations.as_str());
+    }
+    let ranks: std::collections::BTreeMap<String, Vec<String>> = ranks
+        .into_iter()
+        .map(|(labels, mut sets)| {
+            sets.sort_unstable();
+            sets.dedup();
+            (
+                labels.to_string(),
+                sets.into_iter().map(str::to_string).collect(),
+            )
+        })
+        .collect();
+    for (i, annotations) in &mut out {
+        let rank = ranks
+            .get(&i.identity)
+            .and_then(|sets| sets.iter().position(|s| s == annotations))
+            .unwrap_or(0);
+        if rank > 0 {
+            i.identity = format!("{}#{rank}", i.identity);
+        }
+    }
+    out.into_iter().map(|(i, _)| i).collect()
 }
 
 /// The alert's identity: its full label set, sorted, as JSON (unambiguous whatever the values).
@@ -651,6 +689,38 @@ mod tests {
         assert_eq!(labels["update.openshift.io/source"], "alert");
         assert_eq!(labels["update.openshift.io/scope"], "cluster");
         assert_eq!(labels["update.openshift.io/resource-kind"], "Alert");
+    }
+
+    #[test]
+    fn alerts_sharing_labels_get_one_insight_each_and_exact_copies_share_one() {
+        let t = "2024-01-01T12:30:00Z";
+        let mut a = alert("KubePodNotReady", "warning", "firing", t, &[]);
+        a.labels.insert("pod".into(), "a".into());
+        let mut b = a.clone();
+        a.annotations
+            .insert("description".into(), "from rule file one".into());
+        b.annotations
+            .insert("description".into(), "from rule file two".into());
+        let out = assess_alert_insights(&[a.clone(), b.clone()], Some(ts(START)), ts(NOW));
+        assert_eq!(out.len(), 2, "oc prints one line for each");
+        assert_ne!(out[0].name(), out[1].name(), "each gets its own object");
+        assert!(
+            health(&out[0].status)
+                .impact
+                .description
+                .contains("rule file one")
+        );
+        // Stable while they fire: the same names whatever order Prometheus answers in.
+        let reversed = assess_alert_insights(&[b.clone(), a.clone()], Some(ts(START)), ts(NOW));
+        assert_eq!(reversed[0].name(), out[1].name());
+        assert_eq!(reversed[1].name(), out[0].name());
+        // The first by annotations keeps the name the alert would have alone.
+        let alone = assess_alert_insights(std::slice::from_ref(&a), Some(ts(START)), ts(NOW));
+        assert_eq!(alone[0].name(), out[0].name());
+        // Equal in labels and annotations: one alert (Thanos replicas), one object.
+        let twins = assess_alert_insights(&[a.clone(), a.clone()], Some(ts(START)), ts(NOW));
+        assert_eq!(twins[0].identity, twins[1].identity);
+        assert_eq!(twins[0].name(), alone[0].name());
     }
 
     #[test]

@@ -26,9 +26,11 @@ fn case_dir(fixture: &str) -> PathBuf {
 
 /// Every `oc-differential` case this file tests.
 const DIFFERENTIAL: &[&str] = &[
+    "alerts-sharing-labels",
     "health-tie-order-unstable-sort",
     "long-description-truncated",
     "malformed-alerts-json",
+    "multiline-node-message",
     "pool-order",
     "pool-order-in-health-ties",
 ];
@@ -100,6 +102,8 @@ fn check(fixture: &str, expected_file: &str, extra: &[&str]) {
 
 macro_rules! golden {
     ($($name:ident => $fixture:literal),* $(,)?) => {
+        /// Every case with its two golden tests.
+        const GOLDEN: &[&str] = &[$($fixture),*];
         mod normal {
             use super::check;
             $( #[test] fn $name() { check($fixture, "expected.output", &[]); } )*
@@ -125,6 +129,18 @@ golden! {
     malformed_alerts_json => "malformed-alerts-json",
     pool_order => "pool-order",
     pool_order_in_health_ties => "pool-order-in-health-ties",
+    multiline_node_message => "multiline-node-message",
+    alerts_sharing_labels => "alerts-sharing-labels",
+}
+
+#[test]
+fn every_listed_case_has_its_golden_tests() {
+    for case in FIXTURES.iter().chain(DIFFERENTIAL) {
+        assert!(
+            GOLDEN.contains(case),
+            "{case} is listed but has no golden! entry"
+        );
+    }
 }
 
 #[test]

@@ -93,9 +93,9 @@ pub fn client_cert(
         pki.join("ca.crt").as_os_str(),
         "-CAkey".as_ref(),
         pki.join("ca.key").as_os_str(),
-        "-CAcreateserial".as_ref(),
-        "-CAserial".as_ref(),
-        work.join("ca.srl").as_os_str(),
+        // A serial of its own (no shared serial file: certificates are made concurrently).
+        "-set_serial".as_ref(),
+        serial().as_ref(),
         "-days".as_ref(),
         "1".as_ref(),
         "-sha256".as_ref(),
@@ -111,6 +111,23 @@ pub fn client_cert(
         cert: read(&crt)?,
         key: key.serialize_pem().into_bytes(),
     })
+}
+
+/// A serial number unique in this process and unlikely to repeat across processes (time, pid
+/// and a counter).
+fn serial() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "0x{:x}{:08x}{:08x}",
+        nanos,
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    )
 }
 
 /// The API server URL and CA (base64) of `env`'s kubeconfig.

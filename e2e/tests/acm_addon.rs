@@ -58,26 +58,7 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 async fn update_status_is_a_real_ocm_addon() -> TestResult {
     let env = OcmEnv::shared(&[CLUSTER1, CLUSTER2]).await?;
     let hub = env.hub_client().await?;
-    let result = match tokio::spawn(scenario(env, hub.clone())).await {
-        Ok(r) => r,
-        Err(e) if e.is_panic() => {
-            let payload = e.into_panic();
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic without a message".into());
-            Err(message.into())
-        }
-        Err(e) => Err(e.into()),
-    };
-    if result.is_err() {
-        eprintln!(
-            "acm_addon: failed; OCM environment:\n{}\n{}",
-            env.status().await,
-            env.log_tails(30)
-        );
-    }
+    let result = ocm::run_scenario(env, "acm_addon", scenario(env, hub.clone())).await;
     for c in [CLUSTER1, CLUSTER2] {
         let _ = ocm::disable_addon(&hub, c, ADDON).await;
     }
@@ -103,6 +84,20 @@ async fn agent_container(spoke: &Client, cluster: &str) -> Result<Container, Box
         .ok_or_else(|| {
             format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster} has no container").into()
         })
+}
+
+/// The agent's hub Secret, once OCM has written it, projected into `dir` as the kubelet's Secret
+/// volume would be (the Deployment mounts it at `/managed/hub-kubeconfig`).
+async fn hub_secret_volume(spoke: &Client, dir: &Path) -> Result<SecretVolume, BoxError> {
+    ocm::wait_secret(
+        spoke,
+        AGENT_NS,
+        SECRET,
+        &["kubeconfig", "tls.crt", "tls.key"],
+        TIMEOUT,
+    )
+    .await?;
+    Ok(SecretVolume::mount(spoke, AGENT_NS, SECRET, dir, TIMEOUT).await?)
 }
 
 /// A kubeconfig for the agent's ServiceAccount on `cluster` (a token minted with kubectl), in
@@ -341,22 +336,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     );
 
     // 2. Its hub credentials, projected as the kubelet would; its identity's reach.
-    ocm::wait_secret(
-        &spoke1,
-        AGENT_NS,
-        SECRET,
-        &["kubeconfig", "tls.crt", "tls.key"],
-        TIMEOUT,
-    )
-    .await?;
-    let volume1 = SecretVolume::mount(
-        &spoke1,
-        AGENT_NS,
-        SECRET,
-        &work.join("cluster1-hub"),
-        TIMEOUT,
-    )
-    .await?;
+    let volume1 = hub_secret_volume(&spoke1, &work.join("cluster1-hub")).await?;
     let addon_client = update_status_e2e::client_for(&volume1.kubeconfig()).await?;
     let insights = |ns: &str| {
         Api::<update_status_api::crd::UpdateInsight>::namespaced(addon_client.clone(), ns)
@@ -511,22 +491,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "{text}"
     );
 
-    ocm::wait_secret(
-        &spoke2,
-        AGENT_NS,
-        SECRET,
-        &["kubeconfig", "tls.crt", "tls.key"],
-        TIMEOUT,
-    )
-    .await?;
-    let volume2 = SecretVolume::mount(
-        &spoke2,
-        AGENT_NS,
-        SECRET,
-        &work.join("cluster2-hub"),
-        TIMEOUT,
-    )
-    .await?;
+    let volume2 = hub_secret_volume(&spoke2, &work.join("cluster2-hub")).await?;
     let sim2 = Simulation::new(SimConfig {
         operators: 3,
         pools: 2,

@@ -72,27 +72,10 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
     // In a task of its own, so that a failed assertion (a panic) is reported with the state of
     // the environment and cleaned up after like an error.
     let (task_hub, task_spoke) = (hub.clone(), spoke.clone());
-    let result =
-        match tokio::spawn(async move { scenario(env, &task_hub, &task_spoke).await }).await {
-            Ok(r) => r,
-            Err(e) if e.is_panic() => {
-                let payload = e.into_panic();
-                let message = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a panic without a message".into());
-                Err(message.into())
-            }
-            Err(e) => Err(e.into()),
-        };
-    if result.is_err() {
-        eprintln!(
-            "ocm_env: failed; OCM environment:\n{}\n{}",
-            env.status().await,
-            env.log_tails(30)
-        );
-    }
+    let result = ocm::run_scenario(env, "ocm_env", async move {
+        scenario(env, &task_hub, &task_spoke).await
+    })
+    .await;
     // Leave the hub as it was for other tests of the process (the add-on is already disabled
     // when the scenario got that far).
     let _ = ocm::disable_addon(&hub, CLUSTER, ADDON).await;

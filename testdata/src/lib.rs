@@ -89,7 +89,7 @@ mod tests {
         let cases = super::oc_status_cases();
         assert!(cases.len() >= 8, "{cases:?}");
         let differential = super::oc_differential_cases();
-        assert_eq!(differential.len(), 5, "{differential:?}");
+        assert_eq!(differential.len(), 7, "{differential:?}");
         for c in cases.iter().chain(&differential) {
             assert!(c.join("expected.output").is_file(), "{}", c.display());
             assert!(c.join("now").is_file(), "{}", c.display());

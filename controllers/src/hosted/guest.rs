@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Secret;
-use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -218,7 +218,7 @@ pub async fn guest_client(bytes: &[u8], secret_ref: &str) -> Result<GuestClient,
     };
     let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
-        .map_err(|e| invalid(kubeconfig_problem(&e)))?;
+        .map_err(|e| invalid(crate::runtime::client::kubeconfig_problem(&e)))?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
     let server = redact_url(&config.cluster_url.to_string());
     let client = crate::runtime::client::build(config).map_err(|_| {
@@ -229,30 +229,6 @@ pub async fn guest_client(bytes: &[u8], secret_ref: &str) -> Result<GuestClient,
         server,
         credentials,
     })
-}
-
-/// What is wrong with a kubeconfig kube refused, as a fixed text.
-fn kubeconfig_problem(e: &KubeconfigError) -> &'static str {
-    match e {
-        KubeconfigError::CurrentContextNotSet => "has no current-context",
-        KubeconfigError::LoadContext(_) => "names a current-context that it does not define",
-        KubeconfigError::LoadClusterOfContext(_) => {
-            "has a current context whose cluster it does not define"
-        }
-        KubeconfigError::MissingClusterUrl => "has no server URL for its cluster",
-        KubeconfigError::ParseClusterUrl(_) => "has a server URL that is not valid",
-        KubeconfigError::ParseProxyUrl(_) => "has a proxy URL that is not valid",
-        KubeconfigError::LoadCertificateAuthority(_) => {
-            "has certificate-authority-data that cannot be decoded"
-        }
-        KubeconfigError::LoadClientCertificate(_) => {
-            "has client-certificate-data that cannot be decoded"
-        }
-        KubeconfigError::LoadClientKey(_) => "has client-key-data that cannot be decoded",
-        KubeconfigError::ParseCertificates(_) => "has certificates that are not valid PEM",
-        KubeconfigError::Parse(_) => "is not a valid kubeconfig (YAML)",
-        _ => "cannot be used",
-    }
 }
 
 /// Why watching `kind` on the hosted API server `server` fails, short and without credentials.

@@ -15,7 +15,7 @@
 //!   through [`Credentials::channel`].
 //!
 //! Error texts never quote the kubeconfig: kube's parse errors can hold a snippet of it (a token),
-//! so they become fixed texts ([`problem`]).
+//! so they become fixed texts ([`kubeconfig_problem`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,12 +23,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use base64::Engine as _;
-use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use secrecy::SecretString;
 use sha2::{Digest, Sha256};
 use tokio::sync::{Notify, watch};
 
 use super::{CONNECT_TIMEOUT, HubError};
+use crate::runtime::client::kubeconfig_problem;
 
 /// Quiet time after a file event before the files are read (a kubelet swap, or an editor's
 /// write, comes as several events).
@@ -62,7 +63,7 @@ impl Material {
         .await
         .map_err(|e| HubError::Credentials {
             origin: origin.to_string(),
-            problem: problem(&e).to_string(),
+            problem: kubeconfig_problem(&e).to_string(),
         })?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         crate::runtime::client::build_http2(config).map_err(|e| HubError::Client {
@@ -303,7 +304,8 @@ fn read_file_once(path: &Path) -> Result<Material, HubError> {
     };
     let raw = std::fs::read(path).map_err(|e| err(format!("cannot be read: {e}")))?;
     // kube's own reader resolves the files relative to the kubeconfig's folder.
-    let mut kc = Kubeconfig::read_from(path).map_err(|e| err(problem(&e).to_string()))?;
+    let mut kc =
+        Kubeconfig::read_from(path).map_err(|e| err(kubeconfig_problem(&e).to_string()))?;
     let mut hasher = Sha256::new();
     hasher.update((raw.len() as u64).to_le_bytes());
     hasher.update(&raw);
@@ -400,34 +402,6 @@ pub fn from_secret_data(
         kubeconfig: kc,
         fingerprint: hasher.finalize().into(),
     })
-}
-
-/// What is wrong with a kubeconfig kube refused, as a fixed text: kube's own messages may
-/// quote the file (a token).
-pub fn problem(e: &KubeconfigError) -> &'static str {
-    match e {
-        KubeconfigError::ReadConfig(..) => "cannot be read",
-        KubeconfigError::Parse(_) => {
-            "is not a valid kubeconfig (YAML); the parser's message is not shown, it may quote a credential"
-        }
-        KubeconfigError::CurrentContextNotSet => "has no current-context",
-        KubeconfigError::LoadContext(_) => "names a current-context that it does not define",
-        KubeconfigError::LoadClusterOfContext(_) => {
-            "has a current context whose cluster it does not define"
-        }
-        KubeconfigError::MissingClusterUrl => "has no server URL for its cluster",
-        KubeconfigError::ParseClusterUrl(_) => "has a server URL that is not valid",
-        KubeconfigError::ParseProxyUrl(_) => "has a proxy URL that is not valid",
-        KubeconfigError::LoadCertificateAuthority(_) => {
-            "has a certificate authority that cannot be read or decoded"
-        }
-        KubeconfigError::LoadClientCertificate(_) => {
-            "has a client certificate that cannot be read or decoded"
-        }
-        KubeconfigError::LoadClientKey(_) => "has a client key that cannot be read or decoded",
-        KubeconfigError::ParseCertificates(_) => "has certificates that are not valid PEM",
-        _ => "cannot be used",
-    }
 }
 
 #[cfg(test)]

@@ -120,6 +120,30 @@ pub fn build_http2(config: kube::Config) -> Result<kube::Client, ClientError> {
     )
 }
 
+/// What is wrong with a kubeconfig kube refused, as a fixed text: kube's own messages may quote
+/// the file (a token), so none of them is shown (hub credentials, hosted clusters' admin
+/// kubeconfigs).
+pub fn kubeconfig_problem(e: &kube::config::KubeconfigError) -> &'static str {
+    use kube::config::KubeconfigError as E;
+    match e {
+        E::ReadConfig(..) => "cannot be read",
+        E::Parse(_) => "is not a valid kubeconfig (YAML)",
+        E::CurrentContextNotSet => "has no current-context",
+        E::LoadContext(_) => "names a current-context that it does not define",
+        E::LoadClusterOfContext(_) => "has a current context whose cluster it does not define",
+        E::MissingClusterUrl => "has no server URL for its cluster",
+        E::ParseClusterUrl(_) => "has a server URL that is not valid",
+        E::ParseProxyUrl(_) => "has a proxy URL that is not valid",
+        E::LoadCertificateAuthority(_) => {
+            "has a certificate authority that cannot be read or decoded"
+        }
+        E::LoadClientCertificate(_) => "has a client certificate that cannot be read or decoded",
+        E::LoadClientKey(_) => "has a client key that cannot be read or decoded",
+        E::ParseCertificates(_) => "has certificates that are not valid PEM",
+        _ => "cannot be used",
+    }
+}
+
 /// User agent of the controller's main client (watches, writes, the Lease).
 pub const USER_AGENT: &str = concat!("update-status-controller/", env!("CARGO_PKG_VERSION"));
 /// User agent of the client that reviews `/metrics` tokens: a client of its own (its own

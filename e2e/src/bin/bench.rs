@@ -65,6 +65,8 @@ use update_status_simulator::{NodeStep, Simulation};
 
 #[path = "common/fleet.rs"]
 mod fleet;
+#[path = "common/hub_identities.rs"]
+mod hub_identities;
 #[path = "common/live_cli.rs"]
 mod live_cli;
 #[path = "common/offline_cli.rs"]
@@ -138,6 +140,10 @@ struct Args {
     /// Machines of each of the two NodePools of a fleet cluster.
     #[arg(long, default_value_t = 2)]
     fleet_machines: u32,
+    /// Whose identity writes a fleet cluster's hub copies: `addon`, one add-on identity per
+    /// managed cluster as ACM gives them (`--hub-addon-secrets`), or `shared`, one hub kubeconfig.
+    #[arg(long, value_enum, default_value = "addon")]
+    fleet_identity: hub_identities::Identity,
     /// Update steps every fleet cluster takes in the wave.
     #[arg(long, default_value_t = 2)]
     fleet_wave: usize,
@@ -1322,6 +1328,7 @@ async fn main() -> anyhow::Result<()> {
     let ticks = clock_ticks();
     let fleet_args = fleet::FleetArgs {
         clusters: args.fleet,
+        identity: args.fleet_identity,
         machines: args.fleet_machines,
         wave: args.fleet_wave,
         steady: args.steady,

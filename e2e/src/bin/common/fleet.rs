@@ -10,23 +10,28 @@
 //!    cluster, concurrently, each stepped to a different point of its update (control plane
 //!    updating, NodePools rolling); the hub gets the namespace of each managed cluster, as ACM
 //!    creates it;
-//! 2. **cold start of the fleet**: the release controller starts with `--mode=hosted
-//!    --hub-kubeconfig <hub>` (one hub-sync session per HostedCluster, one process); done when
-//!    every hub copy exists (as many per kind as the local objects to copy) and neither the
-//!    local nor the hub write counter has moved for 3 s;
+//!    with `--fleet-identity addon` (the default) each managed cluster also gets an add-on
+//!    identity of its own, as ACM gives them ([`super::hub_identities`]);
+//! 2. **cold start of the fleet**: the release controller starts with `--mode=hosted` and
+//!    `--hub-addon-secrets` (each hosted cluster's own identity) or `--hub-kubeconfig <hub>` (one
+//!    shared), one hub-sync session per HostedCluster, one process; done when every hub copy
+//!    exists (as many per kind as the local objects to copy) and neither the local nor the hub
+//!    write counter has moved for 3 s;
 //! 3. **update wave**: every simulated cluster steps `--fleet-wave` times, as fast as the
 //!    management API server takes it; the hub writes (`update_status_hub_writes_total`) from the
 //!    first simulator write until the copies are converged again, their rate, and the highest
 //!    rate over one second; then every copy is compared with its local object (the wave must be
 //!    mirrored);
 //! 4. **steady state**: `--steady` seconds in which nothing changes: hub writes (goal 0);
-//! 5. the controller's peak RSS and RSS per cluster, its open file descriptors; the hub
+//! 5. the controller's peak RSS and RSS per cluster, its open file descriptors and its TCP
+//!    connections to the hub; the hub API server's open watches of our kinds; the hub
 //!    kube-apiserver's RSS; the hub etcd's database size (compacted and defragmented, so only
 //!    live data counts) before the controller started and at the end, per cluster;
 //! 6. `kubectl-update_status --fleet` (and `-o json`) on the hub over all N clusters: bytes from
 //!    the hub, median wall time of 5 runs, peak RSS (goal ≤ 2 s).
 //!
-//! [`report`] writes the table and the derived "hub at 10,000 clusters" paragraph.
+//! [`report`] writes the table and the derived "hub at 3,500 clusters" (ACM's supported scale)
+//! and "at 10,000 clusters" paragraphs.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -46,6 +51,7 @@ use update_status_e2e::playback::HostedSimulator;
 use update_status_e2e::{client_for, repo_root};
 use update_status_simulator::hosted::{HostedSimConfig, HostedSimulation};
 
+use super::hub_identities::{self, Identity};
 use super::live_cli::{self, LiveRun};
 use super::{Controller, cluster, cpu_seconds, log, memory_kib, mib};
 
@@ -54,8 +60,8 @@ use super::{Controller, cluster, cpu_seconds, log, memory_kib, mib};
 const CLUSTERS_NAMESPACE: &str = "clusters";
 /// The goal of `--fleet` over the whole fleet (median wall time, s).
 const FLEET_CLI_GOAL_S: f64 = 2.0;
-/// The fleet the projection is for.
-const PROJECTED: usize = 10_000;
+/// The fleets the projections are for: ACM's supported scale, and ten thousand.
+const PROJECTED: [usize; 2] = [3_500, 10_000];
 /// Simulated time per step.
 const SIM_STEP: SignedDuration = SignedDuration::from_secs(20);
 
@@ -63,6 +69,14 @@ const SIM_STEP: SignedDuration = SignedDuration::from_secs(20);
 #[derive(Debug, Default, Clone)]
 pub struct FleetRun {
     pub clusters: usize,
+    /// One add-on identity per cluster, or one shared.
+    pub identity: Option<Identity>,
+    /// Making the add-on identities (hub Role and RoleBinding, certificate, Secret), s.
+    pub identities_s: f64,
+    /// The controller's established TCP connections to the hub API server, at the end.
+    pub hub_connections: usize,
+    /// The hub API server's open watches of our kinds, at the end.
+    pub hub_watches: u64,
     /// Machines of each NodePool.
     pub machines: u32,
     pub populate_s: f64,
@@ -102,7 +116,7 @@ pub struct FleetRun {
     pub hub_apiserver_rss_kib: u64,
     /// The hub kube-apiserver's RSS before the controller started.
     pub hub_apiserver_before_kib: u64,
-    /// The same controller without `--hub-kubeconfig` on the same fleet: (VmHWM, VmRSS) once
+    /// The same controller without the hub sync on the same fleet: (VmHWM, VmRSS) once
     /// its caches are synced and its first pass is done.
     pub local_only_kib: (u64, u64),
     /// Hub etcd database size (compacted, defragmented): before the controller, at the end.
@@ -140,6 +154,7 @@ impl FleetRun {
 /// The fleet part's settings (from `bench`'s flags).
 pub struct FleetArgs<'a> {
     pub clusters: usize,
+    pub identity: Identity,
     pub machines: u32,
     pub wave: usize,
     pub steady: u64,
@@ -636,6 +651,7 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     let n = a.clusters;
     let mut run = FleetRun {
         clusters: n,
+        identity: Some(a.identity),
         machines: a.machines,
         wave_steps: a.wave,
         steady_s: a.steady,
@@ -686,6 +702,37 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
         .await?;
     run.populate_s = t.elapsed().as_secs_f64();
     run.populate_writes = simulators.iter().map(HostedSimulator::writes).sum::<u64>() + n as u64;
+    let work = repo_root().join("target/bench");
+    std::fs::create_dir_all(&work)?;
+    if a.identity == Identity::Addon {
+        // Each managed cluster's add-on identity: its Secret on the management cluster in a
+        // namespace named after it (`--hub-addon-secret-namespace={cluster}`).
+        let t = Instant::now();
+        let names: Vec<String> = (0..n).map(cluster_name).collect();
+        futures::stream::iter(&names)
+            .map(|name| {
+                let client = client.clone();
+                async move { namespace(&client, name).await }
+            })
+            .buffer_unordered(a.concurrency)
+            .try_collect::<Vec<()>>()
+            .await?;
+        hub_identities::provision(
+            &names,
+            &hub,
+            &client,
+            &a.hub_dir,
+            &hub_kubeconfig,
+            &work.join("fleet-certs"),
+            a.concurrency,
+        )
+        .await?;
+        run.identities_s = t.elapsed().as_secs_f64();
+        log(&format!(
+            "fleet of {n}: {n} add-on identities (hub Role and RoleBinding, client certificate, Secret) in {:.1}s",
+            run.identities_s
+        ));
+    }
     let mut stages: BTreeMap<String, usize> = BTreeMap::new();
     for s in &simulators {
         *stages
@@ -703,17 +750,18 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
         pid_of(&a.hub_dir, "kube-apiserver").map_or(0, |p| memory_kib(p).1);
 
     // Cold start of the fleet.
-    let work = repo_root().join("target/bench");
-    std::fs::create_dir_all(&work)?;
     let controller_log = work.join(format!("controller-fleet-{n}.log"));
     let hub_arg = hub_kubeconfig.display().to_string();
+    let hub_flags: Vec<&str> = match a.identity {
+        Identity::Addon => vec![
+            "--mode=hosted",
+            "--hub-addon-secrets",
+            "--hub-addon-secret-namespace={cluster}",
+        ],
+        Identity::Shared => vec!["--mode=hosted", "--hub-kubeconfig", &hub_arg],
+    };
     let t0 = Instant::now();
-    let controller = Controller::start(
-        a.controller,
-        &kubeconfig,
-        &controller_log,
-        &["--mode=hosted", "--hub-kubeconfig", &hub_arg],
-    )?;
+    let controller = Controller::start(a.controller, &kubeconfig, &controller_log, &hub_flags)?;
     let pid = controller.pid();
     let deadline = Instant::now() + Duration::from_secs(1_800);
     let cold = loop {
@@ -820,6 +868,13 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     (run.rss_hwm_kib, run.rss_kib) = memory_kib(pid);
     run.cpu_s = cpu_seconds(pid, ticks);
     run.fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count);
+    run.hub_connections =
+        hub_identities::connections_to(pid, hub_identities::server_port(&hub_kubeconfig)?);
+    run.hub_watches = hub_identities::hub_watches(&hub_kubeconfig)?;
+    log(&format!(
+        "fleet of {n}: {} TCP connections from the controller to the hub, {} open watches of our kinds on the hub",
+        run.hub_connections, run.hub_watches
+    ));
     run.threads = std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count);
     run.hub_apiserver_rss_kib = pid_of(&a.hub_dir, "kube-apiserver").map_or(0, |p| memory_kib(p).1);
     let (have, _) = hub_counts(&hub).await?;
@@ -890,9 +945,15 @@ pub fn report(r: &FleetRun) -> String {
     let n = r.clusters;
     let ok = |b: bool| if b { " ✅" } else { " ❌" };
     let _ = writeln!(s, "## A fleet on one hub (hosted mode, hub sync)\n");
+    let identity = match r.identity {
+        Some(Identity::Shared) => "`--hub-kubeconfig` (one identity shared by every cluster)",
+        _ => {
+            "`--hub-addon-secrets` (**one add-on identity per managed cluster**, as ACM gives them: a client certificate of `system:open-cluster-management:cluster:<c>:addon:update-status:agent:…` signed by the hub's CA, the hub sync's Role bound to its group in its own namespace, its Secret on the management cluster)"
+        }
+    };
     let _ = writeln!(
         s,
-        "`bench --fleet {n}` (`e2e/src/bin/common/fleet.rs`): a management cluster with {nn} simulated HostedClusters mid-update (each a Replace and an InPlace NodePool of {m} Machines, spread from the control plane updating to the NodePools rolling), the release controller on it with `--mode=hosted --hub-kubeconfig` (one hub-sync session per HostedCluster, one process), and a **separate** local control plane as the hub (its own etcd and kube-apiserver, the {nn} managed clusters' namespaces created beforehand).\n",
+        "`bench --fleet {n}` (`e2e/src/bin/common/fleet.rs`): a management cluster with {nn} simulated HostedClusters mid-update (each a Replace and an InPlace NodePool of {m} Machines, spread from the control plane updating to the NodePools rolling), the release controller on it with `--mode=hosted` and {identity}, one hub-sync session per HostedCluster in one process, and a **separate** local control plane as the hub (its own etcd and kube-apiserver, the {nn} managed clusters' namespaces created beforehand).\n",
         m = r.machines,
         nn = thousands(n as f64)
     );
@@ -906,6 +967,13 @@ pub fn report(r: &FleetRun) -> String {
         "",
         format!("{} writes, {:.1} s", r.populate_writes, r.populate_s),
     );
+    if r.identity != Some(Identity::Shared) {
+        row(
+            "making the add-on identities (hub Role and RoleBinding, client certificate, Secret)",
+            "",
+            format!("{:.1} s", r.identities_s),
+        );
+    }
     row(
         "hub objects: total (ControlPlaneUpdateStatus / WorkerPoolUpdateStatus / UpdateInsight), per cluster",
         "",
@@ -987,7 +1055,7 @@ pub fn report(r: &FleetRun) -> String {
         ),
     );
     row(
-        "… the same controller without `--hub-kubeconfig` on the same fleet: RSS; the hub sync's share per cluster",
+        "… the same controller without the hub sync on the same fleet: RSS; the hub sync's share per cluster",
         "",
         format!(
             "{:.0} MiB; {:.0} KiB",
@@ -999,6 +1067,25 @@ pub fn report(r: &FleetRun) -> String {
         "controller: open file descriptors / threads / CPU, whole run",
         "",
         format!("{} / {} / {:.1} s", r.fds, r.threads, r.cpu_s),
+    );
+    row(
+        "controller's TCP connections to the hub (per cluster): HTTP/2, a session's watches and calls on one",
+        "≤ 1 per cluster",
+        format!(
+            "{} ({:.2}){}",
+            r.hub_connections,
+            r.per_cluster(r.hub_connections as f64),
+            ok(r.hub_connections <= r.clusters)
+        ),
+    );
+    row(
+        "hub API server: open watches of our kinds (per cluster)",
+        "",
+        format!(
+            "{} ({:.1})",
+            r.hub_watches,
+            r.per_cluster(r.hub_watches as f64)
+        ),
     );
     row(
         "hub etcd database (compacted, defragmented): before the controller → at the end, per cluster",
@@ -1059,13 +1146,15 @@ pub fn report(r: &FleetRun) -> String {
         s,
         "How it is measured: the cold start ends at the last write (local or hub, `update_status_api_writes_total` and `update_status_hub_writes_total` on `/metrics`) before the hub holds as many copies per kind as there are local objects to copy and neither counter has moved for 3 s. The wave's time runs from the first simulator write to the last hub write before both counters are still for 3 s again; its peak is the highest hub write count over one second (sampled every 250 ms). The etcd sizes are `etcd_mvcc_db_total_size_in_bytes` after the bench compacted the history to the current revision and defragmented (`/v3/kv/compaction`, `/v3/maintenance/defragment`): live data only, as a hub compacting every 5 min and defragmenting now and then holds; \"before\" is the hub with its {n} empty namespaces. The fleet CLI runs as in the live CLI rows above (bytes through a counting proxy, 5 timed runs straight to the hub).\n"
     );
-    let _ = writeln!(s, "{}", projection(r));
+    for p in PROJECTED {
+        let _ = writeln!(s, "{}", projection(r, p));
+    }
     s
 }
 
-/// What the hub would need at [`PROJECTED`] clusters, from the per-cluster figures.
-fn projection(r: &FleetRun) -> String {
-    let p = PROJECTED as f64;
+/// What the hub would need at `projected` clusters, from the per-cluster figures.
+fn projection(r: &FleetRun, projected: usize) -> String {
+    let p = projected as f64;
     let k = p / r.clusters.max(1) as f64;
     let etcd = r.etcd_before as f64 + r.etcd_per_cluster() * p;
     let per_step = r.wave_hub_writes as f64 / (r.clusters * r.wave_steps).max(1) as f64;
@@ -1116,17 +1205,19 @@ fn projection(r: &FleetRun) -> String {
     );
     let _ = writeln!(
         s,
-        "- **watches and the hub API server's memory:** each session watches its own namespace, one watch per kind: {} watches at {} clusters, each on its own HTTP/1.1 connection (the Rust client does not multiplex; {} file descriptors in the controller here). The hub kube-apiserver's RSS (Go heap with its garbage-collection headroom included) grew by {:.0} KiB per cluster, so about {:.1} GiB at {}.",
-        thousands(3.0 * p),
+        "- **watches, connections and the hub API server's memory:** each session watches its own namespace, one watch per kind ({:.1} open watches per cluster measured): {} watches at {} clusters, on {} connections ({:.2} per cluster measured: HTTP/2, every watch and call of a session on one connection, where kube's own client opened one HTTP/1.1 connection per watch). The hub kube-apiserver's RSS (Go heap with its garbage-collection headroom included) grew by {:.0} KiB per cluster, so about {:.1} GiB at {}.",
+        r.per_cluster(r.hub_watches as f64),
+        thousands(r.per_cluster(r.hub_watches as f64) * p),
         thousands(p),
-        r.fds,
+        thousands(r.per_cluster(r.hub_connections as f64) * p),
+        r.per_cluster(r.hub_connections as f64),
         api_per,
         api_per * p / 1024.0 / 1024.0,
         thousands(p)
     );
     let _ = writeln!(
         s,
-        "- **the process holding the sessions:** {:.0} KiB peak RSS per cluster for the whole controller (its management-side caches of HostedClusters, NodePools and Machines included), of which {:.0} KiB are the hub sync (RSS with minus without `--hub-kubeconfig` on the same fleet: per session 3 watches, each with its own TLS connection, 3 reflectors and 3 writers): {:.1} GiB and {:.1} GiB at {} in one process, if linear. A management cluster holds far fewer hosted clusters; {} clusters report from many processes, and the hub's load is the same.",
+        "- **the process holding the sessions:** {:.0} KiB peak RSS per cluster for the whole controller (its management-side caches of HostedClusters, NodePools and Machines included), of which {:.0} KiB are the hub sync (RSS with minus without it on the same fleet: per session a hub client of its own with its TLS connection and credentials, 3 watches, 3 reflectors and 3 writers): {:.1} GiB and {:.1} GiB at {} in one process, if linear. A management cluster holds far fewer hosted clusters; {} clusters report from many processes, and the hub's load is the same.",
         r.per_cluster(r.rss_hwm_kib as f64),
         r.sessions_kib_per_cluster(),
         r.per_cluster(r.rss_hwm_kib as f64) * p / 1024.0 / 1024.0,
