@@ -35,6 +35,73 @@ pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
 /// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
 pub const ALERTS_UNAVAILABLE_REFERENCE: &str = "https://github.com/openshift/runbooks/blob/master/alerts/update-status/UpdateStatusPrometheusUnreachable.md";
 
+/// Alert insights written at most (issue #29: tenants define alerts where user-workload
+/// monitoring feeds Thanos, so their number is not ours to bound): past it, the most severe are
+/// kept and one more insight ([`SOURCE_ALERTS_OVER_CAP`]) says how many were left out.
+pub const MAX_ALERT_INSIGHTS: usize = 100;
+/// `source` of the insight saying alert insights were left out.
+pub const SOURCE_ALERTS_OVER_CAP: &str = "AlertsOverCap";
+
+/// At most [`MAX_ALERT_INSIGHTS`] of `insights` (each one object): the most severe (Critical
+/// before Error before Warning, then in the order given), in the order given, plus one Warning
+/// insight saying how many were left out; `insights` as they are when not over the cap.
+pub fn cap_alert_insights(insights: Vec<AlertInsight>) -> Vec<AlertInsight> {
+    let total = insights.len();
+    if total <= MAX_ALERT_INSIGHTS {
+        return insights;
+    }
+    let level = |a: &AlertInsight| a.status.health.as_ref().map(|h| h.impact.level);
+    let mut order: Vec<usize> = (0..total).collect();
+    // Stable: equal levels keep the order given.
+    order.sort_by_key(|&i| std::cmp::Reverse(level(&insights[i])));
+    let mut keep = vec![false; total];
+    for &i in &order[..MAX_ALERT_INSIGHTS] {
+        keep[i] = true;
+    }
+    let weakest = order[..MAX_ALERT_INSIGHTS]
+        .last()
+        .and_then(|&i| level(&insights[i]))
+        .unwrap_or_default();
+    let mut out: Vec<AlertInsight> = insights
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(a, k)| k.then_some(a))
+        .collect();
+    let left_out = total - MAX_ALERT_INSIGHTS;
+    let summary = format!(
+        "{total} alerts are firing, more than {MAX_ALERT_INSIGHTS}; showing the \
+         {MAX_ALERT_INSIGHTS} most severe, {left_out} left out"
+    );
+    let description = format!(
+        "update-status writes at most {MAX_ALERT_INSIGHTS} alert insights, so that the alerts \
+         anyone can define (user-workload monitoring feeds Thanos) cannot flood the cluster \
+         with objects. {total} firing alerts started during the update (or are known to affect \
+         updates); the {MAX_ALERT_INSIGHTS} most severe are shown (down to level {weakest:?}) \
+         and {left_out} are left out. See them all in the console (Observe > Alerting) or with \
+         Prometheus' /api/v1/alerts."
+    );
+    let mut status = prometheus_insight(
+        "alerts".to_string(),
+        ImpactLevel::Warning,
+        SOURCE_ALERTS_OVER_CAP,
+        &summary,
+        &description,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    if let Some(h) = status.health.as_mut() {
+        // Since the earliest of the alerts (a stable start: no rewrite each poll).
+        h.started_at = out
+            .iter()
+            .filter_map(|a| a.status.health.as_ref()?.started_at)
+            .min();
+    }
+    out.push(AlertInsight {
+        identity: SOURCE_ALERTS_OVER_CAP.to_string(),
+        status,
+    });
+    out
+}
+
 /// An alert insight with the identity its object name is derived from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlertInsight {
@@ -426,6 +493,56 @@ mod tests {
 
     fn health(i: &UpdateInsightStatus) -> &HealthInsight {
         i.health.as_ref().expect("health")
+    }
+
+    /// Issue #29 item 5: 100,000 firing alerts (40 critical, scattered) give
+    /// `MAX_ALERT_INSIGHTS` insights, every critical one among them, then the first warnings,
+    /// in alert order, and one more saying how many were left out; at the cap, nothing is said.
+    #[test]
+    fn alert_insights_are_capped_most_severe_first() {
+        let alerts: Vec<Alert> = (0..100_000)
+            .map(|i| {
+                let severity = if i % 2_500 == 1_234 {
+                    "critical"
+                } else {
+                    "warning"
+                };
+                alert(
+                    &format!("A{i}"),
+                    severity,
+                    "firing",
+                    "2024-01-01T12:30:00Z",
+                    &[],
+                )
+            })
+            .collect();
+        let capped = cap_alert_insights(assess_alert_insights(&alerts, Some(ts(START)), ts(NOW)));
+        assert_eq!(capped.len(), MAX_ALERT_INSIGHTS + 1);
+        let (shown, over) = capped.split_at(MAX_ALERT_INSIGHTS);
+        let level = |a: &AlertInsight| health(&a.status).impact.level;
+        assert_eq!(
+            shown
+                .iter()
+                .filter(|a| level(a) == ImpactLevel::Critical)
+                .count(),
+            40
+        );
+        let names: Vec<&str> = shown
+            .iter()
+            .map(|a| a.status.resource.name.as_str())
+            .collect();
+        assert_eq!(names[..3], ["A0", "A1", "A2"], "warnings in alert order");
+        assert!(names.contains(&"A98734"), "the last critical is kept");
+        let o = health(&over[0].status);
+        assert_eq!(o.source, SOURCE_ALERTS_OVER_CAP);
+        assert_eq!(
+            o.impact.summary,
+            "100000 alerts are firing, more than 100; showing the 100 most severe, 99900 left out"
+        );
+        assert_eq!(o.started_at, Some(ts("2024-01-01T12:30:00Z")));
+        // At the cap: unchanged.
+        let at_cap = assess_alert_insights(&alerts[..MAX_ALERT_INSIGHTS], Some(ts(START)), ts(NOW));
+        assert_eq!(cap_alert_insights(at_cap.clone()), at_cap);
     }
 
     // G.50: empty → none.

@@ -30,8 +30,12 @@ use secrecy::{ExposeSecret, SecretString};
 use update_status_api::input::{Alert, AlertsResponse};
 use update_status_assess::redact::{redact_url, redact_urls_in};
 
-/// Largest `/api/v1/alerts` answer read (a cluster with thousands of alerts stays far below).
-pub const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Largest `/api/v1/alerts` answer read: about 100,000 small alerts, 10,000 richly annotated
+/// ones (a cluster with thousands of alerts stays below); a longer one is an error, not read
+/// further. It is parsed straight into [`AlertsResponse`] (no JSON tree in between).
+pub const MAX_BODY: usize = 16 * 1024 * 1024;
+/// Characters kept of a text Prometheus sent (its `error`, a body quoted in an error).
+pub const MAX_ERROR_TEXT: usize = 300;
 
 /// Where and how to reach Prometheus. `Debug` shows the URL without its credentials.
 #[derive(Clone)]
@@ -376,27 +380,47 @@ fn sensitive(url: &str, value: &str) -> Result<header::HeaderValue, PrometheusEr
     Ok(v)
 }
 
-/// Reads an `/api/v1/alerts` answer.
+/// `s` cut to [`MAX_ERROR_TEXT`] characters (then `...`), on one line.
+fn cut(s: &str) -> String {
+    let s = s.trim();
+    let mut out: String = s
+        .chars()
+        .take(MAX_ERROR_TEXT)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if s.chars().nth(MAX_ERROR_TEXT).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The fields of an error answer (`{"status": "error", "error": "..."}`): nothing else is read.
+#[derive(serde::Deserialize, Default)]
+struct ErrorAnswer {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Reads an `/api/v1/alerts` answer straight into its types. Texts Prometheus sent that are
+/// quoted in errors (its `error`, the body) are cut ([`cut`]).
 pub fn parse_alerts(
     url: &str,
     status: StatusCode,
     body: &[u8],
 ) -> Result<Vec<Alert>, PrometheusError> {
     let text = || {
-        let s = String::from_utf8_lossy(body);
-        let s = s.trim();
-        let mut cut: String = s.chars().take(300).collect();
-        if cut.len() < s.len() {
-            cut.push_str("...");
-        }
-        cut
+        cut(&String::from_utf8_lossy(
+            &body[..body.len().min(4 * MAX_ERROR_TEXT)],
+        ))
     };
     // Prometheus answers API errors with a JSON body (`status: error`) and a 4xx/5xx status.
-    let parsed: Result<serde_json::Value, _> = serde_json::from_slice(body);
     if !status.is_success() {
-        let detail = parsed
+        let detail = serde_json::from_slice::<ErrorAnswer>(body)
             .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+            .and_then(|e| e.error)
+            .map(|e| cut(&e))
             .unwrap_or_else(text);
         return Err(PrometheusError::Status {
             url: url.to_string(),
@@ -404,31 +428,38 @@ pub fn parse_alerts(
             body: detail,
         });
     }
-    let value = parsed.map_err(|e| PrometheusError::Decode {
-        url: url.to_string(),
-        message: format!("not JSON ({e}): {}", text()),
+    let mut resp: AlertsResponse = serde_json::from_slice(body).map_err(|e| {
+        // An error answer with a 200, or not an answer at all.
+        let answer = serde_json::from_slice::<ErrorAnswer>(body).unwrap_or_default();
+        let message = match (answer.status.as_deref(), answer.error) {
+            (Some(s), error) if s != "success" => format!(
+                "status {}: {}",
+                cut(s),
+                error.map_or_else(|| "no error message".to_string(), |e| cut(&e))
+            ),
+            _ if e.is_syntax() || e.is_eof() => {
+                format!("not JSON ({}): {}", cut(&e.to_string()), text())
+            }
+            _ => cut(&e.to_string()),
+        };
+        PrometheusError::Decode {
+            url: url.to_string(),
+            message,
+        }
     })?;
-    if let Some(s) = value.get("status").and_then(|s| s.as_str())
-        && s != "success"
-    {
-        let error = value
-            .get("error")
-            .and_then(|e| e.as_str())
-            .unwrap_or("no error message");
-        return Err(PrometheusError::Decode {
-            url: url.to_string(),
-            message: format!("status {s}: {error}"),
-        });
-    }
-    let resp: AlertsResponse =
-        serde_json::from_value(value).map_err(|e| PrometheusError::Decode {
-            url: url.to_string(),
-            message: e.to_string(),
-        })?;
     if resp.status != "success" {
+        let resp_status = std::mem::take(&mut resp.status);
+        drop(resp);
+        let error = serde_json::from_slice::<ErrorAnswer>(body)
+            .ok()
+            .and_then(|a| a.error)
+            .map_or_else(|| "no error message".to_string(), |e| cut(&e));
         return Err(PrometheusError::Decode {
             url: url.to_string(),
-            message: format!("status {:?} instead of \"success\"", resp.status),
+            message: format!(
+                "status {:?} instead of \"success\": {error}",
+                cut(&resp_status)
+            ),
         });
     }
     Ok(resp.data.alerts)
@@ -575,6 +606,104 @@ mod tests {
             req
         });
         (format!("http://{addr}"), task)
+    }
+
+    /// A one-shot HTTP server on loopback that answers `body` (written in pieces; the client may
+    /// stop reading it).
+    fn serve_bytes(body: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let task = std::thread::spawn(move || {
+            let Ok((mut s, _)) = listener.accept() else {
+                return;
+            };
+            let mut buf = vec![0u8; 8192];
+            let _ = s.read(&mut buf);
+            // A client that stops reading (the limit) must not block this thread for ever.
+            let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            for piece in body.chunks(1 << 16) {
+                if s.write_all(piece).is_err() {
+                    return;
+                }
+            }
+        });
+        (format!("http://{addr}"), task)
+    }
+
+    /// Issue #29 item 5: an answer over [`MAX_BODY`] (60 MB) is refused without being read
+    /// further; 100,000 firing alerts (under it) are read straight into their types; a huge
+    /// `error` is cut. Run alone, it prints the test process's peak RSS (`VmHWM`).
+    #[tokio::test]
+    async fn big_answers_are_bounded_and_errors_cut() {
+        let alert = |i: usize| {
+            format!(
+                r#"{{"labels":{{"alertname":"A{i}","severity":"warning"}},"annotations":{{"summary":"s"}},"state":"firing","activeAt":"2024-01-01T12:30:00Z"}}"#
+            )
+        };
+        let many = |n: usize| {
+            let list: Vec<String> = (0..n).map(alert).collect();
+            format!(
+                r#"{{"status":"success","data":{{"alerts":[{}]}}}}"#,
+                list.join(",")
+            )
+            .into_bytes()
+        };
+        // 60 MB: refused once MAX_BODY bytes are read.
+        let mut huge = many(1);
+        huge.resize(60_000_000, b' ');
+        let (url, server) = serve_bytes(huge);
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            timeout: Duration::from_secs(20),
+            ..cfg(&url)
+        })
+        .expect("valid");
+        let e = c.alerts().await.expect_err("over the limit");
+        assert_eq!(e.reason(), "connect", "{e}");
+        assert!(e.to_string().contains("length limit exceeded"), "{e}");
+        drop(server); // stops writing within its write timeout
+        // 100,000 alerts: read (about 15 MB).
+        let body = many(100_000);
+        assert!(body.len() < MAX_BODY, "{}", body.len());
+        let (url, server) = serve_bytes(body);
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            timeout: Duration::from_secs(20),
+            ..cfg(&url)
+        })
+        .expect("valid");
+        let alerts = c.alerts().await.expect("read");
+        assert_eq!(alerts.len(), 100_000);
+        let _ = server.join();
+        // A 1 MB error: cut.
+        let error = format!(
+            r#"{{"status":"error","error":"{}"}}"#,
+            "e".repeat(1_000_000)
+        );
+        for status in [StatusCode::OK, StatusCode::BAD_REQUEST] {
+            let e = parse_alerts("u", status, error.as_bytes()).expect_err("error");
+            assert!(
+                e.to_string().len() < 2 * MAX_ERROR_TEXT,
+                "{status}: {} chars",
+                e.to_string().len()
+            );
+        }
+        let garbage = "x".repeat(1_000_000);
+        let e = parse_alerts("u", StatusCode::OK, garbage.as_bytes()).expect_err("not JSON");
+        assert!(
+            e.to_string().len() < 2 * MAX_ERROR_TEXT + 200,
+            "{}",
+            e.to_string().len()
+        );
+        if let Ok(s) = std::fs::read_to_string("/proc/self/status")
+            && let Some(l) = s.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            eprintln!("peak RSS of the test process: {l}");
+        }
     }
 
     #[test]
