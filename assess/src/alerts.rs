@@ -42,31 +42,34 @@ pub const MAX_ALERT_INSIGHTS: usize = 100;
 /// `source` of the insight saying alert insights were left out.
 pub const SOURCE_ALERTS_OVER_CAP: &str = "AlertsOverCap";
 
-/// At most [`MAX_ALERT_INSIGHTS`] of `insights` (each one object): the most severe (Critical
-/// before Error before Warning, then in the order given), in the order given, plus one Warning
-/// insight saying how many were left out; `insights` as they are when not over the cap.
-pub fn cap_alert_insights(insights: Vec<AlertInsight>) -> Vec<AlertInsight> {
-    let total = insights.len();
-    if total <= MAX_ALERT_INSIGHTS {
-        return insights;
-    }
-    let level = |a: &AlertInsight| a.status.health.as_ref().map(|h| h.impact.level);
-    let mut order: Vec<usize> = (0..total).collect();
-    // Stable: equal levels keep the order given.
-    order.sort_by_key(|&i| std::cmp::Reverse(level(&insights[i])));
-    let mut keep = vec![false; total];
-    for &i in &order[..MAX_ALERT_INSIGHTS] {
-        keep[i] = true;
-    }
-    let weakest = order[..MAX_ALERT_INSIGHTS]
-        .last()
-        .and_then(|&i| level(&insights[i]))
-        .unwrap_or_default();
-    let mut out: Vec<AlertInsight> = insights
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(a, k)| k.then_some(a))
+/// [`assess_alert_insights`] capped: at most [`MAX_ALERT_INSIGHTS`] insights, of the most
+/// severe alerts (Critical before Warning, then in alert order), in alert order, plus one
+/// Warning insight ([`SOURCE_ALERTS_OVER_CAP`]) saying how many were left out; the same as
+/// [`assess_alert_insights`] when not over the cap. Only the kept alerts become insights: the
+/// others are only counted (no text is built for them).
+pub fn assess_alert_insights_capped(
+    alerts: &[Alert],
+    update_started_at: Option<Timestamp>,
+    now: Timestamp,
+) -> Vec<AlertInsight> {
+    let shown: Vec<(usize, ImpactLevel)> = alerts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((i, shown_level(a, update_started_at)?)))
         .collect();
+    let total = shown.len();
+    if total <= MAX_ALERT_INSIGHTS {
+        return assess_alert_insights(alerts, update_started_at, now);
+    }
+    let mut order = shown;
+    // Stable: equal levels keep the alert order.
+    order.sort_by_key(|&(_, level)| std::cmp::Reverse(level));
+    order.truncate(MAX_ALERT_INSIGHTS);
+    let weakest = order.last().map(|&(_, l)| l).unwrap_or_default();
+    let mut keep: Vec<usize> = order.into_iter().map(|(i, _)| i).collect();
+    keep.sort_unstable();
+    let kept: Vec<Alert> = keep.into_iter().map(|i| alerts[i].clone()).collect();
+    let mut out = assess_alert_insights(&kept, update_started_at, now);
     let left_out = total - MAX_ALERT_INSIGHTS;
     let summary = format!(
         "{total} alerts are firing, more than {MAX_ALERT_INSIGHTS}; showing the \
@@ -89,7 +92,7 @@ pub fn cap_alert_insights(insights: Vec<AlertInsight>) -> Vec<AlertInsight> {
         jiff::Timestamp::UNIX_EPOCH,
     );
     if let Some(h) = status.health.as_mut() {
-        // Since the earliest of the alerts (a stable start: no rewrite each poll).
+        // Since the earliest of the alerts shown (a stable start: no rewrite each poll).
         h.started_at = out
             .iter()
             .filter_map(|a| a.status.health.as_ref()?.started_at)
@@ -100,6 +103,31 @@ pub fn cap_alert_insights(insights: Vec<AlertInsight>) -> Vec<AlertInsight> {
         status,
     });
     out
+}
+
+/// The level of the insight `alert` gives, if it gives one (the checks of [`alert_insight`]
+/// without building anything).
+fn shown_level(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<ImpactLevel> {
+    let name = non_empty(&alert.labels, "alertname")?;
+    let started_during_update = match (update_started_at, alert.active_at) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(start), Some(active)) => start < active,
+    };
+    if !started_during_update && !ALLOWED_ALERTS.contains(&name) || alert.state == "pending" {
+        return None;
+    }
+    let level = severity_level(alert);
+    (level >= ImpactLevel::Warning).then_some(level)
+}
+
+/// D.9 step 4: severity → level.
+fn severity_level(alert: &Alert) -> ImpactLevel {
+    match alert.labels.get("severity").map(String::as_str) {
+        Some("warning") => ImpactLevel::Warning,
+        Some("critical") => ImpactLevel::Critical,
+        _ => ImpactLevel::Info,
+    }
 }
 
 /// An alert insight with the identity its object name is derived from.
@@ -221,11 +249,7 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
         return None;
     }
     // 4. Severity → level; below Warning is not shown.
-    let level = match alert.labels.get("severity").map(String::as_str) {
-        Some("warning") => ImpactLevel::Warning,
-        Some("critical") => ImpactLevel::Critical,
-        _ => ImpactLevel::Info,
-    };
+    let level = severity_level(alert);
     if level < ImpactLevel::Warning {
         return None;
     }
@@ -516,7 +540,7 @@ mod tests {
                 )
             })
             .collect();
-        let capped = cap_alert_insights(assess_alert_insights(&alerts, Some(ts(START)), ts(NOW)));
+        let capped = assess_alert_insights_capped(&alerts, Some(ts(START)), ts(NOW));
         assert_eq!(capped.len(), MAX_ALERT_INSIGHTS + 1);
         let (shown, over) = capped.split_at(MAX_ALERT_INSIGHTS);
         let level = |a: &AlertInsight| health(&a.status).impact.level;
@@ -540,9 +564,42 @@ mod tests {
             "100000 alerts are firing, more than 100; showing the 100 most severe, 99900 left out"
         );
         assert_eq!(o.started_at, Some(ts("2024-01-01T12:30:00Z")));
-        // At the cap: unchanged.
-        let at_cap = assess_alert_insights(&alerts[..MAX_ALERT_INSIGHTS], Some(ts(START)), ts(NOW));
-        assert_eq!(cap_alert_insights(at_cap.clone()), at_cap);
+        // At the cap, and with alerts that give no insight (pending, info, before the update)
+        // around it: unchanged.
+        let mut mixed = alerts[..MAX_ALERT_INSIGHTS].to_vec();
+        mixed.extend((0..50).map(|i| {
+            alert(
+                &format!("P{i}"),
+                "critical",
+                "pending",
+                "2024-01-01T12:30:00Z",
+                &[],
+            )
+        }));
+        mixed.extend((0..50).map(|i| {
+            alert(
+                &format!("I{i}"),
+                "info",
+                "firing",
+                "2024-01-01T12:30:00Z",
+                &[],
+            )
+        }));
+        mixed.extend((0..50).map(|i| {
+            alert(
+                &format!("B{i}"),
+                "critical",
+                "firing",
+                "2024-01-01T11:00:00Z",
+                &[],
+            )
+        }));
+        let all = assess_alert_insights(&mixed, Some(ts(START)), ts(NOW));
+        assert_eq!(all.len(), MAX_ALERT_INSIGHTS);
+        assert_eq!(
+            assess_alert_insights_capped(&mixed, Some(ts(START)), ts(NOW)),
+            all
+        );
     }
 
     // G.50: empty → none.

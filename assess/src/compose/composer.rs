@@ -163,12 +163,16 @@ pub fn alerts<'a>(
         return None;
     }
     let mut seen = HashSet::new();
-    let insights =
-        alerts::assess_alert_insights(firing.unwrap_or_default(), control_plane.started_at, now)
-            .into_iter()
-            .filter(|a| seen.insert(naming::insight_name(&a.status, &a.identity)))
-            .collect();
-    Some(alerts::cap_alert_insights(insights))
+    Some(
+        alerts::assess_alert_insights_capped(
+            firing.unwrap_or_default(),
+            control_plane.started_at,
+            now,
+        )
+        .into_iter()
+        .filter(|a| seen.insert(naming::insight_name(&a.status, &a.identity)))
+        .collect(),
+    )
 }
 
 /// When time alone next changes the control plane's share: the control plane's own
