@@ -17,6 +17,8 @@
 //!    clusters stay as `desired_hosted` wants;
 //! 5. an undecodable ClusterOperator inside the hosted cluster gives an `unreadable-input`
 //!    insight of that HostedCluster saying the object is inside it, gone with the object;
+//! 6. 210 ClusterOperators of ~100 KB of annotations each: one `HostedClusterOverCap` insight,
+//!    the operator count at the cap (200), the controller's peak RSS printed; gone with them;
 //! 0. (before all) least privilege: the shipped `kubeconfig-access` lets the controller read
 //!    Secrets only where it is bound (`clusters`, and the test namespace with the RoleBinding its
 //!    README asks for), not in `default`, `kube-system`, its own namespace or all namespaces
@@ -1044,6 +1046,81 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
         "5. the ClusterOperator gone, its insight too",
         &log,
     )
+    .await?;
+
+    // 6. Issue #29 item 2: a hosted cluster with more ClusterOperators than the cap, each
+    // carrying ~100 KB of annotations (the tenant writes them): one HostedClusterOverCap
+    // insight, the operator count at the cap; gone with them.
+    let max = update_status_assess::hosted::caps::MAX_GUEST_CLUSTER_OPERATORS;
+    let flood: Vec<String> = (0..max + 10)
+        .map(|i| format!("guest-flood-{i:03}"))
+        .collect();
+    let fat = "x".repeat(100_000);
+    for name in &flood {
+        let (mut o, st) = cluster_operator(name, "4.16.0", false);
+        o["metadata"]["labels"] = json!({"update-status-e2e/flood": "true"});
+        o["metadata"]["annotations"]["tenant.example.com/fat"] = json!(fat);
+        apply(&client, &ar::<ClusterOperator>(), &o, Some(&st)).await?;
+    }
+    let over_cap = |ins: &[UpdateInsight]| -> Vec<String> {
+        ins.iter()
+            .filter_map(|i| i.status.as_ref()?.health.as_ref())
+            .filter(|h| h.source == "HostedClusterOverCap")
+            .map(|h| h.impact.summary.clone())
+            .collect()
+    };
+    let insights_of = |ns: String| {
+        let client = client.clone();
+        async move {
+            let l = Api::<UpdateInsight>::namespaced(client, &ns)
+                .list(&ListParams::default().labels("update.openshift.io/cluster=demo"))
+                .await?;
+            Ok::<_, BoxError>(l.items)
+        }
+    };
+    let said = retry("6. the over-cap insight", || async {
+        let s = over_cap(&insights_of(ns.clone()).await?);
+        if s.len() == 1 {
+            Ok(s)
+        } else {
+            Err(format!("{s:?}").into())
+        }
+    })
+    .await?;
+    assert!(
+        said[0].starts_with(&format!("hosted cluster {ns}/demo reports "))
+            && said[0].ends_with(&format!(
+                " ClusterOperators, more than {max}; showing the first {max}"
+            )),
+        "{said:?}"
+    );
+    let cp: update_status_api::crd::ControlPlaneUpdateStatus =
+        Api::namespaced(client.clone(), &ns).get("demo").await?;
+    assert_eq!(
+        cp.status.as_ref().map(|s| s.operators.total as usize),
+        Some(max),
+        "operators counted up to the cap"
+    );
+    let peak = controller.peak_rss_kib().ok_or("no VmHWM")?;
+    println!(
+        "6. {} guest ClusterOperators of ~100 KB: controller peak RSS (VmHWM) {} MiB",
+        flood.len(),
+        peak / 1024
+    );
+    Api::<ClusterOperator>::all(client.clone())
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("update-status-e2e/flood=true"),
+        )
+        .await?;
+    retry("6. the over-cap insight gone", || async {
+        let s = over_cap(&insights_of(ns.clone()).await?);
+        if s.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{s:?}").into())
+        }
+    })
     .await?;
 
     drop(controller);
