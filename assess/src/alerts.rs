@@ -35,6 +35,101 @@ pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
 /// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
 pub const ALERTS_UNAVAILABLE_REFERENCE: &str = "https://github.com/openshift/runbooks/blob/master/alerts/update-status/UpdateStatusPrometheusUnreachable.md";
 
+/// Alert insights written at most (issue #29: tenants define alerts where user-workload
+/// monitoring feeds Thanos, so their number is not ours to bound): past it, the most severe are
+/// kept and one more insight ([`SOURCE_ALERTS_OVER_CAP`]) says how many were left out.
+pub const MAX_ALERT_INSIGHTS: usize = 100;
+/// `source` of the insight saying alert insights were left out.
+pub const SOURCE_ALERTS_OVER_CAP: &str = "AlertsOverCap";
+
+/// [`assess_alert_insights`] capped: at most [`MAX_ALERT_INSIGHTS`] insights, of the most
+/// severe alerts (Critical before Warning, then in alert order), in alert order, plus one
+/// Warning insight ([`SOURCE_ALERTS_OVER_CAP`]) saying how many were left out; the same as
+/// [`assess_alert_insights`] when not over the cap. Only the kept alerts become insights: the
+/// others are only counted (no text is built for them).
+pub fn assess_alert_insights_capped(
+    alerts: &[Alert],
+    update_started_at: Option<Timestamp>,
+    now: Timestamp,
+) -> Vec<AlertInsight> {
+    let shown: Vec<(usize, ImpactLevel)> = alerts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((i, shown_level(a, update_started_at)?)))
+        .collect();
+    let total = shown.len();
+    if total <= MAX_ALERT_INSIGHTS {
+        return assess_alert_insights(alerts, update_started_at, now);
+    }
+    let mut order = shown;
+    // Stable: equal levels keep the alert order.
+    order.sort_by_key(|&(_, level)| std::cmp::Reverse(level));
+    order.truncate(MAX_ALERT_INSIGHTS);
+    let weakest = order.last().map(|&(_, l)| l).unwrap_or_default();
+    let mut keep: Vec<usize> = order.into_iter().map(|(i, _)| i).collect();
+    keep.sort_unstable();
+    let kept: Vec<Alert> = keep.into_iter().map(|i| alerts[i].clone()).collect();
+    let mut out = assess_alert_insights(&kept, update_started_at, now);
+    let left_out = total - MAX_ALERT_INSIGHTS;
+    let summary = format!(
+        "{total} alerts are firing, more than {MAX_ALERT_INSIGHTS}; showing the \
+         {MAX_ALERT_INSIGHTS} most severe, {left_out} left out"
+    );
+    let description = format!(
+        "update-status writes at most {MAX_ALERT_INSIGHTS} alert insights, so that the alerts \
+         anyone can define (user-workload monitoring feeds Thanos) cannot flood the cluster \
+         with objects. {total} firing alerts started during the update (or are known to affect \
+         updates); the {MAX_ALERT_INSIGHTS} most severe are shown (down to level {weakest:?}) \
+         and {left_out} are left out. See them all in the console (Observe > Alerting) or with \
+         Prometheus' /api/v1/alerts."
+    );
+    let mut status = prometheus_insight(
+        "alerts".to_string(),
+        ImpactLevel::Warning,
+        SOURCE_ALERTS_OVER_CAP,
+        &summary,
+        &description,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    if let Some(h) = status.health.as_mut() {
+        // Since the earliest of the alerts shown (a stable start: no rewrite each poll).
+        h.started_at = out
+            .iter()
+            .filter_map(|a| a.status.health.as_ref()?.started_at)
+            .min();
+    }
+    out.push(AlertInsight {
+        identity: SOURCE_ALERTS_OVER_CAP.to_string(),
+        status,
+    });
+    out
+}
+
+/// The level of the insight `alert` gives, if it gives one (the checks of [`alert_insight`]
+/// without building anything).
+fn shown_level(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<ImpactLevel> {
+    let name = non_empty(&alert.labels, "alertname")?;
+    let started_during_update = match (update_started_at, alert.active_at) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(start), Some(active)) => start < active,
+    };
+    if !started_during_update && !ALLOWED_ALERTS.contains(&name) || alert.state == "pending" {
+        return None;
+    }
+    let level = severity_level(alert);
+    (level >= ImpactLevel::Warning).then_some(level)
+}
+
+/// D.9 step 4: severity → level.
+fn severity_level(alert: &Alert) -> ImpactLevel {
+    match alert.labels.get("severity").map(String::as_str) {
+        Some("warning") => ImpactLevel::Warning,
+        Some("critical") => ImpactLevel::Critical,
+        _ => ImpactLevel::Info,
+    }
+}
+
 /// An alert insight with the identity its object name is derived from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlertInsight {
@@ -154,11 +249,7 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
         return None;
     }
     // 4. Severity → level; below Warning is not shown.
-    let level = match alert.labels.get("severity").map(String::as_str) {
-        Some("warning") => ImpactLevel::Warning,
-        Some("critical") => ImpactLevel::Critical,
-        _ => ImpactLevel::Info,
-    };
+    let level = severity_level(alert);
     if level < ImpactLevel::Warning {
         return None;
     }
@@ -351,10 +442,8 @@ fn one_line(s: &str) -> String {
 /// `scheme://host[:port]/path` without user information, query or fragment, and no trailing `/`
 /// (the endpoint an insight names).
 pub fn redact_url(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or_default();
-    crate::redact::redact_url(url)
-        .trim_end_matches('/')
-        .to_string()
+    // Redacted whole first: a password may hold `?` or `#` (issue #29).
+    crate::redact::redact_endpoint(url)
 }
 
 fn url_authority(url: &str) -> String {
@@ -428,6 +517,89 @@ mod tests {
 
     fn health(i: &UpdateInsightStatus) -> &HealthInsight {
         i.health.as_ref().expect("health")
+    }
+
+    /// Issue #29 item 5: 100,000 firing alerts (40 critical, scattered) give
+    /// `MAX_ALERT_INSIGHTS` insights, every critical one among them, then the first warnings,
+    /// in alert order, and one more saying how many were left out; at the cap, nothing is said.
+    #[test]
+    fn alert_insights_are_capped_most_severe_first() {
+        let alerts: Vec<Alert> = (0..100_000)
+            .map(|i| {
+                let severity = if i % 2_500 == 1_234 {
+                    "critical"
+                } else {
+                    "warning"
+                };
+                alert(
+                    &format!("A{i}"),
+                    severity,
+                    "firing",
+                    "2024-01-01T12:30:00Z",
+                    &[],
+                )
+            })
+            .collect();
+        let capped = assess_alert_insights_capped(&alerts, Some(ts(START)), ts(NOW));
+        assert_eq!(capped.len(), MAX_ALERT_INSIGHTS + 1);
+        let (shown, over) = capped.split_at(MAX_ALERT_INSIGHTS);
+        let level = |a: &AlertInsight| health(&a.status).impact.level;
+        assert_eq!(
+            shown
+                .iter()
+                .filter(|a| level(a) == ImpactLevel::Critical)
+                .count(),
+            40
+        );
+        let names: Vec<&str> = shown
+            .iter()
+            .map(|a| a.status.resource.name.as_str())
+            .collect();
+        assert_eq!(names[..3], ["A0", "A1", "A2"], "warnings in alert order");
+        assert!(names.contains(&"A98734"), "the last critical is kept");
+        let o = health(&over[0].status);
+        assert_eq!(o.source, SOURCE_ALERTS_OVER_CAP);
+        assert_eq!(
+            o.impact.summary,
+            "100000 alerts are firing, more than 100; showing the 100 most severe, 99900 left out"
+        );
+        assert_eq!(o.started_at, Some(ts("2024-01-01T12:30:00Z")));
+        // At the cap, and with alerts that give no insight (pending, info, before the update)
+        // around it: unchanged.
+        let mut mixed = alerts[..MAX_ALERT_INSIGHTS].to_vec();
+        mixed.extend((0..50).map(|i| {
+            alert(
+                &format!("P{i}"),
+                "critical",
+                "pending",
+                "2024-01-01T12:30:00Z",
+                &[],
+            )
+        }));
+        mixed.extend((0..50).map(|i| {
+            alert(
+                &format!("I{i}"),
+                "info",
+                "firing",
+                "2024-01-01T12:30:00Z",
+                &[],
+            )
+        }));
+        mixed.extend((0..50).map(|i| {
+            alert(
+                &format!("B{i}"),
+                "critical",
+                "firing",
+                "2024-01-01T11:00:00Z",
+                &[],
+            )
+        }));
+        let all = assess_alert_insights(&mixed, Some(ts(START)), ts(NOW));
+        assert_eq!(all.len(), MAX_ALERT_INSIGHTS);
+        assert_eq!(
+            assess_alert_insights_capped(&mixed, Some(ts(START)), ts(NOW)),
+            all
+        );
     }
 
     // G.50: empty → none.

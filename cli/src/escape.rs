@@ -1,8 +1,8 @@
 //! Safe terminal output: every string that comes from the cluster (or from a snapshot file) is
 //! escaped before the text output or an error message prints it, so that an object cannot
 //! drive the admin's terminal (retitle it, hide or rewrite lines, plant links) nor forge lines
-//! that look like ours. `-o json` / `-o yaml` keep the exact values ([`json`] only writes what
-//! serde_json leaves raw as `\uXXXX` escapes of the same value).
+//! that look like ours. `-o json` / `-o yaml` keep the exact values, with what a terminal acts
+//! on written as escapes of the same value (`crate::report::serialise`).
 //!
 //! The visible forms follow `kubectl` (cli-runtime's `printers.EscapeTerminal`, used by
 //! `kubectl describe`, `kubectl events` and `-o custom-columns`, turns ESC into `^[` and CR into
@@ -80,26 +80,6 @@ fn needs_escape(c: char, newlines: Newlines) -> bool {
         '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
         _ => false,
     }
-}
-
-/// JSON text with the C1 controls and bidi overrides that serde_json leaves raw written as
-/// `\uXXXX` escapes: the same JSON value (such characters only occur inside strings, where the
-/// escape means the character), but nothing a terminal acts on. serde_json already escapes C0
-/// controls (ESC is `\u001b`).
-pub fn json(text: String) -> String {
-    let raw = |c: char| matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    if !text.chars().any(raw) {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if raw(c) {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Escapes every string of `v` in place for the text view (line feeds and tabs kept); returns
@@ -250,18 +230,6 @@ mod tests {
         assert_eq!(h.impact.summary, "s\tforged");
         assert_eq!(h.impact.description, "d1\nd2\\u009d");
         assert_eq!(v.worker_pools[0].0, "w^[");
-    }
-
-    #[test]
-    fn json_keeps_its_value_and_escapes_what_serde_json_leaves_raw() {
-        let value = serde_json::json!({"m": "a\u{9b}31m\u{202e}b\x1b\u{7f}é"});
-        let text = json(serde_json::to_string(&value).expect("json"));
-        assert!(
-            !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
-            "{text}"
-        );
-        let back: serde_json::Value = serde_json::from_str(&text).expect("still JSON");
-        assert_eq!(back, value);
     }
 
     #[test]

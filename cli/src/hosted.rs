@@ -99,6 +99,7 @@ pub fn load(
     let guest = snap.guest(name).map(|g| GuestInputs {
         cluster_operators: &g.cluster_operators,
         nodes: &g.nodes,
+        reported: Default::default(),
     });
     let inputs = HostedInputs {
         hosted_cluster: hc,

@@ -199,10 +199,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
     };
-    let text = match cli.output {
-        Format::Json => escape::json(text),
-        _ => text,
-    };
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())

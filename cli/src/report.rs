@@ -1,5 +1,10 @@
 //! The machine-readable output (`-o json|yaml`): a stable document, described in
 //! `cli/README.md`. Field contents are exactly the `.status` of our objects.
+//!
+//! Both formats keep the exact values and print nothing a terminal acts on: C0 and C1
+//! controls and the bidi overrides and isolates ([`raw_unsafe`]) are written as escapes of the
+//! same value (JSON `\u202e`; YAML in a double-quoted scalar, `\u202E`), since
+//! `kubectl update-status -o yaml` is read on a terminal as often as piped (issue #29).
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -85,14 +90,79 @@ impl<'a> UpdateStatusReport<'a> {
     }
 }
 
-/// Serialises `value` in `format` (`Text` and `Html` are not serialisations: they yield JSON).
+/// Serialises `value` in `format` (`Text` and `Html` are not serialisations: they yield JSON), with the
+/// characters of [`raw_unsafe`] escaped (see the module documentation).
 pub fn serialise<T: Serialize>(value: &T, format: Format) -> Result<String, ReportError> {
     match format {
-        Format::Yaml => Ok(serde_saphyr::to_string(value)?),
+        Format::Yaml => yaml(value),
         Format::Json | Format::Text | Format::Html => {
             let mut s = serde_json::to_string_pretty(value)?;
             s.push('\n');
-            Ok(s)
+            Ok(escape_raw(s, |c| format!("\\u{:04x}", u32::from(c))))
+        }
+    }
+}
+
+/// Characters a terminal acts on that the JSON and YAML serializers leave raw: DEL, the C1
+/// controls (8-bit CSI U+009B, OSC U+009D...) and the bidi overrides and isolates U+202A–U+202E,
+/// U+2066–U+2069. (serde_json escapes the C0 controls, ESC included; serde-saphyr escapes every
+/// control character but leaves the bidi ones, which YAML counts as printable.)
+pub fn raw_unsafe(c: char) -> bool {
+    matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every [`raw_unsafe`] character replaced by `escaped(c)`.
+fn escape_raw(text: String, escaped: impl Fn(char) -> String) -> String {
+    if !text.chars().any(raw_unsafe) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if raw_unsafe(c) {
+            out.push_str(&escaped(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// YAML of `value` where every string holding a [`raw_unsafe`] character is a double-quoted
+/// scalar (serde-saphyr escapes the controls there), whose remaining raw characters (the bidi
+/// ones) are then written `\uXXXX`: the same value, nothing raw.
+fn yaml<T: Serialize>(value: &T) -> Result<String, ReportError> {
+    let value = serde_json::to_value(value)?;
+    let text = serde_saphyr::to_string(&QuotedUnsafe(&value))?;
+    Ok(escape_raw(text, |c| format!("\\u{:04X}", u32::from(c))))
+}
+
+/// A JSON value serialised with its strings that hold [`raw_unsafe`] characters double-quoted.
+struct QuotedUnsafe<'a>(&'a serde_json::Value);
+
+impl Serialize for QuotedUnsafe<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        use serde_json::Value;
+        match self.0 {
+            Value::String(s) if s.chars().any(raw_unsafe) => {
+                serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer)
+            }
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&QuotedUnsafe(item))?;
+                }
+                seq.end()
+            }
+            Value::Object(fields) => {
+                let mut map = serializer.serialize_map(Some(fields.len()))?;
+                for (key, item) in fields {
+                    let key = Value::String(key.clone());
+                    map.serialize_entry(&QuotedUnsafe(&key), &QuotedUnsafe(item))?;
+                }
+                map.end()
+            }
+            other => other.serialize(serializer),
         }
     }
 }
@@ -134,6 +204,51 @@ mod tests {
         assert_eq!(json["workerPools"][1]["name"], "worker");
         assert_eq!(json["insights"][0]["resource"]["name"], "n1");
         let yaml = serialise(&report, Format::Yaml).expect("yaml");
+        assert!(yaml.contains("kind: UpdateStatusReport"), "{yaml}");
+    }
+
+    /// Issue #29: `-o yaml` kept the bidi controls raw where `-o json` escaped them. Both
+    /// now print none of them (nor any C0 or C1 control) and keep the exact value.
+    #[test]
+    fn json_and_yaml_print_no_control_or_bidi_character_and_keep_the_value() {
+        let nasty: String = [
+            "plain ",
+            "\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}",
+            "\u{2066}\u{2067}\u{2068}\u{2069}",
+            " esc \u{1b}[31m c1 \u{9b}31m \u{9d}8;;x\u{9c} del \u{7f} lf \n tab \t quote ' \" \\ end",
+        ]
+        .concat();
+        let view = View {
+            control_plane: None,
+            worker_pools: vec![(nasty.clone(), WorkerPoolUpdateStatusStatus::default())],
+            insights: vec![UpdateInsightStatus {
+                type_: InsightType::Progress,
+                resource: ResourceRef {
+                    kind: "Node".into(),
+                    name: nasty.clone(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            printed_nodes_only: false,
+        };
+        let now: Timestamp = "2024-01-01T00:00:00Z".parse().expect("ts");
+        let report = UpdateStatusReport::new(&view, now);
+        let want = serde_json::to_value(&report).expect("value");
+        let terminal = |c: char| (c.is_control() && c != '\n') || raw_unsafe(c);
+
+        let json = serialise(&report, Format::Json).expect("json");
+        assert!(!json.chars().any(terminal), "{json:?}");
+        assert!(json.contains("\\u202e"), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).expect("parse JSON");
+        assert_eq!(back, want);
+
+        let yaml = serialise(&report, Format::Yaml).expect("yaml");
+        assert!(!yaml.chars().any(terminal), "{yaml:?}");
+        assert!(yaml.contains("\\u202E"), "{yaml}");
+        let back: serde_json::Value = serde_saphyr::from_str(&yaml).expect("parse YAML");
+        assert_eq!(back, want, "{yaml}");
+        // Strings with nothing to escape keep their usual YAML style.
         assert!(yaml.contains("kind: UpdateStatusReport"), "{yaml}");
     }
 }

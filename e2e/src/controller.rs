@@ -206,6 +206,18 @@ impl Controller {
         self.child.try_wait().ok().flatten()
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its peak resident memory (`VmHWM`), in KiB, while it runs.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
     /// `127.0.0.1:<port>` of its `/metrics`.
     pub fn metrics_addr(&self) -> &str {
         &self.metrics_addr

@@ -16,7 +16,13 @@
 //!    CRD now allows as an integer) give their `unreadable-input` insights while the other
 //!    clusters stay as `desired_hosted` wants;
 //! 5. an undecodable ClusterOperator inside the hosted cluster gives an `unreadable-input`
-//!    insight of that HostedCluster saying the object is inside it, gone with the object.
+//!    insight of that HostedCluster saying the object is inside it, gone with the object;
+//! 6. 210 ClusterOperators of ~100 KB of annotations each: one `HostedClusterOverCap` insight,
+//!    the operator count at the cap (200), the controller's peak RSS printed; gone with them;
+//! 0. (before all) least privilege: the shipped `kubeconfig-access` lets the controller read
+//!    Secrets only where it is bound (`clusters`, and the test namespace with the RoleBinding its
+//!    README asks for), not in `default`, `kube-system`, its own namespace or all namespaces
+//!    (`kubectl auth can-i`); the opt-in `cluster-wide/` overlay is what opens them.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::sync::Arc;
@@ -323,6 +329,7 @@ async fn wanted(
         guest: matches!(guest, Guest::Read).then_some(GuestInputs {
             cluster_operators: &operators,
             nodes: &nodes,
+            reported: Default::default(),
         }),
         guest_unreachable: match guest {
             Guest::Unreachable(why) => Some(why.as_str()),
@@ -463,6 +470,109 @@ where
     }
 }
 
+/// `kubectl apply --server-side -k` of the repository's `dir`.
+async fn kubectl_apply_k(env: &TestEnv, dir: &str) -> TestResult {
+    let path = repo_root().join(dir);
+    env.kubectl_ok([
+        "apply",
+        "--server-side",
+        "--field-manager=update-status-deploy",
+        "-k",
+        path.to_str().ok_or("path")?,
+    ])
+    .await?;
+    Ok(())
+}
+
+/// `kubectl auth can-i VERB secrets -n NS` (`None`: all namespaces) as the controller.
+async fn controller_can(env: &TestEnv, verb: &str, ns: Option<&str>) -> Result<bool, BoxError> {
+    let user = format!("system:serviceaccount:{DEPLOY_NS}:update-status-controller");
+    let mut args = vec!["auth", "can-i", verb, "secrets", "--as", &user];
+    match ns {
+        Some(ns) => args.extend(["-n", ns]),
+        None => args.push("--all-namespaces"),
+    }
+    let out = env.kubectl(&args).await?;
+    match String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+    {
+        Some("yes") => Ok(true),
+        Some("no") => Ok(false),
+        other => Err(format!(
+            "kubectl {}: {other:?} {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into()),
+    }
+}
+
+/// Item 3 of issue #29: with the shipped `kubeconfig-access` (and the per-namespace RoleBinding
+/// its README asks for in `ns`), the controller may read Secrets in `ns` and `clusters` only;
+/// the opt-in `cluster-wide/` overlay is what opens every namespace (the control showing the
+/// check can fail), and removing its binding closes them again.
+async fn secrets_readable_only_where_bound(env: &TestEnv, ns: &str) -> TestResult {
+    let unrelated = ["default", "kube-system", DEPLOY_NS];
+    let wrong = |want: bool, got: Vec<(String, bool)>| -> Vec<String> {
+        got.into_iter()
+            .filter(|(_, g)| *g != want)
+            .map(|(w, _)| w)
+            .collect()
+    };
+    let mut got = Vec::new();
+    for verb in ["get", "list", "watch"] {
+        for n in [ns, "clusters"] {
+            got.push((
+                format!("{verb} secrets -n {n}"),
+                controller_can(env, verb, Some(n)).await?,
+            ));
+        }
+    }
+    let denied = wrong(true, got);
+    assert!(
+        denied.is_empty(),
+        "kubeconfig-access must allow: {denied:?}"
+    );
+    let mut got = Vec::new();
+    for verb in ["get", "list", "watch"] {
+        for n in unrelated {
+            got.push((
+                format!("{verb} secrets -n {n}"),
+                controller_can(env, verb, Some(n)).await?,
+            ));
+        }
+        got.push((
+            format!("{verb} secrets -A"),
+            controller_can(env, verb, None).await?,
+        ));
+    }
+    let allowed = wrong(false, got);
+    assert!(
+        allowed.is_empty(),
+        "the default kubeconfig-access must deny: {allowed:?}"
+    );
+
+    // Control: the opt-in overlay grants what the default denies.
+    kubectl_apply_k(env, "config/rbac/hosted/kubeconfig-access/cluster-wide").await?;
+    let opened = controller_can(env, "get", Some("kube-system")).await?;
+    env.kubectl_ok([
+        "delete",
+        "clusterrolebinding",
+        "update-status-controller-hosted-kubeconfig",
+    ])
+    .await?;
+    assert!(
+        opened,
+        "cluster-wide/ lets the controller read Secrets in kube-system"
+    );
+    assert!(
+        !controller_can(env, "get", Some("kube-system")).await?,
+        "without the ClusterRoleBinding, kube-system's Secrets are closed again"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestResult {
     let env = TestEnv::new().await?;
@@ -560,18 +670,31 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     )
     .await?;
 
-    // The controller as its ServiceAccount, with config/hosted and the kubeconfig-access add-on.
+    // The controller as its ServiceAccount, with config/hosted and the kubeconfig-access add-on
+    // (bound in `clusters`, HyperShift's default namespace, which must exist), plus the
+    // RoleBinding its README asks for in each other HostedCluster namespace: here the test's.
+    nss.patch(
+        "clusters",
+        &PatchParams::apply(FM),
+        &Patch::Apply(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}}),
+        ),
+    )
+    .await?;
     for k in ["config/hosted", "config/rbac/hosted/kubeconfig-access"] {
-        let path = repo_root().join(k);
-        env.kubectl_ok([
-            "apply",
-            "--server-side",
-            "--field-manager=update-status-deploy",
-            "-k",
-            path.to_str().ok_or("path")?,
-        ])
-        .await?;
+        kubectl_apply_k(&env, k).await?;
     }
+    env.kubectl_ok([
+        "create",
+        "rolebinding",
+        "update-status-controller-hosted-kubeconfig",
+        "-n",
+        &ns,
+        "--clusterrole=update-status-controller-hosted-kubeconfig",
+        &format!("--serviceaccount={DEPLOY_NS}:update-status-controller"),
+    ])
+    .await?;
+    secrets_readable_only_where_bound(&env, &ns).await?;
     let sa = update_status_e2e::kubeconfig::service_account_config(
         &env,
         DEPLOY_NS,
@@ -925,6 +1048,81 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     )
     .await?;
 
+    // 6. Issue #29 item 2: a hosted cluster with more ClusterOperators than the cap, each
+    // carrying ~100 KB of annotations (the tenant writes them): one HostedClusterOverCap
+    // insight, the operator count at the cap; gone with them.
+    let max = update_status_assess::hosted::caps::MAX_GUEST_CLUSTER_OPERATORS;
+    let flood: Vec<String> = (0..max + 10)
+        .map(|i| format!("guest-flood-{i:03}"))
+        .collect();
+    let fat = "x".repeat(100_000);
+    for name in &flood {
+        let (mut o, st) = cluster_operator(name, "4.16.0", false);
+        o["metadata"]["labels"] = json!({"update-status-e2e/flood": "true"});
+        o["metadata"]["annotations"]["tenant.example.com/fat"] = json!(fat);
+        apply(&client, &ar::<ClusterOperator>(), &o, Some(&st)).await?;
+    }
+    let over_cap = |ins: &[UpdateInsight]| -> Vec<String> {
+        ins.iter()
+            .filter_map(|i| i.status.as_ref()?.health.as_ref())
+            .filter(|h| h.source == "HostedClusterOverCap")
+            .map(|h| h.impact.summary.clone())
+            .collect()
+    };
+    let insights_of = |ns: String| {
+        let client = client.clone();
+        async move {
+            let l = Api::<UpdateInsight>::namespaced(client, &ns)
+                .list(&ListParams::default().labels("update.openshift.io/cluster=demo"))
+                .await?;
+            Ok::<_, BoxError>(l.items)
+        }
+    };
+    let said = retry("6. the over-cap insight", || async {
+        let s = over_cap(&insights_of(ns.clone()).await?);
+        if s.len() == 1 {
+            Ok(s)
+        } else {
+            Err(format!("{s:?}").into())
+        }
+    })
+    .await?;
+    assert!(
+        said[0].starts_with(&format!("hosted cluster {ns}/demo reports "))
+            && said[0].ends_with(&format!(
+                " ClusterOperators, more than {max}; showing the first {max}"
+            )),
+        "{said:?}"
+    );
+    let cp: update_status_api::crd::ControlPlaneUpdateStatus =
+        Api::namespaced(client.clone(), &ns).get("demo").await?;
+    assert_eq!(
+        cp.status.as_ref().map(|s| s.operators.total as usize),
+        Some(max),
+        "operators counted up to the cap"
+    );
+    let peak = controller.peak_rss_kib().ok_or("no VmHWM")?;
+    println!(
+        "6. {} guest ClusterOperators of ~100 KB: controller peak RSS (VmHWM) {} MiB",
+        flood.len(),
+        peak / 1024
+    );
+    Api::<ClusterOperator>::all(client.clone())
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("update-status-e2e/flood=true"),
+        )
+        .await?;
+    retry("6. the over-cap insight gone", || async {
+        let s = over_cap(&insights_of(ns.clone()).await?);
+        if s.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{s:?}").into())
+        }
+    })
+    .await?;
+
     drop(controller);
     let log_text = std::fs::read_to_string(&log)?;
     assert!(
@@ -948,6 +1146,16 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
             .await;
     }
     let _ = nss.delete(&cp_ns, &DeleteParams::background()).await;
+    let _ = env
+        .kubectl([
+            "delete",
+            "rolebinding",
+            "update-status-controller-hosted-kubeconfig",
+            "-n",
+            "clusters",
+            "--ignore-not-found",
+        ])
+        .await;
     let _ = std::fs::remove_dir_all(&dir);
     test_ns.delete().await?;
     Ok(())

@@ -1,8 +1,11 @@
 //! The secure `/metrics` endpoint of the real controller binary against the real API server:
 //! HTTPS (self-signed, or the certificate of `--metrics-cert-dir`), and only for bearer tokens
-//! that pass a TokenReview and a SubjectAccessReview for `get /metrics`: anonymous → 401, an
-//! invalid token → 401, a ServiceAccount without the permission → 403, a ServiceAccount bound
-//! to the shipped `update-status-metrics-reader` ClusterRole (`config/prometheus/`) → 200.
+//! that pass a TokenReview and a SubjectAccessReview for `get` on `services/metrics` in the
+//! controller's namespace: anonymous → 401, an invalid token → 401, a ServiceAccount without the
+//! permission → 403, one allowed only the non-resource URL `/metrics` (the role shipped before
+//! issue #29) → 403, a ServiceAccount bound in the namespace to the shipped
+//! `update-status-metrics-reader` ClusterRole (`config/prometheus/`) → 200, and that role does
+//! not open the kube-apiserver's own `/metrics` (`kubectl auth can-i`).
 //! The probes answer on their own plain-HTTP port, without authentication and without data.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
@@ -155,19 +158,63 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
         "{body}"
     );
 
-    // A ServiceAccount bound to the shipped metrics-reader ClusterRole: the metrics.
-    let reader_binding = format!("{n}-update-status-metrics-reader");
+    // Allowed the non-resource URL /metrics (what the role shipped before issue #29 granted,
+    // and which also opens the kube-apiserver's /metrics): no longer enough, 403.
+    let old_role = format!("{n}-nonresource-metrics");
     let _rbac = ClusterRbac {
         kubeconfig: env.kubeconfig_path().to_path_buf(),
-        objects: vec![format!("clusterrolebinding/{reader_binding}")],
+        objects: vec![
+            format!("clusterrole/{old_role}"),
+            format!("clusterrolebinding/{old_role}"),
+        ],
     };
+    env.kubectl_ok([
+        "create",
+        "clusterrole",
+        &old_role,
+        "--verb=get",
+        "--non-resource-url=/metrics",
+    ])
+    .await?;
+    env.kubectl_ok([
+        "create",
+        "clusterrolebinding",
+        &old_role,
+        &format!("--clusterrole={old_role}"),
+        &format!("--serviceaccount={n}:old-reader"),
+    ])
+    .await?;
+    let old_reader = token(&env, n, "old-reader").await?;
+    let (status, body) = scrape(controller.metrics_addr(), Some(&old_reader), None)
+        .await
+        .ok_or("no answer to the old reader")?;
+    assert_eq!(
+        status, 403,
+        "a non-resource /metrics grant is not enough: {body}"
+    );
+    assert!(body.contains("services/metrics"), "{body}");
+
+    // A ServiceAccount bound, in the controller's namespace, to the shipped metrics-reader
+    // ClusterRole: the metrics. (Its RoleBinding for prometheus-k8s goes into
+    // openshift-update-status, which the shared test cluster may not have yet.)
     let shipped = repo_root().join("config/prometheus/metrics-reader.yaml");
+    if env
+        .kubectl(["get", "namespace", "openshift-update-status"])
+        .await
+        .map_or(true, |o| !o.status.success())
+    {
+        let _ = env
+            .kubectl(["create", "namespace", "openshift-update-status"])
+            .await;
+    }
     env.kubectl_ok(["apply", "-f", &shipped.display().to_string()])
         .await?;
     env.kubectl_ok([
         "create",
-        "clusterrolebinding",
-        &reader_binding,
+        "rolebinding",
+        "-n",
+        n,
+        "update-status-metrics-reader",
         "--clusterrole=update-status-metrics-reader",
         &format!("--serviceaccount={n}:reader"),
     ])
@@ -186,6 +233,41 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
     )
     .await?;
     assert!(body.contains("update_status_"), "{body}");
+    // The shipped role opens nothing else: not the API server's /metrics, not another
+    // namespace's services/metrics.
+    let as_reader = format!("--as=system:serviceaccount:{n}:reader");
+    for (what, args) in [
+        (
+            "the kube-apiserver's /metrics",
+            vec!["auth", "can-i", "get", "/metrics"],
+        ),
+        (
+            "services/metrics in another namespace",
+            vec!["auth", "can-i", "get", "services/metrics", "-n", "default"],
+        ),
+    ] {
+        let mut args: Vec<&str> = args;
+        args.push(&as_reader);
+        let out = env.kubectl(args).await?;
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "no",
+            "the metrics reader may not get {what}"
+        );
+    }
+    let out = env
+        .kubectl([
+            "auth",
+            "can-i",
+            "get",
+            "services/metrics",
+            "-n",
+            n,
+            &as_reader,
+        ])
+        .await?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "yes");
+
     // The nobody token is still refused (the reader's permission is its own).
     let (status, _) = scrape(controller.metrics_addr(), Some(&nobody), None)
         .await
@@ -195,7 +277,7 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
     // Tokens never reach the log.
     let log = std::fs::read_to_string(&controller.log)?;
     assert!(
-        !log.contains(&reader) && !log.contains(&nobody),
+        !log.contains(&reader) && !log.contains(&nobody) && !log.contains(&old_reader),
         "a token was logged"
     );
 

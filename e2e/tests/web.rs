@@ -816,6 +816,7 @@ async fn write_hosted_copies(env: &TestEnv, ns: &str, hub: bool) -> Result<Times
         guest: snap.guest(HOSTED_NAME).map(|g| GuestInputs {
             cluster_operators: &g.cluster_operators,
             nodes: &g.nodes,
+            reported: Default::default(),
         }),
         guest_unreachable: None,
     };

@@ -1,6 +1,10 @@
 //! Reading one snapshot file safely: only regular files (symbolic links followed), at most
 //! [`MAX_FILE_BYTES`], UTF-8. A FIFO, a device (`/dev/zero`), a socket or a directory is
-//! refused before it is opened, so reading never blocks and never grows without bound.
+//! refused before anything is read, so reading never blocks and never grows without bound.
+//!
+//! The file is opened first (non-blocking, so opening a FIFO returns at once instead of
+//! waiting for a writer), and what was opened is checked: no check of the path can be
+//! outdated by the time of the open (an entry swapped for a FIFO in between).
 
 use std::fs::{File, FileType, Metadata};
 use std::io::Read;
@@ -39,22 +43,37 @@ pub fn read_text(path: &Path) -> Result<String, SnapshotError> {
 /// `path` opened for reading once checked (a regular file within the size cap), with its
 /// length when opened.
 pub fn open(path: &Path) -> Result<(File, u64), SnapshotError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let read_error = |error: std::io::Error| SnapshotError::Read {
         path: path.to_path_buf(),
         error,
     };
-    let meta = std::fs::metadata(path).map_err(|error| {
-        match (error.kind(), std::fs::read_link(path)) {
-            (std::io::ErrorKind::NotFound, Ok(target)) => SnapshotError::DanglingLink {
-                path: path.to_path_buf(),
-                target,
-            },
-            _ => read_error(error),
+    // O_NONBLOCK: opening a FIFO does not wait for a writer (and reading a regular file is not
+    // affected); O_NOCTTY: a terminal device never becomes ours.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let file = match opened {
+        Ok(f) => f,
+        Err(error) => {
+            return Err(match (error.kind(), std::fs::read_link(path)) {
+                (std::io::ErrorKind::NotFound, Ok(target)) => SnapshotError::DanglingLink {
+                    path: path.to_path_buf(),
+                    target,
+                },
+                // A socket cannot be opened at all: say what it is.
+                _ => match std::fs::metadata(path) {
+                    Ok(meta) if !meta.is_file() => SnapshotError::NotRegular {
+                        path: path.to_path_buf(),
+                        what: describe(meta.file_type()),
+                    },
+                    _ => read_error(error),
+                },
+            });
         }
-    })?;
-    check_regular(path, &meta)?;
-    let file = File::open(path).map_err(read_error)?;
-    // The entry may have been replaced between the two calls: check what was opened.
+    };
+    // What was opened, not what the path named a moment before.
     let meta = file.metadata().map_err(read_error)?;
     check_regular(path, &meta)?;
     Ok((file, meta.len()))
@@ -179,5 +198,96 @@ fn describe(t: FileType) -> &'static str {
         "a socket"
     } else {
         "not a file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "update-status-snapshot-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        dir
+    }
+
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("running mkfifo");
+        assert!(status.success(), "mkfifo {}", path.display());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = temp_dir("fifo");
+        let fifo = dir.join("nodes.yaml");
+        mkfifo(&fifo);
+        let err = read_text(&fifo).expect_err("a FIFO is refused");
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The entry is swapped between a regular file and a FIFO while it is opened again and
+    /// again: checking the path and then opening it would, sooner or later, open the FIFO and
+    /// wait forever for a writer. Opening first and checking what was opened never blocks.
+    #[test]
+    fn an_entry_swapped_for_a_fifo_never_blocks_the_open() {
+        let dir = temp_dir("swap");
+        std::fs::write(dir.join("file"), "kind: List\nitems: []\n").expect("writing");
+        mkfifo(&dir.join("fifo"));
+        let entry = dir.join("entry.yaml");
+        std::os::unix::fs::symlink("file", &entry).expect("symlink");
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (dir, stop) = (dir.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let target = if i.is_multiple_of(2) { "fifo" } else { "file" };
+                    let tmp = dir.join(format!("tmp-{i}"));
+                    if std::os::unix::fs::symlink(target, &tmp).is_ok() {
+                        let _ = std::fs::rename(&tmp, dir.join("entry.yaml"));
+                    }
+                    i += 1;
+                }
+            })
+        };
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let opener = {
+            let entry = entry.clone();
+            std::thread::spawn(move || {
+                let (mut files, mut refused) = (0u32, 0u32);
+                for _ in 0..20_000 {
+                    match open(&entry) {
+                        Ok(_) => files += 1,
+                        Err(SnapshotError::NotRegular { .. }) => refused += 1,
+                        Err(_) => {}
+                    }
+                }
+                let _ = done_tx.send((files, refused));
+            })
+        };
+        let result = done.recv_timeout(Duration::from_secs(60));
+        stop.store(true, Ordering::Relaxed);
+        let _ = swapper.join();
+        if result.is_ok() {
+            let _ = opener.join();
+        }
+        // (A blocked opener is left behind: the test process ends without it.)
+        let _ = std::fs::remove_dir_all(&dir);
+        let (files, refused) = result.expect("every open returned (none blocked on the FIFO)");
+        assert!(
+            files > 0 && refused > 0,
+            "both kinds were met: {files} files, {refused} FIFOs"
+        );
     }
 }

@@ -11,6 +11,10 @@
 //! Bad input never stops the reading: an unreadable file, or an object that is not a valid
 //! object of its kind, is a warning naming the file and the object, and everything else is
 //! still read.
+//!
+//! Nothing outside the given folder is read: a symbolic link (to a file or a folder) is
+//! followed only when its target is inside the folder; one pointing out of it is skipped with
+//! a warning (a must-gather comes from elsewhere, and may hold links to `/` or `/etc`).
 
 use std::path::{Path, PathBuf};
 
@@ -82,7 +86,8 @@ impl HostedSnapshot {
     pub fn from_dir(dir: &Path) -> Result<Self, SnapshotError> {
         let mut snap = HostedSnapshot::default();
         let mut files = Vec::new();
-        collect(dir, dir, 0, &mut files, &mut snap.warnings)?;
+        let root = Root::new(dir)?;
+        collect(&root, dir, 0, &mut files, &mut snap.warnings)?;
         for (path, guest) in files {
             snap.read_file(&path, guest);
         }
@@ -90,6 +95,12 @@ impl HostedSnapshot {
             .sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
         let now = dir.join("now");
         if entry_exists(&now) {
+            if let Err(message) = root.check(&now) {
+                return Err(SnapshotError::Read {
+                    path: now,
+                    error: std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
+                });
+            }
             let value = read_text(&now)?.trim().to_string();
             snap.now = Some(
                 value
@@ -231,11 +242,49 @@ fn name_of(v: &Value) -> String {
     }
 }
 
+/// The folder read, as given (paths shown) and resolved (where links may point).
+struct Root {
+    given: PathBuf,
+    resolved: PathBuf,
+}
+
+impl Root {
+    fn new(dir: &Path) -> Result<Self, SnapshotError> {
+        let resolved = std::fs::canonicalize(dir).map_err(|error| SnapshotError::Read {
+            path: dir.to_path_buf(),
+            error,
+        })?;
+        Ok(Root {
+            given: dir.to_path_buf(),
+            resolved,
+        })
+    }
+
+    /// `Ok` if `path` (links followed) stays inside the folder, or cannot be resolved (a
+    /// dangling link: reading it then fails with its own error); why not otherwise.
+    fn check(&self, path: &Path) -> Result<(), String> {
+        let is_link = path
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return Ok(());
+        }
+        match std::fs::canonicalize(path) {
+            Ok(target) if !target.starts_with(&self.resolved) => Err(format!(
+                "skipped: a symbolic link to {}, outside the folder read",
+                target.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The object files under `dir` in name order, with the guest cluster they belong to (files
 /// under `hosted-cluster/[<name>/]`). In a must-gather (a path through `namespaces/`) only the
-/// folders of the kinds hosted mode reads are read.
+/// folders of the kinds hosted mode reads are read. Links out of the root are skipped
+/// ([`Root::check`]).
 fn collect(
-    root: &Path,
+    root: &Root,
     dir: &Path,
     depth: usize,
     out: &mut Vec<(PathBuf, Option<String>)>,
@@ -248,7 +297,14 @@ fn collect(
     let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
     for p in paths {
-        let rel = p.strip_prefix(root).unwrap_or(&p);
+        if let Err(message) = root.check(&p) {
+            warnings.push(HostedSnapshotWarning {
+                path: p.clone(),
+                message,
+            });
+            continue;
+        }
+        let rel = p.strip_prefix(&root.given).unwrap_or(&p);
         let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
         if p.is_dir() {
             if depth + 1 < MAX_DEPTH
@@ -380,5 +436,55 @@ mod tests {
         assert_eq!(snap.machine_deployments.len(), 1);
         assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
         let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    /// Links pointing out of the folder are not followed (neither to a folder nor to a file);
+    /// links inside it are.
+    #[test]
+    fn symbolic_links_out_of_the_folder_are_never_followed() {
+        let base = std::env::temp_dir().join(format!("hosted-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (tmp, outside) = (base.join("snapshot"), base.join("outside"));
+        write(
+            &tmp,
+            "hc.yaml",
+            "kind: HostedCluster\nmetadata: {name: demo, namespace: clusters}\nspec: {}\n",
+        );
+        write(
+            &tmp,
+            "inside/np.yaml",
+            "kind: NodePool\nmetadata: {name: np1, namespace: clusters}\nspec: {clusterName: demo}\n",
+        );
+        write(
+            &outside,
+            "deep/hc.yaml",
+            "kind: HostedCluster\nmetadata: {name: outside, namespace: clusters}\nspec: {}\n",
+        );
+        write(&outside, "now", "2030-01-01T00:00:00Z\n");
+        std::os::unix::fs::symlink(&outside, tmp.join("escape")).expect("symlink");
+        std::os::unix::fs::symlink(outside.join("deep/hc.yaml"), tmp.join("link.yaml"))
+            .expect("symlink");
+        std::os::unix::fs::symlink(tmp.join("inside/np.yaml"), tmp.join("np-link.yaml"))
+            .expect("symlink");
+        let snap = HostedSnapshot::from_dir(&tmp).expect("read");
+        let names: Vec<&str> = snap.hosted_clusters.iter().map(|h| h.name()).collect();
+        assert_eq!(names, ["demo"], "{:?}", snap.warnings);
+        assert_eq!(
+            snap.node_pools.len(),
+            2,
+            "the link inside the folder is followed"
+        );
+        let text: Vec<String> = snap.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(text.len(), 2, "{text:#?}");
+        assert!(
+            text.iter().all(|w| w.contains("outside the folder read")),
+            "{text:#?}"
+        );
+
+        // A `now` file pointing out of the folder is refused.
+        std::os::unix::fs::symlink(outside.join("now"), tmp.join("now")).expect("symlink");
+        let err = HostedSnapshot::from_dir(&tmp).expect_err("refused");
+        assert!(err.to_string().contains("outside the folder read"), "{err}");
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -151,7 +151,8 @@ pub fn control_plane(
 /// The alerts step: `None` while no update is in progress (B.1's gate, see
 /// [`alerts::update_in_progress`]: then there is no alert insight at all, of any kind);
 /// else the insights of the `firing` alerts (none when not read), one per distinct object name
-/// (identical label sets, e.g. two unmerged Prometheus replicas, are one object).
+/// (identical label sets, e.g. two unmerged Prometheus replicas, are one object), at most
+/// [`alerts::MAX_ALERT_INSIGHTS`] and one saying how many were left out past it.
 pub fn alerts<'a>(
     control_plane: &ControlPlaneUpdateStatusStatus,
     worker_pools: impl IntoIterator<Item = &'a WorkerPoolUpdateStatusStatus>,
@@ -163,10 +164,14 @@ pub fn alerts<'a>(
     }
     let mut seen = HashSet::new();
     Some(
-        alerts::assess_alert_insights(firing.unwrap_or_default(), control_plane.started_at, now)
-            .into_iter()
-            .filter(|a| seen.insert(naming::insight_name(&a.status, &a.identity)))
-            .collect(),
+        alerts::assess_alert_insights_capped(
+            firing.unwrap_or_default(),
+            control_plane.started_at,
+            now,
+        )
+        .into_iter()
+        .filter(|a| seen.insert(naming::insight_name(&a.status, &a.identity)))
+        .collect(),
     )
 }
 

@@ -16,6 +16,7 @@ use update_status_api::input::{ClusterOperator, Node};
 
 use crate::compose::{DesiredCluster, Existing};
 
+pub mod caps;
 pub mod control_plane;
 pub mod facts;
 pub mod health;
@@ -53,6 +54,9 @@ pub struct GuestInputs<'a> {
     pub cluster_operators: &'a [ClusterOperator],
     /// Its Nodes.
     pub nodes: &'a [Node],
+    /// How many of each the hosted cluster reports when a cache kept fewer (its cap):
+    /// [`caps::capped`] reports it over the cap.
+    pub reported: caps::Reported,
 }
 
 /// Every object update-status wants for one hosted cluster.
@@ -78,10 +82,15 @@ pub fn desired_hosted(
     existing: &Existing<'_>,
     now: Timestamp,
 ) -> DesiredHosted {
+    // At most so many of the hosted cluster's own objects (issue #29: a tenant cannot exhaust
+    // the controller), and one insight saying so past a cap.
+    let (capped, over) = caps::capped(inputs);
+    let inputs = &capped;
     let base = objects::hosted_labels(inputs.hosted_cluster);
     let cp = control_plane::control_plane_share(inputs, existing, &base, now);
     let pools = node_pools::node_pools_share(inputs, &cp.versions, &base, now);
-    let hc_health = health::hosted_cluster_insights(inputs, &cp, now);
+    let mut hc_health = health::hosted_cluster_insights(inputs, &cp, now);
+    hc_health.extend(caps::over_cap_insights(inputs, &over, now));
 
     let mut cp = cp;
     if let Some(status) = cp.status.as_mut() {

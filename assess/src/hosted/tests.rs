@@ -67,6 +67,7 @@ struct World {
     operators: Option<Vec<ClusterOperator>>,
     nodes: Vec<Node>,
     unreachable: Option<&'static str>,
+    reported: caps::Reported,
 }
 
 impl World {
@@ -74,6 +75,7 @@ impl World {
         let guest = self.operators.as_ref().map(|ops| GuestInputs {
             cluster_operators: ops,
             nodes: &self.nodes,
+            reported: self.reported,
         });
         let inputs = HostedInputs {
             hosted_cluster: hc,
@@ -967,6 +969,7 @@ fn a_second_pass_on_its_own_objects_is_unchanged() {
     let guest = w.operators.as_ref().map(|ops| GuestInputs {
         cluster_operators: ops,
         nodes: &w.nodes,
+        reported: Default::default(),
     });
     let inputs = HostedInputs {
         hosted_cluster: &hc,
@@ -1000,4 +1003,133 @@ fn a_second_pass_on_its_own_objects_is_unchanged() {
     assert_eq!(second.cluster, first.cluster);
     // The unreachable insight keeps its first start.
     assert!(has_source(&second, health::SOURCE_UNREACHABLE));
+}
+
+/// `n` ClusterOperators `op-000`, ... (platform ones, 4.16.0: updated).
+fn many_operators(n: usize) -> Vec<ClusterOperator> {
+    (0..n)
+        .map(|i| crate::test_support::co(&format!("op-{i:04}"), "4.16.0", vec![]))
+        .collect()
+}
+
+fn over_cap_summaries(d: &DesiredHosted) -> Vec<String> {
+    d.cluster
+        .insights
+        .iter()
+        .filter_map(|i| i.status.health.as_ref())
+        .filter(|h| h.source == caps::SOURCE_OVER_CAP)
+        .map(|h| h.impact.summary.clone())
+        .collect()
+}
+
+/// Issue #29 item 2: a hosted cluster with more ClusterOperators than the cap is assessed on
+/// the first `MAX_GUEST_CLUSTER_OPERATORS` and gets one insight saying so; one under it (the
+/// other hosted cluster) gets none, and its counts are its own.
+#[test]
+fn a_hosted_cluster_past_the_operator_cap_shows_the_first_ones_and_says_so() {
+    let max = caps::MAX_GUEST_CLUSTER_OPERATORS;
+    let hc = updating_hc();
+    let flood = World {
+        operators: Some(many_operators(max + 60)),
+        ..Default::default()
+    };
+    let d = flood.run(&hc);
+    let cp = &d.cluster.control_plane.as_ref().expect("cp").status;
+    assert_eq!(cp.operators.total as usize, max);
+    assert_eq!(
+        over_cap_summaries(&d),
+        [format!(
+            "hosted cluster {}/{} reports {} ClusterOperators, more than {max}; showing the first {max}",
+            hc.namespace(),
+            hc.name(),
+            max + 60
+        )]
+    );
+    assert!(cp.health_insights.warning >= 1, "the insight is counted");
+    // A cache that kept only `max` of 5,000: the count it reports is what the insight says.
+    let cached = World {
+        operators: Some(many_operators(max)),
+        reported: caps::Reported {
+            cluster_operators: 5_000,
+            nodes: 0,
+        },
+        ..Default::default()
+    };
+    let s = over_cap_summaries(&cached.run(&hc));
+    assert_eq!(s.len(), 1);
+    assert!(s[0].contains("reports 5000 ClusterOperators, more than 200; showing the first 200"));
+    // At the cap exactly, and another hosted cluster with a few: nothing said, all counted.
+    for n in [max, 3] {
+        let ok = World {
+            operators: Some(many_operators(n)),
+            ..Default::default()
+        };
+        let d = ok.run(&hc);
+        assert!(over_cap_summaries(&d).is_empty());
+        let cp = &d.cluster.control_plane.as_ref().expect("cp").status;
+        assert_eq!(cp.operators.total as usize, n);
+    }
+}
+
+/// Issue #29 item 2: a ClusterOperator of ~500 KB of tenant text is kept in under 8 KB, still a
+/// platform operator, its read conditions and versions as the assessment sees them; ordinary
+/// operators give the same assessment trimmed or not.
+#[test]
+fn trimmed_operators_are_small_and_assess_the_same() {
+    let big = "x".repeat(100_000);
+    let mut conditions: Vec<Value> = (0..50)
+        .map(|i| c(&format!("Custom{i}"), "True", &big, &big))
+        .collect();
+    conditions.push(c("Progressing", "False", "Old", &big));
+    conditions.push(c("Progressing", "True", "Working", "rolling out"));
+    let mut co = crate::test_support::co("fat", "4.16.0", conditions);
+    let a = co.metadata.annotations.get_or_insert_default();
+    for i in 0..5 {
+        a.insert(format!("tenant/{i}"), big.clone());
+        a.insert(format!("include.release.openshift.io/p{i}"), big.clone());
+    }
+    co.metadata.labels = Some([("l".to_string(), big.clone())].into());
+    for _ in 0..50 {
+        co.status
+            .versions
+            .push(update_status_api::input::OperandVersion {
+                name: "operator".into(),
+                version: big.clone(),
+            });
+    }
+    let before = serde_json::to_vec(&co).expect("json").len();
+    assert!(before > 500_000, "{before}");
+    caps::trim_operator(&mut co);
+    let after = serde_json::to_vec(&co).expect("json").len();
+    assert!(after < 8_192, "{after} bytes kept");
+    assert!(co.is_platform_operator());
+    let p = co.condition("Progressing").expect("kept");
+    assert_eq!((p.status.as_str(), p.reason.as_str()), ("True", "Working"));
+    assert_eq!(co.version("operator"), Some("4.16.0"));
+
+    let hc = updating_hc();
+    let ops = vec![
+        crate::test_support::co("etcd", "4.16.0", vec![c("Progressing", "False", "", "")]),
+        crate::test_support::co(
+            "kube-apiserver",
+            "4.15.1",
+            vec![
+                c("Available", "True", "", ""),
+                c("Degraded", "True", "Bad", "it hurts"),
+                c("Progressing", "True", "Rolling", "2 of 3"),
+            ],
+        ),
+    ];
+    let mut trimmed = ops.clone();
+    trimmed.iter_mut().for_each(caps::trim_operator);
+    assert_ne!(trimmed, ops, "trimming changed something");
+    let whole = World {
+        operators: Some(ops),
+        ..Default::default()
+    };
+    let cut = World {
+        operators: Some(trimmed),
+        ..Default::default()
+    };
+    assert_eq!(whole.run(&hc).cluster, cut.run(&hc).cluster);
 }

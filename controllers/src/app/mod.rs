@@ -26,6 +26,7 @@ pub use process::init_logging;
 use crate::metrics::Metrics;
 use crate::runtime::clock::Clock;
 use crate::runtime::health::Health;
+use crate::runtime::leader::{Leadership, LeaseGate};
 use crate::runtime::supervisor::Tasks;
 use process::{
     LoopContext, Running, count_insights_of, preflight, prometheus_client, serve_endpoints,
@@ -38,9 +39,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     args.check()?;
     // Checked before anything starts: a wrong URL is a configuration error.
     let prometheus = prometheus_client(&args)?;
-    let client = crate::runtime::client::infer()
+    use crate::runtime::client::{REVIEWS_USER_AGENT, USER_AGENT, build, with_user_agent};
+    let config = crate::runtime::client::infer_config()
         .await
         .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
+    let client = build(with_user_agent(config.clone(), USER_AGENT))
+        .context("connecting to the Kubernetes API (in-cluster config or KUBECONFIG)")?;
+    // The /metrics token reviews get a client of their own: the Lease renewals and the writers
+    // never queue behind them (issue #29).
+    let reviews = build(with_user_agent(config, REVIEWS_USER_AGENT))
+        .context("a client for the /metrics token reviews")?;
     preflight(&client, &args).await?;
 
     let metrics = Arc::new(match args.mode {
@@ -52,7 +60,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown_signal());
     // The tasks that run whether or not we lead: the HTTP servers and the watches.
     let mut infra = Tasks::new();
-    serve_endpoints(&args, &client, &metrics, &health, &mut infra).await?;
+    serve_endpoints(&args, reviews, &metrics, &health, &mut infra).await?;
     let started = match args.mode {
         Mode::Standalone => {
             standalone::start(&args, &client, &metrics, &health, &mut infra, prometheus).await?
@@ -81,7 +89,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         health: health.clone(),
         stopping,
     };
-    let writers = (started.writers)(&ctx, &args, &client);
+    // The writers write through a client that refuses every mutating call once the Lease is
+    // lost (reads go on): the moment it is lost, whatever they are doing (issue #29).
+    let gate = leadership
+        .as_ref()
+        .map_or_else(LeaseGate::open, Leadership::gate);
+    let writers = (started.writers)(&ctx, &args, &gate.guard(&client));
     supervise(
         Running {
             infra,

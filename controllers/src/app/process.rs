@@ -5,7 +5,6 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use kube::Api;
@@ -23,12 +22,9 @@ use crate::metrics::server::{self as metrics_server, MetricsServerConfig, Probes
 use crate::reconcilers::alerts::prometheus::{PrometheusClient, PrometheusConfig};
 use crate::runtime::clock::Clock;
 use crate::runtime::health::Health;
-use crate::runtime::leader::{Elector, Leadership};
+use crate::runtime::leader::{Elector, Leadership, SHUTDOWN_GRACE};
 use crate::runtime::runner::{self, Reconcile};
 use crate::runtime::supervisor::{TaskEnded, Tasks};
-
-/// How long the writers get to finish their pass at shutdown before they are aborted.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// A cache that has listed once (`Err`: its watch ended before).
 pub(crate) type Synced = Pin<
@@ -106,10 +102,11 @@ pub(crate) async fn sync_then_lead(
     }
 }
 
-/// Starts the /metrics and probe servers (tasks of `infra`).
+/// Starts the /metrics and probe servers (tasks of `infra`); `reviews` is the client of the
+/// `/metrics` token reviews (not the writers').
 pub(crate) async fn serve_endpoints(
     args: &Args,
-    client: &kube::Client,
+    reviews: kube::Client,
     metrics: &Arc<Metrics>,
     health: &Arc<Health>,
     infra: &mut Tasks,
@@ -121,7 +118,11 @@ pub(crate) async fn serve_endpoints(
             cert_dir: args.metrics_cert_dir.clone(),
         },
         metrics.clone(),
-        Arc::new(Authorizer::new(client.clone())),
+        Arc::new(Authorizer::new(
+            reviews,
+            &args.namespace,
+            Some(metrics.clone()),
+        )),
     )
     .await?;
     infra.spawn("metrics-server", metrics_server.wait());
@@ -248,7 +249,30 @@ pub(crate) async fn supervise(
         Stop::Signal => {
             tracing::info!("shutting down");
             let _ = run.stop_writers.send(true);
-            run.writers.stop(SHUTDOWN_GRACE).await;
+            // The grace is no time to write without the Lease: lost meanwhile, the writers are
+            // aborted at once (their client already refuses to send: LeaseGate).
+            let lost = async {
+                match run.leadership.as_mut() {
+                    Some(l) => l.lost().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let lost_in_grace = tokio::select! {
+                () = run.writers.stop(SHUTDOWN_GRACE) => false,
+                () = lost => true,
+            };
+            if lost_in_grace {
+                run.writers.abort().await;
+                tracing::error!(
+                    "stopped writing: lost the leader-election Lease while shutting down"
+                );
+                run.infra.abort().await;
+                anyhow::bail!(
+                    "lost the leader-election Lease {}/{} while shutting down",
+                    args.namespace,
+                    args.leader_election_id
+                )
+            }
             if let Some(l) = run.leadership {
                 l.release().await;
             }
@@ -277,8 +301,18 @@ pub(crate) async fn supervise(
 }
 
 /// A task ended that should not have: unhealthy from now on, and the process exits with this.
+///
+/// The panic message (which may quote data) is logged; `/healthz`, served without
+/// authentication, says only which task ended and how.
 fn fatal(health: &Health, ended: TaskEnded) -> anyhow::Error {
-    tracing::error!(task = %ended.name, how = %ended.how, "a long-running task stopped; exiting");
+    match &ended.panic {
+        Some(message) => {
+            tracing::error!(task = %ended.name, how = ended.how, panic = %message, "a long-running task stopped; exiting")
+        }
+        None => {
+            tracing::error!(task = %ended.name, how = ended.how, "a long-running task stopped; exiting")
+        }
+    }
     health.set_stopped(ended.to_string());
     anyhow::Error::new(ended).context("the controller cannot run without it")
 }
@@ -361,5 +395,103 @@ pub(crate) async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = ctrl_c.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Issue #29: a SIGTERM while renewal fails. The writers' grace used to run its course
+    /// (5 s) with the Lease lost meanwhile; now the loss stops them at once, and the process
+    /// exits with an error instead of releasing a Lease it no longer holds.
+    #[tokio::test]
+    async fn a_lease_lost_during_the_shutdown_grace_stops_the_writers_at_once() {
+        let args = Args::try_parse_from(["update-status-controller"]).expect("default flags");
+        let (leadership, held) = Leadership::held_until();
+        let ticks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut writers = Tasks::new();
+        let counted = ticks.clone();
+        // A writer inside a long pass: it does not look at the stop signal.
+        writers.spawn("reconciler/busy", async move {
+            loop {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        let (stop_writers, _stopping) = watch::channel(false);
+        let run = Running {
+            infra: Tasks::new(),
+            writers,
+            stop_writers,
+            leadership: Some(leadership),
+            health: Health::new(Duration::from_secs(60)),
+        };
+        let started = std::time::Instant::now();
+        let supervised = tokio::spawn(async move {
+            let signal = std::pin::pin!(async {});
+            supervise(run, signal, &args).await
+        });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        held.send_replace(false);
+        let result = supervised.await.expect("supervise ran");
+        let took = started.elapsed();
+        let error = format!(
+            "{:#}",
+            result.expect_err("losing the Lease is an error exit")
+        );
+        assert!(error.contains("lost the leader-election Lease"), "{error}");
+        assert!(
+            took < Duration::from_secs(1),
+            "stopped {took:?} after the signal"
+        );
+        let at_stop = ticks.load(std::sync::atomic::Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            ticks.load(std::sync::atomic::Ordering::SeqCst),
+            at_stop,
+            "the writer is gone"
+        );
+    }
+
+    /// The probe port is unauthenticated: a panicking task's message (it may quote data) is
+    /// logged, and `/healthz` says only which task failed and how.
+    #[tokio::test]
+    async fn the_probe_names_a_panicked_task_without_its_message() {
+        let health = Health::new(Duration::from_secs(60));
+        let mut tasks = Tasks::new();
+        #[allow(clippy::panic)]
+        tasks.spawn("reconciler/alerts", async {
+            panic!("secret-looking detail: token=abc123")
+        });
+        let ended = tasks.first_ended().await;
+        let error = fatal(&health, ended);
+        assert!(
+            format!("{error:#}").contains("reconciler/alerts"),
+            "{error:#}"
+        );
+
+        let server =
+            metrics_server::serve_probes("127.0.0.1:0".parse().expect("addr"), probes(&health))
+                .await
+                .expect("serving the probes");
+        let mut tcp = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .expect("connecting");
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .expect("sending");
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).await.expect("reading");
+        server.abort();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            answer.ends_with("task reconciler/alerts panicked"),
+            "{answer}"
+        );
+        assert!(!answer.contains("token=abc123"), "{answer}");
     }
 }

@@ -40,8 +40,11 @@ use update_status_assess::insight::UnreadableInput;
 use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
 
 use crate::assess::nodes::trim_node;
-use crate::cache::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, keep_all, slim};
+use crate::cache::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, slim};
 use tracing::Instrument;
+use update_status_assess::hosted::caps::{
+    MAX_GUEST_CLUSTER_OPERATORS, MAX_GUEST_NODES, Reported, trim_operator,
+};
 
 /// How long a new connection may take to list both kinds before it counts as unreachable
 /// (errors count at once).
@@ -284,6 +287,8 @@ pub enum GuestView {
         recheck: Option<Duration>,
         /// Its ClusterOperators and Nodes that cannot be decoded (left out of the above).
         unreadable: Vec<UnreadableInput>,
+        /// How many it reports, when more than the caches keep (their caps).
+        reported: Reported,
     },
     /// Cannot be read: why (redacted).
     Unreachable(String),
@@ -308,6 +313,8 @@ struct ConnStatus {
     synced: [bool; 2],
     /// A failing watch: why, since when.
     failing: [Option<(String, Instant)>; 2],
+    /// Objects the hosted cluster has of each kind (at least), kept or not ([`Capped`]).
+    reported: [usize; 2],
 }
 
 /// A hosted cluster's client and caches.
@@ -340,9 +347,29 @@ impl GuestConn {
             wake: wake.clone(),
             unreadable: unreadable.clone(),
         };
-        let (cluster_operators, a) =
-            guest_watch::<ClusterOperator>(&g.client, "ClusterOperator", keep_all, ctx(OPERATORS));
-        let (nodes, b) = guest_watch::<Node>(&g.client, "Node", trim_node, ctx(NODES));
+        // Each kind trimmed to what the assessment reads and capped in number (issue #29: the
+        // tenant makes them); ClusterOperators listed a few at a time (a page of the initial list
+        // is held whole as JSON, and each may be up to etcd's object limit, ~1.5 MB).
+        let (cluster_operators, a) = guest_watch::<ClusterOperator>(
+            &g.client,
+            "ClusterOperator",
+            trim_operator,
+            Limits {
+                max: MAX_GUEST_CLUSTER_OPERATORS,
+                page: OPERATORS_PAGE_SIZE,
+            },
+            ctx(OPERATORS),
+        );
+        let (nodes, b) = guest_watch::<Node>(
+            &g.client,
+            "Node",
+            trim_node,
+            Limits {
+                max: MAX_GUEST_NODES,
+                page: INPUT_PAGE_SIZE,
+            },
+            ctx(NODES),
+        );
         GuestConn {
             since: Instant::now(),
             server: g.server,
@@ -364,10 +391,10 @@ impl GuestConn {
                 if !synced || left.is_zero() {
                     GuestView::Unreachable(why.clone())
                 } else {
-                    self.ready(Some(left))
+                    self.ready(Some(left), &s.reported)
                 }
             }
-            None if synced => self.ready(None),
+            None if synced => self.ready(None, &s.reported),
             None => match CONNECT_GRACE.checked_sub(self.since.elapsed()) {
                 Some(left) if !left.is_zero() => GuestView::Waiting(left),
                 _ => GuestView::Unreachable(format!(
@@ -379,7 +406,7 @@ impl GuestConn {
         }
     }
 
-    fn ready(&self, recheck: Option<Duration>) -> GuestView {
+    fn ready(&self, recheck: Option<Duration>, reported: &[usize; 2]) -> GuestView {
         let mut cluster_operators: Vec<ClusterOperator> = self
             .cluster_operators
             .state()
@@ -394,7 +421,92 @@ impl GuestConn {
             nodes,
             recheck,
             unreadable: self.unreadable.all(),
+            reported: Reported {
+                cluster_operators: reported[OPERATORS],
+                nodes: reported[NODES],
+            },
         }
+    }
+}
+
+/// Objects per page of the initial list of a hosted cluster's ClusterOperators.
+const OPERATORS_PAGE_SIZE: u32 = 10;
+/// Names of objects past a cap remembered (as 64-bit hashes, to count them) at most.
+const MAX_OVER_TRACKED: usize = 100_000;
+
+/// A guest watch's bounds: objects kept at most, objects per page of its lists.
+#[derive(Clone, Copy)]
+struct Limits {
+    max: usize,
+    page: u32,
+}
+
+/// Keeps at most `max` objects of a watch (the first seen, by name): changes of others are
+/// dropped before the cache, only counted (a hash of their names) for [`ConnStatus::reported`]
+/// (a new one wakes the reconciler: the count it reports changed). Deletions always pass (a
+/// no-op for the cache when the object was not kept, but they wake the reconciler: an
+/// unreadable object's insight goes with it).
+struct Capped {
+    max: usize,
+    kept: std::collections::HashSet<String>,
+    over: std::collections::HashSet<u64>,
+    status: Arc<Mutex<ConnStatus>>,
+    slot: usize,
+    wake: Arc<Notify>,
+}
+
+impl Capped {
+    fn new(max: usize, status: Arc<Mutex<ConnStatus>>, slot: usize, wake: Arc<Notify>) -> Self {
+        Capped {
+            max,
+            kept: Default::default(),
+            over: Default::default(),
+            status,
+            slot,
+            wake,
+        }
+    }
+
+    fn hash(name: &str) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(name)
+    }
+
+    /// The event, or `None` when it is about an object past the cap.
+    fn admit<K: Resource>(&mut self, ev: watcher::Event<K>) -> Option<watcher::Event<K>> {
+        use watcher::Event;
+        let out = match &ev {
+            Event::Init => {
+                self.kept.clear();
+                self.over.clear();
+                Some(ev)
+            }
+            Event::InitDone => Some(ev),
+            Event::InitApply(o) | Event::Apply(o) => {
+                let name = o.meta().name.as_deref().unwrap_or_default();
+                if self.kept.contains(name) {
+                    Some(ev)
+                } else if self.kept.len() < self.max {
+                    self.over.remove(&Self::hash(name));
+                    self.kept.insert(name.to_string());
+                    Some(ev)
+                } else {
+                    if self.over.len() < MAX_OVER_TRACKED && self.over.insert(Self::hash(name)) {
+                        self.wake.notify_one();
+                    }
+                    None
+                }
+            }
+            Event::Delete(o) => {
+                let name = o.meta().name.as_deref().unwrap_or_default();
+                if !self.kept.remove(name) {
+                    self.over.remove(&Self::hash(name));
+                }
+                Some(ev)
+            }
+        };
+        lock(&self.status).reported[self.slot] = self.kept.len() + self.over.len();
+        out
     }
 }
 
@@ -430,6 +542,7 @@ fn guest_watch<K>(
     client: &kube::Client,
     kind: &'static str,
     trim: fn(&mut K),
+    limits: Limits,
     ctx: WatchCtx,
 ) -> (Store<K>, AbortOnDrop)
 where
@@ -448,8 +561,9 @@ where
     // The management watches' decoder: an undecodable object is left out, warned about once
     // per problem (the task's span names the hosted cluster) and recorded for its insight.
     let mut decoder = Decoder::<K>::new(kind, ctx.unreadable.clone(), trim);
-    let events = watcher(api, watcher::Config::default().page_size(INPUT_PAGE_SIZE))
-        .map_ok(move |ev| decoder.event(ev))
+    let mut capped = Capped::new(limits.max, ctx.status.clone(), ctx.slot, ctx.wake.clone());
+    let events = watcher(api, watcher::Config::default().page_size(limits.page))
+        .map_ok(move |ev| decoder.event(ev).and_then(|ev| capped.admit(ev)))
         .try_filter_map(|ev| std::future::ready(Ok(ev)));
     let stream = events
         .backoff(guest_backoff())
@@ -720,8 +834,11 @@ fn secret_error(e: &watcher::Error) -> String {
         _ => None,
     };
     match code {
-        Some(403) => "403 Forbidden: grant list/watch on it (config/rbac/hosted/kubeconfig-access)"
-            .to_string(),
+        Some(403) => {
+            "403 Forbidden: bind the ClusterRole update-status-controller-hosted-kubeconfig \
+                      in this namespace (config/rbac/hosted/kubeconfig-access)"
+                .to_string()
+        }
         Some(c) => format!("the management API server answered {c}"),
         None => "the management API server cannot be reached".to_string(),
     }

@@ -387,10 +387,12 @@ impl HostedReconciler {
                 nodes,
                 recheck,
                 unreadable,
+                reported,
             }) => (
                 Some(GuestInputs {
                     cluster_operators,
                     nodes,
+                    reported: *reported,
                 }),
                 None,
                 *recheck,

@@ -474,6 +474,73 @@ mod tests {
         assert!(missing.to_string().contains("cannot be read"), "{missing}");
     }
 
+    /// Issue #29 item 6: kubeconfigs broken right after `token:` in the ways whose parse error
+    /// kube (serde_yaml) reports with the offending text. Our error, shown at start and on each
+    /// re-read, names the file and a fixed problem only.
+    #[test]
+    fn a_kubeconfig_broken_after_its_token_gives_an_error_without_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("kubeconfig");
+        let token = "sha256~LEAKED-TOKEN-VALUE-5678";
+        let mut quoted_by_kube = 0;
+        for broken in [
+            format!(
+                "    token: {token}
+      - x
+"
+            ),
+            format!(
+                "    token: {token}
+  : [
+"
+            ),
+            format!(
+                "    token: [{token}
+"
+            ),
+            format!(
+                "    token: {{{token}: [1, 2}}
+"
+            ),
+            format!(
+                "    token: !{token} x
+"
+            ),
+            format!(
+                "    token: *{token}
+"
+            ),
+            format!(
+                "    token: \"{token}\\q\"
+"
+            ),
+            format!(
+                "    token: {token}
+    token: {token}
+"
+            ),
+        ] {
+            std::fs::write(&p, kubeconfig(&broken)).expect("write");
+            // What kube itself would say (the text the old code printed).
+            let Err(raw) = Kubeconfig::read_from(&p) else {
+                continue; // YAML after all (e.g. a duplicate key): nothing to report
+            };
+            if format!("{raw} {raw:?}").contains("LEAKED-TOKEN") {
+                quoted_by_kube += 1;
+            }
+            let e = read_file(&p).expect_err("broken");
+            let text = format!("{e} {e:?}");
+            assert!(!text.contains("LEAKED-TOKEN"), "{broken:?}: {text}");
+            assert!(text.contains(&p.display().to_string()), "{text}");
+            assert_eq!(e.reason(), "config");
+        }
+        // The control: kube's own errors do quote the token for some of these.
+        assert!(
+            quoted_by_kube > 0,
+            "none of the inputs makes kube quote the token"
+        );
+    }
+
     fn secret_data(kc: &str) -> BTreeMap<String, Vec<u8>> {
         [
             ("kubeconfig", kc.as_bytes().to_vec()),

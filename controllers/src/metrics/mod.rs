@@ -80,6 +80,8 @@ pub struct Metrics {
     hub_errors: IntCounterVec,
     hub_last_success: GaugeVec,
     hub_credential_reloads: IntCounterVec,
+    metrics_auth_reviews: IntCounterVec,
+    metrics_auth_refused: IntCounterVec,
     /// Hosted mode: the hub series carry a `hosted_cluster` label (one hub session per
     /// HostedCluster); standalone: no label (one session).
     hub_per_cluster: bool,
@@ -276,6 +278,20 @@ impl Metrics {
                 ),
                 hub_labels,
             )?,
+            metrics_auth_reviews: IntCounterVec::new(
+                Opts::new(
+                    "update_status_metrics_auth_reviews_total",
+                    "TokenReviews sent to the API server to authorize /metrics scrapes, by result (allowed, forbidden, unauthenticated, error).",
+                ),
+                &["result"],
+            )?,
+            metrics_auth_refused: IntCounterVec::new(
+                Opts::new(
+                    "update_status_metrics_auth_refused_total",
+                    "/metrics requests and connections refused before any review, by reason (malformed: not a token's shape; throttled: the review budget was spent; connections: too many open connections).",
+                ),
+                &["reason"],
+            )?,
             hub_per_cluster,
             registry,
             names: Vec::new(),
@@ -304,6 +320,8 @@ impl Metrics {
             Box::new(m.hub_errors.clone()),
             Box::new(m.hub_last_success.clone()),
             Box::new(m.hub_credential_reloads.clone()),
+            Box::new(m.metrics_auth_reviews.clone()),
+            Box::new(m.metrics_auth_refused.clone()),
         ] {
             m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
@@ -339,6 +357,28 @@ impl Metrics {
                 self.prometheus_failures.with_label_values(&[reason]).inc();
             }
         }
+    }
+
+    /// Counts a TokenReview made for `/metrics` (`result`: allowed, forbidden,
+    /// unauthenticated, error).
+    pub fn metrics_auth_reviewed(&self, result: &str) {
+        self.metrics_auth_reviews.with_label_values(&[result]).inc();
+    }
+
+    /// TokenReviews made for `/metrics` so far.
+    pub fn metrics_auth_reviews(&self) -> u64 {
+        self.sum_counter("update_status_metrics_auth_reviews_total")
+    }
+
+    /// Counts a `/metrics` request or connection refused before any review (`reason`:
+    /// malformed, throttled, connections).
+    pub fn metrics_auth_refused(&self, reason: &str) {
+        self.metrics_auth_refused.with_label_values(&[reason]).inc();
+    }
+
+    /// Requests or connections refused so far for `reason`.
+    pub fn metrics_auth_refusals(&self, reason: &str) -> u64 {
+        self.metrics_auth_refused.with_label_values(&[reason]).get()
     }
 
     /// Counts a write.

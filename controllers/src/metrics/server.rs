@@ -31,6 +31,14 @@ use tls::{CertError, CertResolver};
 
 /// How long a client may take for its TLS handshake, and to send request headers.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most `/metrics` connections open at once (TLS handshakes included); a connection past it is
+/// closed at once and counted (`update_status_metrics_auth_refused_total{reason="connections"}`).
+/// A connection costs its TLS and HTTP buffers (tens of KiB): this bounds them.
+pub const MAX_CONNECTIONS: usize = 512;
+/// Longest a connection is kept: then it is closed after its current request.
+pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(300);
+/// Largest request head read (request line and headers, the bearer token included).
+pub const MAX_REQUEST_HEAD: usize = 16 * 1024;
 
 /// How `/metrics` is served.
 #[derive(Debug, Clone)]
@@ -231,26 +239,46 @@ pub async fn serve_metrics(
         });
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let resolver = CertResolver::new(config.cert_dir.clone(), provider.clone())?;
+    let resolver = Arc::new(CertResolver::new(
+        config.cert_dir.clone(),
+        provider.clone(),
+    )?);
     let mut tls = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
-        .with_cert_resolver(Arc::new(resolver));
+        .with_cert_resolver(resolver.clone());
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let metrics_for_limits = authorizer.metrics();
     let app = app.route_layer(axum::middleware::from_fn_with_state(
         authorizer,
         auth::require_access,
     ));
     let (listener, addr) = bind("metrics", config.bind).await?;
     tracing::info!(%addr, "serving /metrics (HTTPS; TokenReview and SubjectAccessReview for get /metrics)");
+    let acceptor = TlsAcceptor::from(Arc::new(tls));
     Ok(Serving {
         addr,
-        task: tokio::spawn(serve_tls(listener, TlsAcceptor::from(Arc::new(tls)), app)),
+        task: tokio::spawn(async move {
+            // The certificate is reloaded beside the server, never during a handshake.
+            tokio::select! {
+                () = serve_tls(listener, acceptor, app, metrics_for_limits) => {}
+                () = resolver.follow(tls::CHECK_INTERVAL) => {}
+            }
+        }),
     })
 }
 
-/// Accepts TLS connections and serves HTTP/1.1 on them, one task per connection.
-async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, app: Router) {
+/// Accepts TLS connections and serves HTTP/1.1 on them, one task per connection: at most
+/// [`MAX_CONNECTIONS`] at once, each with a bounded handshake, request head
+/// ([`MAX_REQUEST_HEAD`], read within [`HANDSHAKE_TIMEOUT`]) and age ([`MAX_CONNECTION_AGE`]).
+async fn serve_tls(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    app: Router,
+    metrics: Option<Arc<Metrics>>,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut full_logged = false;
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -261,9 +289,25 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, app: Router) {
                 continue;
             }
         };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            // Closed at once: the client sees a reset and may retry; nothing is buffered.
+            drop(tcp);
+            if let Some(m) = &metrics {
+                m.metrics_auth_refused("connections");
+            }
+            if !std::mem::replace(&mut full_logged, true) {
+                tracing::warn!(
+                    max = MAX_CONNECTIONS,
+                    "too many /metrics connections; closing new ones until some end"
+                );
+            }
+            continue;
+        };
+        full_logged = false;
         let acceptor = acceptor.clone();
         let service = TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
+            let _slot = slot;
             let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
@@ -275,11 +319,19 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, app: Router) {
                     return;
                 }
             };
-            let served = hyper::server::conn::http1::Builder::new()
+            let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HANDSHAKE_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .max_buf_size(MAX_REQUEST_HEAD)
+                .serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let served = tokio::select! {
+                r = conn.as_mut() => r,
+                () = tokio::time::sleep(MAX_CONNECTION_AGE) => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
             if let Err(e) = served {
                 tracing::debug!(%peer, error = %e, "/metrics connection ended with an error");
             }

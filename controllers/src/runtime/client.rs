@@ -144,13 +144,39 @@ pub fn kubeconfig_problem(e: &kube::config::KubeconfigError) -> &'static str {
     }
 }
 
-/// A client from the in-cluster configuration or `KUBECONFIG` (as `kube::Client::try_default`),
-/// with the bounded retry.
-pub async fn infer() -> Result<kube::Client, ClientError> {
-    let config = kube::Config::infer()
+/// User agent of the controller's main client (watches, writes, the Lease).
+pub const USER_AGENT: &str = concat!("update-status-controller/", env!("CARGO_PKG_VERSION"));
+/// User agent of the client that reviews `/metrics` tokens: a client of its own (its own
+/// connections), told apart in the API server's audit log and by a FlowSchema if one wants.
+pub const REVIEWS_USER_AGENT: &str = concat!(
+    "update-status-controller/",
+    env!("CARGO_PKG_VERSION"),
+    " (metrics-auth)"
+);
+
+/// `config` sending `agent` as its `User-Agent` (kube sends none of its own).
+pub fn with_user_agent(mut config: kube::Config, agent: &'static str) -> kube::Config {
+    config
+        .headers
+        .retain(|(name, _)| name != hyper::header::USER_AGENT);
+    config.headers.push((
+        hyper::header::USER_AGENT,
+        hyper::header::HeaderValue::from_static(agent),
+    ));
+    config
+}
+
+/// The in-cluster configuration or `KUBECONFIG`'s (as `kube::Client::try_default` reads it).
+pub async fn infer_config() -> Result<kube::Config, ClientError> {
+    kube::Config::infer()
         .await
-        .map_err(|e| ClientError::Kube(kube::Error::InferConfig(e)))?;
-    build(config)
+        .map_err(|e| ClientError::Kube(kube::Error::InferConfig(e)))
+}
+
+/// A client from the in-cluster configuration or `KUBECONFIG`, with the bounded retry and
+/// [`USER_AGENT`].
+pub async fn infer() -> Result<kube::Client, ClientError> {
+    build(with_user_agent(infer_config().await?, USER_AGENT))
 }
 
 #[cfg(test)]

@@ -14,11 +14,20 @@
 //!   down ([`Leadership::lost`]): the caller stops its writers, then exits. Since a follower's
 //!   view of the last renewal is no earlier than when the leader sent it, the leader stops
 //!   writing at least `LEASE_DURATION - RENEW_DEADLINE` (5 s) before any follower may take over.
+//! - **The deadline is a timer**, not a check after a failed attempt: the renewal loop wakes
+//!   at `last renewal + RENEW_DEADLINE` whatever its attempts are doing, and steps down then.
+//! - **Writes stop at the step-down, whatever else happens** ([`LeaseGate`]): the writers'
+//!   client refuses every mutating call from the moment the Lease is lost (checked as each
+//!   request is sent, so a writer still inside a pass, in a shutdown grace or retrying a
+//!   throttled call sends nothing more), and the supervisor aborts the writers at once (during
+//!   a shutdown's grace too).
 //! - **Release on shutdown** ([`Leadership::release`], like client-go's `ReleaseOnCancel`): the
 //!   holder clears `holderIdentity` and sets `leaseDurationSeconds: 1`, so a follower takes
 //!   over at its next try (within [`RETRY_PERIOD`]) instead of a full lease later.
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -26,6 +35,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Api;
 use kube::api::PostParams;
 use tokio::sync::{oneshot, watch};
+// Tokio's clock (the same monotonic clock, pausable in tests).
+use tokio::time::Instant;
 
 /// How long a lease is valid without renewal (as seen by the followers' clocks).
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
@@ -35,12 +46,74 @@ pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
 pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
 /// Bound on releasing the lease at shutdown (a release that hangs must not hold up the exit).
 pub const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the writers get to finish their pass at shutdown (SIGTERM) before they are
+/// aborted; a lost Lease aborts them at once, grace or not.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+/// Least time between the leader's step-down and the earliest take-over by a follower.
+pub const STOP_MARGIN: Duration = Duration::from_secs(5);
 
-// Followers see a renewal no earlier than the leader sent it, and the leader steps down
-// RENEW_DEADLINE after sending its last successful one: keep a margin for stopping the writers,
-// and room for several attempts before the deadline.
-const _: () = assert!(RENEW_DEADLINE.as_secs() + 5 <= LEASE_DURATION.as_secs());
+// Followers see a renewal no earlier than the leader sent it, and the leader steps down (its
+// writes gated off) RENEW_DEADLINE after sending its last successful one: STOP_MARGIN is left
+// for the step-down to take effect. Room for several attempts before the deadline.
+const _: () = assert!(RENEW_DEADLINE.as_secs() + STOP_MARGIN.as_secs() <= LEASE_DURATION.as_secs());
 const _: () = assert!(RETRY_PERIOD.as_secs() * 4 <= RENEW_DEADLINE.as_secs());
+// Even were the gate and the abort not there, a shutdown grace starting right before the
+// deadline would end 2 s before any follower could take over (issue #29: it used to end at the
+// very instant, 10 + 5 = 15 s).
+const _: () =
+    assert!(RENEW_DEADLINE.as_secs() + SHUTDOWN_GRACE.as_secs() + 2 <= LEASE_DURATION.as_secs());
+
+/// Whether the writers may still write: open while we hold the Lease, closed for good the
+/// moment it is lost (see [`LeaseGate::guard`]).
+#[derive(Clone, Debug)]
+pub struct LeaseGate(Arc<AtomicBool>);
+
+impl Default for LeaseGate {
+    fn default() -> Self {
+        LeaseGate(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+/// A mutating call refused because the Lease is lost.
+#[derive(Debug, thiserror::Error)]
+#[error("not sent: the leader-election Lease is lost (this replica no longer writes)")]
+pub struct LeaseLost;
+
+impl LeaseGate {
+    /// An open gate (no leader election: always open).
+    pub fn open() -> Self {
+        Self::default()
+    }
+
+    /// Whether writes may be sent.
+    pub fn is_open(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Closes the gate for good.
+    pub fn close(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+
+    /// `client`, except that every mutating request (anything but `GET` and `HEAD`) fails with
+    /// [`LeaseLost`] without being sent once the gate is closed. Reads (watches, lists) go on.
+    pub fn guard(&self, client: &kube::Client) -> kube::Client {
+        let gate = self.clone();
+        let inner = client.clone();
+        let service = tower::service_fn(move |req: hyper::Request<kube::client::Body>| {
+            let gate = gate.clone();
+            let inner = inner.clone();
+            async move {
+                let reads = matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD);
+                if !reads && !gate.is_open() {
+                    return Err(tower::BoxError::from(LeaseLost));
+                }
+                inner.send(req).await.map_err(tower::BoxError::from)
+            }
+        });
+        kube::Client::new(service, client.default_namespace().to_string())
+    }
+}
 
 /// What to do with the lease as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -276,31 +349,42 @@ impl Elector {
         tracing::info!(lease = %self.lease(), identity = %self.me, "became leader");
         let (held_tx, held) = watch::channel(true);
         let (stop, stop_rx) = oneshot::channel();
-        let task = tokio::spawn(self.keep(renewed, held_tx, stop_rx));
+        let gate = LeaseGate::open();
+        let task = tokio::spawn(self.keep(renewed, held_tx, gate.clone(), stop_rx));
         Leadership {
             held,
+            gate,
             stop: Some(stop),
             task,
         }
     }
 
     /// Renews every [`RETRY_PERIOD`] until told to stop (then releases) or until renewal fails
-    /// for [`RENEW_DEADLINE`] or someone else holds the lease (then `held` turns false).
+    /// for [`RENEW_DEADLINE`] or someone else holds the lease: then `gate` closes and `held`
+    /// turns false, at the deadline itself (a timer), whatever an attempt is doing.
     async fn keep(
         mut self,
         mut renewed: Instant,
         held: watch::Sender<bool>,
+        gate: LeaseGate,
         mut stop: oneshot::Receiver<()>,
     ) {
+        let step_down = |held: &watch::Sender<bool>| {
+            gate.close();
+            let _ = held.send(false);
+        };
         loop {
+            let deadline = renewed + RENEW_DEADLINE;
             tokio::select! {
-                _ = tokio::time::sleep(RETRY_PERIOD) => {}
+                _ = tokio::time::sleep_until(deadline.min(Instant::now() + RETRY_PERIOD)) => {}
                 _ = &mut stop => return self.release().await,
             }
-            let deadline = renewed + RENEW_DEADLINE;
+            if Instant::now() >= deadline {
+                break;
+            }
             let sent = Instant::now();
             let attempt = tokio::select! {
-                r = tokio::time::timeout_at(deadline.into(), self.try_once()) => r,
+                r = tokio::time::timeout_at(deadline, self.try_once()) => r,
                 _ = &mut stop => return self.release().await,
             };
             match attempt {
@@ -309,8 +393,8 @@ impl Elector {
                     continue;
                 }
                 Ok(Ok(Attempt::Other(holder))) => {
+                    step_down(&held);
                     tracing::error!(lease = %self.lease(), identity = %self.me, %holder, "leader election: another replica holds the lease; stepping down");
-                    let _ = held.send(false);
                     return;
                 }
                 Ok(Ok(Attempt::Conflict)) => {
@@ -322,15 +406,15 @@ impl Elector {
                 }
             }
             if Instant::now() >= deadline {
-                tracing::error!(
-                    lease = %self.lease(),
-                    identity = %self.me,
-                    "leader election: not renewed within {RENEW_DEADLINE:?} (the lease lasts {LEASE_DURATION:?}); stepping down"
-                );
-                let _ = held.send(false);
-                return;
+                break;
             }
         }
+        step_down(&held);
+        tracing::error!(
+            lease = %self.lease(),
+            identity = %self.me,
+            "leader election: not renewed within {RENEW_DEADLINE:?} (the lease lasts {LEASE_DURATION:?}); stepping down"
+        );
     }
 
     /// Gives the lease up if we still hold it (bounded by [`RELEASE_TIMEOUT`]).
@@ -371,19 +455,41 @@ impl Elector {
 /// The lease, held: renewed in the background until lost or released.
 pub struct Leadership {
     held: watch::Receiver<bool>,
+    gate: LeaseGate,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Leadership {
+    /// A Leadership held until the returned sender sends `false` (tests of the supervision).
+    #[cfg(test)]
+    pub(crate) fn held_until() -> (Self, watch::Sender<bool>) {
+        let (tx, held) = watch::channel(true);
+        let (stop, _) = oneshot::channel();
+        let leadership = Leadership {
+            held,
+            gate: LeaseGate::open(),
+            stop: Some(stop),
+            task: tokio::spawn(async {}),
+        };
+        (leadership, tx)
+    }
+
+    /// The gate of the writers: closes the moment the Lease is lost.
+    pub fn gate(&self) -> LeaseGate {
+        self.gate.clone()
+    }
+
     /// Resolves once the lease is no longer ours: not renewed within [`RENEW_DEADLINE`], taken
     /// by another replica, or the renewal task ended. The caller must stop writing at once.
     pub async fn lost(&mut self) {
         let _ = self.held.wait_for(|held| !*held).await;
     }
 
-    /// Stops renewing and releases the lease; call once the writers have stopped.
+    /// Stops renewing and releases the lease; call once the writers have stopped. The gate
+    /// closes first: nothing is written once the release is under way.
     pub async fn release(mut self) {
+        self.gate.close();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -473,6 +579,117 @@ mod tests {
         assert_eq!(
             decide(future.spec.as_ref(), "a", since, t0 + S(15)),
             Decision::Acquire
+        );
+    }
+
+    /// A scripted API server (a `tower_test` mock under a real client): `answer(n, method)`
+    /// gives the status, body and delay of the n-th request (0-based); every request is
+    /// recorded as `METHOD path`.
+    fn api(
+        answer: impl Fn(usize, &str) -> (u16, serde_json::Value, Duration) + Send + 'static,
+    ) -> (kube::Client, Arc<std::sync::Mutex<Vec<String>>>) {
+        use hyper::{Request, Response};
+        use kube::client::Body;
+        let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorded = calls.clone();
+        tokio::spawn(async move {
+            let mut handle = std::pin::pin!(handle);
+            let mut n = 0;
+            while let Some((request, send)) = handle.next_request().await {
+                let method = request.method().to_string();
+                recorded
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(format!("{method} {}", request.uri().path()));
+                let (code, body, delay) = answer(n, &method);
+                n += 1;
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    let response = Response::builder()
+                        .status(code)
+                        .header("content-type", "application/json")
+                        .body(Body::from(serde_json::to_vec(&body).unwrap_or_default()))
+                        .expect("a response");
+                    send.send_response(response);
+                });
+            }
+        });
+        (kube::Client::new(service, "ns"), calls)
+    }
+
+    fn lease_json(holder: &str) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "l", "namespace": "ns", "resourceVersion": "1"},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15}
+        })
+    }
+
+    /// Issue #29: the step-down is a timer at the deadline. Renewals that fail after 1.25 s
+    /// each used to leave the deadline to a check after the next attempt, up to a retry period
+    /// late (11.75 s here); the gate closes with it.
+    #[tokio::test(start_paused = true)]
+    async fn the_leader_steps_down_at_the_deadline_and_closes_the_gate() {
+        let (client, _) = api(|n, method| match (n, method) {
+            (0, "GET") => (
+                404,
+                serde_json::json!({"kind": "Status", "code": 404, "reason": "NotFound"}),
+                Duration::ZERO,
+            ),
+            (1, _) => (201, lease_json("me"), Duration::ZERO),
+            _ => (
+                500,
+                serde_json::json!({"kind": "Status", "code": 500, "message": "etcd is gone"}),
+                Duration::from_millis(1250),
+            ),
+        });
+        let started = Instant::now();
+        let mut leadership = Elector::new(client, "ns", "l", "me").acquire().await;
+        let gate = leadership.gate();
+        assert!(gate.is_open());
+        leadership.lost().await;
+        let after = started.elapsed();
+        assert!(!gate.is_open(), "the gate closed with the step-down");
+        assert!(
+            after >= RENEW_DEADLINE && after <= RENEW_DEADLINE + Duration::from_millis(50),
+            "stepped down {after:?} after the last renewal (deadline {RENEW_DEADLINE:?})"
+        );
+    }
+
+    /// Once the gate is closed, the guarded client sends no mutating call (it fails at once);
+    /// reads still go through.
+    #[tokio::test]
+    async fn a_closed_gate_lets_no_write_through() {
+        use kube::api::{Patch, PatchParams};
+        let (client, calls) = api(|_, _| (200, lease_json("me"), Duration::ZERO));
+        let gate = LeaseGate::open();
+        let leases: Api<Lease> = Api::namespaced(gate.guard(&client), "ns");
+        let patch = Patch::Apply(
+            serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}),
+        );
+        leases
+            .patch("l", &PatchParams::apply("t"), &patch)
+            .await
+            .expect("open: sent");
+        gate.close();
+        let err = leases
+            .patch("l", &PatchParams::apply("t"), &patch)
+            .await
+            .expect_err("closed: refused");
+        assert!(err.to_string().contains("Lease is lost"), "{err}");
+        assert!(leases.delete("l", &Default::default()).await.is_err());
+        leases.get("l").await.expect("reads go on");
+        let calls = calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        assert_eq!(
+            calls,
+            [
+                "PATCH /apis/coordination.k8s.io/v1/namespaces/ns/leases/l",
+                "GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l"
+            ]
         );
     }
 }

@@ -8,14 +8,17 @@ use std::time::Duration;
 
 use tokio::task::{Id, JoinSet};
 
-/// How a supervised task ended.
+/// How a supervised task ended. Its `Display` (what `/healthz` answers, unauthenticated) says
+/// which task and how, never the panic message: that goes to the log only ([`TaskEnded::panic`]).
 #[derive(Debug, thiserror::Error)]
 #[error("task {name} {how}")]
 pub struct TaskEnded {
     /// The task's name.
     pub name: String,
-    /// `ended`, `panicked: <message>` or `was cancelled`.
-    pub how: String,
+    /// `ended`, `panicked` or `was cancelled`.
+    pub how: &'static str,
+    /// The panic message, if it panicked (may quote data: for the log only).
+    pub panic: Option<String>,
 }
 
 /// A named group of tasks.
@@ -56,8 +59,8 @@ impl Tasks {
         let Some(result) = self.set.join_next_with_id().await else {
             return std::future::pending().await;
         };
-        let (id, how) = match result {
-            Ok((id, ())) => (id, "ended".to_string()),
+        let (id, how, panic) = match result {
+            Ok((id, ())) => (id, "ended", None),
             Err(e) if e.is_panic() => {
                 let id = e.id();
                 let payload = e.into_panic();
@@ -66,19 +69,20 @@ impl Tasks {
                     .map(|s| (*s).to_string())
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "(no message)".into());
-                (id, format!("panicked: {msg}"))
+                (id, "panicked", Some(msg))
             }
-            Err(e) => (e.id(), "was cancelled".to_string()),
+            Err(e) => (e.id(), "was cancelled", None),
         };
         TaskEnded {
             name: self.names.remove(&id).unwrap_or_else(|| format!("{id}")),
             how,
+            panic,
         }
     }
 
     /// Gives the tasks `grace` to end on their own (after being told to stop), then aborts the
     /// rest and waits until all are gone.
-    pub async fn stop(mut self, grace: Duration) {
+    pub async fn stop(&mut self, grace: Duration) {
         let _ = tokio::time::timeout(grace, async {
             while self.set.join_next().await.is_some() {}
         })
@@ -111,7 +115,9 @@ mod tests {
         tasks.spawn("broken", async { panic!("index out of range") });
         let ended = tasks.first_ended().await;
         assert_eq!(ended.name, "broken");
-        assert_eq!(ended.how, "panicked: index out of range");
+        assert_eq!(ended.how, "panicked");
+        assert_eq!(ended.panic.as_deref(), Some("index out of range"));
+        assert_eq!(ended.to_string(), "task broken panicked", "no message");
         assert_eq!(tasks.len(), 1);
 
         tasks.abort().await;

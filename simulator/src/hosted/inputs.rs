@@ -40,6 +40,7 @@ impl HostedSimInputs {
             guest: guest.then_some(GuestInputs {
                 cluster_operators: &[],
                 nodes: &self.guest_nodes,
+                reported: Default::default(),
             }),
             guest_unreachable: None,
         }

@@ -293,3 +293,54 @@ async fn links_follow_the_hosted_clusters_and_a_failing_one_is_unreachable() {
     guests.sync(std::iter::empty());
     assert!(guests.is_empty());
 }
+
+/// Issue #29 item 2: a watch keeps at most `max` objects (the first seen), drops the events of
+/// the others before the cache, and counts every one it was told of (kept or not); a deleted
+/// kept one frees its slot, a relist starts over.
+#[test]
+fn a_capped_watch_keeps_the_first_objects_and_counts_all() {
+    use watcher::Event;
+    let co = |n: usize| {
+        let mut o = ClusterOperator::default();
+        o.metadata.name = Some(format!("op-{n:03}"));
+        o
+    };
+    let status = Arc::new(Mutex::new(ConnStatus::default()));
+    let mut cap = Capped::new(3, status.clone(), OPERATORS, Arc::new(Notify::new()));
+    let reported = || lock(&status).reported[OPERATORS];
+    let name = |e: Option<Event<ClusterOperator>>| match e {
+        Some(Event::InitApply(o) | Event::Apply(o) | Event::Delete(o)) => o.metadata.name,
+        Some(_) => Some("(marker)".into()),
+        None => None,
+    };
+    assert!(cap.admit(Event::<ClusterOperator>::Init).is_some());
+    let passed: Vec<_> = (0..10)
+        .filter_map(|i| name(cap.admit(Event::InitApply(co(i)))))
+        .collect();
+    assert_eq!(passed, ["op-000", "op-001", "op-002"]);
+    assert!(cap.admit(Event::<ClusterOperator>::InitDone).is_some());
+    assert_eq!(reported(), 10);
+    // A change of a kept one passes, of another one does not; counts unchanged.
+    assert_eq!(name(cap.admit(Event::Apply(co(1)))), Some("op-001".into()));
+    assert_eq!(name(cap.admit(Event::Apply(co(7)))), None);
+    assert_eq!(reported(), 10);
+    // Deleting one past the cap: counted down (passed: a no-op for the cache, but it wakes the
+    // reconciler); a kept one: passed, slot freed.
+    assert_eq!(name(cap.admit(Event::Delete(co(9)))), Some("op-009".into()));
+    assert_eq!(reported(), 9);
+    assert_eq!(name(cap.admit(Event::Delete(co(0)))), Some("op-000".into()));
+    assert_eq!(reported(), 8);
+    assert_eq!(name(cap.admit(Event::Apply(co(8)))), Some("op-008".into()));
+    assert_eq!(
+        reported(),
+        8,
+        "op-008 moved from past the cap into the cache"
+    );
+    // A relist starts over.
+    assert!(cap.admit(Event::<ClusterOperator>::Init).is_some());
+    assert_eq!(
+        name(cap.admit(Event::InitApply(co(5)))),
+        Some("op-005".into())
+    );
+    assert_eq!(reported(), 1);
+}

@@ -22,6 +22,12 @@ fn unreachable_api() -> kube::Client {
     kube::Client::try_from(config).expect("a client")
 }
 
+/// Tokens of the shape of a JWT (`{"alg":"RS256"}`, a payload, a signature): anything else is
+/// refused without a review.
+const READER: &str = "eyJhbGciOiJSUzI1NiJ9.cmVhZGVy.c2ln";
+const NOBODY: &str = "eyJhbGciOiJSUzI1NiJ9.bm9ib2R5.c2ln";
+const UNKNOWN: &str = "eyJhbGciOiJSUzI1NiJ9.dW5rbm93bg.c2ln";
+
 fn localhost(port: u16) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], port))
 }
@@ -136,7 +142,7 @@ async fn plain_metrics_need_no_token() {
         secure: false,
         cert_dir: None,
     };
-    let auth = Arc::new(Authorizer::new(unreachable_api()));
+    let auth = Arc::new(Authorizer::new(unreachable_api(), "ns", None));
     let server = serve_metrics(config, metrics, auth).await.expect("serving");
     let (status, _, body) = get_url_owned(format!("http://{}/metrics", server.local_addr())).await;
     assert_eq!(status, 200);
@@ -155,16 +161,16 @@ async fn https_metrics_answer_401_403_200_500_and_serve_a_rotated_certificate() 
     let ca = write_serving_cert(&dir);
 
     let metrics = some_metrics();
-    let auth = Arc::new(Authorizer::new(unreachable_api()));
+    let auth = Arc::new(Authorizer::new(unreachable_api(), "ns", None));
     auth.remember(
-        "reader-token",
+        READER,
         "/metrics",
         Decision::Allowed {
             user: "system:serviceaccount:ns:reader".into(),
         },
     );
     auth.remember(
-        "nobody-token",
+        NOBODY,
         "/metrics",
         Decision::Forbidden {
             user: "system:serviceaccount:ns:nobody".into(),
@@ -190,17 +196,17 @@ async fn https_metrics_answer_401_403_200_500_and_serve_a_rotated_certificate() 
         Some(&b"Bearer"[..])
     );
     // Known to be forbidden: 403 naming the user.
-    let (status, _, body) = get(Some("nobody-token"), ca.clone()).await.expect("GET");
+    let (status, _, body) = get(Some(NOBODY), ca.clone()).await.expect("GET");
     assert_eq!(status, 403);
     assert!(body.contains("system:serviceaccount:ns:nobody"), "{body}");
     // Known to be allowed: the metrics.
-    let (status, _, body) = get(Some("reader-token"), ca.clone()).await.expect("GET");
+    let (status, _, body) = get(Some(READER), ca.clone()).await.expect("GET");
     assert_eq!(status, 200);
     assert!(body.contains("update_status_api_writes_total{"), "{body}");
     // Unknown token and no API server to review it: 500, and the server keeps serving.
-    let (status, _, body) = get(Some("unknown-token"), ca.clone()).await.expect("GET");
+    let (status, _, body) = get(Some(UNKNOWN), ca.clone()).await.expect("GET");
     assert_eq!(status, 500, "{body}");
-    assert!(!body.contains("unknown-token"), "{body}");
+    assert!(!body.contains(UNKNOWN), "{body}");
     // No plain HTTP on the HTTPS port.
     let plain = get_url(
         &format!("http://{}/metrics", server.local_addr()),
@@ -216,12 +222,19 @@ async fn https_metrics_answer_401_403_200_500_and_serve_a_rotated_certificate() 
     // The service CA rotates: a client trusting only the new CA gets through; one trusting
     // only the old one no longer does.
     let new_ca = write_serving_cert(&dir);
-    let (status, _, _) = get(Some("reader-token"), new_ca)
-        .await
-        .expect("GET with the new CA");
+    // The folder's watch reloads it within moments (no handshake reads the files).
+    let mut answer = None;
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if let Ok(a) = get(Some(READER), new_ca.clone()).await {
+            answer = Some(a);
+            break;
+        }
+    }
+    let (status, _, _) = answer.expect("GET with the new CA within 5 s");
     assert_eq!(status, 200);
     assert!(
-        get(Some("reader-token"), ca).await.is_err(),
+        get(Some(READER), ca).await.is_err(),
         "the old certificate is still served"
     );
     server.abort();

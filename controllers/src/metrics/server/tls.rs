@@ -1,17 +1,24 @@
 //! The serving certificate of the HTTPS `/metrics` endpoint.
 //!
 //! With `--metrics-cert-dir`, `tls.crt` (the chain, PEM) and `tls.key` (PEM) are read from that
-//! folder, and read again whenever their content changes (checked at every TLS handshake: the
-//! OpenShift service CA rotates the Secret, and the kubelet swaps the mounted files). A changed
-//! pair that does not load (half-written, key and certificate not matching) is logged once and
-//! the previous certificate is kept. If the files are not there at start (the Secret volume is
-//! optional and the service CA may not have created it yet), a self-signed certificate is
-//! served until they appear. Without `--metrics-cert-dir`, the certificate is self-signed,
-//! generated at start (like controller-runtime's secure metrics), and renewed before it
-//! expires.
+//! folder, and read again when their content changes: the OpenShift service CA rotates the
+//! Secret, and the kubelet swaps the mounted files. The folder is watched (inotify, through the
+//! `notify` crate) and also checked every [`CHECK_INTERVAL`] (events can be missed, and the
+//! folder may appear late); both happen in a task of their own ([`CertResolver::follow`]), off
+//! the handshakes: a TLS handshake only clones the certificate held in memory, with no file I/O
+//! and no hashing (a client's ClientHello, before any authentication, costs nothing more).
+//! A changed pair that does not load (half-written, key and certificate not matching) is logged
+//! once and the previous certificate is kept. If the files are not there at start (the Secret
+//! volume is optional and the service CA may not have created it yet), a self-signed
+//! certificate is served until they appear. Without `--metrics-cert-dir`, the certificate is
+//! self-signed, generated at start (like controller-runtime's secure metrics), and renewed
+//! before it expires. Files are opened non-blocking and must be regular files of at most
+//! [`MAX_FILE_BYTES`]: a FIFO or a device swapped in never blocks the reloading.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -24,6 +31,14 @@ use sha2::{Digest, Sha256};
 pub const CERT_FILE: &str = "tls.crt";
 /// File name of the private key in `--metrics-cert-dir`.
 pub const KEY_FILE: &str = "tls.key";
+
+/// How often the files are checked besides the folder's watch (and a self-signed certificate's
+/// renewal time).
+pub const CHECK_INTERVAL: Duration = Duration::from_secs(30);
+/// Quiet time after a watch event before reading (the kubelet writes several files).
+const SETTLE: Duration = Duration::from_millis(200);
+/// Largest `tls.crt` or `tls.key` read.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Validity of a self-signed certificate; it is renewed a day before it ends.
 const SELF_SIGNED_VALIDITY_DAYS: i64 = 365;
@@ -76,12 +91,18 @@ struct Current {
     missing_logged: bool,
 }
 
-/// Serves the current certificate to every handshake, reloading it when its files change.
+/// Serves the current certificate to every handshake from memory; [`CertResolver::follow`]
+/// (or [`CertResolver::reload`]) reloads it when its files change.
 #[derive(Debug)]
 pub struct CertResolver {
     dir: Option<PathBuf>,
     provider: Arc<CryptoProvider>,
+    /// What the reloading knows (only the reloading locks it).
     current: Mutex<Current>,
+    /// What handshakes get.
+    served: RwLock<(Arc<CertifiedKey>, Origin)>,
+    /// Times the folder's files were read (tests: handshakes read none).
+    reads: AtomicU64,
 }
 
 /// The content of `tls.crt` and `tls.key`.
@@ -94,7 +115,7 @@ struct Pair {
 fn read_pair(dir: &Path) -> Result<Option<Pair>, CertError> {
     let read = |name: &str| {
         let path = dir.join(name);
-        match std::fs::read(&path) {
+        match read_regular(&path) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(CertError::Read { path, source }),
@@ -104,6 +125,33 @@ fn read_pair(dir: &Path) -> Result<Option<Pair>, CertError> {
         (Some(crt), Some(key)) => Some(Pair { crt, key }),
         _ => None,
     })
+}
+
+/// The content of `path` if it is a regular file of at most [`MAX_FILE_BYTES`], opened
+/// without blocking (a FIFO does not wait for a writer) and checked once opened.
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_FILE_BYTES} bytes"),
+        ));
+    }
+    Ok(bytes)
 }
 
 fn digest(crt: &[u8], key: &[u8]) -> [u8; 32] {
@@ -240,19 +288,69 @@ impl CertResolver {
         Ok(CertResolver {
             dir,
             provider,
+            served: RwLock::new((current.key.clone(), current.origin)),
             current: Mutex::new(current),
+            reads: AtomicU64::new(0),
         })
     }
 
-    /// The certificate to serve now, after taking changed files into account.
+    /// The certificate served now (from memory: no file is read).
     pub fn current(&self) -> (Arc<CertifiedKey>, Origin) {
+        let served = self.served.read().unwrap_or_else(PoisonError::into_inner);
+        (served.0.clone(), served.1)
+    }
+
+    /// Reads the files again (blocking file I/O: off the runtime's threads) and serves what
+    /// changed; renews a self-signed certificate when due.
+    pub fn reload(&self) {
         let mut cur = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         self.refresh(&mut cur, jiff::Timestamp::now());
-        (cur.key.clone(), cur.origin)
+        let mut served = self.served.write().unwrap_or_else(PoisonError::into_inner);
+        if !Arc::ptr_eq(&served.0, &cur.key) {
+            *served = (cur.key.clone(), cur.origin);
+        }
+    }
+
+    /// Times the folder's files were read.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// Keeps the served certificate up to date until the last handle to the resolver goes:
+    /// [`CertResolver::reload`] after each burst of changes in the folder (watched when it can
+    /// be) and every `interval`.
+    pub async fn follow(self: Arc<Self>, interval: Duration) {
+        let event = Arc::new(tokio::sync::Notify::new());
+        let _watcher = self.dir.as_deref().and_then(|dir| {
+            use notify::Watcher as _;
+            let tx = event.clone();
+            let mut w = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+                tx.notify_one();
+            })
+            .map_err(|e| tracing::warn!(error = %e, "cannot watch --metrics-cert-dir; checking it every {interval:?}"))
+            .ok()?;
+            w.watch(dir, notify::RecursiveMode::NonRecursive)
+                .map_err(|e| tracing::warn!(dir = %dir.display(), error = %e, "cannot watch --metrics-cert-dir; checking it every {interval:?}"))
+                .ok()?;
+            Some(w)
+        });
+        let weak = Arc::downgrade(&self);
+        drop(self);
+        loop {
+            tokio::select! {
+                _ = event.notified() => tokio::time::sleep(SETTLE).await,
+                _ = tokio::time::sleep(interval) => {}
+            }
+            let Some(resolver) = weak.upgrade() else {
+                return;
+            };
+            let _ = tokio::task::spawn_blocking(move || resolver.reload()).await;
+        }
     }
 
     fn refresh(&self, cur: &mut Current, now: jiff::Timestamp) {
         if let Some(dir) = &self.dir {
+            self.reads.fetch_add(1, Ordering::Relaxed);
             self.refresh_from_dir(dir, cur);
         }
         if cur.origin == Origin::SelfSigned && cur.renew_at.is_some_and(|at| now >= at) {
@@ -375,21 +473,26 @@ mod tests {
         assert_eq!(r.current().1, Origin::Dir);
         assert_eq!(served_der(&r), der_of(&first.0));
 
-        // Rotation: the new pair is served from the next handshake on.
+        // Rotation: the new pair is served from the next reload on.
         let second = pem_pair("second.example");
         write_pair(&dir, &second);
+        assert_eq!(served_der(&r), der_of(&first.0), "handshakes read no file");
+        r.reload();
         assert_eq!(served_der(&r), der_of(&second.0));
 
         // A half-rotated pair (new certificate, old key) is refused; the last good one stays.
         let third = pem_pair("third.example");
         std::fs::write(dir.join(CERT_FILE), &third.0).expect("writing tls.crt");
+        r.reload();
         assert_eq!(served_der(&r), der_of(&second.0));
         // ... until the key follows.
         std::fs::write(dir.join(KEY_FILE), &third.1).expect("writing tls.key");
+        r.reload();
         assert_eq!(served_der(&r), der_of(&third.0));
 
         // Files removed: the last certificate keeps being served.
         std::fs::remove_file(dir.join(CERT_FILE)).expect("removing tls.crt");
+        r.reload();
         assert_eq!(served_der(&r), der_of(&third.0));
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -401,6 +504,7 @@ mod tests {
         assert_eq!(r.current().1, Origin::SelfSigned);
         let pair = pem_pair("svc.example");
         write_pair(&dir, &pair);
+        r.reload();
         let (_, origin) = r.current();
         assert_eq!(origin, Origin::Dir);
         assert_eq!(served_der(&r), der_of(&pair.0));
@@ -438,5 +542,67 @@ mod tests {
         r.refresh(&mut cur, renew_at);
         assert_ne!(cur.key.cert[0].to_vec(), before, "renewed");
         assert!(cur.renew_at.expect("renewal time") > renew_at);
+    }
+
+    /// The review's finding: every ClientHello read and hashed both files under a mutex.
+    /// Handshakes now read nothing; a FIFO swapped in for `tls.crt` blocks neither a handshake
+    /// nor a reload.
+    #[test]
+    fn handshakes_read_no_file_and_a_fifo_blocks_nothing() {
+        let dir = temp_dir("no-io");
+        let first = pem_pair("first.example");
+        write_pair(&dir, &first);
+        let r = Arc::new(CertResolver::new(Some(dir.clone()), provider()).expect("loads"));
+        let reads = r.reads();
+        for _ in 0..1_000 {
+            assert_eq!(served_der(&r), der_of(&first.0));
+        }
+        assert_eq!(r.reads(), reads, "no file read per handshake");
+
+        std::fs::remove_file(dir.join(CERT_FILE)).expect("removing tls.crt");
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.join(CERT_FILE))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let resolver = r.clone();
+        std::thread::spawn(move || {
+            resolver.reload();
+            let _ = tx.send(served_der(&resolver));
+        });
+        let served = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the reload returned (the FIFO was not opened for a blocking read)");
+        assert_eq!(
+            served,
+            der_of(&first.0),
+            "the last good certificate is kept"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn follow_serves_a_rotated_certificate_within_moments() {
+        let dir = temp_dir("follow");
+        let first = pem_pair("first.example");
+        write_pair(&dir, &first);
+        let r = Arc::new(CertResolver::new(Some(dir.clone()), provider()).expect("loads"));
+        // A long interval: the folder's watch must be what notices.
+        let task = tokio::spawn(r.clone().follow(Duration::from_secs(3600)));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let second = pem_pair("second.example");
+        write_pair(&dir, &second);
+        let mut served = false;
+        for _ in 0..50 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if served_der(&r) == der_of(&second.0) {
+                served = true;
+                break;
+            }
+        }
+        task.abort();
+        assert!(served, "the rotated certificate is served within 5 s");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

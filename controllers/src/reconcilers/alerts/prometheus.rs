@@ -4,11 +4,19 @@
 //! `--prometheus-ca-file` when given, else the system's roots). The bearer token is read from
 //! its file before every request, because projected service-account tokens rotate; the CA
 //! file is re-read too, and the TLS client rebuilt only when its content changes.
+//!
+//! User information in the URL (`https://user:password@host/`) is sent as HTTP Basic
+//! authentication (`Authorization: Basic`), never in the request line (hyper drops it, and
+//! Basic auth would fail without a word); it is refused together with a token file, and over
+//! plain `http://` without `--prometheus-insecure-http`, as a token is. Neither the URL's
+//! credentials nor the token are ever shown: `PrometheusConfig`'s `Debug` prints the URL
+//! redacted.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine as _;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 use hyper::{Request, StatusCode, Uri, header};
@@ -18,14 +26,19 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
+use secrecy::{ExposeSecret, SecretString};
 use update_status_api::input::{Alert, AlertsResponse};
 use update_status_assess::redact::{redact_url, redact_urls_in};
 
-/// Largest `/api/v1/alerts` answer read (a cluster with thousands of alerts stays far below).
-pub const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Largest `/api/v1/alerts` answer read: about 100,000 small alerts, 10,000 richly annotated
+/// ones (a cluster with thousands of alerts stays below); a longer one is an error, not read
+/// further. It is parsed straight into [`AlertsResponse`] (no JSON tree in between).
+pub const MAX_BODY: usize = 16 * 1024 * 1024;
+/// Characters kept of a text Prometheus sent (its `error`, a body quoted in an error).
+pub const MAX_ERROR_TEXT: usize = 300;
 
-/// Where and how to reach Prometheus.
-#[derive(Clone, Debug)]
+/// Where and how to reach Prometheus. `Debug` shows the URL without its credentials.
+#[derive(Clone)]
 pub struct PrometheusConfig {
     /// Base URL, e.g. `https://thanos-querier.openshift-monitoring.svc:9091` (a path prefix is
     /// kept: `<url>/api/v1/alerts` is requested).
@@ -39,6 +52,18 @@ pub struct PrometheusConfig {
     /// Allow sending the bearer token over plain `http://` (`--prometheus-insecure-http`);
     /// without it, a token file with an `http://` URL is refused at start.
     pub insecure_http: bool,
+}
+
+impl std::fmt::Debug for PrometheusConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrometheusConfig")
+            .field("url", &redact_url(&self.url))
+            .field("token_file", &self.token_file)
+            .field("ca_file", &self.ca_file)
+            .field("timeout", &self.timeout)
+            .field("insecure_http", &self.insecure_http)
+            .finish()
+    }
 }
 
 /// Why alerts could not be read. `reason()` is a short, bounded label for metrics.
@@ -124,6 +149,8 @@ pub struct PrometheusClient {
     base_url: String,
     alerts_url: String,
     alerts_uri: Uri,
+    /// `Basic <base64(user:password)>` from the URL's user information, if it has any.
+    basic_auth: Option<SecretString>,
     /// The HTTP client and the CA file content it was built with.
     client: Option<(Option<Vec<u8>>, HttpsClient)>,
 }
@@ -131,38 +158,59 @@ pub struct PrometheusClient {
 impl PrometheusClient {
     /// Checks the URL; the TLS setup happens at the first request.
     pub fn new(config: PrometheusConfig) -> Result<Self, PrometheusError> {
-        let url = config.url.trim_end_matches('/');
         let bad = |message: &str| PrometheusError::Url {
             url: redact_url(&config.url),
             message: message.to_string(),
         };
-        let uri: Uri = format!("{url}/api/v1/alerts")
-            .parse()
-            .map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
-        match uri.scheme_str() {
-            Some("http") | Some("https") => {}
+        // The url crate's errors are fixed texts (they never quote the URL).
+        let mut parsed =
+            url::Url::parse(config.url.trim()).map_err(|e| bad(&format!("not a URL: {e}")))?;
+        let https = match parsed.scheme() {
+            "https" => true,
+            "http" => false,
             _ => return Err(bad("the scheme must be http or https")),
-        }
-        if uri.host().is_none_or(str::is_empty) {
+        };
+        if parsed.host_str().is_none_or(str::is_empty) {
             return Err(bad("no host"));
         }
-        if config.url.contains('?') || config.url.contains('#') {
+        if parsed.query().is_some() || parsed.fragment().is_some() {
             return Err(bad("no query or fragment allowed"));
         }
-        if uri.scheme_str() == Some("http") && config.token_file.is_some() && !config.insecure_http
-        {
+        let basic_auth = basic_auth(&parsed).map_err(&bad)?;
+        if basic_auth.is_some() && config.token_file.is_some() {
             return Err(bad(
-                "the bearer token of --prometheus-token-file would be sent in clear over \
-                 http://; use an https:// URL (with --prometheus-ca-file for a private CA), or \
-                 pass --prometheus-insecure-http to allow it",
+                "the URL has user information (sent as Basic authentication) and                  --prometheus-token-file gives a bearer token: use one of them",
             ));
         }
-        let alerts_url = redact_url(&uri.to_string());
+        if !https && !config.insecure_http {
+            if config.token_file.is_some() {
+                return Err(bad(
+                    "the bearer token of --prometheus-token-file would be sent in clear over \
+                     http://; use an https:// URL (with --prometheus-ca-file for a private CA), or \
+                     pass --prometheus-insecure-http to allow it",
+                ));
+            }
+            if basic_auth.is_some() {
+                return Err(bad(
+                    "the password in the URL (Basic authentication) would be sent in clear over \
+                     http://; use an https:// URL, or pass --prometheus-insecure-http to allow it",
+                ));
+            }
+        }
+        // Never in the request line: the credentials travel in the Authorization header only.
+        if parsed.set_username("").is_err() || parsed.set_password(None).is_err() {
+            return Err(bad("the user information cannot be separated from the URL"));
+        }
+        let base = parsed.as_str().trim_end_matches('/').to_string();
+        let uri: Uri = format!("{base}/api/v1/alerts")
+            .parse()
+            .map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
         Ok(PrometheusClient {
-            base_url: redact_url(url),
-            alerts_url,
+            base_url: redact_url(&base),
+            alerts_url: redact_url(&uri.to_string()),
             config,
             alerts_uri: uri,
+            basic_auth,
             client: None,
         })
     }
@@ -256,7 +304,15 @@ impl PrometheusClient {
         let mut req =
             Request::get(self.alerts_uri.clone()).header(header::ACCEPT, "application/json");
         if let Some(t) = token {
-            req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+            req = req.header(
+                header::AUTHORIZATION,
+                sensitive(&url, &format!("Bearer {t}"))?,
+            );
+        } else if let Some(basic) = &self.basic_auth {
+            req = req.header(
+                header::AUTHORIZATION,
+                sensitive(&url, basic.expose_secret())?,
+            );
         }
         let req = req
             .body(Empty::<Bytes>::new())
@@ -294,27 +350,77 @@ impl PrometheusClient {
     }
 }
 
-/// Reads an `/api/v1/alerts` answer.
+/// `Basic <base64(user:password)>` of `url`'s user information (percent-decoded), if any.
+fn basic_auth(url: &url::Url) -> Result<Option<SecretString>, &'static str> {
+    if url.username().is_empty() && url.password().is_none() {
+        return Ok(None);
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8()
+            .map(|d| d.into_owned())
+            .map_err(|_| "the user information is not UTF-8 once percent-decoded")
+    };
+    let user = decode(url.username())?;
+    let password = decode(url.password().unwrap_or_default())?;
+    if user.contains(':') {
+        return Err("the user name of the user information holds a ':'");
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    Ok(Some(SecretString::from(format!("Basic {encoded}"))))
+}
+
+/// A header value marked sensitive (hyper never logs it; HTTP/2 never indexes it).
+fn sensitive(url: &str, value: &str) -> Result<header::HeaderValue, PrometheusError> {
+    let mut v = header::HeaderValue::from_str(value).map_err(|_| PrometheusError::Request {
+        url: url.to_string(),
+        message: "the credentials hold characters an HTTP header cannot carry".to_string(),
+    })?;
+    v.set_sensitive(true);
+    Ok(v)
+}
+
+/// `s` cut to [`MAX_ERROR_TEXT`] characters (then `...`), on one line.
+fn cut(s: &str) -> String {
+    let s = s.trim();
+    let mut out: String = s
+        .chars()
+        .take(MAX_ERROR_TEXT)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if s.chars().nth(MAX_ERROR_TEXT).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The fields of an error answer (`{"status": "error", "error": "..."}`): nothing else is read.
+#[derive(serde::Deserialize, Default)]
+struct ErrorAnswer {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Reads an `/api/v1/alerts` answer straight into its types. Texts Prometheus sent that are
+/// quoted in errors (its `error`, the body) are cut ([`cut`]).
 pub fn parse_alerts(
     url: &str,
     status: StatusCode,
     body: &[u8],
 ) -> Result<Vec<Alert>, PrometheusError> {
     let text = || {
-        let s = String::from_utf8_lossy(body);
-        let s = s.trim();
-        let mut cut: String = s.chars().take(300).collect();
-        if cut.len() < s.len() {
-            cut.push_str("...");
-        }
-        cut
+        cut(&String::from_utf8_lossy(
+            &body[..body.len().min(4 * MAX_ERROR_TEXT)],
+        ))
     };
     // Prometheus answers API errors with a JSON body (`status: error`) and a 4xx/5xx status.
-    let parsed: Result<serde_json::Value, _> = serde_json::from_slice(body);
     if !status.is_success() {
-        let detail = parsed
+        let detail = serde_json::from_slice::<ErrorAnswer>(body)
             .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+            .and_then(|e| e.error)
+            .map(|e| cut(&e))
             .unwrap_or_else(text);
         return Err(PrometheusError::Status {
             url: url.to_string(),
@@ -322,31 +428,38 @@ pub fn parse_alerts(
             body: detail,
         });
     }
-    let value = parsed.map_err(|e| PrometheusError::Decode {
-        url: url.to_string(),
-        message: format!("not JSON ({e}): {}", text()),
+    let mut resp: AlertsResponse = serde_json::from_slice(body).map_err(|e| {
+        // An error answer with a 200, or not an answer at all.
+        let answer = serde_json::from_slice::<ErrorAnswer>(body).unwrap_or_default();
+        let message = match (answer.status.as_deref(), answer.error) {
+            (Some(s), error) if s != "success" => format!(
+                "status {}: {}",
+                cut(s),
+                error.map_or_else(|| "no error message".to_string(), |e| cut(&e))
+            ),
+            _ if e.is_syntax() || e.is_eof() => {
+                format!("not JSON ({}): {}", cut(&e.to_string()), text())
+            }
+            _ => cut(&e.to_string()),
+        };
+        PrometheusError::Decode {
+            url: url.to_string(),
+            message,
+        }
     })?;
-    if let Some(s) = value.get("status").and_then(|s| s.as_str())
-        && s != "success"
-    {
-        let error = value
-            .get("error")
-            .and_then(|e| e.as_str())
-            .unwrap_or("no error message");
-        return Err(PrometheusError::Decode {
-            url: url.to_string(),
-            message: format!("status {s}: {error}"),
-        });
-    }
-    let resp: AlertsResponse =
-        serde_json::from_value(value).map_err(|e| PrometheusError::Decode {
-            url: url.to_string(),
-            message: e.to_string(),
-        })?;
     if resp.status != "success" {
+        let resp_status = std::mem::take(&mut resp.status);
+        drop(resp);
+        let error = serde_json::from_slice::<ErrorAnswer>(body)
+            .ok()
+            .and_then(|a| a.error)
+            .map_or_else(|| "no error message".to_string(), |e| cut(&e));
         return Err(PrometheusError::Decode {
             url: url.to_string(),
-            message: format!("status {:?} instead of \"success\"", resp.status),
+            message: format!(
+                "status {:?} instead of \"success\": {error}",
+                cut(&resp_status)
+            ),
         });
     }
     Ok(resp.data.alerts)
@@ -495,12 +608,110 @@ mod tests {
         (format!("http://{addr}"), task)
     }
 
+    /// A one-shot HTTP server on loopback that answers `body` (written in pieces; the client may
+    /// stop reading it).
+    fn serve_bytes(body: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let task = std::thread::spawn(move || {
+            let Ok((mut s, _)) = listener.accept() else {
+                return;
+            };
+            let mut buf = vec![0u8; 8192];
+            let _ = s.read(&mut buf);
+            // A client that stops reading (the limit) must not block this thread for ever.
+            let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            for piece in body.chunks(1 << 16) {
+                if s.write_all(piece).is_err() {
+                    return;
+                }
+            }
+        });
+        (format!("http://{addr}"), task)
+    }
+
+    /// Issue #29 item 5: an answer over [`MAX_BODY`] (60 MB) is refused without being read
+    /// further; 100,000 firing alerts (under it) are read straight into their types; a huge
+    /// `error` is cut. Run alone, it prints the test process's peak RSS (`VmHWM`).
+    #[tokio::test]
+    async fn big_answers_are_bounded_and_errors_cut() {
+        let alert = |i: usize| {
+            format!(
+                r#"{{"labels":{{"alertname":"A{i}","severity":"warning"}},"annotations":{{"summary":"s"}},"state":"firing","activeAt":"2024-01-01T12:30:00Z"}}"#
+            )
+        };
+        let many = |n: usize| {
+            let list: Vec<String> = (0..n).map(alert).collect();
+            format!(
+                r#"{{"status":"success","data":{{"alerts":[{}]}}}}"#,
+                list.join(",")
+            )
+            .into_bytes()
+        };
+        // 60 MB: refused once MAX_BODY bytes are read.
+        let mut huge = many(1);
+        huge.resize(60_000_000, b' ');
+        let (url, server) = serve_bytes(huge);
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            timeout: Duration::from_secs(20),
+            ..cfg(&url)
+        })
+        .expect("valid");
+        let e = c.alerts().await.expect_err("over the limit");
+        assert_eq!(e.reason(), "connect", "{e}");
+        assert!(e.to_string().contains("length limit exceeded"), "{e}");
+        drop(server); // stops writing within its write timeout
+        // 100,000 alerts: read (about 15 MB).
+        let body = many(100_000);
+        assert!(body.len() < MAX_BODY, "{}", body.len());
+        let (url, server) = serve_bytes(body);
+        let mut c = PrometheusClient::new(PrometheusConfig {
+            timeout: Duration::from_secs(20),
+            ..cfg(&url)
+        })
+        .expect("valid");
+        let alerts = c.alerts().await.expect("read");
+        assert_eq!(alerts.len(), 100_000);
+        let _ = server.join();
+        // A 1 MB error: cut.
+        let error = format!(
+            r#"{{"status":"error","error":"{}"}}"#,
+            "e".repeat(1_000_000)
+        );
+        for status in [StatusCode::OK, StatusCode::BAD_REQUEST] {
+            let e = parse_alerts("u", status, error.as_bytes()).expect_err("error");
+            assert!(
+                e.to_string().len() < 2 * MAX_ERROR_TEXT,
+                "{status}: {} chars",
+                e.to_string().len()
+            );
+        }
+        let garbage = "x".repeat(1_000_000);
+        let e = parse_alerts("u", StatusCode::OK, garbage.as_bytes()).expect_err("not JSON");
+        assert!(
+            e.to_string().len() < 2 * MAX_ERROR_TEXT + 200,
+            "{}",
+            e.to_string().len()
+        );
+        if let Ok(s) = std::fs::read_to_string("/proc/self/status")
+            && let Some(l) = s.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            eprintln!("peak RSS of the test process: {l}");
+        }
+    }
+
     #[test]
     fn a_token_over_plain_http_needs_the_insecure_flag() {
         let with_token = |insecure_http| PrometheusConfig {
             token_file: Some(PathBuf::from("/var/run/token")),
             insecure_http,
-            ..cfg("http://user:s3cret@prometheus:9090")
+            ..cfg("http://prometheus:9090")
         };
         let err = PrometheusClient::new(with_token(false))
             .err()
@@ -508,7 +719,6 @@ mod tests {
             .unwrap_or_default();
         assert!(err.contains("--prometheus-insecure-http"), "{err}");
         assert!(err.contains("in clear"), "{err}");
-        assert!(!err.contains("s3cret"), "{err}");
         assert!(PrometheusClient::new(with_token(true)).is_ok());
         // No token: nothing secret goes over http.
         assert!(
@@ -585,5 +795,64 @@ mod tests {
             "{req}"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The URL's user information is sent as Basic authentication (hyper would drop it and the
+    /// request would fail with a bare 401), never in the request line, and never shown.
+    #[tokio::test]
+    async fn user_information_is_sent_as_basic_authentication() {
+        let (url, server) = serve_once("200 OK", r#"{"status":"success","data":{"alerts":[]}}"#);
+        let with_user = url.replacen("http://", "http://reader:p%40ss%23w0rd@", 1);
+        let config = cfg(&format!("{with_user}/prefix"));
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("p%40ss") && !shown.contains("reader:"),
+            "{shown}"
+        );
+        let mut c = PrometheusClient::new(config).expect("valid");
+        assert!(c.alerts().await.expect("alerts").is_empty());
+        let req = server.join().expect("server");
+        assert!(
+            req.starts_with("GET /prefix/api/v1/alerts HTTP/1.1\r\n"),
+            "{req}"
+        );
+        let expected = base64::engine::general_purpose::STANDARD.encode("reader:p@ss#w0rd");
+        assert!(
+            req.to_ascii_lowercase().contains(&format!(
+                "authorization: basic {}",
+                expected.to_ascii_lowercase()
+            )),
+            "{req}"
+        );
+        assert!(!req.contains("p%40ss") && !req.contains("reader:"), "{req}");
+    }
+
+    #[test]
+    fn user_information_is_refused_with_a_token_or_in_clear() {
+        let both = PrometheusClient::new(PrometheusConfig {
+            token_file: Some(PathBuf::from("/var/run/token")),
+            ..cfg("https://user:s3cret@prometheus:9091")
+        })
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(both.contains("use one of them"), "{both}");
+        assert!(!both.contains("s3cret"), "{both}");
+        let clear = PrometheusClient::new(PrometheusConfig {
+            insecure_http: false,
+            ..cfg("http://user:s3cret@prometheus:9090")
+        })
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(clear.contains("in clear"), "{clear}");
+        assert!(!clear.contains("s3cret"), "{clear}");
+        assert!(
+            PrometheusClient::new(PrometheusConfig {
+                insecure_http: false,
+                ..cfg("https://user:s3cret@prometheus:9091")
+            })
+            .is_ok()
+        );
     }
 }
