@@ -38,6 +38,12 @@ struct Cli {
     #[arg(long, value_name = "SECTION", default_value = "none")]
     details: String,
 
+    /// With --details=health or all: each health insight also lists what it points at (its
+    /// `related` resources: the pods and PodDisruptionBudgets blocking a drain, the node's
+    /// pool and MachineConfig, the objects an alert names). Not in oc's output.
+    #[arg(long)]
+    related: bool,
+
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Format::Text)]
     output: Format,
@@ -112,6 +118,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let details: Details = cli.details.parse()?;
+    if cli.related && cli.output == Format::Text && !cli.fleet && !details.health() {
+        return Err(render::RelatedNeedsHealth.into());
+    }
     let text = if cli.fleet {
         let now = cli.now.unwrap_or_else(Timestamp::now);
         let conn = connection(&cli);
@@ -148,7 +157,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         };
         match cli.output {
-            Format::Text => render::hosted::render(name, &escape::view(view)?, now, details),
+            Format::Text => {
+                render::hosted::render_with(name, &escape::view(view)?, now, details, cli.related)
+            }
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
     } else {
@@ -171,7 +182,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.output {
             Format::Text => {
                 render::check(&view)?;
-                render::render(&escape::view(view)?, now, details)
+                render::render_with(&escape::view(view)?, now, details, cli.related)
             }
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }

@@ -68,8 +68,10 @@ fn wanted(
     cluster: &str,
 ) -> Result<DesiredCluster, BoxError> {
     let arcs: Vec<Arc<UpdateInsight>> = live.insights.iter().cloned().map(Arc::new).collect();
+    let pools: Vec<Arc<WorkerPoolUpdateStatus>> = live.wps.iter().cloned().map(Arc::new).collect();
     let existing = Existing {
         control_plane: live.cps.iter().find(|c| c.name_any() == cluster),
+        worker_pools: &pools,
         insights: ExistingInsights::new(&arcs),
     };
     let now: Timestamp = NOW.parse()?;

@@ -40,7 +40,7 @@ use update_status_api::hosted::{
 use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
-use crate::cache::insights::CachedInsight;
+use crate::cache::insights::{CachedInsight, ProgressConditions};
 use crate::cache::watch::{Unreadable, Wake, Watches, keep_all};
 use crate::hosted::guest::{GuestView, Guests};
 use crate::metrics::Metrics;
@@ -414,13 +414,15 @@ impl HostedReconciler {
             guest_unreachable,
         };
         let ours = index.ours(ns, name);
+        let projected = ProgressConditions::new(&ours.insights);
         let existing = Existing {
             control_plane: ours
                 .cps
                 .iter()
                 .find(|o| o.name_any() == name)
                 .map(|o| o.as_ref()),
-            insights: ExistingInsights::new(&ours.whole_insights),
+            worker_pools: &ours.pools,
+            insights: ExistingInsights::new(&ours.whole_insights).with_progress(&projected),
         };
         let mut desired = desired_hosted(&inputs, &existing, now);
         desired
