@@ -14,6 +14,7 @@
 //!   it and whole ([`compose::desired_cluster`]).
 //! - [`incremental`]: the worker-pools share kept between passes (per-node cache), feeding the
 //!   composition's pools step.
+//! - [`events`]: the update's story as Kubernetes Events (what changed between two readings).
 //! - [`related`]: what a health insight points at (the pods and PodDisruptionBudgets blocking
 //!   a drain, a node's pool and MachineConfig, the objects an alert names).
 //! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
@@ -22,6 +23,7 @@
 pub mod alerts;
 pub mod compose;
 pub mod control_plane;
+pub mod events;
 pub mod format;
 pub mod hosted;
 pub mod incremental;

@@ -77,17 +77,20 @@ pub struct HostedCaches {
     pub unreadable: Unreadable,
 }
 
-/// Whom the hosted watches wake besides the reconciler: the hub sync, if on.
+/// Whom the hosted watches wake besides the reconciler: the hub sync, if on, and the events
+/// task.
 #[derive(Clone, Default)]
 pub struct HubWake {
     /// Woken by the HostedCluster watch and the watches of our objects.
     pub wake: Option<Arc<Notify>>,
+    /// The events task: woken by our insights and control-plane statuses.
+    pub events: Option<Arc<Notify>>,
     /// Progress insights are cached whole (`--hub-include-progress`: the hub copies them).
     pub keep_progress: bool,
 }
 
 /// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`, and
-/// `hub.wake` for HostedClusters and our objects.
+/// `hub.wake` for HostedClusters and our objects, `hub.events` for our insights and statuses.
 /// `namespace`: where HostedClusters, NodePools and our objects are watched (`None`: all).
 pub fn start(
     client: &kube::Client,
@@ -113,6 +116,15 @@ pub fn start(
                 .collect(),
         )
     };
+    // Our insights and statuses also wake the events task.
+    let and_events = || {
+        Wake::always(
+            [Some(wake.clone()), hub.wake.clone(), hub.events.clone()]
+                .into_iter()
+                .flatten()
+                .collect(),
+        )
+    };
     // Ours: written by this controller for some hosted cluster.
     let ours = kube::runtime::watcher::Config::default().labels(&format!(
         "{}={},{}",
@@ -130,13 +142,13 @@ pub fn start(
         insights: w.spawn_insights(
             api(client, namespace),
             ours.clone(),
-            and_hub(),
+            and_events(),
             hub.keep_progress,
         ),
         control_plane_statuses: w.spawn(
             api(client, namespace),
             ours.clone(),
-            and_hub(),
+            and_events(),
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: w.spawn(

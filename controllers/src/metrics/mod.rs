@@ -80,6 +80,9 @@ pub struct Metrics {
     hub_errors: IntCounterVec,
     hub_last_success: GaugeVec,
     hub_credential_reloads: IntCounterVec,
+    events: IntCounterVec,
+    event_errors: IntCounterVec,
+    events_dropped: IntCounterVec,
     /// Hosted mode: the hub series carry a `hosted_cluster` label (one hub session per
     /// HostedCluster); standalone: no label (one session).
     hub_per_cluster: bool,
@@ -276,6 +279,27 @@ impl Metrics {
                 ),
                 hub_labels,
             )?,
+            events: IntCounterVec::new(
+                Opts::new(
+                    "update_status_events_total",
+                    "Kubernetes Events published (created, or a series patched) by reason.",
+                ),
+                &["reason"],
+            )?,
+            event_errors: IntCounterVec::new(
+                Opts::new(
+                    "update_status_event_errors_total",
+                    "Kubernetes Events the API server refused or that failed.",
+                ),
+                &[],
+            )?,
+            events_dropped: IntCounterVec::new(
+                Opts::new(
+                    "update_status_events_dropped_total",
+                    "Kubernetes Events not published: over the rate limit.",
+                ),
+                &[],
+            )?,
             hub_per_cluster,
             registry,
             names: Vec::new(),
@@ -304,6 +328,9 @@ impl Metrics {
             Box::new(m.hub_errors.clone()),
             Box::new(m.hub_last_success.clone()),
             Box::new(m.hub_credential_reloads.clone()),
+            Box::new(m.events.clone()),
+            Box::new(m.event_errors.clone()),
+            Box::new(m.events_dropped.clone()),
         ] {
             m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
@@ -354,6 +381,27 @@ impl Metrics {
     /// Failed writes so far of `kind` for `reason`.
     pub fn write_errors(&self, kind: &str, reason: &str) -> u64 {
         self.write_errors.with_label_values(&[kind, reason]).get()
+    }
+
+    /// Counts a published Event (`ok`) or a failed one.
+    pub fn event(&self, reason: &str, ok: bool) {
+        if ok {
+            self.events.with_label_values(&[reason]).inc();
+        } else {
+            self.event_errors.with_label_values(&[] as &[&str]).inc();
+        }
+    }
+
+    /// Counts Events dropped by the rate limit.
+    pub fn events_dropped(&self, n: u64) {
+        self.events_dropped
+            .with_label_values(&[] as &[&str])
+            .inc_by(n);
+    }
+
+    /// Events published so far (all reasons).
+    pub fn total_events(&self) -> u64 {
+        self.sum_counter("update_status_events_total")
     }
 
     /// Counts a write to the fleet hub.
