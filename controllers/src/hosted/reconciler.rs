@@ -20,7 +20,7 @@
 //! they concern ([`update_status_assess::hosted::unreadable`]); an unreadable HostedCluster gets
 //! that insight only.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,13 +31,15 @@ use kube::ResourceExt;
 use kube::runtime::reflector::{Lookup, Store};
 use tokio::sync::Notify;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
+    Assessment, ConditionStatus, ControlPlaneUpdateStatus, InsightType, UpdateInsight,
+    WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 
 use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
+use crate::assess::control_plane::CONDITION_UPDATING;
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
 use crate::cache::insights::{CachedInsight, ProgressConditions};
@@ -455,6 +457,7 @@ impl HostedReconciler {
                 &existing.insights,
                 now,
             ));
+        publish_metrics(&self.metrics, &format!("{ns}/{name}"), &desired.cluster);
         let writes = w.sync(&desired.cluster, ours).await?;
         if writes > 0 {
             tracing::info!(
@@ -492,6 +495,7 @@ impl HostedReconciler {
             &ExistingInsights::new(&ours.whole_insights),
             now,
         );
+        publish_metrics(&self.metrics, &format!("{ns}/{name}"), &desired.cluster);
         if w.sync(&desired.cluster, ours).await? > 0 {
             tracing::info!(
                 reconciler = NAME,
@@ -559,6 +563,13 @@ impl HostedReconciler {
             .await;
         // Writers of clusters not reconciled this pass (being deleted) are kept as they were.
         self.writers = writers;
+        // The series of HostedClusters gone go with them.
+        let live: std::collections::BTreeSet<String> = done
+            .iter()
+            .map(|(key, ..)| format!("{}/{}", key.0, key.1))
+            .chain(self.writers.keys().map(|k| format!("{}/{}", k.0, k.1)))
+            .collect();
+        self.metrics.retain_hosted(&live);
         let mut next: Option<Duration> = None;
         let mut first_error = None;
         for (key, unreadable, w, r) in done {
@@ -583,6 +594,41 @@ impl HostedReconciler {
             None => Ok(next),
         }
     }
+}
+
+/// Publishes one HostedCluster's control-plane and NodePool series (`hosted_cluster`:
+/// `<namespace>/<name>`) from its desired objects, as the standalone reconcilers do from theirs:
+/// completion, the assessment state set, whether it is updating (its `Updating` condition), and
+/// each pool's completion and nodes per assessment (its node progress insights).
+fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredCluster) {
+    let cp = desired.control_plane.as_ref().map(|d| &d.status);
+    let updating = cp.is_some_and(|cp| {
+        cp.conditions
+            .iter()
+            .any(|c| c.type_ == CONDITION_UPDATING && c.status == ConditionStatus::True)
+    });
+    metrics.set_hosted_control_plane(hosted_cluster, cp, updating);
+    let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
+    for i in &desired.insights {
+        let s = &i.status;
+        if let (InsightType::Progress, Some(pool), Some(p)) =
+            (s.type_, s.scope.pool.as_deref(), s.progress.as_ref())
+            && matches!(s.resource.kind.as_str(), "Node" | "Machine")
+        {
+            *by_pool
+                .entry(pool)
+                .or_default()
+                .entry(p.assessment)
+                .or_default() += 1;
+        }
+    }
+    metrics.set_hosted_pools(
+        hosted_cluster,
+        desired.worker_pools.iter().map(|d| {
+            let by = by_pool.remove(d.name.as_str()).unwrap_or_default();
+            (d.name.as_str(), &d.status, by)
+        }),
+    );
 }
 
 /// One piece of a pass with its cluster's writers; gives them back with the result and
