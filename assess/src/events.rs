@@ -204,6 +204,11 @@ pub struct Story {
     pub note: String,
 }
 
+/// A release image pull spec (`quay.io/...:4.18.3`, `...@sha256:...`) rather than a version.
+fn is_pull_spec(target: &str) -> bool {
+    target.contains('/') || target.contains('@')
+}
+
 /// The Events between two readings, in the order they tell the story: updates starting, then
 /// insights resolving, changing level and appearing (each by object key), then updates
 /// completing.
@@ -215,9 +220,13 @@ pub fn transitions(before: &Reading, after: &Reading) -> Vec<Story> {
             continue;
         };
         let in_progress = now.completed_at.is_none();
-        let new_update = was.completed_at.is_some()
-            || was.target != now.target
-            || (was.started_at.is_some() && was.started_at != now.started_at);
+        // One Event per update: it starts when the previous one is over, or when it is
+        // retargeted to another version. A target known only as a release image pull spec
+        // resolving to its version (a hosted update while the image is being checked), or a
+        // start time moving (a hosted update requested, then actually started), is the same
+        // update.
+        let retargeted = was.target != now.target && !is_pull_spec(&was.target);
+        let new_update = was.completed_at.is_some() || retargeted;
         if in_progress && new_update {
             started.push(Story {
                 reason: REASON_UPDATE_STARTED,
@@ -431,6 +440,40 @@ mod tests {
         assert_eq!(s[0].note, "Update to 4.18.3 completed (duration: 1h5m30s)");
         // First reading of a status (a controller starting mid-update): no story to tell.
         assert!(transitions(&reading(&[], &[]), &running).is_empty());
+    }
+
+    #[test]
+    fn a_hosted_update_requested_then_started_is_one_update() {
+        let completed = update("4.17.12", Some("2025-12-01T00:00:00Z"));
+        let mut by_image = update(
+            "quay.io/openshift-release-dev/ocp-release:4.18.3-x86-64",
+            None,
+        );
+        by_image.started_at = Some("2025-12-12T07:00:00Z".parse().expect("ts"));
+        let mut resolved = by_image.clone();
+        resolved.target = "4.18.3".into();
+        let mut started = resolved.clone();
+        started.started_at = Some("2026-01-01T08:05:00Z".parse().expect("ts"));
+        let mut retargeted = started.clone();
+        retargeted.target = "4.18.4".into();
+        let readings = [completed, by_image, resolved, started, retargeted.clone()]
+            .map(|u| reading(&[], &[("ns/demo", u)]));
+        let told: Vec<Vec<&str>> = readings
+            .windows(2)
+            .map(|w| transitions(&w[0], &w[1]).iter().map(|s| s.reason).collect())
+            .collect();
+        assert_eq!(
+            told,
+            [
+                vec![REASON_UPDATE_STARTED],
+                vec![],
+                vec![],
+                vec![REASON_UPDATE_STARTED]
+            ],
+            "started, the image resolved to its version, actually started, retargeted"
+        );
+        let s = transitions(&readings[3], &readings[4]);
+        assert_eq!(s[0].note, "Update from 4.17.12 to 4.18.4 started");
     }
 
     #[test]

@@ -38,7 +38,7 @@ use update_status_e2e::hosted_objects::{
     self, ClusterRbacGuard, KINDS, Live, compare_seen, install_hosted_crds, list, live, seen_all,
 };
 use update_status_e2e::playback::{self, HostedSimulator};
-use update_status_e2e::{TestEnv, repo_root, wait_for};
+use update_status_e2e::{TestEnv, poll_until, repo_root, wait_for};
 use update_status_simulator::FaultSpec;
 use update_status_simulator::hosted::{
     HostedFaults, HostedSimConfig, HostedSimInputs, HostedSimulation, HostedStage,
@@ -510,6 +510,49 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         ]
     );
     assert!(cli_checked);
+    // (f) The update's story as Events regarding the HostedCluster, in its namespace: one
+    // start (the image resolving to its version and the requested update actually starting are
+    // the same update), one completion.
+    let story = |out: &str| -> Vec<String> {
+        serde_json::from_str::<serde_json::Value>(out)
+            .ok()
+            .and_then(|v| v.get("items").and_then(|i| i.as_array()).cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| e.get("reason")?.as_str().map(str::to_string))
+            .filter(|r| r.starts_with("Update"))
+            .collect()
+    };
+    let told = poll_until(
+        Duration::from_secs(20),
+        "the hosted update's Events",
+        || {
+            let (env, ns) = (&env, &ns);
+            async move {
+                let out = env
+                    .kubectl_ok([
+                        "events",
+                        "-n",
+                        ns,
+                        "--for",
+                        "hostedcluster/demo",
+                        "-o",
+                        "json",
+                    ])
+                    .await
+                    .ok()?;
+                let told = story(&out);
+                told.iter().any(|r| r == "UpdateCompleted").then_some(told)
+            }
+        },
+    )
+    .await
+    .map_err(|e| with_log(e.into()))?;
+    assert_eq!(
+        told,
+        ["UpdateStarted", "UpdateCompleted"],
+        "kubectl events --for hostedcluster/demo"
+    );
     let wps =
         names::<WorkerPoolUpdateStatus>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
     assert_eq!(
