@@ -26,12 +26,14 @@ build: ## Build the controller, the kubectl plugin and crdgen (debug)
 	$(CARGO) build --workspace --bins
 
 .PHONY: manifests
-manifests: ## Regenerate config/crd/*.yaml from the Rust types
+manifests: ## Regenerate config/crd/*.yaml from the Rust types, and docs/api.md (rendered examples)
 	$(CARGO) run -q -p update-status-controllers --bin crdgen
+	$(CARGO) run -q -p update-status-controllers --bin apidoc
 
 .PHONY: manifests-check
-manifests-check: ## Fail if config/crd/*.yaml differs from what the code generates
+manifests-check: ## Fail if config/crd/*.yaml or docs/api.md differs from what the code generates
 	$(CARGO) run -q -p update-status-controllers --bin crdgen -- --check
+	$(CARGO) run -q -p update-status-controllers --bin apidoc -- --check
 
 .PHONY: lint
 lint: ## cargo fmt --check and clippy -D warnings (the e2e tests too, which need `--features e2e` to compile)

@@ -50,8 +50,11 @@ pub mod limits {
     pub const DESCRIPTION: usize = 32768;
     /// `Remediation.reference`.
     pub const REFERENCE: usize = 512;
-    /// `HealthInsight.related` (items).
+    /// `HealthInsight.related` (items the schema admits).
     pub const RELATED: usize = 128;
+    /// `HealthInsight.related` (items the assessment lists: the rest are counted in
+    /// `relatedOmitted`).
+    pub const RELATED_SHOWN: usize = 10;
     /// `HealthInsight.source`.
     pub const SOURCE: usize = 63;
     /// `ControlPlaneUpdateStatus.operators.updatingNames` (items).
@@ -93,6 +96,10 @@ pub mod labels {
     pub const MANAGED_BY_VALUE: &str = "update-status-controller";
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// `True`, `False` or `Unknown`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash)]
 pub enum ConditionStatus {
@@ -123,8 +130,10 @@ pub struct Condition {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(max = limits::CONDITION_MESSAGE))]
     pub message: String,
-    /// When the condition last changed, when known (copied from the input it derives from;
-    /// never "now" for lack of knowledge).
+    /// When the condition last changed: the input's transition time when the condition is
+    /// copied from one; else when update-status first observed its current status (kept
+    /// across restarts, changed only when the status changes). Objects written by the CLI's
+    /// offline mode say their evaluation instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Timestamp>,
 }
@@ -523,6 +532,14 @@ pub struct ProgressInsight {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(max = 32))]
     pub estimate: String,
+    /// Node: `estimate` in seconds, for scripts (`+10m` → 600, `+5m` → 300, `-` → 0; absent
+    /// when `?`): the time left from the assessment, as `oc` estimates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_seconds: Option<u32>,
+    /// ClusterVersion: the control plane's estimated completion (its
+    /// `estimatedCompletedAt`), while not completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_completed_at: Option<Timestamp>,
     /// What is going on, in words (may be multi-line).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(max = limits::PROGRESS_MESSAGE))]
@@ -573,10 +590,15 @@ pub struct HealthInsight {
     pub impact: Impact,
     /// Remediation.
     pub remediation: Remediation,
-    /// Other resources involved.
+    /// Other resources involved, each read from an input (the pods and PodDisruptionBudgets
+    /// blocking a node's drain, the node's pool and target MachineConfig, the objects an
+    /// alert's labels name): at most [`limits::RELATED_SHOWN`], most telling first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = limits::RELATED))]
     pub related: Vec<ResourceRef>,
+    /// How many more related resources there are than `related` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub related_omitted: u32,
     /// The rule that produced it (`ClusterOperatorDegraded`, `NodeDegraded`, `Alert`, ...).
     #[schemars(length(min = 1, max = limits::SOURCE))]
     pub source: String,
@@ -913,6 +935,12 @@ pub struct WorkerPoolUpdateStatusStatus {
     pub nodes: NodeCounts,
     /// Health insights of the pool and its nodes by level.
     pub health_insights: HealthCounts,
+    /// Estimated time to complete the pool's update, in seconds, as of this assessment (oc's
+    /// node estimates and the pool's `maxUnavailable`: `docs/assessment-contract.md`); 0 when
+    /// completed, absent when it cannot be told (a degraded, unavailable or excluded node, no
+    /// node started yet, an empty pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_seconds: Option<u32>,
     /// `Updating` and `Healthy`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8))]

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::core::{ClusterResourceScope, NamespaceResourceScope, Resource};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -356,6 +357,48 @@ pub struct MachineConfigPoolSpec {
     /// The pool's target rendered config.
     #[serde(default, deserialize_with = "nullable")]
     pub configuration: PoolConfiguration,
+    /// How many nodes may update at once: a count or a percentage of the pool (unset: 1; a
+    /// malformed value reads as unset).
+    #[serde(
+        default,
+        deserialize_with = "lenient_int_or_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_unavailable: Option<IntOrString>,
+}
+
+impl MachineConfigPoolSpec {
+    /// `maxUnavailable` for a pool of `total` nodes, as the machine-config controller reads it:
+    /// a count, or a percentage rounded down; at least 1.
+    pub fn max_unavailable_of(&self, total: u32) -> u32 {
+        let n = match &self.max_unavailable {
+            None => 1,
+            Some(IntOrString::Int(n)) => u32::try_from(*n).unwrap_or(0),
+            Some(IntOrString::String(s)) => s
+                .strip_suffix('%')
+                .and_then(|p| p.trim().parse::<u64>().ok())
+                .map_or(1, |p| {
+                    u32::try_from(p.saturating_mul(u64::from(total)) / 100).unwrap_or(u32::MAX)
+                }),
+        };
+        n.max(1)
+    }
+}
+
+/// Reads an int-or-string leniently: anything else (an object, a float) → `None`.
+fn lenient_int_or_string<'de, D>(de: D) -> Result<Option<IntOrString>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = Option::<serde_json::Value>::deserialize(de)?;
+    Ok(match raw {
+        Some(serde_json::Value::Number(n)) => n
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .map(IntOrString::Int),
+        Some(serde_json::Value::String(s)) => Some(IntOrString::String(s)),
+        _ => None,
+    })
 }
 
 /// Reference to a rendered MachineConfig.
@@ -583,9 +626,165 @@ impl McoDeployment {
     }
 }
 
+/// Core `v1` Pod, reduced to what the drain rules read: name, namespace, labels (which
+/// PodDisruptionBudgets select it) and the node it runs on. Read only for nodes whose drain
+/// fails.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Pod {
+    /// Object metadata.
+    #[serde(default, deserialize_with = "nullable")]
+    pub metadata: ObjectMeta,
+    /// The node it is bound to.
+    #[serde(default, deserialize_with = "nullable")]
+    pub spec: PodSpec,
+}
+cluster_resource!(Pod, "", "v1", "Pod", "pods", NamespaceResourceScope);
+
+/// `spec` of a [`Pod`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// The node it runs on (empty: not scheduled).
+    #[serde(default, deserialize_with = "nullable")]
+    pub node_name: String,
+}
+
+impl Pod {
+    /// Keeps only what the drain rules read (name, namespace, labels; the node name).
+    pub fn trimmed(self) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: self.metadata.name,
+                namespace: self.metadata.namespace,
+                labels: self.metadata.labels,
+                ..Default::default()
+            },
+            spec: self.spec,
+        }
+    }
+}
+
+/// `policy/v1` PodDisruptionBudget, reduced to what the drain rules read: which pods it
+/// selects and how many disruptions it allows now.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct PodDisruptionBudget {
+    /// Object metadata.
+    #[serde(default, deserialize_with = "nullable")]
+    pub metadata: ObjectMeta,
+    /// Its pod selector.
+    #[serde(default, deserialize_with = "nullable")]
+    pub spec: PodDisruptionBudgetSpec,
+    /// Its disruption controller's view.
+    #[serde(default, deserialize_with = "nullable")]
+    pub status: PodDisruptionBudgetStatus,
+}
+cluster_resource!(
+    PodDisruptionBudget,
+    "policy",
+    "v1",
+    "PodDisruptionBudget",
+    "poddisruptionbudgets",
+    NamespaceResourceScope
+);
+
+/// `spec` of a [`PodDisruptionBudget`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct PodDisruptionBudgetSpec {
+    /// Which pods of its namespace it covers (unset: none; empty: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// `status` of a [`PodDisruptionBudget`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDisruptionBudgetStatus {
+    /// Evictions it allows now (unset: not computed yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disruptions_allowed: Option<i32>,
+}
+
+impl PodDisruptionBudget {
+    /// Keeps only what the drain rules read.
+    pub fn trimmed(self) -> PodDisruptionBudget {
+        PodDisruptionBudget {
+            metadata: ObjectMeta {
+                name: self.metadata.name,
+                namespace: self.metadata.namespace,
+                ..Default::default()
+            },
+            ..self
+        }
+    }
+
+    /// It allows no eviction now (its disruption controller says 0).
+    pub fn at_limit(&self) -> bool {
+        self.status.disruptions_allowed == Some(0)
+    }
+
+    /// It selects `pod` (same namespace, selector matching its labels; a PDB without a
+    /// selector selects nothing, as in policy/v1).
+    pub fn selects(&self, pod: &Pod) -> bool {
+        let Some(selector) = &self.spec.selector else {
+            return false;
+        };
+        self.metadata.namespace.is_some()
+            && self.metadata.namespace == pod.metadata.namespace
+            && selector_matches(selector, |k| {
+                pod.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(k))
+                    .map(String::as_str)
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_unavailable_is_a_count_or_a_percentage_rounded_down_at_least_one() {
+        let spec = |v: serde_json::Value| -> MachineConfigPoolSpec {
+            serde_json::from_value(serde_json::json!({ "maxUnavailable": v })).expect("spec")
+        };
+        assert_eq!(spec(serde_json::json!(3)).max_unavailable_of(10), 3);
+        assert_eq!(spec(serde_json::json!("25%")).max_unavailable_of(10), 2);
+        assert_eq!(spec(serde_json::json!("5%")).max_unavailable_of(10), 1);
+        assert_eq!(spec(serde_json::json!(0)).max_unavailable_of(10), 1);
+        assert_eq!(spec(serde_json::json!(null)).max_unavailable_of(10), 1);
+        assert_eq!(spec(serde_json::json!({"x": 1})).max_unavailable_of(10), 1);
+        assert_eq!(spec(serde_json::json!("junk")).max_unavailable_of(10), 1);
+        assert_eq!(MachineConfigPoolSpec::default().max_unavailable_of(10), 1);
+    }
+
+    #[test]
+    fn a_pdb_selects_pods_of_its_namespace_by_labels() {
+        let pdb: PodDisruptionBudget = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "checkout-pdb", "namespace": "shop"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "checkout"}}},
+            "status": {"disruptionsAllowed": 0, "currentHealthy": 2}
+        }))
+        .expect("pdb");
+        let pod = |ns: &str, app: &str| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "p", "namespace": ns, "labels": {"app": app}},
+                "spec": {"nodeName": "worker-1", "containers": [{"name": "c"}]}
+            }))
+            .expect("pod")
+        };
+        assert!(pdb.at_limit());
+        assert!(pdb.selects(&pod("shop", "checkout")));
+        assert!(!pdb.selects(&pod("other", "checkout")));
+        assert!(!pdb.selects(&pod("shop", "cart")));
+        let mut none = pdb.clone();
+        none.spec.selector = None;
+        assert!(!none.selects(&pod("shop", "checkout")));
+        assert_eq!(pod("shop", "x").spec.node_name, "worker-1");
+        let trimmed = pod("shop", "x").trimmed();
+        assert_eq!(trimmed.metadata.labels.map(|l| l.len()), Some(1));
+    }
 
     #[test]
     fn tolerates_nulls_unknown_fields_and_bad_timestamps() {

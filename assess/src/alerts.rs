@@ -29,7 +29,7 @@ pub const ALERT_GROUP: &str = "config.openshift.io";
 /// Kind of the resource an alert insight is about.
 pub const ALERT_KIND: &str = "Alert";
 /// Alerts known to affect updates: shown even when they started firing before the update.
-pub const ALLOWED_ALERTS: [&str; 2] = ["PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"];
+pub const ALLOWED_ALERTS: [&str; 2] = crate::related::PDB_ALERTS;
 /// Reference of an alert without a `runbook_url` annotation.
 pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
 /// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
@@ -296,13 +296,36 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
                 reference: reference.to_string(),
             },
             related: Vec::new(),
+            related_omitted: 0,
             source: SOURCE_ALERT.to_string(),
         }),
     };
+    let mut status = status;
+    crate::insight::set_related(&mut status, crate::related::of_alert(&alert.labels));
     complete(status).map(|status| AlertInsight {
         identity: alert_identity(alert),
         status,
     })
+}
+
+/// The PodDisruptionBudgets our insights about firing PodDisruptionBudget alerts point at
+/// (their `related`, rule A): what the controller's worker-pools pass reads to corroborate
+/// a failed drain's budgets ([`crate::related::drain_blockers`]).
+pub fn pdb_alerts_of_insights<'a>(
+    insights: impl IntoIterator<Item = &'a UpdateInsightStatus>,
+) -> crate::related::PdbAlerts {
+    crate::related::PdbAlerts(
+        insights
+            .into_iter()
+            .filter(|i| i.resource.kind == ALERT_KIND)
+            .filter(|i| ALLOWED_ALERTS.contains(&i.resource.name.as_str()))
+            .filter_map(|i| i.health.as_ref())
+            .filter(|h| h.source == SOURCE_ALERT)
+            .flat_map(|h| &h.related)
+            .filter(|r| r.kind == "PodDisruptionBudget")
+            .filter_map(|r| Some((r.namespace.clone()?, r.name.clone())))
+            .collect(),
+    )
 }
 
 /// D.0: no insight without summary, description or reference; long texts are cut to the
@@ -430,6 +453,7 @@ fn prometheus_insight(
                 reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),
             },
             related: Vec::new(),
+            related_omitted: 0,
             source: source.to_string(),
         }),
     }
@@ -646,7 +670,14 @@ mod tests {
                 remediation: Remediation {
                     reference: "<alert does not have a runbook_url annotation>".into(),
                 },
-                related: vec![],
+                // Rule A: the objects its labels name (here its namespace).
+                related: vec![ResourceRef {
+                    group: String::new(),
+                    kind: "Namespace".into(),
+                    name: "default".into(),
+                    namespace: None,
+                }],
+                related_omitted: 0,
                 source: "Alert".into(),
             }),
         };
@@ -846,7 +877,23 @@ mod tests {
         b.labels.insert("pod".into(), "b".into());
         let out = assess_alert_insights(&[a.clone(), b], Some(ts(START)), ts(NOW));
         assert_eq!(out.len(), 2, "oc shows duplicated alerts twice");
-        assert_eq!(out[0].status, out[1].status, "labels only differ");
+        // Labels only differ: the statuses too, only in what the labels name (rule A).
+        let without_related = |s: &UpdateInsightStatus| {
+            let mut s = s.clone();
+            if let Some(h) = s.health.as_mut() {
+                h.related.clear();
+            }
+            s
+        };
+        assert_eq!(
+            without_related(&out[0].status),
+            without_related(&out[1].status)
+        );
+        let pods: Vec<&str> = out
+            .iter()
+            .map(|a| health(&a.status).related[0].name.as_str())
+            .collect();
+        assert_eq!(pods, ["a", "b"]);
         assert_ne!(out[0].name(), out[1].name());
         // The same alert, read again (another activeAt, annotations changed): same object.
         let mut again = a.clone();

@@ -24,8 +24,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatusStatus};
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
-use crate::compose::{self, Desired, ExistingInsights, Labels};
+use crate::compose::{self, Desired, Existing, ExistingInsights, Labels, since};
+use crate::naming;
 use crate::nodes::{self, NodeAssessment, NodeContext, NodeSource, PoolAssessment};
+use crate::related::DrainEvidence;
 
 /// A node's assessment, valid while its resourceVersion (and uid) and the context are
 /// unchanged and its time threshold (if any) has not passed.
@@ -79,7 +81,8 @@ impl Default for WorkerPools {
 
 impl WorkerPools {
     /// Brings the share up to date with the inputs (`nodes` as a watch cache holds them) and
-    /// our UpdateInsights (`existing`, for the carry-over), at `now`.
+    /// our objects (`existing`, for the carry-over: `startedAt`, the conditions' transition
+    /// times), at `now`.
     #[allow(clippy::too_many_arguments)]
     pub fn update(
         &mut self,
@@ -87,7 +90,7 @@ impl WorkerPools {
         pools: &[MachineConfigPool],
         machine_configs: &[MachineConfig],
         nodes: &[impl NodeSource],
-        existing: &[Arc<UpdateInsight>],
+        existing: &Existing<'_>,
         base: &Labels,
         now: Timestamp,
     ) -> Update {
@@ -121,7 +124,22 @@ impl WorkerPools {
             });
             if !fresh {
                 let whole = node.node();
-                let assessment = nodes::assess_node(&ctx, &whole, now);
+                let mut assessment = nodes::assess_node(&ctx, &whole, now);
+                // Transition times: what this node's insight last said (in memory: also
+                // before the cache shows our write), else what our object says.
+                if let Some(a) = assessment.as_mut() {
+                    let name = naming::insight_name(&a.progress, "");
+                    let previous = cached
+                        .and_then(|c| c.assessment.as_ref())
+                        .and_then(|p| p.progress.progress.as_ref())
+                        .map(|p| &p.conditions[..]);
+                    if let Some(p) = a.progress.progress.as_mut() {
+                        match previous {
+                            Some(prior) => since::carry(&mut p.conditions, &name, prior, now),
+                            None => since::carry(&mut p.conditions, &name, &existing.insights, now),
+                        }
+                    }
+                }
                 let same =
                     cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
                 if same {
@@ -160,7 +178,6 @@ impl WorkerPools {
         if &self.base != base {
             self.base = base.clone();
         }
-        let existing = ExistingInsights::new(existing);
 
         let aggregated = self.dirty;
         if self.dirty {
@@ -169,7 +186,27 @@ impl WorkerPools {
                 .values()
                 .filter_map(|c| c.assessment.as_ref())
                 .collect();
-            self.pools = compose::pools_share(&ctx, &assessed, &self.pool_owners, &existing, base);
+            let mut pools =
+                compose::pools_share(&ctx, &assessed, &self.pool_owners, &existing.insights, base);
+            // Transition times: the last aggregation's, else what our objects say.
+            for d in &mut pools.statuses {
+                let previous = self
+                    .pools
+                    .statuses
+                    .iter()
+                    .find(|p| p.name == d.name)
+                    .map(|p| &p.status.conditions[..]);
+                match previous {
+                    Some(prior) => since::carry(&mut d.status.conditions, &d.name, prior, now),
+                    None => since::carry(
+                        &mut d.status.conditions,
+                        &d.name,
+                        existing.worker_pools,
+                        now,
+                    ),
+                }
+            }
+            self.pools = pools;
             self.dirty = false;
         }
         Update {
@@ -180,19 +217,30 @@ impl WorkerPools {
 
     /// Every desired UpdateInsight, each node's (built from its cached assessment as the
     /// iterator reaches it, `startedAt` carried over from `existing`, our UpdateInsights as
-    /// they are), then the pools'.
+    /// they are; a failed drain's blockers from `evidence`), then the pools'.
     pub fn insights<'a>(
         &'a self,
         existing: &'a [Arc<UpdateInsight>],
+        evidence: &'a DrainEvidence,
     ) -> impl Iterator<Item = Desired<UpdateInsightStatus>> + 'a {
         let existing = ExistingInsights::new(existing);
         self.nodes
             .values()
             .flat_map(move |c| match &c.assessment {
-                Some(a) => compose::node_insights(a, c.owner.clone(), &existing, &self.base),
+                Some(a) => {
+                    compose::node_insights(a, c.owner.clone(), &existing, &self.base, evidence)
+                }
                 None => Vec::new(),
             })
             .chain(self.pools.insights.iter().cloned())
+    }
+
+    /// The nodes whose drain fails and whose message names no PodDisruptionBudget (rule D2):
+    /// whose pods and budgets are worth looking up, by name.
+    pub fn drain_lookups(&self) -> impl Iterator<Item = &str> {
+        self.node_assessments()
+            .filter(|a| a.drain.as_ref().is_some_and(|d| d.needs_lookup()))
+            .map(|a| a.name.as_str())
     }
 
     /// The desired WorkerPoolUpdateStatus objects, in pool order.

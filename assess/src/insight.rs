@@ -154,9 +154,21 @@ impl HealthDraft<'_> {
                     reference: ellipsize(self.reference, limits::REFERENCE),
                 },
                 related: Vec::new(),
+                related_omitted: 0,
                 source: self.source.to_string(),
             }),
         })
+    }
+}
+
+/// Sets a health insight's `related` (at most [`limits::RELATED_SHOWN`], duplicates and the
+/// insight's own resource dropped; the rest counted in `relatedOmitted`).
+pub fn set_related(status: &mut UpdateInsightStatus, refs: impl IntoIterator<Item = ResourceRef>) {
+    let own = status.resource.clone();
+    if let Some(h) = status.health.as_mut() {
+        let (related, omitted) = crate::related::bounded(refs.into_iter().filter(|r| *r != own));
+        h.related = related;
+        h.related_omitted = omitted;
     }
 }
 

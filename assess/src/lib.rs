@@ -14,12 +14,16 @@
 //!   it and whole ([`compose::desired_cluster`]).
 //! - [`incremental`]: the worker-pools share kept between passes (per-node cache), feeding the
 //!   composition's pools step.
+//! - [`events`]: the update's story as Kubernetes Events (what changed between two readings).
+//! - [`related`]: what a health insight points at (the pods and PodDisruptionBudgets blocking
+//!   a drain, a node's pool and MachineConfig, the objects an alert names).
 //! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
 //!   [`insight`] (health insight construction and tally), [`redact`] (URLs without credentials).
 
 pub mod alerts;
 pub mod compose;
 pub mod control_plane;
+pub mod events;
 pub mod format;
 pub mod hosted;
 pub mod incremental;
@@ -28,6 +32,7 @@ pub mod naming;
 pub mod nodes;
 pub mod order;
 pub mod redact;
+pub mod related;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
@@ -37,6 +42,7 @@ use update_status_api::crd::{
 };
 use update_status_api::input::{
     Alert, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, McoDeployment, Node,
+    Pod, PodDisruptionBudget,
 };
 
 /// Everything the assessment reads, borrowed.
@@ -56,6 +62,11 @@ pub struct ClusterInputs<'a> {
     pub mco_image: McoImage<'a>,
     /// Prometheus alerts (`/api/v1/alerts`), when read (`None`: no alert insights).
     pub alerts: Option<&'a [Alert]>,
+    /// Pods on the nodes whose drain fails, when read (what a failed drain's insight points
+    /// at: [`related`]).
+    pub pods: &'a [Pod],
+    /// PodDisruptionBudgets, when read.
+    pub pod_disruption_budgets: &'a [PodDisruptionBudget],
 }
 
 /// [`McoImage::Absent`]: the Deployment is not there (or not visible).
@@ -151,13 +162,19 @@ pub fn assess_cluster_nodes<N: std::borrow::Borrow<Node>>(
     let mut sink = Statuses {
         insights: Vec::with_capacity(count + count / 8 + 64),
         assessed: Vec::with_capacity(count),
+        evidence: related::DrainEvidence::of_inputs(inputs),
+        now,
     };
     let composed = compose::compose(inputs, nodes, &mut sink, now);
     let mut insights = sink.insights;
     drop(sink.assessed);
     // The control plane's first, then the nodes', the pools' and the alerts'.
-    let control_plane = composed.control_plane.map(|cp| {
+    let control_plane = composed.control_plane.map(|mut cp| {
+        for i in &mut cp.insights {
+            compose::since::fill_status(i, now);
+        }
         insights.splice(0..0, cp.insights);
+        compose::since::carry(&mut cp.status.conditions, "", &compose::since::NoPrior, now);
         cp.status
     });
     insights.extend(compose::composer::pool_insights(&composed.pools).cloned());
@@ -168,7 +185,10 @@ pub fn assess_cluster_nodes<N: std::borrow::Borrow<Node>>(
             .pools
             .into_iter()
             .filter(|p| !p.is_master)
-            .map(|p| (p.status.resource.name.clone(), p.status))
+            .map(|mut p| {
+                compose::since::carry(&mut p.status.conditions, "", &compose::since::NoPrior, now);
+                (p.status.resource.name.clone(), p.status)
+            })
             .collect(),
         insights,
     }
@@ -182,12 +202,17 @@ struct Statuses {
     insights: Vec<UpdateInsightStatus>,
     #[allow(clippy::vec_box)] // measured: see above.
     assessed: Vec<Box<nodes::NodeAssessment>>,
+    evidence: related::DrainEvidence,
+    now: Timestamp,
 }
 
 impl compose::NodeSink for Statuses {
     fn take(&mut self, _node: &Node, mut assessment: nodes::NodeAssessment) {
-        self.insights.push(std::mem::take(&mut assessment.progress));
-        self.insights.extend(assessment.health.iter().cloned());
+        let mut progress = std::mem::take(&mut assessment.progress);
+        compose::since::fill_status(&mut progress, self.now);
+        self.insights.push(progress);
+        self.insights
+            .extend(nodes::with_drain_blockers(&assessment, &self.evidence));
         self.assessed.push(Box::new(assessment));
     }
 

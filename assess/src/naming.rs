@@ -131,8 +131,10 @@ pub fn label_value(raw: &str) -> String {
 /// Object name of an insight.
 ///
 /// - progress: `<kind>-<resource name>`, e.g. `node-ip-10-0-1-2`, `clusteroperator-etcd`;
-/// - health: `<source>-<resource name>-<hash>`, the hash over the rule, every resource it is
+/// - health: `<source>-<resource name>-<hash>`, the hash over the rule, the resource it is
 ///   about and `identity` (extra distinguishing data, e.g. an alert's labels; usually empty).
+///   Not over `related`: what an insight points at may change while the problem lasts (a
+///   drain blocked by another pod), and the problem keeps its object and its `startedAt`.
 pub fn insight_name(status: &UpdateInsightStatus, identity: &str) -> String {
     let r = &status.resource;
     match status.type_ {
@@ -153,17 +155,6 @@ pub fn insight_name(status: &UpdateInsightStatus, identity: &str) -> String {
                 r.namespace.as_deref().unwrap_or(""),
                 r.name
             );
-            if let Some(h) = &status.health {
-                for rel in &h.related {
-                    key.push_str(&format!(
-                        "\n{}/{}/{}/{}",
-                        rel.group,
-                        rel.kind,
-                        rel.namespace.as_deref().unwrap_or(""),
-                        rel.name
-                    ));
-                }
-            }
             if !identity.is_empty() {
                 key.push('\n');
                 key.push_str(identity);
@@ -269,9 +260,19 @@ mod tests {
                     reference: "https://x".into(),
                 },
                 related: vec![],
+                related_omitted: 0,
                 source: source.into(),
             }),
         }
+    }
+
+    #[test]
+    fn what_an_insight_points_at_does_not_name_it() {
+        let plain = health("NodeDegraded", "Node", "worker-1", ImpactLevel::Error);
+        let mut pointing = plain.clone();
+        crate::insight::set_related(&mut pointing, [crate::related::pod("shop", "checkout-1")]);
+        assert_eq!(pointing.health.as_ref().map(|h| h.related.len()), Some(1));
+        assert_eq!(insight_name(&plain, ""), insight_name(&pointing, ""));
     }
 
     #[test]

@@ -325,10 +325,11 @@ fn parse_short_duration(s: &str) -> i64 {
     total
 }
 
+/// oc's `Resources:` line: the insight's resource (`related` is ours, not oc's: the renderer
+/// lists it apart, with `--related`).
 fn resources_line(i: &UpdateInsightStatus) -> Vec<String> {
     let mut by_kind: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    let h = i.health.as_ref().expect("health");
-    for r in std::iter::once(&i.resource).chain(h.related.iter()) {
+    for r in std::iter::once(&i.resource) {
         let mut kind = format!("{}s", r.kind.to_ascii_lowercase());
         if !r.group.is_empty() {
             kind = format!("{kind}.{}", r.group);

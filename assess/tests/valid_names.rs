@@ -68,6 +68,7 @@ fn health(source: &str, kind: &str, name: &str, pool: &str) -> UpdateInsightStat
                 reference: "https://x".into(),
             },
             related: vec![],
+            related_omitted: 0,
             source: source.into(),
         }),
     }

@@ -4,19 +4,21 @@
 //! |---|---|
 //! | 0 | the status was printed |
 //! | 1 | an error: a snapshot file that cannot be read or is wrong, the API, RBAC, a view oc refuses to render, standard output closed |
-//! | 2 | a usage error: an unknown flag, a missing or bad flag value (`--now yesterday`, `--details=everything`, `-o xml`), conflicting flags. clap reports its own; `--details` keeps oc's text |
+//! | 2 | a usage error: an unknown flag, a missing or bad flag value (`--now yesterday`, `--details=everything`, `-o xml`), conflicting flags (`--related` without `--details=health|all`). clap reports its own; `--details` keeps oc's text |
 
 use std::process::ExitCode;
 
 use crate::escape::{self, Newlines};
-use crate::render::InvalidDetails;
+use crate::render::{InvalidDetails, RelatedNeedsHealth};
 
 /// Exit code of a usage error (clap's too).
 pub const USAGE: u8 = 2;
 
 /// The exit code for `e`: [`USAGE`] for a bad command line, 1 for anything else.
 pub fn code(e: &anyhow::Error) -> ExitCode {
-    if e.downcast_ref::<InvalidDetails>().is_some() {
+    if e.downcast_ref::<InvalidDetails>().is_some()
+        || e.downcast_ref::<RelatedNeedsHealth>().is_some()
+    {
         ExitCode::from(USAGE)
     } else {
         ExitCode::FAILURE
@@ -64,6 +66,8 @@ mod tests {
     fn usage_errors_exit_2() {
         let usage = anyhow::Error::from(InvalidDetails("x".into()));
         assert_eq!(code(&usage), ExitCode::from(USAGE));
+        let related = anyhow::Error::from(RelatedNeedsHealth);
+        assert_eq!(code(&related), ExitCode::from(USAGE));
         assert_eq!(code(&anyhow::anyhow!("other")), ExitCode::FAILURE);
     }
 }

@@ -40,6 +40,12 @@ struct Cli {
     #[arg(long, value_name = "SECTION", default_value = "none")]
     details: String,
 
+    /// With --details=health or all: each health insight also lists what it points at (its
+    /// `related` resources: the pods and PodDisruptionBudgets blocking a drain, the node's
+    /// pool and MachineConfig, the objects an alert names). Not in oc's output.
+    #[arg(long)]
+    related: bool,
+
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Format::Text)]
     output: Format,
@@ -131,6 +137,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if cli.web {
         return serve_web(&cli);
     }
+    if cli.related && cli.output == Format::Text && !cli.fleet && !details.health() {
+        return Err(render::RelatedNeedsHealth.into());
+    }
     let text = if cli.fleet {
         let now = cli.now.unwrap_or_else(Timestamp::now);
         let conn = connection(&cli);
@@ -168,7 +177,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         };
         match cli.output {
-            Format::Text => render::hosted::render(name, &escape::view(view)?, now, details),
+            Format::Text => {
+                render::hosted::render_with(name, &escape::view(view)?, now, details, cli.related)
+            }
             Format::Html => web::html_cluster(&view, now, format!("hosted cluster {name}"))?,
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,
         }
@@ -193,7 +204,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.output {
             Format::Text => {
                 render::check(&view)?;
-                render::render(&escape::view(view)?, now, details)
+                render::render_with(&escape::view(view)?, now, details, cli.related)
             }
             Format::Html => web::html_cluster(&view, now, title_of(&cli))?,
             format => report::serialise(&UpdateStatusReport::new(&view, now), format)?,

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use update_status_api::crd::{
@@ -38,7 +38,7 @@ use update_status_e2e::hosted_objects::{
     self, ClusterRbacGuard, KINDS, Live, compare_seen, install_hosted_crds, list, live, seen_all,
 };
 use update_status_e2e::playback::{self, HostedSimulator};
-use update_status_e2e::{TestEnv, repo_root, wait_for};
+use update_status_e2e::{TestEnv, poll_until, repo_root, wait_for};
 use update_status_simulator::FaultSpec;
 use update_status_simulator::hosted::{
     HostedFaults, HostedSimConfig, HostedSimInputs, HostedSimulation, HostedStage,
@@ -68,8 +68,10 @@ fn wanted(
     cluster: &str,
 ) -> Result<DesiredCluster, BoxError> {
     let arcs: Vec<Arc<UpdateInsight>> = live.insights.iter().cloned().map(Arc::new).collect();
+    let pools: Vec<Arc<WorkerPoolUpdateStatus>> = live.wps.iter().cloned().map(Arc::new).collect();
     let existing = Existing {
         control_plane: live.cps.iter().find(|c| c.name_any() == cluster),
+        worker_pools: &pools,
         insights: ExistingInsights::new(&arcs),
     };
     let now: Timestamp = NOW.parse()?;
@@ -192,6 +194,101 @@ where
 
 /// The namespace of the Deployment (and the ServiceAccount, the Lease) in `config/hosted`.
 const DEPLOY_NS: &str = "openshift-update-status";
+
+/// The controller's series of one hosted cluster (`hosted_cluster="<ns>/<cluster>"`) say what
+/// its objects in the API say: the control plane's assessment (state set), one completion
+/// series per NodePool with its ratio, and as many health insights as it has.
+/// Retried for a few seconds: the health series come from the controller's cache of our
+/// objects, which follows the API.
+async fn check_metrics(
+    controller: &Controller,
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    step: &str,
+) -> TestResult {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match metrics_differ(controller, client, ns, cluster, step).await? {
+            None => return Ok(()),
+            Some(why) if std::time::Instant::now() > deadline => return Err(why.into()),
+            Some(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+async fn metrics_differ(
+    controller: &Controller,
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    step: &str,
+) -> Result<Option<String>, BoxError> {
+    let text = controller.metrics()?;
+    let hc = format!("hosted_cluster=\"{ns}/{cluster}\"");
+    let value = |prefix: &str| -> Option<f64> {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    };
+    let selector = format!("{}={cluster}", labels::CLUSTER);
+    let cps: Api<ControlPlaneUpdateStatus> = Api::namespaced(client.clone(), ns);
+    let cp = cps
+        .get(cluster)
+        .await?
+        .status
+        .ok_or("ControlPlaneUpdateStatus without status")?;
+    let series = format!(
+        "update_status_control_plane_assessment{{assessment=\"{}\",{hc}}}",
+        cp.assessment.as_str()
+    );
+    if value(&series) != Some(1.0) {
+        return Ok(Some(format!("{step}: {series} not 1 in\n{text}")));
+    }
+    let wps: Api<WorkerPoolUpdateStatus> = Api::namespaced(client.clone(), ns);
+    for wp in wps
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items
+    {
+        let name = wp.name_any();
+        let nodes = wp
+            .status
+            .ok_or("WorkerPoolUpdateStatus without status")?
+            .nodes;
+        let want = if nodes.total == 0 {
+            1.0
+        } else {
+            f64::from(nodes.updated) / f64::from(nodes.total)
+        };
+        let series = format!("update_status_worker_pool_completion_ratio{{{hc},pool=\"{name}\"}}");
+        match value(&series) {
+            Some(got) if (got - want).abs() < 1e-9 => {}
+            got => {
+                return Ok(Some(format!(
+                    "{step}: {series} {got:?}, want {want}, in\n{text}"
+                )));
+            }
+        }
+    }
+    let ins: Api<UpdateInsight> = Api::namespaced(client.clone(), ns);
+    let health = ins
+        .list(&ListParams::default().labels(&format!("{selector},{}=health", labels::INSIGHT_TYPE)))
+        .await?
+        .items
+        .len();
+    let counted: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("update_status_health_insights{") && l.contains(&hc))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    if counted as usize != health {
+        return Ok(Some(format!(
+            "{step}: {counted} health insights of {cluster} in the metrics, {health} in the API:\n{text}"
+        )));
+    }
+    Ok(None)
+}
 
 /// Applies `config/hosted` as `make deploy OVERLAY=hosted` does and mints a token of its
 /// ServiceAccount.
@@ -358,6 +455,10 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
             .map_err(with_log)?;
         let d = read_back_as_simulated(&client, sim).await?;
         check_faults(sim, &d, &mut held)?;
+        // (e) Its metrics, labelled with the hosted cluster, say the same.
+        check_metrics(&controller, &client, &ns, "demo", &label)
+            .await
+            .map_err(with_log)?;
         if stages.last() != Some(&sim.stage()) {
             stages.push(sim.stage());
         }
@@ -409,6 +510,49 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
         ]
     );
     assert!(cli_checked);
+    // (f) The update's story as Events regarding the HostedCluster, in its namespace: one
+    // start (the image resolving to its version and the requested update actually starting are
+    // the same update), one completion.
+    let story = |out: &str| -> Vec<String> {
+        serde_json::from_str::<serde_json::Value>(out)
+            .ok()
+            .and_then(|v| v.get("items").and_then(|i| i.as_array()).cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| e.get("reason")?.as_str().map(str::to_string))
+            .filter(|r| r.starts_with("Update"))
+            .collect()
+    };
+    let told = poll_until(
+        Duration::from_secs(20),
+        "the hosted update's Events",
+        || {
+            let (env, ns) = (&env, &ns);
+            async move {
+                let out = env
+                    .kubectl_ok([
+                        "events",
+                        "-n",
+                        ns,
+                        "--for",
+                        "hostedcluster/demo",
+                        "-o",
+                        "json",
+                    ])
+                    .await
+                    .ok()?;
+                let told = story(&out);
+                told.iter().any(|r| r == "UpdateCompleted").then_some(told)
+            }
+        },
+    )
+    .await
+    .map_err(|e| with_log(e.into()))?;
+    assert_eq!(
+        told,
+        ["UpdateStarted", "UpdateCompleted"],
+        "kubectl events --for hostedcluster/demo"
+    );
     let wps =
         names::<WorkerPoolUpdateStatus>(&client, &ns, &format!("{}=demo", labels::CLUSTER)).await?;
     assert_eq!(
@@ -433,6 +577,11 @@ async fn hosted_mode_writes_what_desired_hosted_wants() -> TestResult {
     wait_equal(&client, &ns, "demo", "first hosted cluster, with a second")
         .await
         .map_err(with_log)?;
+    for cluster in ["demo", "other"] {
+        check_metrics(&controller, &client, &ns, cluster, "two hosted clusters")
+            .await
+            .map_err(with_log)?;
+    }
     for (cluster, other) in [("demo", "other"), ("other", "demo")] {
         let out = env
             .kubectl_ok([

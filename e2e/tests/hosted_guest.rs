@@ -35,7 +35,7 @@ use kube::core::{ApiResource, DynamicObject};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use update_status_api::crd::UpdateInsight;
+use update_status_api::crd::{UpdateInsight, WorkerPoolUpdateStatus};
 use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
@@ -281,8 +281,11 @@ async fn wanted(
     now_live: &Live,
 ) -> Result<DesiredCluster, BoxError> {
     let arcs: Vec<Arc<UpdateInsight>> = now_live.insights.iter().cloned().map(Arc::new).collect();
+    let wps: Vec<Arc<WorkerPoolUpdateStatus>> =
+        now_live.wps.iter().cloned().map(Arc::new).collect();
     let existing = Existing {
         control_plane: now_live.cps.iter().find(|c| c.name_any() == cluster),
+        worker_pools: &wps,
         insights: ExistingInsights::new(&arcs),
     };
     let now: Timestamp = NOW.parse()?;

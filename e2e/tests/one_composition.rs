@@ -22,13 +22,16 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, UpdateInsight, UpdateInsightStatus,
-    WorkerPoolUpdateStatusStatus,
+    WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus,
 };
-use update_status_api::input::{Alert, ClusterOperator, ClusterVersion, Node};
+use update_status_api::input::{
+    Alert, ClusterOperator, ClusterVersion, Node, Pod, PodDisruptionBudget,
+};
 use update_status_assess::compose::{
     self, AlertsPoll, Desired, Existing, ExistingInsights, Labels,
 };
 use update_status_assess::incremental::WorkerPools;
+use update_status_assess::related::DrainEvidence;
 use update_status_assess::{ClusterInputs, order};
 use update_status_simulator::{FaultSpec, Faults, SimConfig, SimInputs, Simulation};
 use update_status_snapshot::Snapshot;
@@ -73,6 +76,7 @@ impl Objects {
 #[derive(Default)]
 struct Ours {
     control_plane: Option<ControlPlaneUpdateStatus>,
+    worker_pools: Vec<Arc<WorkerPoolUpdateStatus>>,
     insights: Vec<Arc<UpdateInsight>>,
 }
 
@@ -90,6 +94,16 @@ impl Ours {
                 o.status = Some(d.status.clone());
                 o
             }),
+            worker_pools: objects
+                .worker_pools
+                .values()
+                .map(|d| {
+                    let mut o = WorkerPoolUpdateStatus::new(&d.name, Default::default());
+                    o.metadata = meta(&d.name);
+                    o.status = Some(d.status.clone());
+                    Arc::new(o)
+                })
+                .collect(),
             insights: objects
                 .insights
                 .values()
@@ -114,6 +128,8 @@ struct Inputs {
     nodes_owned: Vec<Node>,
     alerts: Option<Vec<Alert>>,
     mco_image: Option<String>,
+    pods: Vec<Pod>,
+    budgets: Vec<PodDisruptionBudget>,
 }
 
 /// An API server's identity of an object: a uid from its name, a resourceVersion from its
@@ -165,19 +181,25 @@ impl Inputs {
             nodes_owned: nodes,
             alerts,
             mco_image,
+            pods: Vec::new(),
+            budgets: Vec::new(),
         }
     }
 
     fn from_snapshot(snap: &Snapshot) -> Self {
-        Inputs::new(
-            snap.cluster_version.clone(),
-            snap.cluster_operators.clone(),
-            snap.machine_config_pools.clone(),
-            snap.machine_configs.clone(),
-            snap.nodes.clone(),
-            snap.alerts.as_ref().map(|a| a.data.alerts.clone()),
-            snap.mco_image.clone(),
-        )
+        Inputs {
+            pods: snap.pods.clone(),
+            budgets: snap.pod_disruption_budgets.clone(),
+            ..Inputs::new(
+                snap.cluster_version.clone(),
+                snap.cluster_operators.clone(),
+                snap.machine_config_pools.clone(),
+                snap.machine_configs.clone(),
+                snap.nodes.clone(),
+                snap.alerts.as_ref().map(|a| a.data.alerts.clone()),
+                snap.mco_image.clone(),
+            )
+        }
     }
 
     fn from_simulation(sim: &SimInputs) -> Self {
@@ -202,6 +224,8 @@ impl Inputs {
             nodes: &self.nodes_owned,
             mco_image: self.mco_image.as_deref().into(),
             alerts: self.alerts.as_deref(),
+            pods: &self.pods,
+            pod_disruption_budgets: &self.budgets,
         }
     }
 }
@@ -235,16 +259,27 @@ impl Controller {
             base,
             now,
         );
-        // Worker-pools reconciler.
+        // Worker-pools reconciler: its drain evidence is the pods and budgets it looked up
+        // (here: the inputs') and the PodDisruptionBudget alerts of our alert insights.
         self.worker_pools.update(
             inputs.cluster_version.as_ref(),
             &inputs.pools,
             &inputs.machine_configs,
             &inputs.nodes,
-            &ours.insights,
+            &Existing {
+                control_plane: None,
+                worker_pools: &ours.worker_pools,
+                insights: ExistingInsights::new(&ours.insights),
+            },
             base,
             now,
         );
+        let evidence = DrainEvidence {
+            alerts: update_status_assess::alerts::pdb_alerts_of_insights(
+                ours.insights.iter().filter_map(|o| o.status.as_ref()),
+            ),
+            ..DrainEvidence::from_inputs(&inputs.pods, &inputs.budgets, None)
+        };
         // Alerts reconciler: reads the control-plane and pool objects from its caches (here:
         // as just written, with the uid the API gave the ControlPlaneUpdateStatus).
         let cp_object = cp.status.as_ref().map(|d| {
@@ -270,8 +305,10 @@ impl Controller {
             ),
             None => Vec::new(),
         };
-        let worker_pool_insights: Vec<Desired<UpdateInsightStatus>> =
-            self.worker_pools.insights(&ours.insights).collect();
+        let worker_pool_insights: Vec<Desired<UpdateInsightStatus>> = self
+            .worker_pools
+            .insights(&ours.insights, &evidence)
+            .collect();
         Objects::new(
             cp.status,
             self.worker_pools.statuses(),
@@ -293,6 +330,7 @@ fn offline(inputs: &Inputs, ours: &Ours, base: &Labels, now: Timestamp) -> Objec
     });
     let existing = Existing {
         control_plane: cp.as_ref(),
+        worker_pools: &ours.worker_pools,
         insights: ExistingInsights::new(&ours.insights),
     };
     let desired = compose::desired_cluster(&inputs.cluster(), &existing, base, now);

@@ -305,6 +305,12 @@ async fn assert_service_account_permissions(
         ("get", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
         ("list", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
         ("watch", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
+        // What blocks a failing drain (read on demand, never watched).
+        ("list", "pods", Some("*")),
+        ("list", "poddisruptionbudgets.policy", Some("*")),
+        // The update's story, about cluster-scoped objects.
+        ("create", "events.events.k8s.io", Some("default")),
+        ("patch", "events.events.k8s.io", Some("default")),
     ];
     allowed.extend(outputs_in(NS));
     assert_can(env, user, true, &allowed).await?;
@@ -326,6 +332,11 @@ async fn assert_service_account_permissions(
         ("list", "secrets", Some("*")),
         ("list", "configmaps", Some("kube-system")),
         ("create", "pods", Some(NS)),
+        ("watch", "pods", Some("*")),
+        ("get", "pods/log", Some("default")),
+        ("delete", "events.events.k8s.io", Some("default")),
+        ("create", "events.events.k8s.io", Some(other_ns)),
+        ("update", "poddisruptionbudgets.policy", Some("default")),
         ("patch", "clusterversions.config.openshift.io", None),
         (
             "update",

@@ -76,6 +76,7 @@ fn alert_health(name: &str) -> UpdateInsightStatus {
                 reference: "https://example.com/runbook".into(),
             },
             related: vec![],
+            related_omitted: 0,
             source: "Alert".into(),
         }),
     }

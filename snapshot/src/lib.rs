@@ -23,7 +23,7 @@ use update_status_assess::ClusterInputs;
 
 use update_status_api::input::{
     AlertsResponse, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool,
-    McoDeployment, Node,
+    McoDeployment, NODE_REASON, Node, Pod, PodDisruptionBudget,
 };
 
 mod events;
@@ -178,6 +178,13 @@ pub struct Snapshot {
     pub alerts: Option<AlertsResponse>,
     /// The machine-config-operator container image from the captured Deployment, if captured.
     pub mco_image: Option<String>,
+    /// Pods on the nodes whose drain fails, if captured (`pods.yaml`; a must-gather's
+    /// `namespaces/*/core/pods.yaml`): what a failed drain's insight points at. Pods on other
+    /// nodes are not kept.
+    pub pods: Vec<Pod>,
+    /// PodDisruptionBudgets, if captured (`poddisruptionbudgets.yaml`; a must-gather's
+    /// `namespaces/*/policy/poddisruptionbudgets.yaml`).
+    pub pod_disruption_budgets: Vec<PodDisruptionBudget>,
     /// The instant the expected outputs were computed at (the `now` file), if present.
     pub now: Option<Timestamp>,
     /// What was odd but did not stop the reading (duplicates), in reading order.
@@ -196,7 +203,28 @@ impl Snapshot {
             nodes: &self.nodes,
             mco_image: self.mco_image.as_deref().into(),
             alerts: self.alerts.as_ref().map(|a| a.data.alerts.as_slice()),
+            pods: &self.pods,
+            pod_disruption_budgets: &self.pod_disruption_budgets,
         }
+    }
+
+    /// Keeps the pods on nodes whose drain fails (the only ones the assessment reads).
+    fn keep_drain_pods(&mut self) {
+        if self.pods.is_empty() {
+            return;
+        }
+        let failing: std::collections::HashSet<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| {
+                n.annotation(NODE_REASON)
+                    .and_then(update_status_assess::related::parse_drain_failure)
+                    .is_some()
+            })
+            .map(Node::name)
+            .collect();
+        self.pods
+            .retain(|p| failing.contains(p.spec.node_name.as_str()));
     }
 }
 
@@ -234,6 +262,9 @@ impl Snapshot {
         snap.machine_config_pools = r.read(&files("machineconfigpools.yaml"))?;
         snap.machine_configs = r.read(&files("machineconfigs.yaml"))?;
         snap.nodes = r.read(&files("nodes.yaml"))?;
+        snap.pods = r.read(&files("pods.yaml"))?;
+        snap.pod_disruption_budgets = r.read(&files("poddisruptionbudgets.yaml"))?;
+        snap.keep_drain_pods();
         snap.warnings = r.warnings;
         if let Some(p) = optional("alerts.json") {
             snap.alerts = read_alerts(&p, &mut snap.warnings)?;
@@ -278,15 +309,34 @@ impl Snapshot {
         let node_files = read("core/nodes")?;
         let mut cluster_operators: Vec<ClusterOperator> = r.read(&co_files)?;
         cluster_operators.sort_by(|a, b| a.name().cmp(b.name()));
-        Ok(Snapshot {
+        // Namespaced objects: `namespaces/<ns>/<group>/<resource>.yaml`, beside
+        // `cluster-scoped-resources`.
+        let namespaced = |file: &str| -> Result<Vec<PathBuf>, SnapshotError> {
+            let Some(parent) = root.parent() else {
+                return Ok(Vec::new());
+            };
+            let mut out = Vec::new();
+            for ns in folder_dirs(&parent.join("namespaces"))? {
+                let p = ns.join(file);
+                if entry_exists(&p) {
+                    out.push(p);
+                }
+            }
+            Ok(out)
+        };
+        let mut snap = Snapshot {
             cluster_version,
             cluster_operators,
             machine_config_pools: r.read(&mcp_files)?,
             machine_configs: r.read(&mc_files)?,
             nodes: r.read(&node_files)?,
-            warnings: r.warnings,
+            pods: r.read(&namespaced("core/pods.yaml")?)?,
+            pod_disruption_budgets: r.read(&namespaced("policy/poddisruptionbudgets.yaml")?)?,
             ..Default::default()
-        })
+        };
+        snap.keep_drain_pods();
+        snap.warnings = r.warnings;
+        Ok(snap)
     }
 
     /// The snapshot's rule for "now" when none is given: the latest `lastTransitionTime` over
@@ -361,8 +411,29 @@ fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
     Ok(files)
 }
 
-/// Reads objects of one kind from files, keeping the first of duplicates (same kind and name)
-/// and recording a warning for each other copy.
+/// The sub-folders of a folder in name order (a missing folder: none).
+fn folder_dirs(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => {
+            return Err(SnapshotError::Read {
+                path: dir.to_path_buf(),
+                error,
+            });
+        }
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Reads objects of one kind from files, keeping the first of duplicates (same kind,
+/// namespace and name) and recording a warning for each other copy.
 #[derive(Default)]
 struct Reader {
     /// Where each `(kind, name)` was first read.
@@ -378,7 +449,13 @@ impl Reader {
             let mut objects = read_typed::<T>(path)?;
             // In place (thousands of Nodes are not moved into a second vector).
             objects.retain(|object| {
-                let name = object.meta().name.clone().unwrap_or_default();
+                let meta = object.meta();
+                let name = match meta.namespace.as_deref() {
+                    Some(ns) if !ns.is_empty() => {
+                        format!("{ns}/{}", meta.name.as_deref().unwrap_or_default())
+                    }
+                    _ => meta.name.clone().unwrap_or_default(),
+                };
                 match self.seen.entry((kind.clone(), name)) {
                     std::collections::hash_map::Entry::Occupied(first) => {
                         self.warnings.push(SnapshotWarning::Duplicate {

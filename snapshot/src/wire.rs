@@ -13,7 +13,8 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Seq
 
 use update_status_api::input::{
     ClusterOperator, ClusterOperatorStatus, ClusterVersion, ClusterVersionStatus, MachineConfig,
-    MachineConfigPool, MachineConfigPoolSpec, Node, NodeSpec, NodeStatus, nullable,
+    MachineConfigPool, MachineConfigPoolSpec, Node, NodeSpec, NodeStatus, Pod, PodDisruptionBudget,
+    PodDisruptionBudgetSpec, PodDisruptionBudgetStatus, PodSpec, nullable,
 };
 
 /// An input kind the fast path reads: which parts of an object it keeps, and how they make the
@@ -72,6 +73,33 @@ impl Input for MachineConfig {
     type Status = Skip;
     fn assemble(metadata: ObjectMeta, _: Skip, _: Skip) -> Self {
         MachineConfig { metadata }
+    }
+}
+
+impl Input for Pod {
+    type Meta = ObjectMeta;
+    type Spec = PodSpec;
+    type Status = Skip;
+    fn assemble(metadata: ObjectMeta, spec: PodSpec, _: Skip) -> Self {
+        Pod { metadata, spec }.trimmed()
+    }
+}
+
+impl Input for PodDisruptionBudget {
+    type Meta = ObjectMeta;
+    type Spec = PodDisruptionBudgetSpec;
+    type Status = PodDisruptionBudgetStatus;
+    fn assemble(
+        metadata: ObjectMeta,
+        spec: PodDisruptionBudgetSpec,
+        status: PodDisruptionBudgetStatus,
+    ) -> Self {
+        PodDisruptionBudget {
+            metadata,
+            spec,
+            status,
+        }
+        .trimmed()
     }
 }
 

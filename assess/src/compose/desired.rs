@@ -28,14 +28,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsight,
-    UpdateInsightStatus, WorkerPoolUpdateStatusStatus, labels,
+    UpdateInsightStatus, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 use update_status_api::input::{Alert, MachineConfigPool};
 
 use super::composer::{self, NodeSink};
+use super::since::{self, PriorConditions};
 use crate::control_plane::ControlPlaneAssessment;
 use crate::insight::{self, UnreadableInput};
 use crate::nodes::{NodeAssessment, NodeContext, NodeSource, PoolAssessment};
+use crate::related::DrainEvidence;
 use crate::{ClusterInputs, alerts, control_plane, naming};
 
 /// An object as update-status wants it.
@@ -82,11 +84,22 @@ pub fn base_labels(cluster_id: Option<&str>) -> Labels {
 
 /// What our UpdateInsights already say (the watch cache of our objects, or nothing): their
 /// status by object name, indexed on the first look-up only (a pass whose desired insights
-/// have no health insight never builds the index).
-#[derive(Clone, Debug, Default)]
+/// have no health insight never builds the index); and, for those not read whole (the
+/// controller's projected progress insights), their conditions.
+#[derive(Clone, Default)]
 pub struct ExistingInsights<'a> {
     objs: &'a [Arc<UpdateInsight>],
     by_name: OnceCell<HashMap<&'a str, &'a UpdateInsightStatus>>,
+    progress: Option<&'a (dyn PriorConditions + Sync)>,
+}
+
+impl std::fmt::Debug for ExistingInsights<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExistingInsights")
+            .field("objs", &self.objs.len())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl<'a> ExistingInsights<'a> {
@@ -95,7 +108,19 @@ impl<'a> ExistingInsights<'a> {
         ExistingInsights {
             objs,
             by_name: OnceCell::new(),
+            progress: None,
         }
+    }
+
+    /// With the conditions of the insights not in `objs` (the projected progress insights).
+    pub fn with_progress(mut self, progress: &'a (dyn PriorConditions + Sync)) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The conditions of the insights not read whole.
+    pub fn progress(&self) -> Option<&'a (dyn PriorConditions + Sync)> {
+        self.progress
     }
 
     /// The status of our UpdateInsight `name`.
@@ -169,14 +194,21 @@ pub fn control_plane_share<N: NodeSource>(
     let ctx = NodeContext::from_inputs(inputs);
     let (master, master_changes_at) = composer::master_pool(&ctx, nodes, now);
     let assessment = composer::control_plane(inputs, master.as_ref(), now);
-    ControlPlaneShare {
+    let mut share = ControlPlaneShare {
         requeue_after: composer::requeue_after(inputs, master_changes_at, now),
         ..name_control_plane(inputs, assessment, existing_cp, existing, base, now)
+    };
+    if let Some(cp) = share.status.as_mut() {
+        let prior: &[_] = existing_cp.map_or(&[], |c| &c.conditions);
+        since::carry(&mut cp.status.conditions, &cp.name, prior, now);
     }
+    since::carry_insights(&mut share.insights, existing, now);
+    share
 }
 
 /// [`control_plane_share`] with the master pool already assessed (how hosted mode composes
-/// it).
+/// it), without the conditions' transition times (the caller carries them over once it has
+/// named everything: [`since::carry_cluster`]).
 pub fn control_plane_share_with(
     inputs: &ClusterInputs<'_>,
     master: Option<&PoolAssessment>,
@@ -207,7 +239,10 @@ pub fn name_control_plane(
     let Some(assessment) = assessment else {
         return ControlPlaneShare::default();
     };
-    let mut status = assessment.status;
+    let ControlPlaneAssessment {
+        mut status,
+        insights: mut assessed,
+    } = assessment;
     if let Some(old) = existing_cp
         && !control_plane::estimate_moved(
             old.estimated_completed_at,
@@ -217,14 +252,21 @@ pub fn name_control_plane(
     {
         status.estimated_completed_at = old.estimated_completed_at;
     }
+    // The ClusterVersion insight says the estimate the status keeps.
+    for i in &mut assessed {
+        if i.resource.kind == "ClusterVersion"
+            && let Some(p) = i.progress.as_mut()
+        {
+            p.estimated_completed_at = status.estimated_completed_at;
+        }
+    }
     let cv_owner = inputs.cluster_version.and_then(owner_of);
     let co_owners: HashMap<&str, OwnerReference> = inputs
         .cluster_operators
         .iter()
         .filter_map(|c| Some((c.metadata.name.as_deref()?, owner_of(c)?)))
         .collect();
-    let mut insights: Vec<Desired<UpdateInsightStatus>> = assessment
-        .insights
+    let mut insights: Vec<Desired<UpdateInsightStatus>> = assessed
         .into_iter()
         .map(|s| {
             let owner = match s.resource.kind.as_str() {
@@ -272,17 +314,20 @@ pub fn unreadable_inputs_share(
 // Nodes and pools
 // ---------------------------------------------------------------------------------------------
 
-/// One node's desired insights (its progress insight, then its health insights), owned by the
-/// node (`owner`: [`owner_of`] the node).
+/// One node's desired insights (its progress insight, then its health insights, a failed
+/// drain's blockers in their `related`: [`crate::nodes::with_drain_blockers`]), owned by the
+/// node (`owner`: [`owner_of`] the node). The progress insight's conditions are as the
+/// assessment has them (their transition times are carried over where it is made).
 pub fn node_insights(
     assessment: &NodeAssessment,
     owner: Option<OwnerReference>,
     existing: &ExistingInsights,
     base: &Labels,
+    evidence: &DrainEvidence,
 ) -> Vec<Desired<UpdateInsightStatus>> {
-    let mut out: Vec<Desired<UpdateInsightStatus>> = std::iter::once(&assessment.progress)
-        .chain(&assessment.health)
-        .map(|s| Desired::insight(s.clone(), "", base, owner.clone()))
+    let mut out: Vec<Desired<UpdateInsightStatus>> = std::iter::once(assessment.progress.clone())
+        .chain(crate::nodes::with_drain_blockers(assessment, evidence))
+        .map(|s| Desired::insight(s, "", base, owner.clone()))
         .collect();
     keep_started_at(&mut out, existing);
     out
@@ -450,8 +495,11 @@ pub fn name_alerts(
 /// What our objects already say, for the carry-over.
 #[derive(Clone, Debug, Default)]
 pub struct Existing<'a> {
-    /// Our ControlPlaneUpdateStatus `cluster` (its estimate; its uid owns the alert insights).
+    /// Our ControlPlaneUpdateStatus `cluster` (its estimate, its conditions' times; its uid
+    /// owns the alert insights).
     pub control_plane: Option<&'a ControlPlaneUpdateStatus>,
+    /// Our WorkerPoolUpdateStatus objects (their conditions' times).
+    pub worker_pools: &'a [Arc<WorkerPoolUpdateStatus>],
     /// Our UpdateInsights, by name.
     pub insights: ExistingInsights<'a>,
 }
@@ -485,6 +533,7 @@ pub fn desired_cluster(
         assessed: Vec::with_capacity(inputs.nodes.len()),
         existing: &existing.insights,
         base,
+        evidence: DrainEvidence::of_inputs(inputs),
     };
     let composed = super::compose(inputs, inputs.nodes, &mut sink, now);
     let mut insights = sink.insights;
@@ -513,11 +562,13 @@ pub fn desired_cluster(
     .collect();
     keep_started_at(&mut alerts, &existing.insights);
     insights.extend(alerts);
-    DesiredCluster {
+    let mut desired = DesiredCluster {
         control_plane: cp.status,
         worker_pools: pools.statuses,
         insights,
-    }
+    };
+    since::carry_cluster(&mut desired, existing, now);
+    desired
 }
 
 /// [`desired_cluster`]'s node sink: each node's insights named as it is assessed.
@@ -526,6 +577,7 @@ struct NamedNodes<'e, 'a> {
     assessed: Vec<NodeAssessment>,
     existing: &'e ExistingInsights<'a>,
     base: &'e Labels,
+    evidence: DrainEvidence,
 }
 
 impl NodeSink for NamedNodes<'_, '_> {
@@ -535,6 +587,7 @@ impl NodeSink for NamedNodes<'_, '_> {
             owner_of(node),
             self.existing,
             self.base,
+            &self.evidence,
         ));
         self.assessed.push(assessment);
     }
@@ -618,6 +671,7 @@ mod tests {
                     reference: "r".into(),
                 },
                 related: vec![],
+                related_omitted: 0,
                 source: "ClusterVersionNoFailing".into(),
             }),
         }

@@ -9,9 +9,11 @@
 //!    while it moves less than the tolerance), piece by piece as the reconcilers run them
 //!    ([`control_plane_share`], [`pools_share`], [`node_insights`], [`alerts_share`]) and whole
 //!    ([`desired_cluster`]: what the fixture tests compare with the reconcilers' objects).
+//!    [`since`] sets the conditions' transition times, carried over the same way.
 
 pub mod composer;
 pub mod desired;
+pub mod since;
 
 pub use composer::{Composed, NodeSink, compose, master_pool};
 pub use desired::*;

@@ -286,6 +286,7 @@ fn adjust_progress(s: &mut UpdateInsightStatus, f: &HostedControlPlaneFacts) {
         } else {
             Assessment::Progressing
         };
+        p.estimated_completed_at = None;
     }
 }
 

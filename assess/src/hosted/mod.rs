@@ -111,6 +111,7 @@ pub fn desired_hosted(
     out.cluster.worker_pools = pools.statuses;
     out.cluster.control_plane = cp.status;
     crate::compose::keep_started_at(&mut out.cluster.insights, &existing.insights);
+    crate::compose::since::carry_cluster(&mut out.cluster, existing, now);
     out.requeue_after = min_requeue(out.requeue_after, health::requeue_after(inputs, now));
     out
 }

@@ -269,6 +269,8 @@ pub fn machine_member(
                 target: ellipsize(target, limits::VERSION),
             }),
             estimate: String::new(),
+            estimate_seconds: None,
+            estimated_completed_at: None,
             message,
             since: None,
             conditions: vec![
@@ -312,9 +314,12 @@ pub fn machine_member(
         is_degraded: failed,
         is_draining: phase == NodePhase::Draining,
         seriously_unavailable: is_unavailable,
+        // A Machine has no oc estimate: its pool's is unknown.
+        estimate_seconds: None,
         changes_at: None,
         progress,
         health: Vec::new(),
+        drain: None,
     }
 }
 

@@ -997,6 +997,7 @@ fn a_second_pass_on_its_own_objects_is_unchanged() {
     let existing = Existing {
         control_plane: Some(&cp),
         insights: crate::compose::ExistingInsights::new(&objs),
+        ..Default::default()
     };
     let later = now() + jiff::SignedDuration::from_secs(30);
     let second = desired_hosted(&inputs, &existing, later);

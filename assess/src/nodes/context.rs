@@ -19,6 +19,19 @@ pub struct PoolContext {
     pub layered_image: Option<String>,
     /// The MachineConfigPool as an insight resource.
     pub resource: ResourceRef,
+    /// `spec.maxUnavailable` as written (a count or a percentage; `None`: 1).
+    pub max_unavailable: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+}
+
+impl PoolContext {
+    /// How many nodes of a pool of `total` may update at once (at least 1).
+    pub fn max_unavailable_of(&self, total: u32) -> u32 {
+        update_status_api::input::MachineConfigPoolSpec {
+            max_unavailable: self.max_unavailable.clone(),
+            ..Default::default()
+        }
+        .max_unavailable_of(total)
+    }
 }
 
 impl PoolContext {
@@ -54,6 +67,7 @@ impl PoolContext {
                 name: name.clone(),
                 namespace: None,
             },
+            max_unavailable: pool.spec.max_unavailable.clone(),
             name,
         }
     }

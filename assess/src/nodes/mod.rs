@@ -28,6 +28,7 @@ use update_status_api::crd::limits;
 pub use crate::format::go_quote;
 use crate::format::{cut_noting, ellipsize};
 use crate::insight::{HealthDraft, tally};
+use crate::related::{DrainEvidence, DrainFailure};
 use update_status_api::crd::{
     Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightScope, InsightType,
     NodeCounts, NodePhase, ProgressInsight, ResourceRef, ScopeType, UpdateInsightStatus,

@@ -147,12 +147,19 @@ pub struct NodeAssessment {
     pub is_draining: bool,
     /// C.4 at `now`.
     pub seriously_unavailable: bool,
+    /// C.8's EST in seconds ([`estimate_seconds`]; the pools read it, not the insight).
+    pub estimate_seconds: Option<u32>,
     /// When time alone would change this assessment (a D.6 insight would appear).
     pub changes_at: Option<Timestamp>,
     /// The node's progress insight.
     pub progress: UpdateInsightStatus,
-    /// Its health insights (D.6 then D.7), already filtered for completeness.
+    /// Its health insights (D.6 then D.7), already filtered for completeness; their
+    /// `related` is the node's pool and target MachineConfig (rule N), and the drain's
+    /// blockers are added by [`with_drain_blockers`].
     pub health: Vec<UpdateInsightStatus>,
+    /// The node is degraded by a failed drain: what its message says (rule D1, boxed: most
+    /// nodes have none).
+    pub drain: Option<Box<DrainFailure>>,
 }
 
 impl NodeAssessment {
@@ -247,6 +254,8 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
                 target: ellipsize(&ctx.target_version, limits::VERSION),
             }),
             estimate: f.estimate.to_string(),
+            estimate_seconds: estimate_seconds(f.estimate),
+            estimated_completed_at: None,
             message: cut_noting(&message, limits::PROGRESS_MESSAGE),
             since: None,
             conditions,
@@ -295,6 +304,17 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         );
     }
 
+    // Rule N: every node insight points at the node's pool and the MachineConfig it goes to.
+    let related = crate::related::of_node(&f.pool.name, node.annotation(NODE_DESIRED_CONFIG));
+    for h in &mut health {
+        crate::insight::set_related(h, related.iter().cloned());
+    }
+    let drain = f
+        .is_degraded
+        .then(|| crate::related::parse_drain_failure(f.degraded_reason))
+        .flatten()
+        .map(Box::new);
+
     Some(NodeAssessment {
         name: name.to_string(),
         pool: f.pool.name.clone(),
@@ -308,9 +328,51 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         is_degraded: f.is_degraded,
         is_draining: f.is_draining,
         seriously_unavailable,
+        estimate_seconds: estimate_seconds(f.estimate),
         changes_at,
         progress,
         health,
+        drain,
+    })
+}
+
+/// A node's EST (C.8) in seconds: `+10m` → 600, `+5m` → 300, `-` → 0, `?` (unknown) → `None`.
+pub fn estimate_seconds(estimate: &str) -> Option<u32> {
+    match estimate {
+        "-" => Some(0),
+        "+5m" => Some(5 * 60),
+        "+10m" => Some(10 * 60),
+        _ => None,
+    }
+}
+
+/// A node's health insights with the blockers of its failed drain (rules D1–D3, from the
+/// message and `evidence`) listed first in their `related`, before its pool and
+/// MachineConfig. Only the D.7 (degraded) insight of a node whose drain fails changes.
+pub fn with_drain_blockers<'a>(
+    assessment: &'a NodeAssessment,
+    evidence: &'a DrainEvidence,
+) -> impl Iterator<Item = UpdateInsightStatus> + 'a {
+    let blockers = assessment
+        .drain
+        .as_ref()
+        .map(|f| crate::related::drain_blockers(&assessment.name, f, evidence))
+        .unwrap_or_default();
+    assessment.health.iter().map(move |h| {
+        let mut h = h.clone();
+        let degraded = h
+            .health
+            .as_ref()
+            .is_some_and(|x| x.source == SOURCE_NODE_DEGRADED);
+        if degraded && !blockers.is_empty() {
+            let rest = h
+                .health
+                .as_ref()
+                .map(|x| x.related.clone())
+                .unwrap_or_default();
+            crate::insight::set_related(&mut h, blockers.iter().cloned().chain(rest));
+        }
+        h
     })
 }
 

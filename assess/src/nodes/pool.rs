@@ -240,12 +240,53 @@ fn aggregate<'a>(
             paused: pool.paused,
             completion_percent: completion_percent(counts.updated, counts.total),
             target_version: ellipsize(&ctx.target_version, limits::VERSION),
+            estimate_seconds: pool_estimate_seconds(pool, &members, &counts),
             nodes: counts,
             health_insights: health,
             conditions,
         },
         insights,
     }
+}
+
+/// What oc's node estimates say of a whole node update: a node that starts draining is done
+/// in 10 minutes (`+10m`).
+pub const NODE_UPDATE_SECONDS: u32 = 10 * 60;
+
+/// A pool's estimated time to completion in seconds (see `docs/assessment-contract.md`): the
+/// longest EST of its updating nodes, plus one whole node update ([`NODE_UPDATE_SECONDS`])
+/// per wave of `maxUnavailable` nodes still to start. 0 when every node is updated; `None`
+/// when it cannot be told: an empty pool, a degraded node or an unavailable one that has not
+/// started (EST `?`: it may never finish), an excluded node (a paused pool), or no node
+/// started yet (the pool's start is unknown).
+pub fn pool_estimate_seconds(
+    pool: &PoolContext,
+    members: &[&NodeAssessment],
+    counts: &NodeCounts,
+) -> Option<u32> {
+    if counts.total == 0 {
+        return None;
+    }
+    if counts.updated == counts.total {
+        return Some(0);
+    }
+    if counts.pending == counts.total {
+        return None;
+    }
+    let mut longest = 0u32;
+    let mut pending = 0u32;
+    for n in members {
+        match (n.assessment, n.estimate_seconds) {
+            // Never progresses while paused; may never finish.
+            (Assessment::Excluded | Assessment::Degraded, _) => return None,
+            (Assessment::Outdated, _) => pending += 1,
+            (_, Some(s)) => longest = longest.max(s),
+            // EST `?`: an unavailable node that has not started.
+            (_, None) => return None,
+        }
+    }
+    let waves = pending.div_ceil(pool.max_unavailable_of(counts.total));
+    Some(longest.saturating_add(waves.saturating_mul(NODE_UPDATE_SECONDS)))
 }
 
 /// Assesses every pool and node.

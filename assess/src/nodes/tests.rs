@@ -566,7 +566,18 @@ fn g37_unavailable_insight_scope_and_start() {
             r#"Node has a Ready!=True condition with Reason "Not ready" and message "kubelet down""#
         );
         assert_eq!(h.remediation.reference, MCO_REFERENCE);
-        assert!(h.related.is_empty());
+        // Rule N (this used to stay empty): the node's pool and target MachineConfig.
+        let related: Vec<(&str, &str)> = h
+            .related
+            .iter()
+            .map(|r| (r.kind.as_str(), r.name.as_str()))
+            .collect();
+        let target = if pool == "master" { M_OLD } else { OLD };
+        assert_eq!(
+            related,
+            [("MachineConfigPool", pool), ("MachineConfig", target)]
+        );
+        assert_eq!(h.related_omitted, 0);
         assert_eq!(a.health[0].scope.type_, scope);
     }
     assert!(master.is_master && !worker.is_master);
@@ -1212,9 +1223,11 @@ fn pool_counts_node() -> NodeAssessment {
         is_degraded: false,
         is_draining: false,
         seriously_unavailable: false,
+        estimate_seconds: Some(0),
         changes_at: None,
         progress: UpdateInsightStatus::default(),
         health: Vec::new(),
+        drain: None,
     }
 }
 

@@ -19,8 +19,15 @@ use super::{
 };
 use crate::duration::short_duration;
 
-/// Renders the hosted cluster `name` from `view` at `now`.
-pub fn render(name: &str, view: &View, now: Timestamp, details: Details) -> String {
+/// Renders the hosted cluster `name` from `view` at `now`; with `related` each detailed health
+/// insight also lists its `related` resources (`--related`).
+pub fn render_with(
+    name: &str,
+    view: &View,
+    now: Timestamp,
+    details: Details,
+    related: bool,
+) -> String {
     let Some(cp) = view.control_plane.as_ref() else {
         return format!("{}\n", RenderError::NoControlPlane);
     };
@@ -60,7 +67,7 @@ pub fn render(name: &str, view: &View, now: Timestamp, details: Details) -> Stri
     }
 
     out.push_str("\n= Update Health =\n");
-    update_health(&mut out, cp, view, now, details);
+    update_health(&mut out, cp, view, now, details, related);
     out
 }
 

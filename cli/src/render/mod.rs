@@ -71,10 +71,18 @@ impl Details {
     pub fn nodes(self) -> bool {
         matches!(self, Details::All | Details::Nodes)
     }
-    fn health(self) -> bool {
+    /// The detailed Update Health view (`health`, `all`).
+    pub fn health(self) -> bool {
         matches!(self, Details::All | Details::Health)
     }
 }
+
+/// `--related` without the detailed Update Health view it adds to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--related adds to the detailed health view: use it with --details=health or --details=all"
+)]
+pub struct RelatedNeedsHealth;
 
 /// An invalid `--details` value; the text is oc's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -127,7 +135,14 @@ pub fn check(view: &View) -> Result<(), RenderError> {
 /// Renders `view` as `oc adm upgrade status [--details=...]` prints it at `now`.
 ///
 /// Views [`check`] rejects render as the error text followed by a newline.
+#[cfg(test)]
 pub fn render(view: &View, now: Timestamp, details: Details) -> String {
+    render_with(view, now, details, false)
+}
+
+/// [`render`], and with `related` (ours, not oc's: `--related`) each health insight of the
+/// detailed Update Health view also lists what it points at (its `related` resources).
+pub fn render_with(view: &View, now: Timestamp, details: Details, related: bool) -> String {
     if let Err(e) = check(view) {
         return format!("{e}\n");
     }
@@ -176,7 +191,7 @@ pub fn render(view: &View, now: Timestamp, details: Details) -> String {
     }
 
     out.push_str("\n= Update Health =\n");
-    update_health(&mut out, cp, view, now, details);
+    update_health(&mut out, cp, view, now, details, related);
     out
 }
 
@@ -661,6 +676,7 @@ fn update_health(
     view: &View,
     now: Timestamp,
     details: Details,
+    related: bool,
 ) {
     let health = sorted_health(view);
     if health.is_empty() {
@@ -674,7 +690,10 @@ fn update_health(
         return;
     }
     if details.health() {
-        let entries: Vec<String> = health.iter().map(|i| detailed_insight(i, now)).collect();
+        let entries: Vec<String> = health
+            .iter()
+            .map(|i| detailed_insight(i, now, related))
+            .collect();
         out.push_str(&entries.join("\n"));
         return;
     }
@@ -701,6 +720,14 @@ fn update_health(
     }
 }
 
+/// `namespace/name`, or `name` for a cluster-scoped resource.
+fn qualified_name(r: &ResourceRef) -> String {
+    match r.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{}", r.name),
+        _ => r.name.clone(),
+    }
+}
+
 /// `kind` as oc names resources: `nodes`, `clusteroperators.config.openshift.io`.
 fn resource_kind(r: &ResourceRef) -> String {
     let mut kind = r.kind.to_lowercase();
@@ -712,8 +739,10 @@ fn resource_kind(r: &ResourceRef) -> String {
     kind
 }
 
-/// One insight of the detailed health view (E.6), newline-terminated.
-fn detailed_insight(i: &UpdateInsightStatus, now: Timestamp) -> String {
+/// One insight of the detailed health view (E.6), newline-terminated. `Resources` lists the
+/// resource the insight is about, as oc does; with `related` (ours), a `Related` section then
+/// lists what it points at, in its order (most telling first), and how many more there are.
+fn detailed_insight(i: &UpdateInsightStatus, now: Timestamp, related: bool) -> String {
     let mut out = String::new();
     let Some(h) = i.health.as_ref() else {
         return out;
@@ -730,13 +759,10 @@ fn detailed_insight(i: &UpdateInsightStatus, now: Timestamp) -> String {
     let _ = writeln!(out, "{}{}", label("Impact:"), h.impact.type_.as_str());
     let _ = writeln!(out, "{}{}", label("Reference:"), h.remediation.reference);
     let mut resources: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in std::iter::once(&i.resource).chain(h.related.iter()) {
-        let name = match r.namespace.as_deref() {
-            Some(ns) if !ns.is_empty() => format!("{ns}/{}", r.name),
-            _ => r.name.clone(),
-        };
-        resources.entry(resource_kind(r)).or_default().push(name);
-    }
+    resources
+        .entry(resource_kind(&i.resource))
+        .or_default()
+        .push(qualified_name(&i.resource));
     out.push_str("  Resources:\n");
     // Kinds are right-aligned to the longest one of the insight (E.6: "left-padded").
     let width = resources.keys().map(|k| k.chars().count() + 1).max();
@@ -750,6 +776,15 @@ fn detailed_insight(i: &UpdateInsightStatus, now: Timestamp) -> String {
             names.join(", "),
             w = width.unwrap_or_default()
         );
+    }
+    if related && (!h.related.is_empty() || h.related_omitted > 0) {
+        out.push_str("  Related:\n");
+        for r in &h.related {
+            let _ = writeln!(out, "    {}: {}", resource_kind(r), qualified_name(r));
+        }
+        if h.related_omitted > 0 {
+            let _ = writeln!(out, "    (and {} more)", h.related_omitted);
+        }
     }
     let indent = " ".repeat(DETAIL_LABEL_WIDTH + 2);
     let description = h.impact.description.replace('\n', &format!("\n{indent}, "));

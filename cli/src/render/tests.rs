@@ -120,6 +120,8 @@ fn node(pool: &str, name: &str, assessment: Assessment, phase: NodePhase) -> Upd
                 NodePhase::Pending => "?",
             }
             .into(),
+            estimate_seconds: None,
+            estimated_completed_at: None,
             message: String::new(),
             since: None,
             conditions,
@@ -166,6 +168,7 @@ fn health(
                 reference: "https://example.com/runbook".into(),
             },
             related: Vec::new(),
+            related_omitted: 0,
             source: source.into(),
         }),
     }
@@ -822,6 +825,7 @@ fn detailed_health_view() {
             "2024-01-01T11:58:47Z",
         ),
     ];
+    // oc's view: `related` is ours, so Resources lists the insight's resource only.
     let out = render(&v, ts(NOW), Details::Health);
     let expected = "= Update Health =
 Message: NodeDegraded worker-1
@@ -830,8 +834,7 @@ Message: NodeDegraded worker-1
   Impact:      Update Stalled
   Reference:   https://example.com/runbook
   Resources:
-    machineconfigpools.machineconfiguration.openshift.io: worker
-                                                   nodes: worker-1
+    nodes: worker-1
   Description: line one
                , line two
 
@@ -846,6 +849,66 @@ Message: ClusterOperatorDegraded etcd
                , line two
 ";
     assert_eq!(section(&out, "= Update Health ="), expected);
+}
+
+#[test]
+fn related_resources_are_listed_apart_with_related() {
+    let mut v = view(progressing_cp());
+    let mut node_insight = node_degraded("worker-1", "worker", ScopeType::WorkerPool);
+    if let Some(h) = node_insight.health.as_mut() {
+        h.related = vec![
+            ResourceRef {
+                kind: "Pod".into(),
+                name: "checkout-1".into(),
+                namespace: Some("shop".into()),
+                ..Default::default()
+            },
+            ResourceRef {
+                group: "policy".into(),
+                kind: "PodDisruptionBudget".into(),
+                name: "checkout-pdb".into(),
+                namespace: Some("shop".into()),
+            },
+        ];
+        h.related_omitted = 3;
+    }
+    let plain = node_degraded("worker-2", "worker", ScopeType::WorkerPool);
+    v.insights = vec![node_insight, plain];
+    let out = render_with(&v, ts(NOW), Details::Health, true);
+    let expected = "= Update Health =
+Message: NodeDegraded worker-1
+  Since:       -
+  Level:       Error
+  Impact:      Update Stalled
+  Reference:   https://example.com/runbook
+  Resources:
+    nodes: worker-1
+  Related:
+    pods: shop/checkout-1
+    poddisruptionbudgets.policy: shop/checkout-pdb
+    (and 3 more)
+  Description: line one
+               , line two
+
+Message: NodeDegraded worker-2
+  Since:       -
+  Level:       Error
+  Impact:      Update Stalled
+  Reference:   https://example.com/runbook
+  Resources:
+    nodes: worker-2
+  Description: line one
+               , line two
+";
+    assert_eq!(section(&out, "= Update Health ="), expected);
+    // Without --related: oc's text, byte for byte.
+    let oc = render(&v, ts(NOW), Details::Health);
+    assert!(!oc.contains("Related:") && !oc.contains("checkout"), "{oc}");
+    // The compact view has no place for it.
+    assert_eq!(
+        render_with(&v, ts(NOW), Details::None, true),
+        render(&v, ts(NOW), Details::None)
+    );
 }
 
 #[test]

@@ -183,6 +183,17 @@ pub enum FlagError {
 }
 
 impl Args {
+    /// Who this process is: `--leader-identity` (`POD_NAME`), else `<hostname>-<pid>` (the
+    /// Lease holder's identity and the Events' reporting instance).
+    pub fn identity(&self) -> String {
+        self.leader_identity.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+            format!("{}-{}", host.trim(), std::process::id())
+        })
+    }
+}
+
+impl Args {
     /// Checks the combinations of flags of the chosen mode.
     pub fn check(&self) -> Result<(), FlagError> {
         match self.mode {

@@ -14,6 +14,7 @@ use crate::hosted::reconciler::{self, HostedReconciler, HubWake};
 use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
 use crate::hub_sync::{Credentials, LocalObjects};
 use crate::metrics::Metrics;
+use crate::reconcilers::events::EventsReconciler;
 use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
 
@@ -28,8 +29,10 @@ pub(crate) async fn start(
     infra: &mut Tasks,
 ) -> anyhow::Result<Started> {
     let wake = Arc::new(Notify::new());
+    let events_wake = Arc::new(Notify::new());
     let hub_wake = HubWake {
         wake: args.hub_on().then(|| Arc::new(Notify::new())),
+        events: Some(events_wake.clone()),
         keep_progress: args.keep_progress(),
     };
     let caches = reconciler::start(
@@ -79,6 +82,15 @@ pub(crate) async fn start(
         insights,
         move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
             let mut writers = Tasks::new();
+            // The update's story as Events regarding the HostedClusters and NodePools.
+            let events = EventsReconciler::new(
+                client.clone(),
+                args.identity(),
+                caches.insights.clone(),
+                caches.control_plane_statuses.clone(),
+                ctx.metrics.clone(),
+            );
+            ctx.spawn(&mut writers, events, &events_wake);
             let mut reconciler = HostedReconciler::new(client.clone(), caches, ctx.metrics.clone());
             if args.hosted_kubeconfig_access {
                 reconciler = reconciler.with_guest_access(wake.clone());
@@ -95,6 +107,7 @@ pub(crate) async fn start(
                 }
             }
             wake.notify_one();
+            events_wake.notify_one();
             if let Some(w) = &hub_wake.wake {
                 w.notify_one();
             }

@@ -170,10 +170,7 @@ pub(crate) fn prometheus_client(args: &Args) -> anyhow::Result<Option<Prometheus
 
 /// Waits until we hold the leader-election Lease.
 async fn campaign(args: &Args, client: &kube::Client) -> Leadership {
-    let me = args.leader_identity.clone().unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        format!("{}-{}", host.trim(), std::process::id())
-    });
+    let me = args.identity();
     tracing::info!(lease = %args.leader_election_id, identity = %me, "waiting to become leader");
     Elector::new(
         client.clone(),

@@ -14,6 +14,7 @@ use crate::metrics::Metrics;
 use crate::reconcilers::alerts::prometheus::PrometheusClient;
 use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
 use crate::reconcilers::control_plane::{self, ControlPlaneReconciler};
+use crate::reconcilers::events::EventsReconciler;
 use crate::reconcilers::worker_pools::{self, WorkerPoolsReconciler};
 use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
@@ -30,16 +31,21 @@ pub struct Wakers {
     pub alerts: Arc<Notify>,
     /// The hub sync (woken by any of our objects; idle without `--hub-kubeconfig`).
     pub hub_sync: Arc<Notify>,
+    /// The events task (woken by our insights and control-plane statuses).
+    pub events: Arc<Notify>,
 }
 
 impl Wakers {
     /// Whom each watch wakes. The control-plane reconciler counts the master pool's nodes
     /// itself, so the pools, MachineConfigs and Nodes wake it too. Our own objects wake the
     /// reconciler that wrote them (its name in their `update.openshift.io/reconciler` label),
-    /// the status objects the alerts reconciler, and every one of them the hub sync.
+    /// the status objects the alerts reconciler, and every one of them the hub sync; the
+    /// alert insights also wake the worker-pools reconciler (a firing PodDisruptionBudget
+    /// alert corroborates what blocks a drain), and the insights and control-plane statuses
+    /// the events task.
     pub fn routes(&self) -> Routes {
         let (cp, wp) = (&self.control_plane, &self.worker_pools);
-        let (alerts, hub) = (&self.alerts, &self.hub_sync);
+        let (alerts, hub, events) = (&self.alerts, &self.hub_sync, &self.events);
         let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
         Routes {
             cluster_versions: inputs(&[cp, wp]),
@@ -49,14 +55,15 @@ impl Wakers {
             nodes: inputs(&[cp, wp]),
             mco_deployments: inputs(&[cp]),
             insights: Wake::owned(
-                vec![hub.clone()],
+                vec![hub.clone(), events.clone()],
                 vec![
                     (control_plane::NAME, cp.clone()),
                     (worker_pools::NAME, wp.clone()),
+                    (alerts::NAME, wp.clone()),
                 ],
             ),
             control_plane_statuses: Wake::owned(
-                vec![alerts.clone(), hub.clone()],
+                vec![alerts.clone(), hub.clone(), events.clone()],
                 vec![(control_plane::NAME, cp.clone())],
             ),
             worker_pool_statuses: Wake::owned(
@@ -152,6 +159,15 @@ fn start_writers(
         ctx.metrics.clone(),
         args.cluster_id.clone(),
     );
+    let events = EventsReconciler::new(
+        client.clone(),
+        args.identity(),
+        caches.insights.clone(),
+        caches.control_plane_statuses.clone(),
+        ctx.metrics.clone(),
+    );
+    // The events task reads its baseline first: what is already there is not told again.
+    ctx.spawn(&mut tasks, events, &wakers.events);
     ctx.spawn(&mut tasks, cp, &wakers.control_plane);
     ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
     match prometheus {
@@ -187,5 +203,6 @@ fn start_writers(
     wakers.worker_pools.notify_one();
     wakers.alerts.notify_one();
     wakers.hub_sync.notify_one();
+    wakers.events.notify_one();
     tasks
 }

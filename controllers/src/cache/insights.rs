@@ -21,8 +21,12 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, labels};
+use update_status_api::crd::{
+    Condition, ConditionStatus, UpdateInsight, UpdateInsightStatus, labels,
+};
+use update_status_assess::compose::since::PriorConditions;
 
 use crate::runtime::existing::{Cached, Existing, our_label};
 
@@ -52,7 +56,33 @@ pub struct ProgressEntry {
     owner: u64,
     /// [`status_fingerprint`] of the status.
     status: u64,
+    /// Its conditions' types, statuses and transition times: what the core carries over
+    /// ([`update_status_assess::compose::since`]).
+    conditions: Box<[Mark]>,
     deleting: bool,
+}
+
+/// A condition of a projected progress insight: its type (one of [`CONDITION_TYPES`]), status
+/// and transition time (whole seconds; `i64::MIN`: none). 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mark {
+    type_: u8,
+    status: ConditionStatus,
+    since: i64,
+}
+
+/// The condition types our progress insights carry (others are not kept: we write none).
+const CONDITION_TYPES: [&str; 4] = ["Updating", "Available", "Degraded", "Healthy"];
+
+impl Mark {
+    fn of(c: &Condition) -> Option<Mark> {
+        let type_ = CONDITION_TYPES.iter().position(|t| *t == c.type_)?;
+        Some(Mark {
+            type_: u8::try_from(type_).ok()?,
+            status: c.status,
+            since: c.last_transition_time.map_or(i64::MIN, |t| t.as_second()),
+        })
+    }
 }
 
 impl CachedInsight {
@@ -83,6 +113,12 @@ impl CachedInsight {
             ),
             owner: owner_fingerprint(meta.owner_references.as_ref().and_then(|r| r.first())),
             status: status_fingerprint(status),
+            conditions: status
+                .progress
+                .iter()
+                .flat_map(|p| &p.conditions)
+                .filter_map(Mark::of)
+                .collect(),
             deleting: meta.deletion_timestamp.is_some(),
         })
     }
@@ -120,6 +156,50 @@ impl Existing<UpdateInsightStatus> for CachedInsight {
                 is_progress(desired) && p.status == status_fingerprint(desired)
             }
         }
+    }
+}
+
+/// What the projected progress insights of a cache say of their conditions, by object name
+/// (indexed on the first look-up): the core's carry-over of transition times reads it
+/// (those cached whole are read whole, through [`wholes`]).
+pub struct ProgressConditions<'a> {
+    objs: &'a [Arc<CachedInsight>],
+    by_name: std::sync::OnceLock<std::collections::HashMap<&'a str, &'a ProgressEntry>>,
+}
+
+impl<'a> ProgressConditions<'a> {
+    /// Over a cache's state.
+    pub fn new(objs: &'a [Arc<CachedInsight>]) -> Self {
+        ProgressConditions {
+            objs,
+            by_name: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl PriorConditions for ProgressConditions<'_> {
+    fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
+        let index = self.by_name.get_or_init(|| {
+            self.objs
+                .iter()
+                .filter_map(|o| match o.as_ref() {
+                    CachedInsight::Progress(p) => Some((&*p.name, p)),
+                    CachedInsight::Whole(_) => None,
+                })
+                .collect()
+        });
+        let entry = index.get(name)?;
+        let wanted = CONDITION_TYPES.iter().position(|t| *t == type_)?;
+        entry
+            .conditions
+            .iter()
+            .find(|m| usize::from(m.type_) == wanted)
+            .map(|m| {
+                let since = (m.since != i64::MIN)
+                    .then(|| Timestamp::from_second(m.since).ok())
+                    .flatten();
+                (m.status, since)
+            })
     }
 }
 
@@ -391,6 +471,51 @@ mod tests {
             "no labels of ours"
         );
         assert_eq!(c.cached_label(labels::RECONCILER), None);
+    }
+
+    #[test]
+    fn projected_progress_insights_keep_their_conditions_transition_times() {
+        let mut status = progress("draining");
+        if let Some(p) = status.progress.as_mut() {
+            p.conditions = vec![
+                Condition {
+                    type_: "Updating".into(),
+                    status: ConditionStatus::True,
+                    last_transition_time: Some("2026-01-01T10:00:00Z".parse().expect("timestamp")),
+                    ..Default::default()
+                },
+                Condition {
+                    type_: "Degraded".into(),
+                    status: ConditionStatus::False,
+                    ..Default::default()
+                },
+                Condition {
+                    type_: "SomethingElse".into(),
+                    status: ConditionStatus::True,
+                    ..Default::default()
+                },
+            ];
+        }
+        let objs = [Arc::new(CachedInsight::new(
+            object(BTreeMap::new(), None, status),
+            false,
+        ))];
+        let p = ProgressConditions::new(&objs);
+        assert_eq!(
+            p.condition("n1-progress", "Updating"),
+            Some((
+                ConditionStatus::True,
+                Some("2026-01-01T10:00:00Z".parse().expect("timestamp"))
+            ))
+        );
+        assert_eq!(
+            p.condition("n1-progress", "Degraded"),
+            Some((ConditionStatus::False, None))
+        );
+        assert_eq!(p.condition("n1-progress", "SomethingElse"), None);
+        assert_eq!(p.condition("n1-progress", "Available"), None);
+        assert_eq!(p.condition("other", "Updating"), None);
+        assert_eq!(std::mem::size_of::<Mark>(), 16);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! they concern ([`update_status_assess::hosted::unreadable`]); an unreadable HostedCluster gets
 //! that insight only.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,16 +31,18 @@ use kube::ResourceExt;
 use kube::runtime::reflector::{Lookup, Store};
 use tokio::sync::Notify;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
+    Assessment, ConditionStatus, ControlPlaneUpdateStatus, InsightType, UpdateInsight,
+    WorkerPoolUpdateStatus, labels,
 };
 use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 
 use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
+use crate::assess::control_plane::CONDITION_UPDATING;
 use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use crate::assess::insight::UnreadableInput;
-use crate::cache::insights::CachedInsight;
+use crate::cache::insights::{CachedInsight, ProgressConditions};
 use crate::cache::watch::{Unreadable, Wake, Watches, keep_all};
 use crate::hosted::guest::{GuestView, Guests};
 use crate::metrics::Metrics;
@@ -77,17 +79,20 @@ pub struct HostedCaches {
     pub unreadable: Unreadable,
 }
 
-/// Whom the hosted watches wake besides the reconciler: the hub sync, if on.
+/// Whom the hosted watches wake besides the reconciler: the hub sync, if on, and the events
+/// task.
 #[derive(Clone, Default)]
 pub struct HubWake {
     /// Woken by the HostedCluster watch and the watches of our objects.
     pub wake: Option<Arc<Notify>>,
+    /// The events task: woken by our insights and control-plane statuses.
+    pub events: Option<Arc<Notify>>,
     /// Progress insights are cached whole (`--hub-include-progress`: the hub copies them).
     pub keep_progress: bool,
 }
 
 /// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`, and
-/// `hub.wake` for HostedClusters and our objects.
+/// `hub.wake` for HostedClusters and our objects, `hub.events` for our insights and statuses.
 /// `namespace`: where HostedClusters, NodePools and our objects are watched (`None`: all).
 pub fn start(
     client: &kube::Client,
@@ -113,6 +118,15 @@ pub fn start(
                 .collect(),
         )
     };
+    // Our insights and statuses also wake the events task.
+    let and_events = || {
+        Wake::always(
+            [Some(wake.clone()), hub.wake.clone(), hub.events.clone()]
+                .into_iter()
+                .flatten()
+                .collect(),
+        )
+    };
     // Ours: written by this controller for some hosted cluster.
     let ours = kube::runtime::watcher::Config::default().labels(&format!(
         "{}={},{}",
@@ -130,13 +144,13 @@ pub fn start(
         insights: w.spawn_insights(
             api(client, namespace),
             ours.clone(),
-            and_hub(),
+            and_events(),
             hub.keep_progress,
         ),
         control_plane_statuses: w.spawn(
             api(client, namespace),
             ours.clone(),
-            and_hub(),
+            and_events(),
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: w.spawn(
@@ -416,13 +430,15 @@ impl HostedReconciler {
             guest_unreachable,
         };
         let ours = index.ours(ns, name);
+        let projected = ProgressConditions::new(&ours.insights);
         let existing = Existing {
             control_plane: ours
                 .cps
                 .iter()
                 .find(|o| o.name_any() == name)
                 .map(|o| o.as_ref()),
-            insights: ExistingInsights::new(&ours.whole_insights),
+            worker_pools: &ours.pools,
+            insights: ExistingInsights::new(&ours.whole_insights).with_progress(&projected),
         };
         let mut desired = desired_hosted(&inputs, &existing, now);
         desired
@@ -443,6 +459,7 @@ impl HostedReconciler {
                 &existing.insights,
                 now,
             ));
+        publish_metrics(&self.metrics, &format!("{ns}/{name}"), &desired.cluster);
         let writes = w.sync(&desired.cluster, ours).await?;
         if writes > 0 {
             tracing::info!(
@@ -480,6 +497,7 @@ impl HostedReconciler {
             &ExistingInsights::new(&ours.whole_insights),
             now,
         );
+        publish_metrics(&self.metrics, &format!("{ns}/{name}"), &desired.cluster);
         if w.sync(&desired.cluster, ours).await? > 0 {
             tracing::info!(
                 reconciler = NAME,
@@ -547,6 +565,13 @@ impl HostedReconciler {
             .await;
         // Writers of clusters not reconciled this pass (being deleted) are kept as they were.
         self.writers = writers;
+        // The series of HostedClusters gone go with them.
+        let live: std::collections::BTreeSet<String> = done
+            .iter()
+            .map(|(key, ..)| format!("{}/{}", key.0, key.1))
+            .chain(self.writers.keys().map(|k| format!("{}/{}", k.0, k.1)))
+            .collect();
+        self.metrics.retain_hosted(&live);
         let mut next: Option<Duration> = None;
         let mut first_error = None;
         for (key, unreadable, w, r) in done {
@@ -571,6 +596,41 @@ impl HostedReconciler {
             None => Ok(next),
         }
     }
+}
+
+/// Publishes one HostedCluster's control-plane and NodePool series (`hosted_cluster`:
+/// `<namespace>/<name>`) from its desired objects, as the standalone reconcilers do from theirs:
+/// completion, the assessment state set, whether it is updating (its `Updating` condition), and
+/// each pool's completion and nodes per assessment (its node progress insights).
+fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredCluster) {
+    let cp = desired.control_plane.as_ref().map(|d| &d.status);
+    let updating = cp.is_some_and(|cp| {
+        cp.conditions
+            .iter()
+            .any(|c| c.type_ == CONDITION_UPDATING && c.status == ConditionStatus::True)
+    });
+    metrics.set_hosted_control_plane(hosted_cluster, cp, updating);
+    let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
+    for i in &desired.insights {
+        let s = &i.status;
+        if let (InsightType::Progress, Some(pool), Some(p)) =
+            (s.type_, s.scope.pool.as_deref(), s.progress.as_ref())
+            && matches!(s.resource.kind.as_str(), "Node" | "Machine")
+        {
+            *by_pool
+                .entry(pool)
+                .or_default()
+                .entry(p.assessment)
+                .or_default() += 1;
+        }
+    }
+    metrics.set_hosted_pools(
+        hosted_cluster,
+        desired.worker_pools.iter().map(|d| {
+            let by = by_pool.remove(d.name.as_str()).unwrap_or_default();
+            (d.name.as_str(), &d.status, by)
+        }),
+    );
 }
 
 /// One piece of a pass with its cluster's writers; gives them back with the result and

@@ -12,6 +12,7 @@
 
 pub mod server;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use prometheus::{
@@ -23,8 +24,10 @@ use update_status_api::crd::{
     UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
-/// Control-plane assessments exported as a state set.
-pub const CONTROL_PLANE_ASSESSMENTS: [Assessment; 5] = [
+/// Control-plane assessments exported as a state set (`Pending`: a hosted cluster's update is
+/// requested but not started).
+pub const CONTROL_PLANE_ASSESSMENTS: [Assessment; 6] = [
+    Assessment::Pending,
     Assessment::Progressing,
     Assessment::ProgressingSlow,
     Assessment::Stalled,
@@ -82,9 +85,16 @@ pub struct Metrics {
     hub_credential_reloads: IntCounterVec,
     metrics_auth_reviews: IntCounterVec,
     metrics_auth_refused: IntCounterVec,
-    /// Hosted mode: the hub series carry a `hosted_cluster` label (one hub session per
-    /// HostedCluster); standalone: no label (one session).
+    events: IntCounterVec,
+    event_errors: IntCounterVec,
+    events_dropped: IntCounterVec,
+    /// Hosted mode: the hub, control-plane, pool and health series carry a `hosted_cluster`
+    /// label (`<namespace>/<name>`: one hub session and one update per HostedCluster);
+    /// standalone: no label (one cluster).
     hub_per_cluster: bool,
+    /// Hosted mode: the pools whose series are set, per HostedCluster (to replace or forget
+    /// them: a vector's series cannot be removed by one label).
+    hosted_pools: Mutex<BTreeMap<String, Vec<String>>>,
     names: Vec<String>,
     insight_source: OnceLock<InsightSource>,
     render_lock: Mutex<()>,
@@ -119,6 +129,14 @@ impl Metrics {
             &["hosted_cluster", "reason"]
         } else {
             &["reason"]
+        };
+        // Hosted mode: the update series are per HostedCluster too (a leading label).
+        let hosted = |rest: &[&'static str]| -> Vec<&'static str> {
+            hub_per_cluster
+                .then_some("hosted_cluster")
+                .into_iter()
+                .chain(rest.iter().copied())
+                .collect()
         };
         let registry = Registry::new();
         let mut m = Metrics {
@@ -158,55 +176,55 @@ impl Metrics {
                     "update_status_update_in_progress",
                     "1 while the cluster is updating (ClusterVersion Progressing=True or a worker pool outdated).",
                 ),
-                &[],
+                &hosted(&[]),
             )?,
             cp_completion: GaugeVec::new(
                 Opts::new(
                     "update_status_control_plane_completion_ratio",
                     "Fraction of platform operators at the target version.",
                 ),
-                &[],
+                &hosted(&[]),
             )?,
             cp_assessment: IntGaugeVec::new(
                 Opts::new(
                     "update_status_control_plane_assessment",
                     "Control-plane assessment as a state set (1 for the current one).",
                 ),
-                &["assessment"],
+                &hosted(&["assessment"]),
             )?,
             pool_completion: GaugeVec::new(
                 Opts::new(
                     "update_status_worker_pool_completion_ratio",
                     "Fraction of a worker pool's nodes at the target version.",
                 ),
-                &["pool"],
+                &hosted(&["pool"]),
             )?,
             pool_nodes: IntGaugeVec::new(
                 Opts::new(
                     "update_status_worker_pool_nodes",
                     "Nodes of a worker pool by assessment.",
                 ),
-                &["pool", "assessment"],
+                &hosted(&["pool", "assessment"]),
             )?,
             health_insights: IntGaugeVec::new(
                 Opts::new(
                     "update_status_health_insights",
                     "Health insights by impact level, impact type and scope.",
                 ),
-                &["impact_level", "impact_type", "scope"],
+                &hosted(&["impact_level", "impact_type", "scope"]),
             )?,
             health_insight_info: IntGaugeVec::new(
                 Opts::new(
                     "update_status_health_insight_info",
                     "One series (value 1) per health insight: its object name, resource, impact level and type (at most 256, the most severe first).",
                 ),
-                &[
+                &hosted(&[
                     "insight",
                     "resource_kind",
                     "resource_name",
                     "impact_level",
                     "impact_type",
-                ],
+                ]),
             )?,
             prometheus_up: IntGaugeVec::new(
                 Opts::new(
@@ -292,7 +310,29 @@ impl Metrics {
                 ),
                 &["reason"],
             )?,
+            events: IntCounterVec::new(
+                Opts::new(
+                    "update_status_events_total",
+                    "Kubernetes Events published (created, or a series patched) by reason.",
+                ),
+                &["reason"],
+            )?,
+            event_errors: IntCounterVec::new(
+                Opts::new(
+                    "update_status_event_errors_total",
+                    "Kubernetes Events the API server refused or that failed.",
+                ),
+                &[],
+            )?,
+            events_dropped: IntCounterVec::new(
+                Opts::new(
+                    "update_status_events_dropped_total",
+                    "Kubernetes Events not published: over the rate limit.",
+                ),
+                &[],
+            )?,
             hub_per_cluster,
+            hosted_pools: Mutex::new(BTreeMap::new()),
             registry,
             names: Vec::new(),
             insight_source: OnceLock::new(),
@@ -322,6 +362,9 @@ impl Metrics {
             Box::new(m.hub_credential_reloads.clone()),
             Box::new(m.metrics_auth_reviews.clone()),
             Box::new(m.metrics_auth_refused.clone()),
+            Box::new(m.events.clone()),
+            Box::new(m.event_errors.clone()),
+            Box::new(m.events_dropped.clone()),
         ] {
             m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
@@ -394,6 +437,27 @@ impl Metrics {
     /// Failed writes so far of `kind` for `reason`.
     pub fn write_errors(&self, kind: &str, reason: &str) -> u64 {
         self.write_errors.with_label_values(&[kind, reason]).get()
+    }
+
+    /// Counts a published Event (`ok`) or a failed one.
+    pub fn event(&self, reason: &str, ok: bool) {
+        if ok {
+            self.events.with_label_values(&[reason]).inc();
+        } else {
+            self.event_errors.with_label_values(&[] as &[&str]).inc();
+        }
+    }
+
+    /// Counts Events dropped by the rate limit.
+    pub fn events_dropped(&self, n: u64) {
+        self.events_dropped
+            .with_label_values(&[] as &[&str])
+            .inc_by(n);
+    }
+
+    /// Events published so far (all reasons).
+    pub fn total_events(&self) -> u64 {
+        self.sum_counter("update_status_events_total")
     }
 
     /// Counts a write to the fleet hub.
@@ -478,13 +542,46 @@ impl Metrics {
         }
     }
 
-    /// Publishes the control plane's state.
+    /// Publishes the control plane's state (standalone mode).
     pub fn set_control_plane(&self, cp: Option<&ControlPlaneUpdateStatusStatus>, updating: bool) {
+        self.set_control_plane_of(None, cp, updating);
+    }
+
+    /// Publishes one HostedCluster's control-plane state (hosted mode; `hosted_cluster` is
+    /// `<namespace>/<name>`).
+    pub fn set_hosted_control_plane(
+        &self,
+        hosted_cluster: &str,
+        cp: Option<&ControlPlaneUpdateStatusStatus>,
+        updating: bool,
+    ) {
+        self.set_control_plane_of(Some(hosted_cluster), cp, updating);
+    }
+
+    /// The label values of a series: the hosted cluster's first in hosted mode.
+    fn labelled<'a>(&self, hosted_cluster: Option<&'a str>, rest: &[&'a str]) -> Vec<&'a str> {
+        self.hub_per_cluster
+            .then(|| hosted_cluster.unwrap_or_default())
+            .into_iter()
+            .chain(rest.iter().copied())
+            .collect()
+    }
+
+    fn set_control_plane_of(
+        &self,
+        hc: Option<&str>,
+        cp: Option<&ControlPlaneUpdateStatusStatus>,
+        updating: bool,
+    ) {
         self.update_in_progress
-            .with_label_values(&[] as &[&str])
+            .with_label_values(&self.labelled(hc, &[]))
             .set(i64::from(updating));
         let Some(cp) = cp else {
-            self.cp_assessment.reset();
+            for a in CONTROL_PLANE_ASSESSMENTS {
+                let _ = self
+                    .cp_assessment
+                    .remove_label_values(&self.labelled(hc, &[a.as_str()]));
+            }
             return;
         };
         let ratio = if cp.operators.total == 0 {
@@ -493,51 +590,111 @@ impl Metrics {
             f64::from(cp.operators.updated) / f64::from(cp.operators.total)
         };
         self.cp_completion
-            .with_label_values(&[] as &[&str])
+            .with_label_values(&self.labelled(hc, &[]))
             .set(ratio);
         for a in CONTROL_PLANE_ASSESSMENTS {
             self.cp_assessment
-                .with_label_values(&[a.as_str()])
+                .with_label_values(&self.labelled(hc, &[a.as_str()]))
                 .set(i64::from(a == cp.assessment));
         }
     }
 
-    /// Publishes the worker pools' state (replaces all pool series): completion and the
-    /// number of nodes per node assessment.
-    pub fn set_pools<'a>(
-        &self,
-        pools: impl IntoIterator<
-            Item = (
-                &'a str,
-                &'a WorkerPoolUpdateStatusStatus,
-                std::collections::BTreeMap<Assessment, u32>,
-            ),
-        >,
-    ) {
+    /// Publishes the worker pools' state (replaces all pool series; standalone mode):
+    /// completion and the number of nodes per node assessment.
+    pub fn set_pools<'a>(&self, pools: impl IntoIterator<Item = PoolState<'a>>) {
         self.pool_completion.reset();
         self.pool_nodes.reset();
-        for (name, p, by_assessment) in pools {
-            let ratio = if p.nodes.total == 0 {
-                1.0
-            } else {
-                f64::from(p.nodes.updated) / f64::from(p.nodes.total)
-            };
-            self.pool_completion.with_label_values(&[name]).set(ratio);
-            for a in NODE_ASSESSMENTS {
-                let count = by_assessment.get(&a).copied().unwrap_or(0);
-                self.pool_nodes
-                    .with_label_values(&[name, a.as_str()])
-                    .set(i64::from(count));
+        for p in pools {
+            self.set_pool(None, p);
+        }
+    }
+
+    /// Publishes one HostedCluster's NodePools (replaces that cluster's pool series).
+    pub fn set_hosted_pools<'a>(
+        &self,
+        hosted_cluster: &str,
+        pools: impl IntoIterator<Item = PoolState<'a>>,
+    ) {
+        let mut known = self
+            .hosted_pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.remove_pools(
+            hosted_cluster,
+            known.remove(hosted_cluster).unwrap_or_default(),
+        );
+        let mut names = Vec::new();
+        for p in pools {
+            names.push(p.0.to_string());
+            self.set_pool(Some(hosted_cluster), p);
+        }
+        known.insert(hosted_cluster.to_string(), names);
+    }
+
+    /// Removes every update series of the HostedClusters not in `live` (`<namespace>/<name>`):
+    /// they are gone. No-op in standalone mode.
+    pub fn retain_hosted(&self, live: &std::collections::BTreeSet<String>) {
+        if !self.hub_per_cluster {
+            return;
+        }
+        let mut known = self
+            .hosted_pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let gone: Vec<String> = known
+            .keys()
+            .filter(|k| !live.contains(*k))
+            .cloned()
+            .collect();
+        for hc in gone {
+            self.remove_pools(&hc, known.remove(&hc).unwrap_or_default());
+            let _ = self.update_in_progress.remove_label_values(&[hc.as_str()]);
+            let _ = self.cp_completion.remove_label_values(&[hc.as_str()]);
+            for a in CONTROL_PLANE_ASSESSMENTS {
+                let _ = self
+                    .cp_assessment
+                    .remove_label_values(&[hc.as_str(), a.as_str()]);
             }
+        }
+    }
+
+    fn remove_pools(&self, hc: &str, pools: Vec<String>) {
+        for pool in pools {
+            let _ = self
+                .pool_completion
+                .remove_label_values(&[hc, pool.as_str()]);
+            for a in NODE_ASSESSMENTS {
+                let _ = self
+                    .pool_nodes
+                    .remove_label_values(&[hc, pool.as_str(), a.as_str()]);
+            }
+        }
+    }
+
+    fn set_pool(&self, hc: Option<&str>, (name, p, by_assessment): PoolState<'_>) {
+        let ratio = if p.nodes.total == 0 {
+            1.0
+        } else {
+            f64::from(p.nodes.updated) / f64::from(p.nodes.total)
+        };
+        self.pool_completion
+            .with_label_values(&self.labelled(hc, &[name]))
+            .set(ratio);
+        for a in NODE_ASSESSMENTS {
+            let count = by_assessment.get(&a).copied().unwrap_or(0);
+            self.pool_nodes
+                .with_label_values(&self.labelled(hc, &[name, a.as_str()]))
+                .set(i64::from(count));
         }
     }
 
     fn set_health_counts<'a>(
         &self,
+        hc: Option<&str>,
         scope: &str,
         insights: impl IntoIterator<Item = &'a UpdateInsightStatus>,
     ) {
-        let mut counts: std::collections::BTreeMap<(ImpactLevel, &str), i64> = Default::default();
+        let mut counts: BTreeMap<(ImpactLevel, &str), i64> = Default::default();
         for i in insights {
             if let Some(h) = &i.health {
                 *counts
@@ -554,45 +711,62 @@ impl Metrics {
         ] {
             for t in IMPACT_TYPES {
                 let v = counts.get(&(level, t)).copied().unwrap_or(0);
+                // Hosted mode: zeros left out (135 series per HostedCluster otherwise).
+                if hc.is_some() && v == 0 {
+                    continue;
+                }
                 self.health_insights
-                    .with_label_values(&[level.as_str(), t, scope])
+                    .with_label_values(&self.labelled(hc, &[level.as_str(), t, scope]))
                     .set(v);
             }
         }
     }
 
-    /// Replaces every health series with those of `insights` (name, content): counts per
-    /// scope (all three scopes, zeros included) and one info series per health insight.
+    /// Replaces every health series with those of `insights` (name, hosted cluster, content):
+    /// counts per scope (standalone: all three scopes, zeros included; hosted: per
+    /// HostedCluster, non-zero counts only) and one info series per health insight.
     fn publish_health<'a>(
         &self,
-        insights: impl IntoIterator<Item = (&'a str, &'a UpdateInsightStatus)>,
+        insights: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a UpdateInsightStatus)>,
     ) {
-        let mut health: Vec<(&str, &UpdateInsightStatus)> = insights
+        let mut health: Vec<(&str, Option<&str>, &UpdateInsightStatus)> = insights
             .into_iter()
-            .filter(|(_, s)| s.type_ == InsightType::Health && s.health.is_some())
+            .filter(|(_, _, s)| s.type_ == InsightType::Health && s.health.is_some())
             .collect();
-        for scope in SCOPES {
-            self.set_health_counts(
-                scope.slug(),
-                health
-                    .iter()
-                    .filter(|(_, s)| s.scope.type_ == scope)
-                    .map(|(_, s)| *s),
-            );
+        let clusters: std::collections::BTreeSet<Option<&str>> = if self.hub_per_cluster {
+            self.health_insights.reset();
+            health.iter().map(|(_, hc, _)| *hc).collect()
+        } else {
+            [None].into()
+        };
+        for hc in clusters {
+            for scope in SCOPES {
+                self.set_health_counts(
+                    hc,
+                    scope.slug(),
+                    health
+                        .iter()
+                        .filter(|(_, h, s)| *h == hc && s.scope.type_ == scope)
+                        .map(|(_, _, s)| *s),
+                );
+            }
         }
         let level = |s: &UpdateInsightStatus| s.health.as_ref().map(|h| h.impact.level);
-        health.sort_by(|a, b| level(b.1).cmp(&level(a.1)).then(a.0.cmp(b.0)));
+        health.sort_by(|a, b| level(b.2).cmp(&level(a.2)).then(a.0.cmp(b.0)));
         self.health_insight_info.reset();
-        for (name, s) in health.into_iter().take(MAX_INFO_SERIES) {
+        for (name, hc, s) in health.into_iter().take(MAX_INFO_SERIES) {
             let Some(h) = &s.health else { continue };
             self.health_insight_info
-                .with_label_values(&[
-                    name,
-                    s.resource.kind.as_str(),
-                    s.resource.name.as_str(),
-                    h.impact.level.as_str(),
-                    h.impact.type_.as_str(),
-                ])
+                .with_label_values(&self.labelled(
+                    hc,
+                    &[
+                        name,
+                        s.resource.kind.as_str(),
+                        s.resource.name.as_str(),
+                        h.impact.level.as_str(),
+                        h.impact.type_.as_str(),
+                    ],
+                ))
                 .set(1);
         }
     }
@@ -605,12 +779,19 @@ impl Metrics {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(source) = self.insight_source.get() {
             let objects = source();
-            let named: Vec<(String, &UpdateInsightStatus)> = objects
+            let named: Vec<(String, Option<String>, &UpdateInsightStatus)> = objects
                 .iter()
                 .filter(|o| o.metadata.deletion_timestamp.is_none())
-                .filter_map(|o| Some((o.metadata.name.clone()?, o.status.as_ref()?)))
+                .filter_map(|o| {
+                    let hc = self.hub_per_cluster.then(|| hosted_cluster_of(&o.metadata));
+                    Some((o.metadata.name.clone()?, hc, o.status.as_ref()?))
+                })
                 .collect();
-            self.publish_health(named.iter().map(|(n, s)| (n.as_str(), *s)));
+            self.publish_health(
+                named
+                    .iter()
+                    .map(|(n, hc, s)| (n.as_str(), hc.as_deref(), *s)),
+            );
         }
         let mut buf = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut buf) {
@@ -618,6 +799,25 @@ impl Metrics {
         }
         String::from_utf8_lossy(&buf).into_owned()
     }
+}
+
+/// A pool's series: its name, status and number of nodes per assessment.
+pub type PoolState<'a> = (
+    &'a str,
+    &'a WorkerPoolUpdateStatusStatus,
+    BTreeMap<Assessment, u32>,
+);
+
+/// Hosted mode: the HostedCluster an object of ours is about, `<namespace>/<name>` (its
+/// namespace and its `update.openshift.io/cluster` label, the HostedCluster's name).
+fn hosted_cluster_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    let name = meta
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(update_status_api::crd::labels::CLUSTER))
+        .map(String::as_str)
+        .unwrap_or_default();
+    format!("{}/{name}", meta.namespace.as_deref().unwrap_or_default())
 }
 
 const IMPACT_TYPES: [&str; 9] = [
@@ -726,6 +926,80 @@ mod tests {
             text.contains(r#"update_status_control_plane_assessment{assessment="Completed"} 0"#)
         );
         assert!(text.contains("update_status_update_in_progress 1"));
+    }
+
+    #[test]
+    fn hosted_update_and_health_series_are_per_hosted_cluster_and_go_with_it() {
+        let m = Metrics::new_hosted().expect("metrics");
+        let cp = |a| ControlPlaneUpdateStatusStatus {
+            assessment: a,
+            ..Default::default()
+        };
+        let mut pool = WorkerPoolUpdateStatusStatus::default();
+        pool.nodes.total = 4;
+        pool.nodes.updated = 1;
+        let by: BTreeMap<Assessment, u32> =
+            [(Assessment::Degraded, 1), (Assessment::Completed, 1)].into();
+        m.set_hosted_control_plane("clusters/a", Some(&cp(Assessment::Stalled)), true);
+        m.set_hosted_pools("clusters/a", [("workers", &pool, by.clone())]);
+        m.set_hosted_control_plane("clusters/b", Some(&cp(Assessment::Completed)), false);
+        m.set_hosted_pools("clusters/b", [("other", &pool, by)]);
+        // Health: the insights' namespace and cluster label name their HostedCluster.
+        let mut degraded = (*insight(
+            "np-a",
+            ScopeType::WorkerPool,
+            "NodePool",
+            ImpactLevel::Error,
+        ))
+        .clone();
+        degraded.metadata.namespace = Some("clusters".into());
+        degraded.metadata.labels = Some(
+            [(
+                update_status_api::crd::labels::CLUSTER.to_string(),
+                "a".to_string(),
+            )]
+            .into(),
+        );
+        let objects = vec![Arc::new(degraded)];
+        m.set_insight_source(Box::new(move || objects.clone()));
+        let text = m.render();
+        for want in [
+            r#"update_status_control_plane_assessment{assessment="Stalled",hosted_cluster="clusters/a"} 1"#,
+            r#"update_status_control_plane_assessment{assessment="Completed",hosted_cluster="clusters/b"} 1"#,
+            r#"update_status_update_in_progress{hosted_cluster="clusters/a"} 1"#,
+            r#"update_status_update_in_progress{hosted_cluster="clusters/b"} 0"#,
+            r#"update_status_worker_pool_completion_ratio{hosted_cluster="clusters/a",pool="workers"} 0.25"#,
+            r#"update_status_worker_pool_nodes{assessment="Degraded",hosted_cluster="clusters/a",pool="workers"} 1"#,
+            r#"update_status_health_insights{hosted_cluster="clusters/a",impact_level="Error",impact_type="Update Stalled",scope="worker-pool"} 1"#,
+            r#"update_status_health_insight_info{hosted_cluster="clusters/a",impact_level="Error",impact_type="Update Stalled",insight="np-a",resource_kind="NodePool",resource_name="np-a-resource"} 1"#,
+        ] {
+            assert!(text.contains(want), "{want} not in\n{text}");
+        }
+        // Hosted: zero counts are left out.
+        assert!(
+            !text.contains(
+                r#"impact_level="Critical",impact_type="Update Stalled",scope="worker-pool"} 0"#
+            ),
+            "{text}"
+        );
+        // A new pass replaces a cluster's pools; a HostedCluster gone takes its series along.
+        m.set_hosted_pools("clusters/b", []);
+        m.retain_hosted(&["clusters/b".to_string()].into());
+        let text = m.render();
+        assert!(
+            !text.contains(r#"hosted_cluster="clusters/a",pool"#),
+            "{text}"
+        );
+        assert!(!text.contains(r#"update_status_control_plane_assessment{assessment="Stalled",hosted_cluster="clusters/a"}"#), "{text}");
+        assert!(
+            !text.contains(r#"update_status_update_in_progress{hosted_cluster="clusters/a"}"#),
+            "{text}"
+        );
+        assert!(!text.contains(r#"pool="other""#), "{text}");
+        assert!(
+            text.contains(r#"update_status_update_in_progress{hosted_cluster="clusters/b"} 0"#),
+            "{text}"
+        );
     }
 
     fn insight(name: &str, scope: ScopeType, kind: &str, level: ImpactLevel) -> Arc<UpdateInsight> {

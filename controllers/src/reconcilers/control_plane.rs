@@ -17,6 +17,7 @@ use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool
 
 use crate::assess::compose::{self, ExistingInsights};
 use crate::assess::{ClusterInputs, McoImage, control_plane, naming, order};
+use crate::cache::insights::ProgressConditions;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
@@ -91,7 +92,9 @@ impl ControlPlaneReconciler {
             .and_then(|o| o.status.as_ref());
         // What the core reads of our insights: those cached whole (the health insights).
         let whole_insights = crate::cache::insights::wholes(&existing_insight_objs);
-        let existing = ExistingInsights::new(&whole_insights);
+        // ... and the conditions of those projected (the transition times carried over).
+        let projected = ProgressConditions::new(&existing_insight_objs);
+        let existing = ExistingInsights::new(&whole_insights).with_progress(&projected);
         let base = compose::base_labels(self.cluster_id.as_deref());
         let mut share = compose::control_plane_share(
             &inputs,

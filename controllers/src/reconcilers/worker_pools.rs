@@ -32,6 +32,9 @@ use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool}
 
 use crate::assess::compose;
 use crate::assess::incremental::WorkerPools;
+use crate::assess::related::{DrainEvidence, drain_blockers};
+use crate::cache::drain::DrainLookups;
+use crate::cache::insights::ProgressConditions;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
@@ -58,6 +61,8 @@ pub struct WorkerPoolsReconciler {
     in_sync: Option<u64>,
     /// Last status handed to the writer per pool, and when (the count-only throttle).
     pool_writes: HashMap<String, (WorkerPoolUpdateStatusStatus, Instant)>,
+    /// The pods and PodDisruptionBudgets of the nodes whose drain fails.
+    drain: DrainLookups,
 }
 
 /// A pool status change that only moves counts (node counts, completion, condition
@@ -92,6 +97,19 @@ fn fingerprint<K: Cached>(objs: &[Arc<K>]) -> u64 {
     sum ^ count.rotate_left(32)
 }
 
+/// Fingerprint of what the failed drains' insights point at (their blockers from the
+/// evidence): a change of it is a change to write even when no input of ours changed.
+fn blockers_fingerprint(share: &WorkerPools, evidence: &DrainEvidence) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for a in share.node_assessments().filter(|a| a.drain.is_some()) {
+        a.name.hash(&mut h);
+        if let Some(f) = &a.drain {
+            drain_blockers(&a.name, f, evidence).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
 fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -110,7 +128,8 @@ impl WorkerPoolsReconciler {
     ) -> Self {
         WorkerPoolsReconciler {
             statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
-            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            insights: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
+            drain: DrainLookups::new(client),
             caches,
             metrics,
             cluster_id,
@@ -136,21 +155,41 @@ impl WorkerPoolsReconciler {
         let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
         let node_objs = self.caches.nodes.state();
         let existing_insight_objs = self.caches.insights.state();
-        // What the core reads of our insights: those cached whole (the health insights).
+        let existing_status_objs = self.caches.worker_pool_statuses.state();
+        // What the core reads of our insights: those cached whole (the health insights), and
+        // the conditions of the projected ones (the transition times carried over).
         let whole_insights = crate::cache::insights::wholes(&existing_insight_objs);
+        let projected = ProgressConditions::new(&existing_insight_objs);
+        let existing = compose::Existing {
+            control_plane: None,
+            worker_pools: &existing_status_objs,
+            insights: compose::ExistingInsights::new(&whole_insights).with_progress(&projected),
+        };
         let update = self.share.update(
             cv.as_ref(),
             &pools,
             &mcs,
             &node_objs,
-            &whole_insights,
+            &existing,
             &compose::base_labels(self.cluster_id.as_deref()),
             now,
         );
+        // Failed drains whose message names no PodDisruptionBudget: their pods and budgets,
+        // looked up (bounded, only for those nodes); the firing PodDisruptionBudget alerts
+        // from the alerts reconciler's insights.
+        let lookups: Vec<String> = self.share.drain_lookups().map(str::to_string).collect();
+        self.drain.refresh(lookups.iter().map(String::as_str)).await;
+        let evidence = self
+            .drain
+            .evidence(crate::assess::alerts::pdb_alerts_of_insights(
+                whole_insights.iter().filter_map(|o| o.status.as_ref()),
+            ));
+        let blockers = blockers_fingerprint(&self.share, &evidence);
         let mut requeue = update
             .next_change
             .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
             .map(|d| d + Duration::from_millis(500));
+        requeue = min_duration(requeue, self.drain.next_refresh());
         let t_assess = t0.elapsed();
         let aggregated = update.aggregated;
         if aggregated {
@@ -160,7 +199,6 @@ impl WorkerPoolsReconciler {
         let t_aggregate = t0.elapsed();
 
         // Pool statuses, with count-only changes throttled.
-        let existing_status_objs = self.caches.worker_pool_statuses.state();
         let mut statuses = self.share.statuses().to_vec();
         let mut deferred: Option<Duration> = None;
         let wanted: HashSet<&str> = statuses.iter().map(|d| d.name.as_str()).collect();
@@ -192,7 +230,8 @@ impl WorkerPoolsReconciler {
         requeue = min_duration(requeue, deferred);
 
         let print = fingerprint(&existing_insight_objs)
-            ^ fingerprint(&existing_status_objs).rotate_left(17);
+            ^ fingerprint(&existing_status_objs).rotate_left(17)
+            ^ blockers.rotate_left(34);
         if deferred.is_none() && self.in_sync == Some(print) {
             tracing::debug!(
                 reconciler = NAME,
@@ -208,7 +247,10 @@ impl WorkerPoolsReconciler {
         // (it is retried after its own back-off, see `writer`).
         let b = self
             .insights
-            .sync(self.share.insights(&whole_insights), &existing_insight_objs)
+            .sync(
+                self.share.insights(&whole_insights, &evidence),
+                &existing_insight_objs,
+            )
             .await;
         let a = self.statuses.sync(&statuses, &existing_status_objs).await;
         let (a, b) = match (a, b) {

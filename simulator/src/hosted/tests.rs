@@ -30,6 +30,7 @@ fn desired(sim: &HostedSimulation, guest: bool) -> DesiredCluster {
     let existing = Existing {
         control_plane: None,
         insights: ExistingInsights::new(&[]),
+        ..Default::default()
     };
     desired_hosted(&inputs.as_hosted_inputs(guest), &existing, sim.now()).cluster
 }
