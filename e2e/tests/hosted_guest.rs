@@ -308,7 +308,8 @@ async fn wanted(
     let machines: Vec<Machine> = list(client, &cp_ns, None).await?;
     let sets: Vec<MachineSet> = list(client, &cp_ns, None).await?;
     let deployments: Vec<MachineDeployment> = list(client, &cp_ns, None).await?;
-    // As the controller reads them: one at a time, the undecodable ones reported.
+    // As the controller reads them: one at a time, the undecodable ones reported, each trimmed
+    // to what the assessment reads (texts cut: issue #29's bound on what a tenant writes).
     let mut operators = Vec::new();
     let mut guest_bad = Vec::new();
     for o in Api::<DynamicObject>::all_with(client.clone(), &ar::<ClusterOperator>())
@@ -317,12 +318,18 @@ async fn wanted(
         .items
     {
         match decode::<ClusterOperator>("ClusterOperator", o) {
-            Ok(co) => operators.push(co),
+            Ok(mut co) => {
+                update_status_assess::hosted::caps::trim_operator(&mut co);
+                operators.push(co);
+            }
             Err((_, u)) => guest_bad.push(u),
         }
     }
     operators.sort_by(update_status_assess::order::compare_operators);
-    let nodes: Vec<Node> = list_all(client).await?;
+    let mut nodes: Vec<Node> = list_all(client).await?;
+    nodes
+        .iter_mut()
+        .for_each(update_status_assess::nodes::trim_node);
     let inputs = HostedInputs {
         hosted_cluster: &hc,
         node_pools: &pools,
