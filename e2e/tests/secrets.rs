@@ -1,10 +1,12 @@
 //! Secrets never leave, and logs are plain text: the controller runs with a credentialed
 //! Prometheus URL (`https://user:<secret>@127.0.0.1:<closed port>`, so the "alerts unavailable"
-//! insight appears and every error quotes the URL) and a secret in its bearer-token file, and
+//! insight appears and every error quotes the URL), then (the two cannot go together) with a
+//! secret in its bearer-token file instead, each time
 //! with `--hub-kubeconfig` to the same API server (as `hub_sync.rs` does) so its insights are
 //! copied to a hub namespace. Every log line, every object of both namespaces and every hub copy
 //! is searched for the secret; the log (a file, not a terminal) must hold no escape byte.
-//! Also: a bearer token to an `http://` URL is refused at start, naming the flag that allows it.
+//! Also: a bearer token or a password to an `http://` URL is refused at start, naming the flag
+//! that allows it.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
 use std::process::Command;
@@ -40,35 +42,47 @@ async fn dump(env: &TestEnv, ns: &str) -> Result<String, Box<dyn std::error::Err
 async fn no_secret_in_logs_objects_or_hub_copies_and_no_colour_in_a_log_file() -> TestResult {
     let _lock = exclusive_cluster_state().await;
     let env = TestEnv::new().await?;
-    let local = env.namespace("secrets").await?;
-    let hub = env.namespace("secrets-hub").await?;
     env.replace_snapshot(&oc_status_case("4.14.1-degraded"))
         .await?;
+    // A closed port: every poll fails, and the error quotes the URL polled. The URL's password
+    // (Basic authentication) and a bearer-token file cannot go together: one run each.
+    let port = free_port()?;
+    leaves_no_secret(
+        &env,
+        &format!("https://user:{SECRET}@127.0.0.1:{port}"),
+        false,
+    )
+    .await?;
+    leaves_no_secret(&env, &format!("https://127.0.0.1:{port}"), true).await
+}
+
+/// One controller with Prometheus at `url` (and the bearer-token file holding [`TOKEN`] if
+/// `with_token`), copying to a hub namespace: neither secret in its log, its objects or the hub
+/// copies.
+async fn leaves_no_secret(env: &TestEnv, url: &str, with_token: bool) -> TestResult {
+    let local = env.namespace("secrets").await?;
+    let hub = env.namespace("secrets-hub").await?;
     let dir = std::env::temp_dir().join(format!("us-secrets-{}", local.name()));
     std::fs::create_dir_all(&dir)?;
     let token = dir.join("token");
     std::fs::write(&token, format!("{TOKEN}\n"))?;
-    // A closed port: every poll fails, and the error quotes the URL polled.
-    let url = format!("https://user:{SECRET}@127.0.0.1:{}", free_port()?);
+    let token = token.to_string_lossy().into_owned();
     let kubeconfig = env.kubeconfig_path().to_string_lossy().into_owned();
-    let controller = Controller::start(
-        &env,
-        local.name(),
-        &[
-            "--prometheus-url",
-            &url,
-            "--prometheus-token-file",
-            &token.to_string_lossy(),
-            "--prometheus-interval",
-            "1s",
-            "--prometheus-timeout",
-            "2s",
-            "--hub-kubeconfig",
-            &kubeconfig,
-            "--cluster-name",
-            hub.name(),
-        ],
-    )?;
+    let mut flags = vec!["--prometheus-url", url];
+    if with_token {
+        flags.extend(["--prometheus-token-file", &token]);
+    }
+    flags.extend([
+        "--prometheus-interval",
+        "1s",
+        "--prometheus-timeout",
+        "2s",
+        "--hub-kubeconfig",
+        &kubeconfig,
+        "--cluster-name",
+        hub.name(),
+    ]);
+    let controller = Controller::start(env, local.name(), &flags)?;
     let log = controller.log.display().to_string();
 
     // The alerts-unavailable insight, here and on the hub: it names the endpoint without
@@ -106,7 +120,7 @@ async fn no_secret_in_logs_objects_or_hub_copies_and_no_colour_in_a_log_file() -
 
     let mut leaks = Vec::new();
     for ns in [local.name(), hub.name()] {
-        let objects = dump(&env, ns).await?;
+        let objects = dump(env, ns).await?;
         for secret in [SECRET, TOKEN] {
             if objects.contains(secret) {
                 leaks.push(format!("{secret} in an object of {ns}"));
@@ -139,22 +153,38 @@ async fn no_secret_in_logs_objects_or_hub_copies_and_no_colour_in_a_log_file() -
 }
 
 #[test]
-fn a_token_over_plain_http_is_refused_at_start() -> TestResult {
+fn a_token_or_password_over_plain_http_is_refused_at_start() -> TestResult {
     let bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
-    let out = Command::new(&bin)
-        .args([
-            "--prometheus-url",
-            &format!("http://user:{SECRET}@127.0.0.1:9090"),
-            "--prometheus-token-file",
-            "/nonexistent/token",
-        ])
-        .env("KUBECONFIG", "/nonexistent")
-        .output()
-        .map_err(|e| format!("running {}: {e}", bin.display()))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "accepted: {stderr}");
-    assert!(stderr.contains("--prometheus-insecure-http"), "{stderr}");
-    assert!(!stderr.contains(SECRET), "{stderr}");
-    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    let with_password = format!("http://user:{SECRET}@127.0.0.1:9090");
+    let cases: [(&str, &[&str]); 2] = [
+        // A bearer token (the token file is not read before the URL is checked).
+        (
+            "a bearer token",
+            &[
+                "--prometheus-url",
+                "http://127.0.0.1:9090",
+                "--prometheus-token-file",
+                "/nonexistent/token",
+            ],
+        ),
+        // A password in the URL (Basic authentication).
+        ("a password", &["--prometheus-url", &with_password]),
+    ];
+    for (what, args) in cases {
+        let out = Command::new(&bin)
+            .args(args)
+            .env("KUBECONFIG", "/nonexistent")
+            .output()
+            .map_err(|e| format!("running {}: {e}", bin.display()))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}: accepted: {stderr}");
+        assert!(
+            stderr.contains("in clear over http://")
+                && stderr.contains("--prometheus-insecure-http"),
+            "{what}: {stderr}"
+        );
+        assert!(!stderr.contains(SECRET), "{what}: {stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{what}: {stderr}");
+    }
     Ok(())
 }

@@ -243,7 +243,16 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
         ),
         (
             "services/metrics in another namespace",
-            vec!["auth", "can-i", "get", "services/metrics", "-n", "default"],
+            // `TYPE/NAME` would ask about a Service named `metrics`: the subresource is a flag.
+            vec![
+                "auth",
+                "can-i",
+                "get",
+                "services",
+                "--subresource=metrics",
+                "-n",
+                "default",
+            ],
         ),
     ] {
         let mut args: Vec<&str> = args;
@@ -260,7 +269,8 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
             "auth",
             "can-i",
             "get",
-            "services/metrics",
+            "services",
+            "--subresource=metrics",
             "-n",
             n,
             &as_reader,

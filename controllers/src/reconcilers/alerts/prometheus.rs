@@ -179,7 +179,8 @@ impl PrometheusClient {
         let basic_auth = basic_auth(&parsed).map_err(&bad)?;
         if basic_auth.is_some() && config.token_file.is_some() {
             return Err(bad(
-                "the URL has user information (sent as Basic authentication) and                  --prometheus-token-file gives a bearer token: use one of them",
+                "the URL has user information (sent as Basic authentication) and \
+                 --prometheus-token-file gives a bearer token: use one of them",
             ));
         }
         if !https && !config.insecure_http {
