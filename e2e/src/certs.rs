@@ -77,8 +77,10 @@ pub fn client_cert(
             )))
         }
     };
-    // Extensions make it an X.509 v3 certificate (rustls refuses v1).
-    let ext = work.join("client.ext");
+    // Extensions make it an X.509 v3 certificate (rustls refuses v1). A file per identity:
+    // certificates are made concurrently, and a shared file rewritten while openssl reads it
+    // gave some of them no extensions (v1 certificates, refused by rustls).
+    let ext = work.join(format!("{stem}.ext"));
     std::fs::write(
         &ext,
         "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n",

@@ -18,7 +18,8 @@
 //! 5. an undecodable ClusterOperator inside the hosted cluster gives an `unreadable-input`
 //!    insight of that HostedCluster saying the object is inside it, gone with the object;
 //! 6. 210 ClusterOperators of ~100 KB of annotations each: one `HostedClusterOverCap` insight,
-//!    the operator count at the cap (200), the controller's peak RSS printed; gone with them;
+//!    the operator count at the cap (200), the controller's peak RSS under the Deployment's
+//!    256 MiB limit; gone with them (`UPDATE_STATUS_E2E_GUEST_FLOOD` for other sizes);
 //! 0. (before all) least privilege: the shipped `kubeconfig-access` lets the controller read
 //!    Secrets only where it is bound (`clusters`, and the test namespace with the RoleBinding its
 //!    README asks for), not in `default`, `kube-system`, its own namespace or all namespaces
@@ -1060,18 +1061,28 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
 
     // 6. Issue #29 item 2: a hosted cluster with more ClusterOperators than the cap, each
     // carrying ~100 KB of annotations (the tenant writes them): one HostedClusterOverCap
-    // insight, the operator count at the cap; gone with them.
+    // insight, the operator count at the cap, peak RSS under the Deployment's memory limit; gone
+    // with them. `UPDATE_STATUS_E2E_GUEST_FLOOD=<count>x<bytes>` sets the flood (the issue's
+    // full scale, 2000x500000, writes 1 GB to etcd: a manual run).
     let max = update_status_assess::hosted::caps::MAX_GUEST_CLUSTER_OPERATORS;
-    let flood: Vec<String> = (0..max + 10)
-        .map(|i| format!("guest-flood-{i:03}"))
-        .collect();
-    let fat = "x".repeat(100_000);
+    let (count, bytes) = match std::env::var("UPDATE_STATUS_E2E_GUEST_FLOOD") {
+        Ok(v) => v
+            .split_once('x')
+            .and_then(|(c, b)| Some((c.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+            .ok_or_else(|| format!("UPDATE_STATUS_E2E_GUEST_FLOOD={v}: want <count>x<bytes>"))?,
+        Err(_) => (max + 10, 100_000),
+    };
+    assert!(count > max, "the flood must pass the cap of {max}");
+    let flood: Vec<String> = (0..count).map(|i| format!("guest-flood-{i:04}")).collect();
+    let fat = "x".repeat(bytes);
+    let written = std::time::Instant::now();
     for name in &flood {
         let (mut o, st) = cluster_operator(name, "4.16.0", false);
         o["metadata"]["labels"] = json!({"update-status-e2e/flood": "true"});
         o["metadata"]["annotations"]["tenant.example.com/fat"] = json!(fat);
         apply(&client, &ar::<ClusterOperator>(), &o, Some(&st)).await?;
     }
+    let write_secs = written.elapsed().as_secs_f64();
     let over_cap = |ins: &[UpdateInsight]| -> Vec<String> {
         ins.iter()
             .filter_map(|i| i.status.as_ref()?.health.as_ref())
@@ -1113,8 +1124,17 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     );
     let peak = controller.peak_rss_kib().ok_or("no VmHWM")?;
     println!(
-        "6. {} guest ClusterOperators of ~100 KB: controller peak RSS (VmHWM) {} MiB",
+        "6. {} guest ClusterOperators of ~{} KB (written in {:.0} s): controller peak RSS (VmHWM) \
+         {} MiB",
         flood.len(),
+        bytes / 1000,
+        write_secs,
+        peak / 1024
+    );
+    // config/manager/deployment.yaml's limit.
+    assert!(
+        peak / 1024 < 256,
+        "peak RSS {} MiB, over the 256 MiB limit",
         peak / 1024
     );
     Api::<ClusterOperator>::all(client.clone())
