@@ -1060,9 +1060,9 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     .await?;
 
     // 6. Issue #29 item 2: a hosted cluster with more ClusterOperators than the cap, each
-    // carrying ~100 KB of annotations (the tenant writes them): one HostedClusterOverCap
-    // insight, the operator count at the cap, peak RSS under the Deployment's memory limit; gone
-    // with them. `UPDATE_STATUS_E2E_GUEST_FLOOD=<count>x<bytes>` sets the flood (the issue's
+    // carrying ~100 KB of annotations (the tenant writes them; past 200 KB, in a condition's
+    // message too): one HostedClusterOverCap insight, the operator count at the cap, peak RSS
+    // under the Deployment's memory limit; gone with them. `UPDATE_STATUS_E2E_GUEST_FLOOD=<count>x<bytes>` sets the flood (the issue's
     // full scale, 2000x500000, writes 1 GB to etcd: a manual run).
     let max = update_status_assess::hosted::caps::MAX_GUEST_CLUSTER_OPERATORS;
     let (count, bytes) = match std::env::var("UPDATE_STATUS_E2E_GUEST_FLOOD") {
@@ -1074,12 +1074,18 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     };
     assert!(count > max, "the flood must pass the cap of {max}");
     let flood: Vec<String> = (0..count).map(|i| format!("guest-flood-{i:04}")).collect();
-    let fat = "x".repeat(bytes);
+    // The API server takes at most 256 KiB of annotations: past 200 KB, the rest of the bytes
+    // go into a condition's message (which the assessment reads, cut).
+    let fat = "x".repeat(bytes.min(200_000));
+    let fat_message = "y".repeat(bytes.saturating_sub(200_000));
     let written = std::time::Instant::now();
     for name in &flood {
-        let (mut o, st) = cluster_operator(name, "4.16.0", false);
+        let (mut o, mut st) = cluster_operator(name, "4.16.0", false);
         o["metadata"]["labels"] = json!({"update-status-e2e/flood": "true"});
         o["metadata"]["annotations"]["tenant.example.com/fat"] = json!(fat);
+        if !fat_message.is_empty() {
+            st["conditions"][0]["message"] = json!(fat_message);
+        }
         apply(&client, &ar::<ClusterOperator>(), &o, Some(&st)).await?;
     }
     let write_secs = written.elapsed().as_secs_f64();
