@@ -222,10 +222,7 @@ pub async fn fetch(client: &Client, filter: &FleetFilter) -> Result<Fleet, Onlin
         // Not an ACM hub: the rows of the copies found, as on any hub.
         Err(OnlineError::NotInstalled { .. }) => None,
         Err(OnlineError::Forbidden { .. }) => {
-            warnings.push(format!(
-                "cannot list managedclusteraddons.{} in all namespaces (RBAC): clusters with the add-on enabled that did not report are not shown, nor the add-on's state",
-                update_status_api::acm::ADDON_GROUP
-            ));
+            warnings.push(addons_forbidden());
             None
         }
         Err(e) => return Err(e),
@@ -239,6 +236,15 @@ pub async fn fetch(client: &Client, filter: &FleetFilter) -> Result<Fleet, Onlin
     }
     rows.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
     Ok(Fleet { rows, warnings })
+}
+
+/// The warning when the hub's ManagedClusterAddOns cannot be listed (RBAC): the list and the
+/// web view say the same.
+pub fn addons_forbidden() -> String {
+    format!(
+        "cannot list managedclusteraddons.{} in all namespaces (RBAC): clusters with the add-on enabled that did not report are not shown, nor the add-on's state",
+        update_status_api::acm::ADDON_GROUP
+    )
 }
 
 /// Adds the add-on state to the rows of clusters with the add-on, and a "not reported" row for

@@ -385,6 +385,42 @@ impl TestEnv {
         }
     }
 
+    /// Binds ServiceAccount `service_account` of `namespace` (which must exist) to the shipped
+    /// `update-status-metrics-reader` ClusterRole in `namespace`, as a scraper is bound in the
+    /// controller's namespace. Applies `config/prometheus/metrics-reader.yaml` first (its
+    /// RoleBinding for prometheus-k8s goes into `openshift-update-status`, created if the shared
+    /// test cluster does not have it yet).
+    pub async fn bind_metrics_reader(
+        &self,
+        namespace: &str,
+        service_account: &str,
+    ) -> Result<(), Error> {
+        if self
+            .kubectl(["get", "namespace", "openshift-update-status"])
+            .await
+            .map_or(true, |o| !o.status.success())
+        {
+            // Another test may create it meanwhile: the apply below says if it is missing.
+            let _ = self
+                .kubectl(["create", "namespace", "openshift-update-status"])
+                .await;
+        }
+        let shipped = repo_root().join("config/prometheus/metrics-reader.yaml");
+        self.kubectl_ok(["apply", "-f", &shipped.display().to_string()])
+            .await?;
+        self.kubectl_ok([
+            "create",
+            "rolebinding",
+            "-n",
+            namespace,
+            "update-status-metrics-reader",
+            "--clusterrole=update-status-metrics-reader",
+            &format!("--serviceaccount={namespace}:{service_account}"),
+        ])
+        .await?;
+        Ok(())
+    }
+
     /// Creates a namespace named `<prefix>-<random>`; it is deleted when the returned
     /// guard is dropped (or by [`TestNamespace::delete`]).
     pub async fn namespace(&self, prefix: &str) -> Result<TestNamespace, Error> {

@@ -25,7 +25,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 
 use update_status_e2e::controller::Controller;
-use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until, repo_root};
+use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Https = Client<hyper_rustls::HttpsConnector<HttpConnector>, Empty<Bytes>>;
@@ -204,30 +204,9 @@ async fn a_flood_of_random_tokens_is_held_to_the_review_budget_and_the_lease_hol
     let n = ns.name().to_string();
 
     // A permitted scraper: a ServiceAccount bound in the namespace to the shipped role.
-    if env
-        .kubectl(["get", "namespace", "openshift-update-status"])
-        .await
-        .map_or(true, |o| !o.status.success())
-    {
-        let _ = env
-            .kubectl(["create", "namespace", "openshift-update-status"])
-            .await;
-    }
-    let shipped = repo_root().join("config/prometheus/metrics-reader.yaml");
-    env.kubectl_ok(["apply", "-f", &shipped.display().to_string()])
-        .await?;
     env.kubectl_ok(["create", "serviceaccount", "-n", &n, "reader"])
         .await?;
-    env.kubectl_ok([
-        "create",
-        "rolebinding",
-        "-n",
-        &n,
-        "update-status-metrics-reader",
-        "--clusterrole=update-status-metrics-reader",
-        &format!("--serviceaccount={n}:reader"),
-    ])
-    .await?;
+    env.bind_metrics_reader(&n, "reader").await?;
     let reader = env
         .kubectl_ok(["create", "token", "-n", &n, "reader", "--duration", "10m"])
         .await?

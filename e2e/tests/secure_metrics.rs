@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use update_status_e2e::controller::{Controller, plain_get};
-use update_status_e2e::{TestEnv, poll_until, repo_root, wait_for};
+use update_status_e2e::{TestEnv, poll_until, wait_for};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -195,30 +195,8 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
     assert!(body.contains("services/metrics"), "{body}");
 
     // A ServiceAccount bound, in the controller's namespace, to the shipped metrics-reader
-    // ClusterRole: the metrics. (Its RoleBinding for prometheus-k8s goes into
-    // openshift-update-status, which the shared test cluster may not have yet.)
-    let shipped = repo_root().join("config/prometheus/metrics-reader.yaml");
-    if env
-        .kubectl(["get", "namespace", "openshift-update-status"])
-        .await
-        .map_or(true, |o| !o.status.success())
-    {
-        let _ = env
-            .kubectl(["create", "namespace", "openshift-update-status"])
-            .await;
-    }
-    env.kubectl_ok(["apply", "-f", &shipped.display().to_string()])
-        .await?;
-    env.kubectl_ok([
-        "create",
-        "rolebinding",
-        "-n",
-        n,
-        "update-status-metrics-reader",
-        "--clusterrole=update-status-metrics-reader",
-        &format!("--serviceaccount={n}:reader"),
-    ])
-    .await?;
+    // ClusterRole: the metrics.
+    env.bind_metrics_reader(n, "reader").await?;
     let reader = token(&env, n, "reader").await?;
     // RBAC reaches the authorizer within moments; a denial is cached for 10 s at most.
     let body = poll_until(

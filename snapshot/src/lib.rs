@@ -389,30 +389,19 @@ fn find_must_gather(dir: &Path) -> Option<PathBuf> {
 /// The `*.yaml`/`*.yml`/`*.json` entries of a folder in name order (a missing folder: none).
 /// Entries are not filtered on their type: one that is not a regular file fails when read.
 fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => {
-            return Err(SnapshotError::Read {
-                path: dir.to_path_buf(),
-                error,
-            });
-        }
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-        })
-        .collect();
-    files.sort();
-    Ok(files)
+    folder_entries(dir, |p| {
+        p.extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+    })
 }
 
 /// The sub-folders of a folder in name order (a missing folder: none).
 fn folder_dirs(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    folder_entries(dir, |p| p.is_dir())
+}
+
+/// The entries of a folder that `keep` keeps, in name order (a missing folder: none).
+fn folder_entries(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>, SnapshotError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -423,13 +412,13 @@ fn folder_dirs(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
             });
         }
     };
-    let mut dirs: Vec<PathBuf> = entries
+    let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
+        .filter(|p| keep(p))
         .collect();
-    dirs.sort();
-    Ok(dirs)
+    paths.sort();
+    Ok(paths)
 }
 
 /// Reads objects of one kind from files, keeping the first of duplicates (same kind,

@@ -339,10 +339,7 @@ impl FleetFeed {
             }
             Err(OnlineError::NotInstalled { .. }) => None,
             Err(OnlineError::Forbidden { .. }) => {
-                warnings.push(format!(
-                    "cannot list managedclusteraddons.{} in all namespaces (RBAC): clusters with the add-on enabled that did not report are not shown, nor the add-on's state",
-                    update_status_api::acm::ADDON_GROUP
-                ));
+                warnings.push(fleet::addons_forbidden());
                 None
             }
             Err(e) => return Err(e),
