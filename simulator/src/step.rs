@@ -266,6 +266,16 @@ impl Simulation {
         self.nodes.get(i).is_some_and(|n| n.ready.status == "True")
     }
 
+    /// Whether an object's status is written before its metadata and spec when both changed.
+    /// A rebooted node's kubelet posts `Ready` before its daemon writes `Done` and the new
+    /// current configuration; written the other way round, a reader would see an updated node
+    /// that is not ready (an unavailable-node insight that no cluster shows) for a moment.
+    /// Everything else (a node going down included: the daemon writes `Rebooting`, then the
+    /// kubelet stops) is written metadata first.
+    pub fn status_first(&self, r: ObjectRef) -> bool {
+        matches!(r, ObjectRef::Node(i) if self.node_ready(i))
+    }
+
     fn advance_pools(&mut self) {
         for p in 0..self.pools.len() {
             if !self.pools[p].updating {

@@ -284,9 +284,41 @@ fn a_node_walks_through_the_daemon_phases_as_the_logic_reads_them() {
     ];
     for (step, assessment, phase) in expected {
         sim.take_dirty();
+        let before = sim.object(ObjectRef::Node(i)).expect("node");
         assert_eq!(sim.advance_node(i), Some(step));
         assert!(sim.dirty().contains(&(ObjectRef::Node(i), Part::Main)));
         assert_eq!(assess(&sim), (assessment, phase), "after {step:?}");
+        // What a watcher sees between the two writes of this step, in the playback's order:
+        // never a health insight (a moment's unavailable node would be a false alarm).
+        let first = if sim.status_first(ObjectRef::Node(i)) {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        if sim.dirty().len() == 2 {
+            let mut between = before.clone();
+            let part = sim.render(ObjectRef::Node(i), first).expect("part");
+            let keys: &[&str] = match first {
+                Part::Main => &["metadata", "spec"],
+                Part::Status => &["status"],
+            };
+            for key in keys {
+                if let (Some(v), Some(o)) = (part.get(*key), between.as_object_mut()) {
+                    o.insert((*key).into(), v.clone());
+                }
+            }
+            let node: Node = serde_json::from_value(between).expect("node");
+            let inputs = sim.inputs().expect("inputs");
+            let ctx = node_assess::NodeContext::from_inputs(&inputs.as_cluster_inputs());
+            // Past the not-ready grace: a reboot can take that long.
+            let later = sim.now() + SignedDuration::from_hours(1);
+            let a = node_assess::assess_node(&ctx, &node, later).expect("assessed");
+            assert!(
+                a.health.is_empty(),
+                "between the writes of {step:?} ({first:?} first): {:?}",
+                a.health
+            );
+        }
     }
     assert_eq!(sim.advance_node(i), None);
 }

@@ -28,6 +28,8 @@ pub struct Simulator {
     client: Client,
     concurrency: usize,
     writes: u64,
+    /// Every object exists (after [`Simulator::install`]): a status may be written first.
+    installed: bool,
 }
 
 async fn apply<K: ClusterObject>(
@@ -76,6 +78,7 @@ impl Simulator {
             client,
             concurrency: DEFAULT_CONCURRENCY,
             writes: 0,
+            installed: false,
         }
     }
 
@@ -117,7 +120,10 @@ impl Simulator {
                 source: Box::new(source),
             })?;
         self.sim.mark_all_dirty();
-        self.flush().await
+        self.installed = false;
+        let writes = self.flush().await?;
+        self.installed = true;
+        Ok(writes)
     }
 
     /// One step: [`Simulation::step`], then the changed objects are written.
@@ -129,7 +135,8 @@ impl Simulator {
 
     /// Writes the changed object parts: kind by kind (MachineConfigs, pools, ClusterVersion,
     /// operators, nodes), the objects of a kind concurrently, each object's status after its
-    /// metadata and spec. Returns the number of writes.
+    /// metadata and spec, or before them once installed if [`Simulation::status_first`].
+    /// Returns the number of writes.
     pub async fn flush(&mut self) -> Result<usize, PlaybackError> {
         let dirty = self.sim.take_dirty();
         let mut by_rank: BTreeMap<u8, BTreeMap<ObjectRef, Vec<Part>>> = BTreeMap::new();
@@ -144,7 +151,11 @@ impl Simulator {
         let mut total = 0;
         for (_, objects) in by_rank {
             let mut jobs = Vec::with_capacity(objects.len());
-            for (r, parts) in objects {
+            for (r, mut parts) in objects {
+                // A status cannot be written before its object exists.
+                if self.installed && self.sim.status_first(r) {
+                    parts.reverse();
+                }
                 let name = self.sim.name_of(r).unwrap_or_default().to_string();
                 let bodies: Vec<(Part, Value)> = parts
                     .into_iter()
