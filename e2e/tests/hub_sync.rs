@@ -30,6 +30,8 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// For the controller to write the local objects.
 const TIMEOUT: Duration = Duration::from_secs(60);
 const AGENT: &str = "update-status-agent";
+/// Longer than hyper's default pool idle timeout (90 s), shorter than a watch's (290 s).
+const HUB_POOL_QUIET: Duration = Duration::from_secs(95);
 
 /// A TCP proxy on loopback to the API server, which the test can cut (the hub goes away:
 /// connections refused, open ones closed) and restore on the same port. Plain threads: it
@@ -40,6 +42,8 @@ struct Proxy {
     stop: Arc<AtomicBool>,
     accept: Option<std::thread::JoinHandle<()>>,
     connections: Arc<Mutex<Vec<std::net::TcpStream>>>,
+    /// Connections whose client side is still open.
+    open: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Proxy {
@@ -51,6 +55,7 @@ impl Proxy {
             stop: Arc::default(),
             accept: None,
             connections: Arc::default(),
+            open: Arc::default(),
         };
         p.serve(listener)?;
         Ok(p)
@@ -62,6 +67,7 @@ impl Proxy {
         self.stop = stop.clone();
         let upstream = self.upstream;
         let connections = self.connections.clone();
+        let open = self.open.clone();
         self.accept = Some(std::thread::spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 let inbound = match listener.accept() {
@@ -81,21 +87,33 @@ impl Proxy {
                 if let Ok(mut c) = connections.lock() {
                     c.extend([a, b]);
                 }
-                for (mut from, mut to) in [
+                open.fetch_add(1, Ordering::SeqCst);
+                for (i, (mut from, mut to)) in [
                     (inbound.try_clone(), outbound.try_clone()),
                     (outbound.try_clone(), inbound.try_clone()),
                 ]
                 .into_iter()
                 .filter_map(|(f, t)| Some((f.ok()?, t.ok()?)))
+                .enumerate()
                 {
+                    let open = open.clone();
                     std::thread::spawn(move || {
                         let _ = std::io::copy(&mut from, &mut to);
                         let _ = to.shutdown(Shutdown::Write);
+                        // The client closed its side (or the proxy went down).
+                        if i == 0 {
+                            open.fetch_sub(1, Ordering::SeqCst);
+                        }
                     });
                 }
             }
         }));
         Ok(())
+    }
+
+    /// Connections the client still holds open.
+    fn open_connections(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
     }
 
     /// Closes the port and every open connection.
@@ -420,6 +438,15 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
         "local writes in {quiet:?} of steady state"
     );
     eprintln!("hub: {hub_before} writes to converge, 0 over {quiet:?} of steady state");
+    // One connection to the hub: the session's three watches and its calls share it (HTTP/2),
+    // and the sessions that came before (rejected, then forbidden) closed theirs.
+    wait_for(
+        TIMEOUT,
+        "the controller to hold one connection to the hub",
+        || async { proxy.open_connections() == 1 },
+    )
+    .await
+    .map_err(|e| format!("{e}: {} open {}", proxy.open_connections(), log_hint()))?;
 
     // 5. A local change is mirrored: an operator recovers, its insight goes here and there.
     let gone = operator_insight(&env, local, "kube-apiserver").await?;
@@ -499,6 +526,31 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
             .is_ok_and(|m| m.contains("update_status_hub_sync_up 1"))
     })
     .await?;
+
+    // 6b. Still one connection after a quiet spell longer than hyper's pool timeout (90 s):
+    // the next write goes over the connection the watches stream on, instead of opening a
+    // second one that both would hold until the watches end.
+    tokio::time::sleep(HUB_POOL_QUIET).await;
+    let stale = operator_insight(&env, local, "kube-scheduler").await?;
+    env.clear_operator_degraded("kube-scheduler").await?;
+    wait_for(
+        TIMEOUT,
+        "the hub copy of the kube-scheduler insight to go",
+        || {
+            let stale = stale.clone();
+            let env = &env;
+            async move { !exists(env, "updateinsight", &stale, cluster).await }
+        },
+    )
+    .await
+    .map_err(|e| format!("{e} {}", log_hint()))?;
+    wait_for(
+        TIMEOUT,
+        "the controller to hold one connection to the hub after a quiet spell",
+        || async { proxy.open_connections() == 1 },
+    )
+    .await
+    .map_err(|e| format!("{e}: {} open {}", proxy.open_connections(), log_hint()))?;
 
     // 7. Progress insights on request, with a restarted controller that rewrites nothing else;
     // without the flag again, their copies go.
