@@ -278,6 +278,30 @@ async fn health_counts(env: &TestEnv, ns: &str) -> Result<Value, BoxError> {
     Ok(c)
 }
 
+/// Waits until the hub copy of UpdateInsight `name` in `hub_ns` is gone.
+async fn copy_gone(env: &TestEnv, name: &str, hub_ns: &str, what: &str) -> TestResult {
+    wait_for(
+        TIMEOUT,
+        &format!("the hub copy of {what} to go"),
+        || async { !exists(env, "updateinsight", name, hub_ns).await },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Waits until the controller holds exactly one connection to the hub (through `proxy`): a
+/// session's watches and calls share it (HTTP/2), and earlier sessions closed theirs.
+async fn one_hub_connection(proxy: &Proxy, when: &str, log_hint: &str) -> TestResult {
+    wait_for(
+        TIMEOUT,
+        &format!("the controller to hold one connection to the hub {when}"),
+        || async { proxy.open_connections() == 1 },
+    )
+    .await
+    .map_err(|e| format!("{e}: {} open {log_hint}", proxy.open_connections()))?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult {
     let _lock = exclusive_cluster_state().await;
@@ -440,30 +464,16 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
     eprintln!("hub: {hub_before} writes to converge, 0 over {quiet:?} of steady state");
     // One connection to the hub: the session's three watches and its calls share it (HTTP/2),
     // and the sessions that came before (rejected, then forbidden) closed theirs.
-    wait_for(
-        TIMEOUT,
-        "the controller to hold one connection to the hub",
-        || async { proxy.open_connections() == 1 },
-    )
-    .await
-    .map_err(|e| format!("{e}: {} open {}", proxy.open_connections(), log_hint()))?;
+    one_hub_connection(&proxy, "after the steady state", &log_hint()).await?;
 
     // 5. A local change is mirrored: an operator recovers, its insight goes here and there.
     let gone = operator_insight(&env, local, "kube-apiserver").await?;
     assert!(exists(&env, "updateinsight", &gone, cluster).await);
     let changed = Instant::now();
     env.clear_operator_degraded("kube-apiserver").await?;
-    wait_for(
-        TIMEOUT,
-        "the hub copy of the resolved insight to go",
-        || {
-            let gone = gone.clone();
-            let env = &env;
-            async move { !exists(env, "updateinsight", &gone, cluster).await }
-        },
-    )
-    .await
-    .map_err(|e| format!("{e} {}", log_hint()))?;
+    copy_gone(&env, &gone, cluster, "the resolved insight")
+        .await
+        .map_err(|e| format!("{e} {}", log_hint()))?;
     let deleted_after = changed.elapsed();
     wait_mirrored(
         &env,
@@ -533,24 +543,10 @@ async fn hub_copies_mirror_the_cluster_and_survive_a_hub_outage() -> TestResult 
     tokio::time::sleep(HUB_POOL_QUIET).await;
     let stale = operator_insight(&env, local, "kube-scheduler").await?;
     env.clear_operator_degraded("kube-scheduler").await?;
-    wait_for(
-        TIMEOUT,
-        "the hub copy of the kube-scheduler insight to go",
-        || {
-            let stale = stale.clone();
-            let env = &env;
-            async move { !exists(env, "updateinsight", &stale, cluster).await }
-        },
-    )
-    .await
-    .map_err(|e| format!("{e} {}", log_hint()))?;
-    wait_for(
-        TIMEOUT,
-        "the controller to hold one connection to the hub after a quiet spell",
-        || async { proxy.open_connections() == 1 },
-    )
-    .await
-    .map_err(|e| format!("{e}: {} open {}", proxy.open_connections(), log_hint()))?;
+    copy_gone(&env, &stale, cluster, "the kube-scheduler insight")
+        .await
+        .map_err(|e| format!("{e} {}", log_hint()))?;
+    one_hub_connection(&proxy, "after a quiet spell and a write", &log_hint()).await?;
 
     // 7. Progress insights on request, with a restarted controller that rewrites nothing else;
     // without the flag again, their copies go.

@@ -573,21 +573,12 @@ impl HostedReconciler {
         let this = &*self;
         let mut work = work.into_iter();
         let mut running = futures::stream::FuturesUnordered::new();
-        for (key, item, w) in work.by_ref().take(CLUSTER_CONCURRENCY) {
-            running.push(run_work(
-                this,
-                key,
-                item,
-                w,
-                &index,
-                &unreadable_inputs,
-                now,
-            ));
-        }
-        let mut done = Vec::with_capacity(work.len() + running.len());
-        while let Some(r) = running.next().await {
-            done.push(r);
-            if let Some((key, item, w)) = work.next() {
+        let mut done = Vec::with_capacity(work.len());
+        loop {
+            while running.len() < CLUSTER_CONCURRENCY {
+                let Some((key, item, w)) = work.next() else {
+                    break;
+                };
                 running.push(run_work(
                     this,
                     key,
@@ -598,6 +589,10 @@ impl HostedReconciler {
                     now,
                 ));
             }
+            let Some(r) = running.next().await else {
+                break;
+            };
+            done.push(r);
         }
         drop(running);
         // Writers of clusters not reconciled this pass (being deleted) are kept as they were.
