@@ -283,8 +283,8 @@ fn cluster_key<K: Cached>(o: &K) -> Option<(String, String)> {
 
 /// The objects of `store` by namespace, each list by name: the cache's own objects, shared.
 /// A cluster's are copied ([`owned_in_ns`]) only while it is assessed (the assessment reads
-/// slices): copying every cluster's for the whole pass made the pass's peak (about 10 MB of
-/// heap at 1,000 hosted clusters).
+/// slices): copying every cluster's for the whole pass was most of the 22 MB that heaptrack
+/// found avoidable in the pass's 83 MB peak heap at 1,000 hosted clusters (docs/benchmarks.md).
 fn by_namespace<K: kube::Resource<DynamicType = ()> + Clone>(
     store: &Store<K>,
 ) -> HashMap<String, Vec<Arc<K>>> {
