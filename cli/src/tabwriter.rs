@@ -160,103 +160,9 @@ mod tests {
             .collect()
     }
 
-    /// [`input`] of rows built at run time.
-    fn input_of(rows: &[Vec<&str>]) -> String {
-        input(&rows.iter().map(Vec::as_slice).collect::<Vec<_>>())
-    }
-
     /// Joins expected output lines, each newline-terminated.
     fn lines(lines: &[&str]) -> String {
         lines.iter().map(|l| format!("{l}\n")).collect()
-    }
-
-    /// The header row of the node tables.
-    const NODE_HEADER: [&str; 6] = ["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"];
-
-    /// One row per name: the name, then `cells`.
-    fn same_cells<'a>(names: &[&'a str], cells: &[&'a str]) -> Vec<Vec<&'a str>> {
-        names
-            .iter()
-            .map(|name| {
-                std::iter::once(*name)
-                    .chain(cells.iter().copied())
-                    .collect()
-            })
-            .collect()
-    }
-
-    /// The control-plane nodes of the cluster of the `4.14.1-degraded` and `4.15.0-ec2-*` fixtures.
-    const US_EAST_2_MASTERS: [&str; 3] = [
-        "ip-10-0-30-217.us-east-2.compute.internal",
-        "ip-10-0-53-40.us-east-2.compute.internal",
-        "ip-10-0-92-180.us-east-2.compute.internal",
-    ];
-
-    /// The worker nodes of that cluster.
-    const US_EAST_2_WORKERS: [&str; 3] = [
-        "ip-10-0-20-162.us-east-2.compute.internal",
-        "ip-10-0-4-159.us-east-2.compute.internal",
-        "ip-10-0-99-40.us-east-2.compute.internal",
-    ];
-
-    /// A node table (after the newline oc starts it with) where no node has started updating
-    /// from `version`.
-    fn not_started_rows(nodes: &[&'static str], version: &'static str) -> Vec<Vec<&'static str>> {
-        let mut rows = vec![vec![""], NODE_HEADER.to_vec()];
-        rows.extend(same_cells(
-            nodes,
-            &["Outdated", "Pending", version, "?", ""],
-        ));
-        rows
-    }
-
-    /// The worker nodes of `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining` that need
-    /// attention: all the worker rows of `expected.output`, and the first rows of
-    /// `expected.detailed-output`.
-    fn pdb_attention_rows() -> Vec<Vec<&'static str>> {
-        let mut rows = same_cells(
-            &[
-                "build0-gstfj-ci-prowjobs-worker-b-9lztv",
-                "build0-gstfj-ci-prowjobs-worker-b-bg9f5",
-                "build0-gstfj-ci-prowjobs-worker-b-mrxwn",
-                "build0-gstfj-ci-tests-worker-b-4h7pn",
-                "build0-gstfj-ci-tests-worker-b-jv5bg",
-                "build0-gstfj-ci-tests-worker-b-kj6gk",
-                "build0-gstfj-ci-tests-worker-c-dcz9p",
-            ],
-            &[
-                "Degraded",
-                "Draining",
-                "4.16.0-ec.2",
-                "?",
-                "failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            ],
-        );
-        rows.push(vec![
-            "build0-gstfj-ci-prowjobs-worker-d-ddnxd",
-            "Unavailable",
-            "Pending",
-            "?",
-            "?",
-            "Machine Config Daemon is processing the node",
-        ]);
-        rows.push(vec![
-            "build0-gstfj-ci-tests-worker-b-d9vz2",
-            "Unavailable",
-            "Pending",
-            "?",
-            "?",
-            "Not ready",
-        ]);
-        rows.push(vec![
-            "build0-gstfj-ci-tests-worker-c-jq5rk",
-            "Unavailable",
-            "Updated",
-            "4.16.0-ec.3",
-            "-",
-            "Node is marked unschedulable",
-        ]);
-        rows
     }
 
     #[test]
@@ -418,736 +324,133 @@ mod tests {
         assert_eq!(format_table(&input(rows)), want);
     }
 
-    // Tables of the golden outputs in the shared oc-status fixtures: the rows are the cells oc
-    // writes (tab-separated), the expected lines are copied verbatim (trailing spaces included).
-
-    /// `4.14.1-degraded/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_14_1_degraded_control_plane_nodes() {
-        let rows = not_started_rows(&US_EAST_2_MASTERS, "4.14.0-rc.3");
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
-            "ip-10-0-30-217.us-east-2.compute.internal   Outdated     Pending   4.14.0-rc.3   ?     ",
-            "ip-10-0-53-40.us-east-2.compute.internal    Outdated     Pending   4.14.0-rc.3   ?     ",
-            "ip-10-0-92-180.us-east-2.compute.internal   Outdated     Pending   4.14.0-rc.3   ?     ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
+    /// The start (in runes) of each column of a table header line such as
+    /// `NAME   ASSESSMENT   PHASE`: upper-case cells (`WORKER POOL` has a single space inside)
+    /// separated by runs of at least [`PADDING`] spaces; `None` if the line is not one.
+    fn header_columns(line: &[char]) -> Option<Vec<usize>> {
+        let mut starts = Vec::new();
+        let mut i = 0;
+        while i < line.len() {
+            starts.push(i);
+            let mut end = i;
+            while end < line.len() && !line[end..].starts_with(&[' '; PADDING]) {
+                end += 1;
+            }
+            let cell = &line[i..end];
+            if !cell
+                .iter()
+                .all(|c| c.is_ascii_uppercase() || matches!(c, ' ' | '.' | '-'))
+                || cell.first().is_none_or(|c| !c.is_ascii_uppercase())
+            {
+                return None;
+            }
+            i = end;
+            while i < line.len() && line[i] == ' ' {
+                i += 1;
+            }
+        }
+        (starts.len() >= 2).then_some(starts)
     }
 
-    /// `4.14.1-degraded/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_14_1_degraded_pools() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["WORKER POOL", "ASSESSMENT", "COMPLETION", "STATUS"],
-            &[
-                "worker",
-                "Pending",
-                "0% (0/3)",
-                "3 Available, 0 Progressing, 0 Draining",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "WORKER POOL   ASSESSMENT   COMPLETION   STATUS",
-            "worker        Pending      0% (0/3)     3 Available, 0 Progressing, 0 Draining",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
+    /// The cells of a table line cut at `starts`, each with its padding removed (the last one
+    /// whole), if the line is aligned on them: every cell but the last ends with at least
+    /// [`PADDING`] spaces before the next start. `None`: a line of another block (a raw
+    /// continuation line of a multi-line message, or the rows aligned after it).
+    fn aligned_cells(line: &[char], starts: &[usize]) -> Option<Vec<String>> {
+        let last = *starts.last()?;
+        if line.len() < last {
+            return None;
+        }
+        let mut cells = Vec::new();
+        for pair in starts.windows(2) {
+            let (from, to) = (pair[0], pair[1]);
+            if !line[to - PADDING..to].iter().all(|c| *c == ' ') {
+                return None;
+            }
+            let cell: String = line[from..to].iter().collect();
+            cells.push(cell.trim_end_matches(' ').to_string());
+        }
+        cells.push(line[last..].iter().collect());
+        Some(cells)
     }
 
-    /// `4.14.1-degraded/expected.output` (oc starts the table with the newline that ends the line above).
+    /// Every table of every golden output (oc's own `expected.output` and
+    /// `expected.detailed-output` of the captured and differential cases, our hosted outputs)
+    /// is cut back into the cells oc wrote (at its header's column starts; lines that are not
+    /// aligned on them go in whole, as single cells) and formatted again: the text must come
+    /// back byte for byte. Those files are the tables Go's tabwriter wrote, so this checks the
+    /// widths, the padding, the trailing spaces of empty last columns and the blocks split by
+    /// continuation lines on real outputs, without a copy of them here.
     #[test]
-    fn fixture_4_14_1_degraded_worker_nodes_worker() {
-        let rows = not_started_rows(&US_EAST_2_WORKERS, "4.14.0-rc.3");
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
-            "ip-10-0-20-162.us-east-2.compute.internal   Outdated     Pending   4.14.0-rc.3   ?     ",
-            "ip-10-0-4-159.us-east-2.compute.internal    Outdated     Pending   4.14.0-rc.3   ?     ",
-            "ip-10-0-99-40.us-east-2.compute.internal    Outdated     Pending   4.14.0-rc.3   ?     ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.14.1-degraded/expected.output`.
-    #[test]
-    fn fixture_4_14_1_degraded_health() {
-        let rows: &[&[&str]] = &[
-            &["SINCE", "LEVEL", "IMPACT", "MESSAGE"],
-            &[
-                "58m18s",
-                "Error",
-                "API Availability",
-                "Cluster Operator kube-apiserver is degraded (NodeController_MasterNodesReady)",
-            ],
-            &[
-                "58m18s",
-                "Error",
-                "API Availability",
-                "Cluster Operator kube-controller-manager is degraded (NodeController_MasterNodesReady)",
-            ],
-            &[
-                "58m18s",
-                "Error",
-                "API Availability",
-                "Cluster Operator kube-scheduler is degraded (NodeController_MasterNodesReady)",
-            ],
-            &[
-                "58m38s",
-                "Error",
-                "API Availability",
-                "Cluster Operator etcd is degraded (EtcdEndpoints_ErrorUpdatingEtcdEndpoints::EtcdMembers_UnhealthyMembers::NodeController_MasterNodesReady)",
-            ],
-            &[
-                "1h0m17s",
-                "Error",
-                "API Availability",
-                "Cluster Operator control-plane-machine-set is unavailable (UnavailableReplicas)",
-            ],
-            &[
-                "now",
-                "Warning",
-                "Update Stalled",
-                "Cluster Version version is failing to proceed with the update (ClusterOperatorsDegraded)",
-            ],
-        ];
-        let want = lines(&[
-            "SINCE     LEVEL     IMPACT             MESSAGE",
-            "58m18s    Error     API Availability   Cluster Operator kube-apiserver is degraded (NodeController_MasterNodesReady)",
-            "58m18s    Error     API Availability   Cluster Operator kube-controller-manager is degraded (NodeController_MasterNodesReady)",
-            "58m18s    Error     API Availability   Cluster Operator kube-scheduler is degraded (NodeController_MasterNodesReady)",
-            "58m38s    Error     API Availability   Cluster Operator etcd is degraded (EtcdEndpoints_ErrorUpdatingEtcdEndpoints::EtcdMembers_UnhealthyMembers::NodeController_MasterNodesReady)",
-            "1h0m17s   Error     API Availability   Cluster Operator control-plane-machine-set is unavailable (UnavailableReplicas)",
-            "now       Warning   Update Stalled     Cluster Version version is failing to proceed with the update (ClusterOperatorsDegraded)",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-degraded/expected.detailed-output`.
-    #[test]
-    fn fixture_4_14_1_degraded_operators_detailed() {
-        let rows: &[&[&str]] = &[
-            &["NAME", "SINCE", "REASON", "MESSAGE"],
-            &["machine-config", "1h4m41s", "-", "Working towards 4.14.1"],
-        ];
-        let want = lines(&[
-            "NAME             SINCE     REASON   MESSAGE",
-            "machine-config   1h4m41s   -        Working towards 4.14.1",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-workers-started-updating-multiple-pools/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_14_1_workers_started_updating_multiple_pools_control_plane_nodes() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-53-40.us-east-2.compute.internal",
-                "Progressing",
-                "Draining",
-                "4.14.0",
-                "+10m",
-                "",
-            ],
-            &[
-                "ip-10-0-30-217.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0",
-                "?",
-                "",
-            ],
-            &[
-                "ip-10-0-92-180.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0",
-                "?",
-                "",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT    PHASE      VERSION   EST    MESSAGE",
-            "ip-10-0-53-40.us-east-2.compute.internal    Progressing   Draining   4.14.0    +10m   ",
-            "ip-10-0-30-217.us-east-2.compute.internal   Outdated      Pending    4.14.0    ?      ",
-            "ip-10-0-92-180.us-east-2.compute.internal   Outdated      Pending    4.14.0    ?      ",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-workers-started-updating-multiple-pools/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_14_1_workers_started_updating_multiple_pools_pools() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["WORKER POOL", "ASSESSMENT", "COMPLETION", "STATUS"],
-            &[
-                "worker",
-                "Progressing",
-                "0% (0/2)",
-                "1 Available, 1 Progressing, 1 Draining",
-            ],
-            &[
-                "infra",
-                "Progressing",
-                "0% (0/2)",
-                "1 Available, 1 Progressing, 1 Draining",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "WORKER POOL   ASSESSMENT    COMPLETION   STATUS",
-            "worker        Progressing   0% (0/2)     1 Available, 1 Progressing, 1 Draining",
-            "infra         Progressing   0% (0/2)     1 Available, 1 Progressing, 1 Draining",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-workers-started-updating-multiple-pools/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_14_1_workers_started_updating_multiple_pools_worker_nodes_worker() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-4-159.us-east-2.compute.internal",
-                "Progressing",
-                "Draining",
-                "4.14.0",
-                "+10m",
-                "",
-            ],
-            &[
-                "ip-10-0-99-40.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0",
-                "?",
-                "",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "NAME                                       ASSESSMENT    PHASE      VERSION   EST    MESSAGE",
-            "ip-10-0-4-159.us-east-2.compute.internal   Progressing   Draining   4.14.0    +10m   ",
-            "ip-10-0-99-40.us-east-2.compute.internal   Outdated      Pending    4.14.0    ?      ",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-workers-started-updating-multiple-pools/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_14_1_workers_started_updating_multiple_pools_worker_nodes_infra() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-4-159-infra.us-east-2.compute.internal",
-                "Progressing",
-                "Draining",
-                "4.14.0",
-                "+10m",
-                "",
-            ],
-            &[
-                "ip-10-0-20-162.us-east-2.compute.internal",
-                "Outdated",
-                "Pending",
-                "4.14.0",
-                "?",
-                "",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "NAME                                             ASSESSMENT    PHASE      VERSION   EST    MESSAGE",
-            "ip-10-0-4-159-infra.us-east-2.compute.internal   Progressing   Draining   4.14.0    +10m   ",
-            "ip-10-0-20-162.us-east-2.compute.internal        Outdated      Pending    4.14.0    ?      ",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-workers-started-updating-multiple-pools/expected.output`.
-    #[test]
-    fn fixture_4_14_1_workers_started_updating_multiple_pools_health() {
-        let rows: &[&[&str]] = &[
-            &["SINCE", "LEVEL", "IMPACT", "MESSAGE"],
-            &["14m4s", "Info", "None", "Update is proceeding well"],
-        ];
-        let want = lines(&[
-            "SINCE   LEVEL   IMPACT   MESSAGE",
-            "14m4s   Info    None     Update is proceeding well",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.14.1-workers-started-updating-multiple-pools/expected.detailed-output`.
-    #[test]
-    fn fixture_4_14_1_workers_started_updating_multiple_pools_operators_detailed() {
-        let rows: &[&[&str]] = &[
-            &["NAME", "SINCE", "REASON", "MESSAGE"],
-            &["machine-config", "1m10s", "-", "Working towards 4.14.1"],
-        ];
-        let want = lines(&[
-            "NAME             SINCE   REASON   MESSAGE",
-            "machine-config   1m10s   -        Working towards 4.14.1",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.15.0-ec2-b02-cos-not-annotated/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_15_0_ec2_b02_cos_not_annotated_control_plane_nodes() {
-        let rows = not_started_rows(&US_EAST_2_MASTERS, "4.15.0-ec.1");
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
-            "ip-10-0-30-217.us-east-2.compute.internal   Outdated     Pending   4.15.0-ec.1   ?     ",
-            "ip-10-0-53-40.us-east-2.compute.internal    Outdated     Pending   4.15.0-ec.1   ?     ",
-            "ip-10-0-92-180.us-east-2.compute.internal   Outdated     Pending   4.15.0-ec.1   ?     ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.15.0-ec2-b02-cos-not-annotated/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_15_0_ec2_b02_cos_not_annotated_pools() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["WORKER POOL", "ASSESSMENT", "COMPLETION", "STATUS"],
-            &[
-                "worker",
-                "Pending",
-                "0% (0/3)",
-                "3 Available, 0 Progressing, 0 Draining",
-            ],
-            &["zbeast", "Empty", "", "0 Total"],
-        ];
-        let want = lines(&[
-            "",
-            "WORKER POOL   ASSESSMENT   COMPLETION   STATUS",
-            "worker        Pending      0% (0/3)     3 Available, 0 Progressing, 0 Draining",
-            "zbeast        Empty                     0 Total",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.15.0-ec2-b02-cos-not-annotated/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_15_0_ec2_b02_cos_not_annotated_worker_nodes_worker() {
-        let rows = not_started_rows(&US_EAST_2_WORKERS, "4.15.0-ec.1");
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT   PHASE     VERSION       EST   MESSAGE",
-            "ip-10-0-20-162.us-east-2.compute.internal   Outdated     Pending   4.15.0-ec.1   ?     ",
-            "ip-10-0-4-159.us-east-2.compute.internal    Outdated     Pending   4.15.0-ec.1   ?     ",
-            "ip-10-0-99-40.us-east-2.compute.internal    Outdated     Pending   4.15.0-ec.1   ?     ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.15.0-ec2-b02-cos-not-annotated/expected.output`.
-    #[test]
-    fn fixture_4_15_0_ec2_b02_cos_not_annotated_health() {
-        let rows: &[&[&str]] = &[
-            &["SINCE", "LEVEL", "IMPACT", "MESSAGE"],
-            &["52m56s", "Info", "None", "Update is proceeding well"],
-        ];
-        let want = lines(&[
-            "SINCE    LEVEL   IMPACT   MESSAGE",
-            "52m56s   Info    None     Update is proceeding well",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.15.0-ec2-early/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_15_0_ec2_early_control_plane_nodes() {
-        let rows = not_started_rows(&US_EAST_2_MASTERS, "4.14.1");
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT   PHASE     VERSION   EST   MESSAGE",
-            "ip-10-0-30-217.us-east-2.compute.internal   Outdated     Pending   4.14.1    ?     ",
-            "ip-10-0-53-40.us-east-2.compute.internal    Outdated     Pending   4.14.1    ?     ",
-            "ip-10-0-92-180.us-east-2.compute.internal   Outdated     Pending   4.14.1    ?     ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.15.0-ec2-early/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_15_0_ec2_early_worker_nodes_worker() {
-        let rows = not_started_rows(&US_EAST_2_WORKERS, "4.14.1");
-        let want = lines(&[
-            "",
-            "NAME                                        ASSESSMENT   PHASE     VERSION   EST   MESSAGE",
-            "ip-10-0-20-162.us-east-2.compute.internal   Outdated     Pending   4.14.1    ?     ",
-            "ip-10-0-4-159.us-east-2.compute.internal    Outdated     Pending   4.14.1    ?     ",
-            "ip-10-0-99-40.us-east-2.compute.internal    Outdated     Pending   4.14.1    ?     ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.15.0-ec2-early/expected.output`.
-    #[test]
-    fn fixture_4_15_0_ec2_early_health() {
-        let rows: &[&[&str]] = &[
-            &["SINCE", "LEVEL", "IMPACT", "MESSAGE"],
-            &[
-                "1m29s",
-                "Warning",
-                "None",
-                "Previous update to 4.14.1 never completed, last complete update was 4.14.0-rc.7",
-            ],
-        ];
-        let want = lines(&[
-            "SINCE   LEVEL     IMPACT   MESSAGE",
-            "1m29s   Warning   None     Previous update to 4.14.1 never completed, last complete update was 4.14.0-rc.7",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.15.0-ec2-early/expected.detailed-output`.
-    #[test]
-    fn fixture_4_15_0_ec2_early_operators_detailed() {
-        let rows: &[&[&str]] = &[
-            &["NAME", "SINCE", "REASON", "MESSAGE"],
-            &[
-                "etcd",
-                "45s",
-                "NodeInstaller",
-                "NodeInstallerProgressing: 2 nodes are at revision 33; 1 nodes are at revision 34",
-            ],
-            &[
-                "kube-apiserver",
-                "6m8s",
-                "NodeInstaller",
-                "NodeInstallerProgressing: 3 nodes are at revision 274; 0 nodes have achieved new revision 276",
-            ],
-        ];
-        let want = lines(&[
-            "NAME             SINCE   REASON          MESSAGE",
-            "etcd             45s     NodeInstaller   NodeInstallerProgressing: 2 nodes are at revision 33; 1 nodes are at revision 34",
-            "kube-apiserver   6m8s    NodeInstaller   NodeInstallerProgressing: 3 nodes are at revision 274; 0 nodes have achieved new revision 276",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_16_0_ec2_control_plane_updated_pdb_prohibits_draining_pools() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["WORKER POOL", "ASSESSMENT", "COMPLETION", "STATUS"],
-            &[
-                "worker",
-                "Degraded",
-                "37% (22/59)",
-                "44 Available, 5 Progressing, 12 Draining, 7 Degraded",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "WORKER POOL   ASSESSMENT   COMPLETION    STATUS",
-            "worker        Degraded     37% (22/59)   44 Available, 5 Progressing, 12 Draining, 7 Degraded",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_16_0_ec2_control_plane_updated_pdb_prohibits_draining_worker_nodes_worker() {
-        let mut rows = vec![vec![""], NODE_HEADER.to_vec()];
-        rows.extend(pdb_attention_rows());
-        let want = lines(&[
-            "",
-            "NAME                                      ASSESSMENT    PHASE      VERSION       EST   MESSAGE",
-            "build0-gstfj-ci-prowjobs-worker-b-9lztv   Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-prowjobs-worker-b-bg9f5   Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-prowjobs-worker-b-mrxwn   Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-b-4h7pn      Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-b-jv5bg      Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-b-kj6gk      Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-c-dcz9p      Degraded      Draining   4.16.0-ec.2   ?     failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-prowjobs-worker-d-ddnxd   Unavailable   Pending    ?             ?     Machine Config Daemon is processing the node",
-            "build0-gstfj-ci-tests-worker-b-d9vz2      Unavailable   Pending    ?             ?     Not ready",
-            "build0-gstfj-ci-tests-worker-c-jq5rk      Unavailable   Updated    4.16.0-ec.3   -     Node is marked unschedulable",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining/expected.output`.
-    #[test]
-    fn fixture_4_16_0_ec2_control_plane_updated_pdb_prohibits_draining_health() {
-        let rows: &[&[&str]] = &[
-            &["SINCE", "LEVEL", "IMPACT", "MESSAGE"],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-prowjobs-worker-b-9lztv is degraded",
-            ],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-prowjobs-worker-b-bg9f5 is degraded",
-            ],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-prowjobs-worker-b-mrxwn is degraded",
-            ],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-tests-worker-b-4h7pn is degraded",
-            ],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-tests-worker-b-jv5bg is degraded",
-            ],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-tests-worker-b-kj6gk is degraded",
-            ],
-            &[
-                "-",
-                "Error",
-                "Update Stalled",
-                "Node build0-gstfj-ci-tests-worker-c-dcz9p is degraded",
-            ],
-            &[
-                "now",
-                "Warning",
-                "Update Stalled",
-                "Cluster Version version is failing to proceed with the update (ClusterOperatorDegraded)",
-            ],
-            &[
-                "22m44s",
-                "Warning",
-                "Update Speed",
-                "Node build0-gstfj-ci-tests-worker-b-d9vz2 is not ready",
-            ],
-        ];
-        let want = lines(&[
-            "SINCE    LEVEL     IMPACT           MESSAGE",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-prowjobs-worker-b-9lztv is degraded",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-prowjobs-worker-b-bg9f5 is degraded",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-prowjobs-worker-b-mrxwn is degraded",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-tests-worker-b-4h7pn is degraded",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-tests-worker-b-jv5bg is degraded",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-tests-worker-b-kj6gk is degraded",
-            "-        Error     Update Stalled   Node build0-gstfj-ci-tests-worker-c-dcz9p is degraded",
-            "now      Warning   Update Stalled   Cluster Version version is failing to proceed with the update (ClusterOperatorDegraded)",
-            "22m44s   Warning   Update Speed     Node build0-gstfj-ci-tests-worker-b-d9vz2 is not ready",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.16.0-ec2-control-plane-updated-pdb-prohibits-draining/expected.detailed-output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_16_0_ec2_control_plane_updated_pdb_prohibits_draining_worker_nodes_worker_detailed()
-     {
-        let mut rows = vec![vec![""], NODE_HEADER.to_vec()];
-        rows.extend(pdb_attention_rows());
-        rows.extend(same_cells(
-            &[
-                "build0-gstfj-ci-tests-worker-c-2kz4m",
-                "build0-gstfj-ci-tests-worker-c-55hpj",
-                "build0-gstfj-ci-tests-worker-c-8tmjv",
-                "build0-gstfj-ci-tests-worker-c-lfz8m",
-                "build0-gstfj-ci-tests-worker-c-r55wv",
-            ],
-            &["Progressing", "Draining", "4.16.0-ec.2", "+10m", ""],
-        ));
-        rows.extend(same_cells(
-            &[
-                "build0-gstfj-ci-longtests-worker-c-vspm9",
-                "build0-gstfj-ci-longtests-worker-d-hksc9",
-                "build0-gstfj-ci-prowjobs-worker-c-f6dkk",
-                "build0-gstfj-ci-prowjobs-worker-c-kkm72",
-                "build0-gstfj-ci-prowjobs-worker-c-p5df7",
-                "build0-gstfj-ci-prowjobs-worker-c-tgrsc",
-                "build0-gstfj-ci-tests-worker-c-2c4vg",
-                "build0-gstfj-ci-tests-worker-c-5twk4",
-                "build0-gstfj-ci-tests-worker-c-65n48",
-                "build0-gstfj-ci-tests-worker-c-79nrd",
-                "build0-gstfj-ci-tests-worker-c-82z85",
-                "build0-gstfj-ci-tests-worker-c-glhn7",
-                "build0-gstfj-ci-tests-worker-c-hnxl9",
-                "build0-gstfj-ci-tests-worker-c-jpzfm",
-                "build0-gstfj-ci-tests-worker-c-lxqgs",
-                "build0-gstfj-ci-tests-worker-c-rqch4",
-                "build0-gstfj-ci-tests-worker-c-zd9c7",
-                "build0-gstfj-ci-tests-worker-d-6hddk",
-                "build0-gstfj-ci-tests-worker-d-kc6xt",
-                "build0-gstfj-ci-tests-worker-d-r2k42",
-                "build0-gstfj-ci-tests-worker-d-r9zqc",
-                "build0-gstfj-ci-tests-worker-d-w2bgd",
-                "build0-gstfj-w-d-7rj9w.c.openshift-ci-build-farm.internal",
-            ],
-            &["Outdated", "Pending", "4.16.0-ec.2", "?", ""],
-        ));
-        rows.extend(same_cells(
-            &[
-                "build0-gstfj-ci-builds-worker-b-65df4",
-                "build0-gstfj-ci-builds-worker-b-dvrd2",
-                "build0-gstfj-ci-builds-worker-b-f7rlh",
-                "build0-gstfj-ci-builds-worker-b-m4vgr",
-                "build0-gstfj-ci-builds-worker-b-mg8bd",
-                "build0-gstfj-ci-builds-worker-c-2hzgm",
-                "build0-gstfj-ci-builds-worker-c-dmjft",
-                "build0-gstfj-ci-builds-worker-c-ng8s5",
-                "build0-gstfj-ci-builds-worker-c-vmmfj",
-                "build0-gstfj-ci-builds-worker-d-4pjlz",
-                "build0-gstfj-ci-builds-worker-d-z49wm",
-                "build0-gstfj-ci-tests-worker-b-fkn28",
-                "build0-gstfj-ci-tests-worker-b-mc7fm",
-                "build0-gstfj-ci-tests-worker-b-pqz8t",
-                "build0-gstfj-w-b-f7dkq.c.openshift-ci-build-farm.internal",
-                "build0-gstfj-w-b-infra-2stfh.c.openshift-ci-build-farm.internal",
-                "build0-gstfj-w-b-infra-mhb8g.c.openshift-ci-build-farm.internal",
-                "build0-gstfj-w-b-infra-n9kc5.c.openshift-ci-build-farm.internal",
-                "build0-gstfj-w-b-mwf8t.c.openshift-ci-build-farm.internal",
-                "build0-gstfj-w-c-nsmn5.c.openshift-ci-build-farm.internal",
-                "build0-gstfj-w-c-qjbdl.c.openshift-ci-build-farm.internal",
-            ],
-            &["Completed", "Updated", "4.16.0-ec.3", "-", ""],
-        ));
-        let want = lines(&[
-            "",
-            "NAME                                                              ASSESSMENT    PHASE      VERSION       EST    MESSAGE",
-            "build0-gstfj-ci-prowjobs-worker-b-9lztv                           Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-prowjobs-worker-b-bg9f5                           Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-prowjobs-worker-b-mrxwn                           Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-b-4h7pn                              Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-b-jv5bg                              Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-b-kj6gk                              Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-tests-worker-c-dcz9p                              Degraded      Draining   4.16.0-ec.2   ?      failed to drain node: <node> after 1 hour. Please see machine-config-controller logs for more information",
-            "build0-gstfj-ci-prowjobs-worker-d-ddnxd                           Unavailable   Pending    ?             ?      Machine Config Daemon is processing the node",
-            "build0-gstfj-ci-tests-worker-b-d9vz2                              Unavailable   Pending    ?             ?      Not ready",
-            "build0-gstfj-ci-tests-worker-c-jq5rk                              Unavailable   Updated    4.16.0-ec.3   -      Node is marked unschedulable",
-            "build0-gstfj-ci-tests-worker-c-2kz4m                              Progressing   Draining   4.16.0-ec.2   +10m   ",
-            "build0-gstfj-ci-tests-worker-c-55hpj                              Progressing   Draining   4.16.0-ec.2   +10m   ",
-            "build0-gstfj-ci-tests-worker-c-8tmjv                              Progressing   Draining   4.16.0-ec.2   +10m   ",
-            "build0-gstfj-ci-tests-worker-c-lfz8m                              Progressing   Draining   4.16.0-ec.2   +10m   ",
-            "build0-gstfj-ci-tests-worker-c-r55wv                              Progressing   Draining   4.16.0-ec.2   +10m   ",
-            "build0-gstfj-ci-longtests-worker-c-vspm9                          Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-longtests-worker-d-hksc9                          Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-prowjobs-worker-c-f6dkk                           Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-prowjobs-worker-c-kkm72                           Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-prowjobs-worker-c-p5df7                           Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-prowjobs-worker-c-tgrsc                           Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-2c4vg                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-5twk4                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-65n48                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-79nrd                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-82z85                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-glhn7                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-hnxl9                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-jpzfm                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-lxqgs                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-rqch4                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-c-zd9c7                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-d-6hddk                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-d-kc6xt                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-d-r2k42                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-d-r9zqc                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-tests-worker-d-w2bgd                              Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-w-d-7rj9w.c.openshift-ci-build-farm.internal         Outdated      Pending    4.16.0-ec.2   ?      ",
-            "build0-gstfj-ci-builds-worker-b-65df4                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-b-dvrd2                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-b-f7rlh                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-b-m4vgr                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-b-mg8bd                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-c-2hzgm                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-c-dmjft                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-c-ng8s5                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-c-vmmfj                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-d-4pjlz                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-builds-worker-d-z49wm                             Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-tests-worker-b-fkn28                              Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-tests-worker-b-mc7fm                              Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-ci-tests-worker-b-pqz8t                              Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-b-f7dkq.c.openshift-ci-build-farm.internal         Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-b-infra-2stfh.c.openshift-ci-build-farm.internal   Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-b-infra-mhb8g.c.openshift-ci-build-farm.internal   Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-b-infra-n9kc5.c.openshift-ci-build-farm.internal   Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-b-mwf8t.c.openshift-ci-build-farm.internal         Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-c-nsmn5.c.openshift-ci-build-farm.internal         Completed     Updated    4.16.0-ec.3   -      ",
-            "build0-gstfj-w-c-qjbdl.c.openshift-ci-build-farm.internal         Completed     Updated    4.16.0-ec.3   -      ",
-        ]);
-        assert_eq!(format_table(&input_of(&rows)), want);
-    }
-
-    /// `4.16.0-single-node/expected.output` (oc starts the table with the newline that ends the line above).
-    #[test]
-    fn fixture_4_16_0_single_node_control_plane_nodes() {
-        let rows: &[&[&str]] = &[
-            &[""],
-            &["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"],
-            &[
-                "ip-10-0-8-37.ec2.internal",
-                "Outdated",
-                "Pending",
-                "4.16.0-0.nightly-2024-08-01-082745",
-                "?",
-                "",
-            ],
-        ];
-        let want = lines(&[
-            "",
-            "NAME                        ASSESSMENT   PHASE     VERSION                              EST   MESSAGE",
-            "ip-10-0-8-37.ec2.internal   Outdated     Pending   4.16.0-0.nightly-2024-08-01-082745   ?     ",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.16.0-single-node/expected.output`.
-    #[test]
-    fn fixture_4_16_0_single_node_health() {
-        let rows: &[&[&str]] = &[
-            &["SINCE", "LEVEL", "IMPACT", "MESSAGE"],
-            &["2m54s", "Info", "None", "Update is proceeding well"],
-        ];
-        let want = lines(&[
-            "SINCE   LEVEL   IMPACT   MESSAGE",
-            "2m54s   Info    None     Update is proceeding well",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
-    }
-
-    /// `4.16.0-single-node/expected.detailed-output`.
-    #[test]
-    fn fixture_4_16_0_single_node_operators_detailed() {
-        let rows: &[&[&str]] = &[
-            &["NAME", "SINCE", "REASON", "MESSAGE"],
-            &[
-                "kube-apiserver",
-                "2m",
-                "NodeInstaller::Pe...",
-                "NodeInstallerProgressing: 1 node is at revision 8; 0 nodes have achieved new revision 10",
-            ],
-            &["", "", "", "Test line breaks"],
-            &["", "", "", "New line"],
-        ];
-        let want = lines(&[
-            "NAME             SINCE   REASON                 MESSAGE",
-            "kube-apiserver   2m      NodeInstaller::Pe...   NodeInstallerProgressing: 1 node is at revision 8; 0 nodes have achieved new revision 10",
-            "                                                Test line breaks",
-            "                                                New line",
-        ]);
-        assert_eq!(format_table(&input(rows)), want);
+    fn every_table_of_the_golden_outputs_formats_back_to_itself() {
+        let mut folders = update_status_testdata::all_oc_cases();
+        folders.extend(
+            std::fs::read_dir(update_status_testdata::hosted_cases_dir())
+                .expect("hosted cases")
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir()),
+        );
+        let (mut tables, mut aligned_rows, mut other_rows) = (0, 0, 0);
+        for folder in folders {
+            let mut files: Vec<_> = std::fs::read_dir(&folder)
+                .expect("case folder")
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n.starts_with("expected") && !n.ends_with(".json") && n != "expected"
+                    })
+                })
+                .collect();
+            files.sort();
+            for file in files {
+                let text = std::fs::read_to_string(&file).expect("golden output");
+                let all: Vec<&str> = text.lines().collect();
+                let mut i = 0;
+                while i < all.len() {
+                    let header: Vec<char> = all[i].chars().collect();
+                    let Some(starts) = header_columns(&header) else {
+                        i += 1;
+                        continue;
+                    };
+                    let end = all[i..]
+                        .iter()
+                        .position(|l| l.is_empty())
+                        .map_or(all.len(), |n| i + n);
+                    let mut input = String::new();
+                    for line in &all[i..end] {
+                        let chars: Vec<char> = line.chars().collect();
+                        match aligned_cells(&chars, &starts) {
+                            Some(cells) => {
+                                aligned_rows += 1;
+                                input.push_str(&cells.join("\t"));
+                            }
+                            None => {
+                                other_rows += 1;
+                                input.push_str(line);
+                            }
+                        }
+                        input.push('\n');
+                    }
+                    let want = lines(&all[i..end]);
+                    assert_eq!(
+                        format_table(&input),
+                        want,
+                        "{}: the table at line {}",
+                        file.display(),
+                        i + 1
+                    );
+                    tables += 1;
+                    i = end;
+                }
+            }
+        }
+        // Not vacuous: the fixtures hold many tables, nearly all of whose lines are cells.
+        assert!(tables >= 60, "{tables} tables found in the golden outputs");
+        assert!(
+            aligned_rows >= 10 * other_rows.max(1) && aligned_rows >= 300,
+            "{aligned_rows} aligned rows, {other_rows} others"
+        );
     }
 }
