@@ -26,6 +26,7 @@ pub mod ocm;
 pub mod outputs;
 pub mod playback;
 pub mod prometheus;
+pub mod scenario;
 pub mod snapshot;
 pub mod web;
 

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde_json::Value;
 use update_status_api::crd::ImpactLevel;
 use update_status_assess::events::{
@@ -28,16 +28,14 @@ use update_status_assess::events::{
     REASON_UPDATE_COMPLETED, REASON_UPDATE_STARTED, REASONS,
 };
 use update_status_e2e::controller::Controller;
-use update_status_e2e::outputs::{Outputs, differences, expected_outputs, read_outputs};
-use update_status_e2e::playback::{self, Simulator};
+use update_status_e2e::outputs::Outputs;
+use update_status_e2e::playback;
+use update_status_e2e::scenario::{self, ASSESS_AT, Size};
 use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until};
-use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
-const START: &str = "2026-01-01T03:00:00Z";
-const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
 
 /// The health insights of a reading: level by insight name.
 fn health(outputs: &Outputs) -> BTreeMap<String, ImpactLevel> {
@@ -113,29 +111,16 @@ async fn a_pdb_blocked_drain_tells_its_story_in_kubectl_events() -> TestResult {
     let ns = env.namespace("events").await?;
     let client = env.client();
     let now: Timestamp = ASSESS_AT.parse()?;
-    playback::clear(&client).await?;
-
-    let sim = Simulation::new(SimConfig {
+    let sim = scenario::blocked_drain(Size {
         operators: 3,
-        pools: 2,
-        masters: 3,
         nodes_per_pool: 4,
-        max_unavailable: 2,
         seed: 5,
-        start: START.parse()?,
-        step: SignedDuration::from_secs(60),
-        faults: Faults {
-            blocked_drain: Some(FaultSpec::auto(3)),
-            ..Default::default()
-        },
-        ..Default::default()
     })?;
     let blocked = sim
         .blocked_drain_target()
         .ok_or("no blocked-drain target")?
         .to_string();
-    let mut simulator = Simulator::new(client.clone(), sim);
-    simulator.install().await?;
+    let mut simulator = scenario::install(&client, sim).await?;
     // Events from earlier runs about the same node names are told apart by the instance.
     let instance = format!("events-e2e-{}-{}", ns.name(), std::process::id());
     let controller = Controller::start(
@@ -151,31 +136,16 @@ async fn a_pdb_blocked_drain_tells_its_story_in_kubectl_events() -> TestResult {
     loop {
         let step = simulator.simulation().steps();
         let inputs = playback::read_inputs(&client).await?;
-        let want = expected_outputs(&inputs, now);
-        let last = std::cell::RefCell::new(Vec::new());
-        let got = poll_until(
+        let got = scenario::until_outputs_match(
+            &client,
+            ns.name(),
+            &inputs,
+            now,
             STEP_TIMEOUT,
-            &format!("the controller's objects to match the pure logic at step {step}"),
-            || {
-                let client = client.clone();
-                let ns = ns.name().to_string();
-                let (want, last) = (&want, &last);
-                async move {
-                    let got = read_outputs(&client, &ns).await.ok()?;
-                    let diff = differences(want, &got, now);
-                    let matched = diff.is_empty();
-                    *last.borrow_mut() = diff;
-                    matched.then_some(got)
-                }
-            },
+            &format!("step {step}"),
+            &log,
         )
-        .await
-        .map_err(|e| {
-            format!(
-                "{e}; controller log {log}; differences:\n{}",
-                last.borrow().join("\n")
-            )
-        })?;
+        .await?;
         let h = health(&got);
         if simulator
             .simulation()

@@ -14,26 +14,23 @@
 
 use std::time::{Duration, Instant};
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use update_status_api::crd::{
     Assessment, ImpactLevel, ImpactType, InsightType, UpdateInsightStatus,
 };
 use update_status_assess::control_plane::SOURCE_MCO_DEPLOYMENT_ABSENT;
 use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::Controller;
-use update_status_e2e::outputs::{Outputs, differences, expected_outputs, read_outputs};
+use update_status_e2e::outputs::{Outputs, read_outputs};
 use update_status_e2e::playback::{self, Simulator};
-use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until};
-use update_status_simulator::{self as simulator, FaultSpec, Faults, SimConfig, Simulation};
+use update_status_e2e::scenario::{self, ASSESS_AT, Size};
+use update_status_e2e::{TestEnv, exclusive_cluster_state};
+use update_status_simulator as simulator;
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 /// Per-step wait for the controller to catch up.
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
-/// Simulated start, and the instant the controller and the pure logic evaluate at (after the
-/// simulated update's end).
-const START: &str = "2026-01-01T03:00:00Z";
-const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
 
 fn degraded_insight<'a>(outputs: &'a Outputs, node: &str) -> Option<&'a UpdateInsightStatus> {
     outputs.insights.values().find(|i| {
@@ -51,30 +48,17 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
     let ns = env.namespace("sim").await?;
     let client = env.client();
     let now: Timestamp = ASSESS_AT.parse()?;
-    playback::clear(&client).await?;
-
-    let sim = Simulation::new(SimConfig {
+    let sim = scenario::blocked_drain(Size {
         operators: 5,
-        pools: 2,
-        masters: 3,
         nodes_per_pool: 7,
-        max_unavailable: 2,
         seed: 3,
-        start: START.parse()?,
-        step: SignedDuration::from_secs(60),
-        faults: Faults {
-            blocked_drain: Some(FaultSpec::auto(3)),
-            ..Default::default()
-        },
-        ..Default::default()
     })?;
     let blocked = sim
         .blocked_drain_target()
         .ok_or("no blocked-drain target")?
         .to_string();
-    let mut simulator = Simulator::new(client.clone(), sim);
     let started = Instant::now();
-    simulator.install().await?;
+    let mut simulator = scenario::install(&client, sim).await?;
     let controller = Controller::start(&env, ns.name(), &["--assess-at", ASSESS_AT])?;
     let log = controller.log.display().to_string();
 
@@ -92,32 +76,17 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
             simulator.simulation().inputs()?.normalized(),
             "inputs in the API at step {step}"
         );
-        let want = expected_outputs(&inputs, now);
         let t0 = Instant::now();
-        let last = std::cell::RefCell::new(Vec::new());
-        let got = poll_until(
+        let got = scenario::until_outputs_match(
+            &client,
+            ns.name(),
+            &inputs,
+            now,
             STEP_TIMEOUT,
-            &format!("the controller's objects to match the pure logic at step {step}"),
-            || {
-                let client = client.clone();
-                let ns = ns.name().to_string();
-                let (want, last) = (&want, &last);
-                async move {
-                    let got = read_outputs(&client, &ns).await.ok()?;
-                    let diff = differences(want, &got, now);
-                    let matched = diff.is_empty();
-                    *last.borrow_mut() = diff;
-                    matched.then_some(got)
-                }
-            },
+            &format!("step {step}"),
+            &log,
         )
-        .await
-        .map_err(|e| {
-            format!(
-                "{e}; controller log {log}; differences:\n{}",
-                last.borrow().join("\n")
-            )
-        })?;
+        .await?;
         waits.push(t0.elapsed());
 
         // The fault, as the administrator sees it.

@@ -19,25 +19,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use update_status_e2e::controller::Controller;
 use update_status_e2e::kubeconfig::service_account_config;
-use update_status_e2e::outputs::{Outputs, differences, expected_outputs, read_outputs};
-use update_status_e2e::playback::{self, Simulator};
-use update_status_e2e::{
-    TestEnv, client_for, exclusive_cluster_state, poll_until, run_local_cluster,
-};
-use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
+use update_status_e2e::outputs::{Outputs, differences};
+use update_status_e2e::playback;
+use update_status_e2e::scenario::{self, ASSESS_AT, Size};
+use update_status_e2e::{TestEnv, client_for, exclusive_cluster_state, run_local_cluster};
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The throttled API server's extra flags.
 const THROTTLE: &str = "--enable-priority-and-fairness=false --max-requests-inflight=1 --max-mutating-requests-inflight=1";
-const START: &str = "2026-01-01T03:00:00Z";
-const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
 /// Pause between simulator steps: the controller sees (most) intermediate states.
 const STEP_PAUSE: Duration = Duration::from_millis(300);
 const CONVERGE_TIMEOUT: Duration = Duration::from_secs(180);
@@ -159,24 +155,12 @@ async fn run(env: &TestEnv, kubeconfig: &Path, label: &str) -> TestResult<Run> {
     let now: Timestamp = ASSESS_AT.parse()?;
     let ns = env.namespace(&format!("throttled-{label}")).await?;
     let n = ns.name().to_string();
-    playback::clear(&client).await?;
-    let sim = Simulation::new(SimConfig {
+    let sim = scenario::blocked_drain(Size {
         operators: 5,
-        pools: 2,
-        masters: 3,
         nodes_per_pool: 7,
-        max_unavailable: 2,
         seed: 3,
-        start: START.parse()?,
-        step: SignedDuration::from_secs(60),
-        faults: Faults {
-            blocked_drain: Some(FaultSpec::auto(3)),
-            ..Default::default()
-        },
-        ..Default::default()
     })?;
-    let mut simulator = Simulator::new(client.clone(), sim);
-    simulator.install().await?;
+    let mut simulator = scenario::install(&client, sim).await?;
 
     let sa_client = client_for(kubeconfig).await?;
     Api::<ConfigMap>::namespaced(client.clone(), &n)
@@ -206,29 +190,9 @@ async fn run(env: &TestEnv, kubeconfig: &Path, label: &str) -> TestResult<Run> {
         simulator.simulation().inputs()?.normalized(),
         "{label}: the API holds the simulation's final inputs"
     );
-    let want = expected_outputs(&inputs, now);
-    let last = std::cell::RefCell::new(Vec::new());
-    let outputs = poll_until(
-        CONVERGE_TIMEOUT,
-        &format!("{label}: the controller's objects to match the pure logic"),
-        || {
-            let (client, n, want, last) = (client.clone(), n.clone(), &want, &last);
-            async move {
-                let got = read_outputs(&client, &n).await.ok()?;
-                let diff = differences(want, &got, now);
-                let matched = diff.is_empty();
-                *last.borrow_mut() = diff;
-                matched.then_some(got)
-            }
-        },
-    )
-    .await
-    .map_err(|e| {
-        format!(
-            "{e}; controller log {log}; differences:\n{}",
-            last.borrow().join("\n")
-        )
-    })?;
+    let outputs =
+        scenario::until_outputs_match(&client, &n, &inputs, now, CONVERGE_TIMEOUT, label, &log)
+            .await?;
     let converge = started.elapsed();
     let after_last_step = last_step.elapsed();
     stop.store(true, Ordering::Relaxed);
