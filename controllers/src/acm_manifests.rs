@@ -41,6 +41,13 @@ pub const CONFIG_NAMESPACE: &str = "open-cluster-management-update-status";
 pub const CONFIG_NAME: &str = "update-status";
 /// The template variable of the agent's image (a customized variable of the deployment config).
 pub const IMAGE_VARIABLE: &str = "UPDATE_STATUS_IMAGE";
+/// The template variable whose value is `{{` (set in the AddOnDeploymentConfig,
+/// `config/acm/deployment-config.yaml`). OCM renders the template's manifests with fasttemplate's
+/// `ExecuteString`: every `{{...}}` is a variable, and an unknown one becomes nothing, so the Go
+/// templates of the PrometheusRule's annotations (`{{ $labels.namespace }}`) would reach the
+/// cluster empty. Each `{{` of the agent's manifests is written `{{UPDATE_STATUS_OPEN_BRACES}}`
+/// instead, which OCM renders back to `{{`.
+pub const OPEN_BRACES_VARIABLE: &str = "UPDATE_STATUS_OPEN_BRACES";
 /// The overlay of `config/` whose rendering is the agent's manifests (`config/default` plus
 /// `config/prometheus`).
 pub const AGENT_OVERLAY: &str = "openshift";
@@ -86,6 +93,9 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         .into_iter()
         .filter(|v| !v.is_null())
         .collect();
+    for m in &mut manifests {
+        escape_braces(m);
+    }
     let mut found = false;
     for m in &mut manifests {
         if m["kind"] == "Deployment" && m["metadata"]["name"] == DEPLOYMENT {
@@ -177,6 +187,19 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         })?);
     }
     Ok(out)
+}
+
+/// Writes every `{{` of the strings of `v` as `{{UPDATE_STATUS_OPEN_BRACES}}`, which OCM's
+/// rendering turns back into `{{` (see [`OPEN_BRACES_VARIABLE`]).
+fn escape_braces(v: &mut Value) {
+    match v {
+        Value::String(s) if s.contains("{{") => {
+            *s = s.replace("{{", &format!("{{{{{OPEN_BRACES_VARIABLE}}}}}"));
+        }
+        Value::Array(items) => items.iter_mut().for_each(escape_braces),
+        Value::Object(map) => map.values_mut().for_each(escape_braces),
+        _ => {}
+    }
 }
 
 /// The monitoring objects the agent's manifests must carry for fleet alerting: a ServiceMonitor
@@ -286,6 +309,14 @@ metadata: {name: update-status-controller, namespace: openshift-update-status}
 apiVersion: monitoring.coreos.com/v1
 kind: PrometheusRule
 metadata: {name: update-status, namespace: openshift-update-status}
+spec:
+  groups:
+  - name: g
+    rules:
+    - alert: A
+      expr: up == 0
+      annotations:
+        summary: 'pool {{ $labels.pool }}{{ with $labels.hosted_cluster }} of {{ . }}{{ end }}; {{{ odd }}}'
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -315,6 +346,96 @@ rules:
   verbs: [get, patch]
 ";
 
+    /// fasttemplate's `ExecuteString` with `{{`/`}}`, as OCM's add-on manager renders a
+    /// template's manifest (its JSON): each `{{tag}}` becomes the variable's value, an unknown
+    /// tag nothing; a `{{` without a `}}` after it stays, with the rest.
+    fn render_like_ocm(text: &str, vars: &[(&str, &str)]) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("{{") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find("}}") else {
+                out.push_str(&rest[start..]);
+                return out;
+            };
+            let tag = &after[..end];
+            if let Some((_, value)) = vars.iter().find(|(k, _)| *k == tag) {
+                out.push_str(value);
+            }
+            rest = &after[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// A template manifest as OCM renders it with our deployment config's variables.
+    fn rendered_by_ocm(manifest: &Value) -> Value {
+        let vars = [
+            (OPEN_BRACES_VARIABLE, "{{"),
+            (IMAGE_VARIABLE, "registry/image:1"),
+            ("CLUSTER_NAME", "cluster1"),
+            ("HUB_KUBECONFIG", "/managed/hub-kubeconfig/kubeconfig"),
+        ];
+        serde_json::from_str(&render_like_ocm(&manifest.to_string(), &vars))
+            .expect("OCM's rendering is JSON")
+    }
+
+    #[test]
+    fn the_checked_in_template_renders_the_shipped_prometheus_rule_intact() {
+        // The files a fleet admin applies: the generated template and our deployment config.
+        let addon = docs(include_str!("../../config/acm/addon.yaml"));
+        let config = docs(include_str!("../../config/acm/deployment-config.yaml"))
+            .into_iter()
+            .find(|d| d["kind"] == "AddOnDeploymentConfig")
+            .expect("the AddOnDeploymentConfig");
+        let variables: Vec<(String, String)> = config["spec"]["customizedVariables"]
+            .as_array()
+            .expect("customizedVariables")
+            .iter()
+            .map(|v| {
+                (
+                    v["name"].as_str().unwrap_or_default().to_string(),
+                    v["value"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        assert!(
+            variables
+                .iter()
+                .any(|(k, v)| k == OPEN_BRACES_VARIABLE && v == "{{"),
+            "{variables:?}"
+        );
+        let vars: Vec<(&str, &str)> = variables
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let template = addon
+            .iter()
+            .find(|d| d["kind"] == "AddOnTemplate")
+            .expect("the AddOnTemplate");
+        let rule = template["spec"]["agentSpec"]["workload"]["manifests"]
+            .as_array()
+            .expect("manifests")
+            .iter()
+            .find(|m| m["kind"] == "PrometheusRule")
+            .expect("the template carries the PrometheusRule");
+        let rendered: Value =
+            serde_json::from_str(&render_like_ocm(&rule.to_string(), &vars)).expect("JSON");
+        let shipped = docs(include_str!("../../config/prometheus/prometheus-rule.yaml"));
+        assert_eq!(
+            rendered, shipped[0],
+            "the cluster gets config/prometheus's rule"
+        );
+        // What OCM would deliver without the escape: alert texts with their templates gone.
+        let unescaped = rule
+            .to_string()
+            .replace(&format!("{{{{{OPEN_BRACES_VARIABLE}}}}}"), "{{");
+        let mangled: Value =
+            serde_json::from_str(&render_like_ocm(&unescaped, &vars)).expect("JSON");
+        assert_ne!(mangled, shipped[0]);
+    }
+
     fn docs(yaml: &str) -> Vec<Value> {
         serde_saphyr::from_multiple::<Value>(yaml)
             .expect("yaml")
@@ -339,10 +460,18 @@ rules:
             .expect("manifests");
         assert_eq!(manifests.len(), 6, "every agent manifest");
         assert_eq!(manifests[0], docs(AGENT)[0], "as it is, but the Deployment");
+        // As OCM renders them (our deployment config's variables): the monitoring objects as
+        // they are, the Go templates of the alert texts included.
+        let rendered: Vec<Value> = manifests[2..].iter().map(rendered_by_ocm).collect();
         assert_eq!(
-            manifests[2..],
-            docs(MONITORING)[..],
+            rendered,
+            docs(MONITORING),
             "the monitoring objects, as they are"
+        );
+        assert!(
+            !manifests[3].to_string().contains("{{ $labels"),
+            "escaped in the template: {}",
+            manifests[3]
         );
         let c = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(c["image"], "{{UPDATE_STATUS_IMAGE}}");

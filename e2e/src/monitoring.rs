@@ -3,11 +3,16 @@
 //! Prometheus Operator and no ACM running.
 //!
 //! - [`service_monitor_jobs`]: a ServiceMonitor as the Prometheus Operator turns it into scrape
-//!   jobs (one per endpoint, named `serviceMonitor/<namespace>/<name>/<index>`): Kubernetes
-//!   service discovery in the namespaces of its `namespaceSelector`, as the scraper's identity;
-//!   the Services kept by its label selector and port name; `job` set to the Service's name; the
-//!   endpoint's scheme, path, bearer-token file and TLS configuration. A field this translation
-//!   does not know is an error, never ignored: what is scraped is what the ServiceMonitor says.
+//!   jobs (one per endpoint, named `serviceMonitor/<namespace>/<name>/<index>`): the Services of
+//!   the namespaces of its `namespaceSelector` ([`service_monitor_namespaces`]) kept by its label
+//!   selector and port name; `job` set to the Service's name; the endpoint's scheme, path,
+//!   bearer-token file and TLS configuration. A field this translation does not know is an error,
+//!   never ignored: what is scraped is what the ServiceMonitor says.
+//! - [`service_targets`]: what Prometheus' Kubernetes service discovery (role `service`) makes of
+//!   Services, as a file-SD target file with the same `__meta_kubernetes_*` labels. Debian's
+//!   `prometheus` is built without Kubernetes service discovery: the test lists the Services with
+//!   the scraper's own ServiceAccount token (as the discovery would: the delivered Role is what
+//!   allows it) and hands them to Prometheus this way; the relabelings stay Prometheus' own.
 //! - [`federation_job`]: ACM's metrics collector on a managed cluster, which reads the allowlisted
 //!   series from the cluster's Prometheus (`/federate`, one `match[]` per name) and sends them to
 //!   the hub with the `cluster` and `clusterID` labels; here a hub Prometheus federates them.
@@ -41,18 +46,6 @@ pub enum MonitoringError {
         /// Its output, or why it could not run.
         message: String,
     },
-}
-
-/// How the scraping Prometheus reaches the API server to discover its targets (its own
-/// ServiceAccount's token, as `prometheus-k8s` does on OpenShift).
-#[derive(Clone, Debug)]
-pub struct Discovery {
-    /// The API server's URL.
-    pub api_server: String,
-    /// The CA of the API server's certificate.
-    pub ca_file: PathBuf,
-    /// The scraper's ServiceAccount token.
-    pub token_file: PathBuf,
 }
 
 /// The endpoint fields [`service_monitor_jobs`] understands.
@@ -99,8 +92,42 @@ fn unknown_fields(o: &Value, known: &[&str]) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The namespaces whose Services `service_monitor` selects from (its `namespaceSelector`'s
+/// `matchNames`, or its own namespace).
+pub fn service_monitor_namespaces(service_monitor: &Value) -> Result<Vec<String>, MonitoringError> {
+    let what = object_name(service_monitor);
+    let err = |problem: &str| MonitoringError::Object {
+        what: what.clone(),
+        problem: problem.to_string(),
+    };
+    match &service_monitor["spec"]["namespaceSelector"] {
+        Value::Null => Ok(vec![
+            service_monitor["metadata"]["namespace"]
+                .as_str()
+                .ok_or_else(|| err("no namespace"))?
+                .to_string(),
+        ]),
+        sel => {
+            if sel["any"] == true {
+                return Err(err("namespaceSelector.any is not supported"));
+            }
+            sel["matchNames"]
+                .as_array()
+                .ok_or_else(|| err("namespaceSelector without matchNames"))?
+                .iter()
+                .map(|n| {
+                    n.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| err("a matchNames entry is not a string"))
+                })
+                .collect()
+        }
+    }
+}
+
 /// The scrape jobs of `service_monitor` (one per endpoint), as the Prometheus Operator generates
-/// them, with these substitutions a test needs:
+/// them, reading the discovered Services from the file-SD file `targets` ([`service_targets`]),
+/// with these substitutions a test needs:
 /// - `pod_file` maps each file the ServiceMonitor names (paths in the Prometheus pod: its
 ///   ServiceAccount token, the service CA bundle) to a file of the test; a path it does not map
 ///   is an error;
@@ -109,7 +136,7 @@ fn unknown_fields(o: &Value, known: &[&str]) -> Vec<String> {
 /// - `interval` replaces the endpoint's scrape interval (which must be set).
 pub fn service_monitor_jobs(
     service_monitor: &Value,
-    discovery: &Discovery,
+    targets: &Path,
     pod_file: &dyn Fn(&str) -> Option<PathBuf>,
     address: &str,
     interval: &str,
@@ -127,24 +154,7 @@ pub fn service_monitor_jobs(
     let own_namespace = service_monitor["metadata"]["namespace"]
         .as_str()
         .ok_or_else(|| err("no namespace".into()))?;
-    let namespaces: Vec<String> = match &spec["namespaceSelector"] {
-        Value::Null => vec![own_namespace.to_string()],
-        sel => {
-            if sel["any"] == true {
-                return Err(err("namespaceSelector.any is not supported".into()));
-            }
-            sel["matchNames"]
-                .as_array()
-                .ok_or_else(|| err("namespaceSelector without matchNames".into()))?
-                .iter()
-                .map(|n| {
-                    n.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| err("a matchNames entry is not a string".into()))
-                })
-                .collect::<Result<_, _>>()?
-        }
-    };
+    service_monitor_namespaces(service_monitor)?;
     if spec["selector"]["matchExpressions"].is_array() {
         return Err(err("selector.matchExpressions is not supported".into()));
     }
@@ -166,9 +176,7 @@ pub fn service_monitor_jobs(
     for (i, ep) in endpoints.iter().enumerate() {
         let unknown = unknown_fields(ep, ENDPOINT_FIELDS);
         if !unknown.is_empty() {
-            return Err(err(format!(
-                "endpoint {i}: unsupported fields {unknown:?}"
-            )));
+            return Err(err(format!("endpoint {i}: unsupported fields {unknown:?}")));
         }
         let port = ep["port"]
             .as_str()
@@ -184,13 +192,7 @@ pub fn service_monitor_jobs(
             "scrape_timeout": interval,
             "metrics_path": ep["path"].as_str().unwrap_or("/metrics"),
             "scheme": ep["scheme"].as_str().unwrap_or("http"),
-            "kubernetes_sd_configs": [{
-                "role": "service",
-                "api_server": discovery.api_server,
-                "namespaces": {"names": namespaces},
-                "authorization": {"credentials_file": discovery.token_file},
-                "tls_config": {"ca_file": discovery.ca_file},
-            }],
+            "file_sd_configs": [{"files": [targets]}],
         });
         if !ep["bearerTokenFile"].is_null() {
             job["authorization"] =
@@ -264,6 +266,56 @@ pub fn service_monitor_jobs(
     Ok(jobs)
 }
 
+/// Prometheus' Kubernetes service discovery, role `service`, on `services` (Service objects):
+/// one target per Service port, `<service>.<namespace>.svc:<port>`, with its meta labels, as a
+/// file-SD target file (JSON).
+pub fn service_targets(services: &[Value]) -> Value {
+    let mut groups = Vec::new();
+    for svc in services {
+        let (ns, name) = (
+            svc["metadata"]["namespace"].as_str().unwrap_or_default(),
+            svc["metadata"]["name"].as_str().unwrap_or_default(),
+        );
+        let mut common = serde_json::Map::new();
+        common.insert("__meta_kubernetes_namespace".into(), json!(ns));
+        common.insert("__meta_kubernetes_service_name".into(), json!(name));
+        for (kind, field) in [("label", "labels"), ("annotation", "annotations")] {
+            for (k, v) in svc["metadata"][field].as_object().into_iter().flatten() {
+                let k = sanitize(k);
+                common.insert(
+                    format!("__meta_kubernetes_service_{kind}_{k}"),
+                    json!(v.as_str().unwrap_or_default()),
+                );
+                common.insert(
+                    format!("__meta_kubernetes_service_{kind}present_{k}"),
+                    json!("true"),
+                );
+            }
+        }
+        for port in svc["spec"]["ports"].as_array().into_iter().flatten() {
+            let number = port["port"].as_i64().unwrap_or_default();
+            let mut labels = common.clone();
+            labels.insert(
+                "__meta_kubernetes_service_port_name".into(),
+                json!(port["name"].as_str().unwrap_or_default()),
+            );
+            labels.insert(
+                "__meta_kubernetes_service_port_number".into(),
+                json!(number.to_string()),
+            );
+            labels.insert(
+                "__meta_kubernetes_service_port_protocol".into(),
+                json!(port["protocol"].as_str().unwrap_or("TCP")),
+            );
+            groups.push(json!({
+                "targets": [format!("{name}.{ns}.svc:{number}")],
+                "labels": labels,
+            }));
+        }
+    }
+    Value::Array(groups)
+}
+
 /// `s` with the characters special to Prometheus' (RE2) regular expressions escaped.
 fn regex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -313,8 +365,8 @@ pub fn allowlist_names(config_map: &str) -> Result<Vec<String>, MonitoringError>
     let list = cm["data"]["metrics_list.yaml"]
         .as_str()
         .ok_or_else(|| err("no data.metrics_list.yaml".into()))?;
-    let list: Value = serde_saphyr::from_str(list)
-        .map_err(|e| err(format!("metrics_list.yaml: {e}")))?;
+    let list: Value =
+        serde_saphyr::from_str(list).map_err(|e| err(format!("metrics_list.yaml: {e}")))?;
     let names: Vec<String> = list["names"]
         .as_array()
         .ok_or_else(|| err("metrics_list.yaml has no names".into()))?
@@ -408,14 +460,6 @@ mod tests {
             .expect("a ServiceMonitor")
     }
 
-    fn discovery() -> Discovery {
-        Discovery {
-            api_server: "https://127.0.0.1:6443".into(),
-            ca_file: "/t/ca.crt".into(),
-            token_file: "/t/sd-token".into(),
-        }
-    }
-
     fn files(path: &str) -> Option<PathBuf> {
         match path {
             TOKEN => Some("/t/token".into()),
@@ -428,7 +472,7 @@ mod tests {
     fn the_shipped_service_monitor_becomes_an_operator_like_job() {
         let jobs = service_monitor_jobs(
             &service_monitor(),
-            &discovery(),
+            Path::new("/t/targets.json"),
             &files,
             "127.0.0.1:9999",
             "1s",
@@ -448,10 +492,11 @@ mod tests {
             j["tls_config"]["server_name"],
             "update-status-controller.openshift-update-status.svc"
         );
-        let sd = &j["kubernetes_sd_configs"][0];
-        assert_eq!(sd["role"], "service");
-        assert_eq!(sd["namespaces"]["names"], json!(["openshift-update-status"]));
-        assert_eq!(sd["authorization"]["credentials_file"], "/t/sd-token");
+        assert_eq!(j["file_sd_configs"][0]["files"], json!(["/t/targets.json"]));
+        assert_eq!(
+            service_monitor_namespaces(&service_monitor()).expect("namespaces"),
+            ["openshift-update-status"]
+        );
         let relabel = j["relabel_configs"].as_array().expect("relabelings");
         assert_eq!(
             relabel[0]["source_labels"][0],
@@ -459,12 +504,8 @@ mod tests {
         );
         assert_eq!(relabel[0]["regex"], "(update-status-controller);true");
         assert_eq!(relabel[1]["regex"], "https");
-        assert!(
-            relabel
-                .iter()
-                .any(|r| r["target_label"] == "job"
-                    && r["source_labels"][0] == "__meta_kubernetes_service_name")
-        );
+        assert!(relabel.iter().any(|r| r["target_label"] == "job"
+            && r["source_labels"][0] == "__meta_kubernetes_service_name"));
         assert_eq!(
             relabel.last().map(|r| r["replacement"].clone()),
             Some(json!("127.0.0.1:9999"))
@@ -475,22 +516,52 @@ mod tests {
     fn what_the_translation_does_not_know_is_an_error() {
         let mut sm = service_monitor();
         sm["spec"]["endpoints"][0]["metricRelabelings"] = json!([]);
-        let e = service_monitor_jobs(&sm, &discovery(), &files, "a:1", "1s").expect_err("field");
+        let e = service_monitor_jobs(&sm, Path::new("/t/targets.json"), &files, "a:1", "1s")
+            .expect_err("field");
         assert!(e.to_string().contains("metricRelabelings"), "{e}");
         let mut sm = service_monitor();
         sm["spec"]["endpoints"][0]["tlsConfig"]["caFile"] = json!("/elsewhere/ca.crt");
-        let e = service_monitor_jobs(&sm, &discovery(), &files, "a:1", "1s").expect_err("file");
+        let e = service_monitor_jobs(&sm, Path::new("/t/targets.json"), &files, "a:1", "1s")
+            .expect_err("file");
         assert!(e.to_string().contains("/elsewhere/ca.crt"), "{e}");
         let mut sm = service_monitor();
         sm["spec"]["selector"] = json!({});
-        let e = service_monitor_jobs(&sm, &discovery(), &files, "a:1", "1s").expect_err("sel");
+        let e = service_monitor_jobs(&sm, Path::new("/t/targets.json"), &files, "a:1", "1s")
+            .expect_err("sel");
         assert!(e.to_string().contains("matchLabels"), "{e}");
+    }
+
+    #[test]
+    fn services_become_targets_with_the_kubernetes_meta_labels() {
+        let svc = json!({
+            "metadata": {"name": "s", "namespace": "n",
+                "labels": {"app.kubernetes.io/name": "x"}},
+            "spec": {"ports": [{"name": "https", "port": 8443, "protocol": "TCP"}]},
+        });
+        let t = service_targets(&[svc]);
+        assert_eq!(t[0]["targets"], json!(["s.n.svc:8443"]));
+        let l = &t[0]["labels"];
+        assert_eq!(
+            l["__meta_kubernetes_service_label_app_kubernetes_io_name"],
+            "x"
+        );
+        assert_eq!(
+            l["__meta_kubernetes_service_labelpresent_app_kubernetes_io_name"],
+            "true"
+        );
+        assert_eq!(l["__meta_kubernetes_service_port_name"], "https");
+        assert_eq!(l["__meta_kubernetes_service_port_number"], "8443");
+        assert_eq!(l["__meta_kubernetes_namespace"], "n");
     }
 
     #[test]
     fn federation_asks_for_each_allowlisted_name_and_labels_the_cluster() {
         let names = allowlist_names(ALLOWLIST).expect("allowlist");
-        assert!(names.iter().any(|n| n == "update_status_update_in_progress"));
+        assert!(
+            names
+                .iter()
+                .any(|n| n == "update_status_update_in_progress")
+        );
         let j = federation_job("c1", "id-1", "127.0.0.1:9090", &names, "1s");
         assert_eq!(j["metrics_path"], "/federate");
         assert_eq!(j["honor_labels"], true);
@@ -514,7 +585,12 @@ mod tests {
         assert_eq!(n, 3, "the three fleet alerts");
         let before: Value = serde_saphyr::from_str(FLEET_RULES).expect("yaml");
         let after: Value = serde_json::from_str(&text).expect("json");
-        let rules = |v: &Value| v["groups"][0]["rules"].as_array().cloned().unwrap_or_default();
+        let rules = |v: &Value| {
+            v["groups"][0]["rules"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        };
         for (b, a) in rules(&before).iter().zip(rules(&after).iter()) {
             assert_eq!(a["for"], "2s");
             assert_eq!(a["expr"], b["expr"]);

@@ -325,7 +325,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
                 )
             })
             .collect();
-    assert_eq!(shipped, want, "the agent's manifests are config/openshift's");
+    assert_eq!(
+        shipped, want,
+        "the agent's manifests are config/openshift's"
+    );
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let container = agent_container(&spoke1, CLUSTER1).await?;
     let args = container.args.clone().unwrap_or_default();

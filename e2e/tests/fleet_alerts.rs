@@ -7,15 +7,18 @@
 //!
 //! 1. the ManifestWork delivers the ServiceMonitor, the PrometheusRule and the RBAC of the
 //!    cluster's Prometheus (`openshift-monitoring/prometheus-k8s`), read back from the managed
-//!    cluster's API server;
+//!    cluster's API server: the ServiceMonitor and the PrometheusRule exactly as in
+//!    `config/prometheus` (the alert texts' Go templates survive OCM's rendering);
 //! 2. the agent runs as the delivered Deployment starts it (the debug controller with its
 //!    arguments, as its ServiceAccount, its hub credentials from the Secret OCM wrote and its
 //!    `/metrics` serving certificate from the Secret its Service asks OpenShift's service CA for,
 //!    both projected as the kubelet would), `/metrics` secure as shipped;
 //! 3. a real `prometheus` plays `prometheus-k8s`: its scrape job is the delivered ServiceMonitor
-//!    translated as the Prometheus Operator does (`update_status_e2e::monitoring`): it discovers
-//!    the agent's Service with Kubernetes service discovery as `prometheus-k8s` (the delivered
-//!    Role), and scrapes with the ServiceMonitor's scheme, path, TLS server name and CA, and
+//!    translated as the Prometheus Operator does (`update_status_e2e::monitoring`): the agent's
+//!    Service is discovered as `prometheus-k8s` (the delivered Role; Debian's Prometheus has no
+//!    Kubernetes discovery, so the test lists the Services with `prometheus-k8s`'s token and
+//!    hands them over as file SD with the same meta labels), kept by the ServiceMonitor's
+//!    selector and port, and scraped with its scheme, path, TLS server name and CA, and
 //!    `prometheus-k8s`'s ServiceAccount token, which the agent's TokenReview and
 //!    SubjectAccessReview accept through the delivered RoleBinding; its rules are the delivered
 //!    PrometheusRule.
@@ -26,8 +29,9 @@
 //! `config/acm/observability/fleet-rules.yaml` with every `for:` shortened (the rewritten file
 //! passes `promtool check rules`). A simulated update on `cluster1` gets stuck on a drain blocked
 //! by a PodDisruptionBudget, `cluster2` is not updating: `UpdateStatusFleetUpdateTakingLong`
-//! fires for `cluster1` alone (read from the hub Prometheus' `/api/v1/alerts`), and resolves once
-//! the drain goes through and the update completes.
+//! fires for `cluster1` alone (read from the hub Prometheus' `/api/v1/alerts`), and
+//! `UpdateStatusFleetErrorHealthInsight` for `cluster1`'s node whose drain is blocked; both
+//! resolve once the drain goes through and the update completes.
 //!
 //! Stand-ins, as in `acm_addon`: no kubelet (Secrets projected by the harness), no service CA
 //! (the test signs the serving certificate the Service asks for and writes its Secret), no
@@ -40,13 +44,13 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Container, Service};
+use k8s_openapi::api::core::v1::{Container, PodSpec, Service};
 use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use update_status_e2e::controller::{Controller, Launch, workspace_bin};
-use update_status_e2e::monitoring::{self, Discovery};
+use update_status_e2e::monitoring;
 use update_status_e2e::ocm::{self, OcmEnv, SecretVolume};
 use update_status_e2e::playback::Simulator;
 use update_status_e2e::prometheus::{Prometheus, PrometheusOptions, free_port};
@@ -67,6 +71,8 @@ const CLUSTER2: &str = "cluster2";
 /// The fleet alert of an update running too long, and the one of an agent not reporting.
 const TAKING_LONG: &str = "UpdateStatusFleetUpdateTakingLong";
 const NOT_REPORTING: &str = "UpdateStatusFleetAddOnNotReporting";
+/// The fleet alert of a lasting Error (or Critical) health insight.
+const ERROR_INSIGHT: &str = "UpdateStatusFleetErrorHealthInsight";
 /// The `for:` of every fleet rule here (6 hours and 30 minutes in the shipped file).
 const SHORT_FOR: &str = "3s";
 /// Scrape and federation interval (the ServiceMonitor says 30s, ACM collects every 5 minutes).
@@ -128,7 +134,10 @@ async fn delivered(
 
 /// Creates namespace `ns` on `cluster` unless it exists.
 async fn ensure_namespace(env: &OcmEnv, cluster: &str, ns: &str) -> Result<(), BoxError> {
-    match env.kubectl_cluster(cluster, ["create", "namespace", ns]).await {
+    match env
+        .kubectl_cluster(cluster, ["create", "namespace", ns])
+        .await
+    {
         Ok(_) => Ok(()),
         Err(e) if e.to_string().contains("AlreadyExists") => Ok(()),
         Err(e) => Err(e.into()),
@@ -172,21 +181,28 @@ fn api_server(env: &OcmEnv, cluster: &str, dir: &Path) -> Result<(String, PathBu
     Ok((server, ca))
 }
 
-/// A kubeconfig of the agent's ServiceAccount on `cluster`, in `dir`.
-async fn agent_kubeconfig(env: &OcmEnv, cluster: &str, dir: &Path) -> Result<PathBuf, BoxError> {
-    let token = token(env, cluster, AGENT_NS, DEPLOYMENT).await?;
+/// A kubeconfig of ServiceAccount `ns/name` on `cluster` (a one-hour token), in `dir`, and the
+/// token.
+async fn sa_kubeconfig(
+    env: &OcmEnv,
+    cluster: &str,
+    ns: &str,
+    name: &str,
+    dir: &Path,
+) -> Result<(PathBuf, String), BoxError> {
+    let token = token(env, cluster, ns, name).await?;
     let (server, ca) = api_server(env, cluster, dir)?;
     let config = json!({
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": cluster, "cluster": {"server": server, "certificate-authority": ca}}],
-        "users": [{"name": "agent", "user": {"token": token}}],
-        "contexts": [{"name": "agent", "context": {"cluster": cluster, "user": "agent"}}],
-        "current-context": "agent",
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": cluster, "user": name}}],
+        "current-context": name,
     });
-    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
+    let path = dir.join(format!("{cluster}-{ns}-{name}.kubeconfig"));
     std::fs::write(&path, config.to_string())?;
-    Ok(path)
+    Ok((path, token))
 }
 
 /// OpenShift's service CA, standing in: a CA, and the serving certificate it would issue for
@@ -194,8 +210,10 @@ async fn agent_kubeconfig(env: &OcmEnv, cluster: &str, dir: &Path) -> Result<Pat
 fn service_ca_certificate(dns_name: &str) -> Result<(String, String, String), BoxError> {
     let ca_key = rcgen::KeyPair::generate()?;
     let mut ca = rcgen::CertificateParams::new(Vec::<String>::new())?;
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "openshift-service-serving-signer (e2e)");
+    ca.distinguished_name.push(
+        rcgen::DnType::CommonName,
+        "openshift-service-serving-signer (e2e)",
+    );
     ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     ca.key_usages = vec![
         rcgen::KeyUsagePurpose::KeyCertSign,
@@ -232,18 +250,19 @@ struct Monitored {
     _volumes: Vec<SecretVolume>,
 }
 
-/// Sets up `cluster` as the module documentation says (steps 1 to 3), with `sim` installed.
-async fn monitor(
-    env: &OcmEnv,
-    cluster: &'static str,
-    sim: Simulation,
-    work: &Path,
-) -> Result<Monitored, BoxError> {
-    let spoke = env.cluster_client(cluster).await?;
-    let dir = work.join(cluster);
-    std::fs::create_dir_all(&dir)?;
+/// What the add-on's ManifestWork delivered to a managed cluster.
+struct Delivered {
+    pod: PodSpec,
+    container: Container,
+    args: Vec<String>,
+    service: Service,
+    service_monitor: Value,
+    rule: Value,
+}
 
-    // 1. What the ManifestWork delivered.
+/// Step 1: the agent's Deployment and Service, the ServiceMonitor and the PrometheusRule, once
+/// the ManifestWork has applied them on `cluster`; the last two exactly as in `config/prometheus`.
+async fn delivered_objects(spoke: &Client, cluster: &str) -> Result<Delivered, BoxError> {
     let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
     let deployment = poll_until(
         TIMEOUT,
@@ -253,14 +272,14 @@ async fn monitor(
     .await?;
     let pod = deployment
         .spec
-        .and_then(|s| s.template.spec)
+        .template
+        .spec
         .ok_or("the Deployment has no pod spec")?;
     let container: Container = pod
         .containers
         .first()
         .cloned()
         .ok_or("the Deployment has no container")?;
-    let args = container.args.clone().unwrap_or_default();
     let service_monitor = delivered(
         &spoke,
         cluster,
@@ -285,6 +304,23 @@ async fn monitor(
         "update-status",
     )
     .await?;
+    // As shipped in config/prometheus: OCM's rendering of the template (every {{...}} a
+    // variable) leaves the alert texts' Go templates intact.
+    for (obj, file, kind) in [
+        (&service_monitor, "service-monitor.yaml", "ServiceMonitor"),
+        (&rule, "prometheus-rule.yaml", "PrometheusRule"),
+    ] {
+        let shipped = serde_saphyr::from_multiple::<Value>(&std::fs::read_to_string(
+            repo_root().join("config/prometheus").join(file),
+        )?)?
+        .into_iter()
+        .find(|d| d["kind"] == kind)
+        .ok_or_else(|| format!("no {kind} in config/prometheus/{file}"))?;
+        assert_eq!(
+            obj["spec"], shipped["spec"],
+            "the {kind} {cluster} got is config/prometheus/{file}'s"
+        );
+    }
     let services: Api<Service> = Api::namespaced(spoke.clone(), AGENT_NS);
     let service = poll_until(
         TIMEOUT,
@@ -293,19 +329,36 @@ async fn monitor(
     )
     .await?;
 
-    // The ServiceMonitor's port is the Service's, whose target port is the container's
-    // metrics port, the one the agent binds.
+    Ok(Delivered {
+        pod,
+        args: container.args.clone().unwrap_or_default(),
+        container,
+        service,
+        service_monitor,
+        rule,
+    })
+}
+
+/// The delivered objects agree with each other: the ServiceMonitor's port is the Service's,
+/// whose target port is the container's metrics port, the one the agent binds; the Deployment
+/// mounts at `--metrics-cert-dir` the Secret the Service asks the service CA for, issued for the
+/// TLS server name the ServiceMonitor checks. Returns that Secret's name and the server name.
+fn check_wiring(d: &Delivered) -> Result<(String, String), BoxError> {
+    let Delivered {
+        pod,
+        container,
+        args,
+        service,
+        service_monitor,
+        ..
+    } = d;
     let endpoint = &service_monitor["spec"]["endpoints"][0];
     let port_name = endpoint["port"].as_str().ok_or("no endpoint port")?;
     let service_port = service
         .spec
         .as_ref()
         .and_then(|s| s.ports.as_ref())
-        .and_then(|ports| {
-            ports
-                .iter()
-                .find(|p| p.name.as_deref() == Some(port_name))
-        })
+        .and_then(|ports| ports.iter().find(|p| p.name.as_deref() == Some(port_name)))
         .ok_or_else(|| format!("the Service has no port {port_name}"))?;
     let target = match &service_port.target_port {
         Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s)) => s.clone(),
@@ -324,8 +377,6 @@ async fn monitor(
         "the agent serves /metrics on the port the Service targets: {args:?}"
     );
 
-    // 2. The agent's files: the serving certificate its Service asks the service CA for (in
-    //    the Secret its Deployment mounts at --metrics-cert-dir), and its hub credentials.
     let cert_secret = service
         .annotations()
         .get("service.beta.openshift.io/serving-cert-secret-name")
@@ -362,11 +413,28 @@ async fn monitor(
         format!("{}.{}.svc", service.name_any(), AGENT_NS),
         "the service CA's certificate is for the Service's DNS name"
     );
-    let (ca, crt, key) = service_ca_certificate(server_name)?;
+    Ok((cert_secret, server_name.to_string()))
+}
+
+/// Sets up `cluster` as the module documentation says (steps 1 to 3), with `sim` installed.
+async fn monitor(
+    env: &OcmEnv,
+    cluster: &'static str,
+    sim: Simulation,
+    work: &Path,
+) -> Result<Monitored, BoxError> {
+    let spoke = env.cluster_client(cluster).await?;
+    let dir = work.join(cluster);
+    std::fs::create_dir_all(&dir)?;
+    let d = delivered_objects(&spoke, cluster).await?;
+    let (cert_secret, server_name) = check_wiring(&d)?;
+
+    // 2. The agent's files: the serving certificate its Service asks the service CA for, and
+    //    its hub credentials, projected as the kubelet would.
+    let (ca, crt, key) = service_ca_certificate(&server_name)?;
     let service_ca = dir.join("service-ca.crt");
     std::fs::write(&service_ca, &ca)?;
-    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-        Api::namespaced(spoke.clone(), AGENT_NS);
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(spoke.clone(), AGENT_NS);
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     secrets
         .patch(
@@ -381,9 +449,14 @@ async fn monitor(
             })),
         )
         .await?;
-    let certs =
-        SecretVolume::mount(&spoke, AGENT_NS, &cert_secret, &dir.join("metrics-tls"), TIMEOUT)
-            .await?;
+    let certs = SecretVolume::mount(
+        &spoke,
+        AGENT_NS,
+        &cert_secret,
+        &dir.join("metrics-tls"),
+        TIMEOUT,
+    )
+    .await?;
     ocm::wait_secret(
         &spoke,
         AGENT_NS,
@@ -412,7 +485,7 @@ async fn monitor(
         .await?;
     let metrics_port = free_port()?;
     let mut extra = vec!["--metrics-secure=true".to_string()];
-    for a in &args {
+    for a in &d.args {
         let (flag, _) = a.split_once('=').unwrap_or((a.as_str(), ""));
         match flag {
             // Launch sets these (loopback ports, the namespace).
@@ -435,7 +508,9 @@ async fn monitor(
     let agent = Controller::launch(
         &Launch {
             bin: workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN"),
-            kubeconfig: agent_kubeconfig(env, cluster, &dir).await?,
+            kubeconfig: sa_kubeconfig(env, cluster, AGENT_NS, DEPLOYMENT, &dir)
+                .await?
+                .0,
             log: dir.join("agent.log"),
         },
         AGENT_NS,
@@ -448,37 +523,55 @@ async fn monitor(
     if let Err(e) = env
         .kubectl_cluster(
             cluster,
-            ["create", "serviceaccount", PROMETHEUS_SA, "-n", MONITORING_NS],
+            [
+                "create",
+                "serviceaccount",
+                PROMETHEUS_SA,
+                "-n",
+                MONITORING_NS,
+            ],
         )
         .await
         && !e.to_string().contains("AlreadyExists")
     {
         return Err(e.into());
     }
+    let (prometheus_kubeconfig, prometheus_token) =
+        sa_kubeconfig(env, cluster, MONITORING_NS, PROMETHEUS_SA, &dir).await?;
     let token_file = dir.join("prometheus-k8s.token");
+    std::fs::write(&token_file, prometheus_token)?;
+    // Service discovery as prometheus-k8s (what Prometheus' Kubernetes discovery, role service,
+    // lists: the delivered Role allows it), handed to Prometheus as file SD.
+    let as_prometheus = update_status_e2e::client_for(&prometheus_kubeconfig).await?;
+    let mut discovered = Vec::new();
+    for ns in monitoring::service_monitor_namespaces(&d.service_monitor)? {
+        let api: Api<Service> = Api::namespaced(as_prometheus.clone(), &ns);
+        let list = api.list(&Default::default()).await.map_err(|e| {
+            format!("{PROMETHEUS_SA} discovering the Services of {ns} on {cluster}: {e}")
+        })?;
+        for svc in list {
+            discovered.push(serde_json::to_value(svc)?);
+        }
+    }
+    let targets = dir.join("targets.json");
     std::fs::write(
-        &token_file,
-        token(env, cluster, MONITORING_NS, PROMETHEUS_SA).await?,
+        &targets,
+        monitoring::service_targets(&discovered).to_string(),
     )?;
-    let (api_server, api_ca) = api_server(env, cluster, &dir)?;
     let pod_file = |path: &str| match path {
         POD_TOKEN => Some(token_file.clone()),
         POD_SERVICE_CA => Some(service_ca.clone()),
         _ => None,
     };
     let jobs = monitoring::service_monitor_jobs(
-        &service_monitor,
-        &Discovery {
-            api_server,
-            ca_file: api_ca,
-            token_file: token_file.clone(),
-        },
+        &d.service_monitor,
+        &targets,
         &pod_file,
         &format!("127.0.0.1:{metrics_port}"),
         INTERVAL,
     )?;
     let rules_file = dir.join("prometheus-rule.json");
-    std::fs::write(&rules_file, monitoring::prometheus_rule_file(&rule)?)?;
+    std::fs::write(&rules_file, monitoring::prometheus_rule_file(&d.rule)?)?;
     monitoring::promtool_check_rules(&rules_file)?;
     let mut prometheus = Prometheus::start(PrometheusOptions {
         rules: std::fs::read_to_string(&rules_file)?,
@@ -669,32 +762,36 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
 
     // cluster1's update gets stuck: its drain is blocked.
     let mut steps = 0;
-    while c1.simulator.simulation().fault_status().blocked_drain.is_none() {
+    while c1
+        .simulator
+        .simulation()
+        .fault_status()
+        .blocked_drain
+        .is_none()
+    {
         c1.simulator.step().await?;
         steps += 1;
         if steps > 100 || c1.simulator.simulation().is_completed() {
             return Err(format!("no blocked drain on {CLUSTER1} after {steps} steps").into());
         }
     }
+    let blocked = c1
+        .simulator
+        .simulation()
+        .fault_status()
+        .blocked_drain
+        .ok_or("no blocked drain")?;
     let stuck_at = Instant::now();
     let alerts = poll_until(
         TIMEOUT,
         &format!("{TAKING_LONG} firing on the hub for {CLUSTER1}"),
         || async {
             let a = firing(&acm, TAKING_LONG).await.ok()?;
-            clusters_of(&a)
-                .iter()
-                .any(|c| c == CLUSTER1)
-                .then_some(a)
+            clusters_of(&a).iter().any(|c| c == CLUSTER1).then_some(a)
         },
     )
     .await
-    .map_err(|e| {
-        format!(
-            "{e}; the hub's alerts and logs: {}",
-            acm.dir().display()
-        )
-    })?;
+    .map_err(|e| format!("{e}; the hub's alerts and logs: {}", acm.dir().display()))?;
     eprintln!(
         "fleet_alerts: {TAKING_LONG} fired {:.1}s after the drain was blocked",
         stuck_at.elapsed().as_secs_f64()
@@ -705,15 +802,38 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "the alert names the stuck cluster, and only it: {alerts:?}"
     );
     let alert = &alerts[0];
-    assert_eq!(alert["labels"]["clusterID"], c1.cluster_id.as_str(), "{alert}");
+    assert_eq!(
+        alert["labels"]["clusterID"],
+        c1.cluster_id.as_str(),
+        "{alert}"
+    );
     assert!(
         alert["annotations"]["summary"]
             .as_str()
             .is_some_and(|s| s.contains(CLUSTER1)),
         "{alert}"
     );
+    // The blocked drain is an Error health insight of the node: its fleet alert names the
+    // cluster and the node.
+    let insights = poll_until(
+        TIMEOUT,
+        &format!("{ERROR_INSIGHT} firing on the hub for {CLUSTER1}'s node {blocked}"),
+        || async {
+            let a = firing(&acm, ERROR_INSIGHT).await.ok()?;
+            a.iter()
+                .any(|a| a["labels"]["resource_name"] == blocked.as_str())
+                .then_some(a)
+        },
+    )
+    .await?;
+    assert!(
+        insights
+            .iter()
+            .all(|a| a["labels"]["cluster"] == CLUSTER1 && a["labels"]["resource_kind"] == "Node"),
+        "only cluster1's node: {insights:?}"
+    );
 
-    // The drain goes through, the update completes: the alert resolves.
+    // The drain goes through, the update completes: the alerts resolve.
     while !c1.simulator.simulation().is_completed() {
         c1.simulator.step().await?;
         steps += 1;
@@ -722,12 +842,14 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         }
     }
     let completed_at = Instant::now();
-    poll_until(
+    update_status_e2e::wait_for(
         TIMEOUT,
-        &format!("{TAKING_LONG} resolved for {CLUSTER1} once its update completed"),
+        &format!("{TAKING_LONG} and {ERROR_INSIGHT} resolved once {CLUSTER1}'s update completed"),
         || async {
-            let a = firing(&acm, TAKING_LONG).await.ok()?;
-            a.is_empty().then_some(())
+            firing(&acm, TAKING_LONG).await.is_ok_and(|a| a.is_empty())
+                && firing(&acm, ERROR_INSIGHT)
+                    .await
+                    .is_ok_and(|a| a.is_empty())
         },
     )
     .await?;
@@ -736,21 +858,22 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         completed_at.elapsed().as_secs_f64()
     );
     // Both agents report to the hub: their hub sync series say so, no NotReporting alert.
-    update_status_e2e::wait_for(TIMEOUT, &format!("no {NOT_REPORTING} on the hub"), || async {
-        firing(&acm, NOT_REPORTING)
-            .await
-            .is_ok_and(|a| a.is_empty())
-    })
+    update_status_e2e::wait_for(
+        TIMEOUT,
+        &format!("no {NOT_REPORTING} on the hub"),
+        || async {
+            firing(&acm, NOT_REPORTING)
+                .await
+                .is_ok_and(|a| a.is_empty())
+        },
+    )
     .await?;
     for m in [&mut c1, &mut c2] {
         m.agent
             .running()
             .map_err(|e| format!("{}'s agent: {e}", m.name))?;
     }
-    eprintln!(
-        "fleet_alerts: scenario {:.1}s",
-        t0.elapsed().as_secs_f64()
-    );
+    eprintln!("fleet_alerts: scenario {:.1}s", t0.elapsed().as_secs_f64());
     drop(acm);
     drop(c1);
     drop(c2);
