@@ -281,7 +281,7 @@ async fn delivered_objects(spoke: &Client, cluster: &str) -> Result<Delivered, B
         .cloned()
         .ok_or("the Deployment has no container")?;
     let service_monitor = delivered(
-        &spoke,
+        spoke,
         cluster,
         &gvk_resource(
             "monitoring.coreos.com",
@@ -293,7 +293,7 @@ async fn delivered_objects(spoke: &Client, cluster: &str) -> Result<Delivered, B
     )
     .await?;
     let rule = delivered(
-        &spoke,
+        spoke,
         cluster,
         &gvk_resource(
             "monitoring.coreos.com",
