@@ -408,7 +408,7 @@ pub fn shorten_for(rules: &str, duration: &str) -> Result<(String, usize), Monit
 /// The rule file of a PrometheusRule object: its `spec` (the groups), as JSON.
 pub fn prometheus_rule_file(rule: &Value) -> Result<String, MonitoringError> {
     let groups = &rule["spec"]["groups"];
-    if !groups.as_array().is_some_and(|g| !g.is_empty()) {
+    if groups.as_array().is_none_or(|g| g.is_empty()) {
         return Err(MonitoringError::Object {
             what: object_name(rule),
             problem: "no spec.groups".into(),

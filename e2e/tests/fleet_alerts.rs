@@ -372,7 +372,7 @@ fn check_wiring(d: &Delivered) -> Result<(String, String), BoxError> {
         .map(|p| p.container_port)
         .ok_or_else(|| format!("the container has no port {target}"))?;
     assert_eq!(
-        flag_port(&args, "--metrics-bind-address").map(i32::from),
+        flag_port(args, "--metrics-bind-address").map(i32::from),
         Some(container_port),
         "the agent serves /metrics on the port the Service targets: {args:?}"
     );
