@@ -26,12 +26,12 @@ build: ## Build the controller, the kubectl plugin and crdgen (debug)
 	$(CARGO) build --workspace --bins
 
 .PHONY: manifests
-manifests: ## Regenerate config/crd/*.yaml from the Rust types, and docs/api.md (rendered examples)
+manifests: ## Regenerate config/crd/*.yaml from the Rust types, config/acm/addon.yaml (the add-on: config/openshift, i.e. config/default + config/prometheus) and docs/api.md (rendered examples)
 	$(CARGO) run -q -p update-status-controllers --bin crdgen
 	$(CARGO) run -q -p update-status-controllers --bin apidoc
 
 .PHONY: manifests-check
-manifests-check: ## Fail if config/crd/*.yaml or docs/api.md differs from what the code generates
+manifests-check: ## Fail if config/crd/*.yaml, config/acm/addon.yaml or docs/api.md differs from what the code generates
 	$(CARGO) run -q -p update-status-controllers --bin crdgen -- --check
 	$(CARGO) run -q -p update-status-controllers --bin apidoc -- --check
 

@@ -22,6 +22,7 @@ pub mod controller;
 pub mod hosted_objects;
 pub mod hub_copies;
 pub mod kubeconfig;
+pub mod monitoring;
 pub mod ocm;
 pub mod outputs;
 pub mod playback;

@@ -67,6 +67,9 @@ pub struct PrometheusOptions {
     pub rules: String,
     /// Scrape jobs: (job name, `host:port` target), scraped every second.
     pub scrape: Vec<(String, String)>,
+    /// More scrape jobs, as Prometheus configuration (`scrape_configs` entries): service
+    /// discovery, TLS, federation (`monitoring.rs` makes them).
+    pub scrape_configs: Vec<Value>,
     /// Serve HTTPS.
     pub tls: bool,
     /// Listen on this port (default: a free one).
@@ -124,6 +127,7 @@ impl Prometheus {
                     "static_configs": [{"targets": [target]}],
                 })
             })
+            .chain(options.scrape_configs.iter().cloned())
             .collect();
         // JSON is YAML: no YAML writer needed.
         let config = json!({

@@ -4,8 +4,9 @@
 //! agents). `config/acm` is applied on the hub as a fleet admin would, the add-on is enabled for
 //! `cluster1`, and the test checks what docs/acm.md promises:
 //!
-//! 1. the agent's manifests (those of `config/default`) arrive on `cluster1` through the
-//!    ManifestWork, the Deployment reporting to the hub with OCM's credentials;
+//! 1. the agent's manifests (those of `config/openshift`: `config/default` and its monitoring
+//!    objects) arrive on `cluster1` through the ManifestWork, the Deployment reporting to the hub
+//!    with OCM's credentials;
 //! 2. the add-on's hub identity can write in hub namespace `cluster1` and is forbidden elsewhere;
 //! 3. the release controller, started as the rendered Deployment starts it (its arguments, as its
 //!    ServiceAccount, with the hub kubeconfig OCM wrote, projected as the kubelet would), keeps the
@@ -273,7 +274,8 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     .await?;
     ocm::enable_addon(&hub, CLUSTER1, ADDON).await?;
 
-    // 1. The agent's manifests: exactly those of config/default, through the ManifestWork.
+    // 1. The agent's manifests: exactly those of config/openshift (config/default and its
+    //    monitoring objects), through the ManifestWork.
     let works: Api<DynamicObject> =
         Api::namespaced_with(hub.clone(), CLUSTER1, &kinds::manifest_work());
     let work_name = format!("addon-{ADDON}-deploy-0");
@@ -302,7 +304,11 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let default = Command::new("kubectl")
         .args([
             "kustomize",
-            &root.join("config/default").display().to_string(),
+            &root
+                .join("config")
+                .join(update_status_controllers::acm_manifests::AGENT_OVERLAY)
+                .display()
+                .to_string(),
         ])
         .output()?;
     let want: BTreeSet<(String, String)> =
@@ -319,7 +325,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
                 )
             })
             .collect();
-    assert_eq!(shipped, want, "the agent's manifests are config/default's");
+    assert_eq!(
+        shipped, want,
+        "the agent's manifests are config/openshift's"
+    );
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let container = agent_container(&spoke1, CLUSTER1).await?;
     let args = container.args.clone().unwrap_or_default();

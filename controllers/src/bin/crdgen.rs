@@ -1,5 +1,5 @@
 //! Writes the generated manifests: the CustomResourceDefinitions of update-status, from the Rust
-//! types, and the Open Cluster Management add-on, from `config/default` and `config/hub`
+//! types, and the Open Cluster Management add-on, from `config/openshift` and `config/hub`
 //! ([`update_status_controllers::acm_manifests`]; runs `kubectl kustomize`).
 //!
 //! `crdgen` writes `config/crd/<plural>.update.openshift.io.yaml` and `config/acm/addon.yaml`;
@@ -71,19 +71,20 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `config/acm/addon.yaml` from `config/default` (rendered by `kubectl kustomize`, so that it is
-/// exactly what a standalone install applies) and `config/hub/role.yaml`.
+/// `config/acm/addon.yaml` from `config/openshift` (`config/default` and its monitoring objects,
+/// `config/prometheus`; rendered by `kubectl kustomize`, so that it is exactly what a standalone
+/// install on OpenShift applies) and `config/hub/role.yaml`.
 fn acm_addon(config: &Path) -> anyhow::Result<String> {
-    let default = config.join("default");
+    let overlay = config.join(update_status_controllers::acm_manifests::AGENT_OVERLAY);
     let out = Command::new("kubectl")
         .arg("kustomize")
-        .arg(&default)
+        .arg(&overlay)
         .output()
         .context("running `kubectl kustomize` (kubectl is needed: hack/ensure-tools.sh)")?;
     if !out.status.success() {
         bail!(
             "kubectl kustomize {} failed: {}",
-            default.display(),
+            overlay.display(),
             String::from_utf8_lossy(&out.stderr)
         );
     }
