@@ -302,7 +302,10 @@ mod tests {
         long.versions.target = "9".repeat(5000);
         let mut blank = cp(Assessment::Completed, 0);
         blank.versions.target = " ".into();
-        for claims in [cluster_claims(Some(&long), &[]), cluster_claims(Some(&blank), &[])] {
+        for claims in [
+            cluster_claims(Some(&long), &[]),
+            cluster_claims(Some(&blank), &[]),
+        ] {
             for c in &claims {
                 assert!(
                     (1..=MAX_VALUE).contains(&c.value.chars().count()),

@@ -16,7 +16,7 @@
 //! - the `ClusterRole` `open-cluster-management:update-status:agent`: the rules of
 //!   `config/hub/role.yaml`, exactly what the hub sync does;
 //! - the `ClusterManagementAddOn` `update-status`: manual enablement (a ManagedClusterAddOn per
-//!   cluster; `config/acm/placement` switches to a Placement), the template and the deployment
+//!   cluster; `config/acm-placement` switches to a Placement), the template and the deployment
 //!   config as defaults.
 //!
 //! One source for the agent's manifests: a change to `config/default` that is not regenerated
@@ -311,7 +311,10 @@ rules:
         // The rollout waits for a healthy agent: a rule on the Deployment, by a wildcard name
         // that matches it (and only agent Deployments of that namespace).
         let rule = &t["spec"]["agentSpec"]["manifestConfigs"][0];
-        assert_eq!(rule["resourceIdentifier"]["name"], "update-status-controller*");
+        assert_eq!(
+            rule["resourceIdentifier"]["name"],
+            "update-status-controller*"
+        );
         assert_eq!(
             rule["resourceIdentifier"]["namespace"],
             manifests[1]["metadata"]["namespace"]

@@ -734,9 +734,9 @@ pub async fn placement_decisions(
     let api: Api<DynamicObject> =
         Api::namespaced_with(hub.clone(), namespace, &kinds::placement_decision());
     let list = api
-        .list(
-            &ListParams::default().labels(&format!("cluster.open-cluster-management.io/placement={name}")),
-        )
+        .list(&ListParams::default().labels(&format!(
+            "cluster.open-cluster-management.io/placement={name}"
+        )))
         .await
         .map_err(api_err(format!(
             "listing the PlacementDecisions of Placement {namespace}/{name}"
@@ -751,7 +751,10 @@ pub async fn placement_decisions(
 }
 
 /// The claims of ManagedCluster `cluster` on the hub (`status.clusterClaims`: name → value).
-pub async fn cluster_claims(hub: &Client, cluster: &str) -> Result<BTreeMap<String, String>, OcmError> {
+pub async fn cluster_claims(
+    hub: &Client,
+    cluster: &str,
+) -> Result<BTreeMap<String, String>, OcmError> {
     let api: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
     let mc = api
         .get(cluster)

@@ -1,4 +1,4 @@
-//! The update-status add-on installed by Placement (`config/acm/placement`) on the real OCM
+//! The update-status add-on installed by Placement (`config/acm-placement`) on the real OCM
 //! (`hack/ocm-env.sh`: registration controller, add-on manager, placement controller, add-on
 //! webhook, a klusterlet agent per managed cluster), as docs/acm.md promises it, in one OCM
 //! environment:
@@ -61,7 +61,10 @@ async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable
 -> TestResult {
     let started = Instant::now();
     let env = OcmEnv::shared(&[CLUSTER1, CLUSTER2]).await?;
-    eprintln!("acm_rollout: OCM environment ready after {:.1}s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "acm_rollout: OCM environment ready after {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
     let hub = env.hub_client().await?;
     let result = ocm::run_scenario(env, "acm_rollout", scenario(env, hub.clone())).await;
     // Whatever happened, the klusterlet runs again (a stopped one would hold `down`).
@@ -69,7 +72,10 @@ async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable
     if result.is_ok() {
         env.stop().await?;
     }
-    eprintln!("acm_rollout: {:.1}s in all", started.elapsed().as_secs_f64());
+    eprintln!(
+        "acm_rollout: {:.1}s in all",
+        started.elapsed().as_secs_f64()
+    );
     result
 }
 
@@ -81,7 +87,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the agent's manifests hold a Role in this namespace.
         let _ = env
-            .kubectl_cluster(c, ["create", "namespace", "openshift-machine-config-operator"])
+            .kubectl_cluster(
+                c,
+                ["create", "namespace", "openshift-machine-config-operator"],
+            )
             .await;
         // ACM sets vendor=OpenShift from the cluster's product claim; OCM alone sets nothing.
         let mut labels = vec!["update-status=enabled", "vendor=OpenShift"];
@@ -92,9 +101,14 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         args.extend(labels);
         env.kubectl_hub(args).await?;
     }
-    let placement_dir = repo_root().join("config/acm/placement");
-    env.kubectl_hub(["apply", "--server-side", "-k", &placement_dir.display().to_string()])
-        .await?;
+    let placement_dir = repo_root().join("config/acm-placement");
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
+        "-k",
+        &placement_dir.display().to_string(),
+    ])
+    .await?;
     // The soak, shortened through the ClusterManagementAddOn's own field.
     env.kubectl_hub([
         "patch",
@@ -113,12 +127,18 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
 
     let t = Instant::now();
     progressive_rollout(env, &hub).await?;
-    eprintln!("acm_rollout: progressive rollout checked in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "acm_rollout: progressive rollout checked in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let t = Instant::now();
     let (agent, _volume) = start_agent(env, &hub, &work).await?;
     claims_follow_the_update(env, &hub, &agent).await?;
-    eprintln!("acm_rollout: cluster claims checked in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "acm_rollout: cluster claims checked in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let t = Instant::now();
     survives_unreachable(env, &hub, &agent).await?;
@@ -160,7 +180,8 @@ async fn hold_while_canary_unavailable(
     other_image: Option<&str>,
     what: &str,
 ) -> TestResult {
-    let mca = ocm::wait_addon_condition(hub, cluster, ADDON, "Progressing", "True", TIMEOUT).await?;
+    let mca =
+        ocm::wait_addon_condition(hub, cluster, ADDON, "Progressing", "True", TIMEOUT).await?;
     let message = ocm::condition(&mca, "Progressing")
         .and_then(|c| c["message"].as_str())
         .unwrap_or_default()
@@ -192,12 +213,18 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
             .is_ok_and(|d| d == BTreeSet::from([CLUSTER1.into(), CLUSTER2.into()]))
     })
     .await?;
-    poll_until(TIMEOUT, "cluster1's ManifestWork", || work_image(hub, CLUSTER1)).await?;
+    poll_until(TIMEOUT, "cluster1's ManifestWork", || {
+        work_image(hub, CLUSTER1)
+    })
+    .await?;
     // A first install: cluster2 gets nothing while the canary's agent is not available.
     hold_while_canary_unavailable(hub, CLUSTER1, CLUSTER2, None, "first install").await?;
     ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
     let available = Instant::now();
-    let image = poll_until(TIMEOUT, "cluster2's ManifestWork", || work_image(hub, CLUSTER2)).await?;
+    let image = poll_until(TIMEOUT, "cluster2's ManifestWork", || {
+        work_image(hub, CLUSTER2)
+    })
+    .await?;
     let soaked = available.elapsed();
     eprintln!(
         "acm_rollout: cluster2 got its first install {:.1}s after cluster1's agent was available",
@@ -224,21 +251,25 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
             ]}})),
         )
         .await?;
-    poll_until(TIMEOUT, "the new image in cluster1's ManifestWork", || async {
-        (work_image(hub, CLUSTER1).await.as_deref() == Some(new_image)).then_some(())
-    })
+    poll_until(
+        TIMEOUT,
+        "the new image in cluster1's ManifestWork",
+        || async { (work_image(hub, CLUSTER1).await.as_deref() == Some(new_image)).then_some(()) },
+    )
     .await?;
     let deployments1: Api<Deployment> = Api::namespaced(spoke1.clone(), AGENT_NS);
-    wait_for(TIMEOUT, "the new image in cluster1's Deployment", || async {
-        deployments1.get_opt(DEPLOYMENT).await.ok().flatten().is_some_and(|d| {
-            d.spec
-                .and_then(|s| s.template.spec)
-                .and_then(|p| p.containers.into_iter().next())
-                .and_then(|c| c.image)
-                .as_deref()
-                == Some(new_image)
-        })
-    })
+    wait_for(
+        TIMEOUT,
+        "the new image in cluster1's Deployment",
+        || async {
+            deployments1
+                .get_opt(DEPLOYMENT)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|d| deployment_image(&d).as_deref() == Some(new_image))
+        },
+    )
     .await?;
     hold_while_canary_unavailable(
         hub,
@@ -250,39 +281,55 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
     .await?;
     ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
     let available = Instant::now();
-    poll_until(TIMEOUT, "the new image in cluster2's ManifestWork", || async {
-        (work_image(hub, CLUSTER2).await.as_deref() == Some(new_image)).then_some(())
-    })
+    poll_until(
+        TIMEOUT,
+        "the new image in cluster2's ManifestWork",
+        || async { (work_image(hub, CLUSTER2).await.as_deref() == Some(new_image)).then_some(()) },
+    )
     .await?;
     eprintln!(
         "acm_rollout: cluster2 got the new image {:.1}s after cluster1's agent ran it",
         available.elapsed().as_secs_f64()
     );
-    wait_for(TIMEOUT, "the new image in cluster2's Deployment", || async {
-        Api::<Deployment>::namespaced(spoke2.clone(), AGENT_NS)
-            .get_opt(DEPLOYMENT)
-            .await
-            .ok()
-            .flatten()
-            .is_some_and(|d| {
-                d.spec
-                    .and_then(|s| s.template.spec)
-                    .and_then(|p| p.containers.into_iter().next())
-                    .and_then(|c| c.image)
-                    .as_deref()
-                    == Some(new_image)
-            })
-    })
+    wait_for(
+        TIMEOUT,
+        "the new image in cluster2's Deployment",
+        || async {
+            Api::<Deployment>::namespaced(spoke2.clone(), AGENT_NS)
+                .get_opt(DEPLOYMENT)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|d| deployment_image(&d).as_deref() == Some(new_image))
+        },
+    )
     .await?;
     ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
     ocm::wait_addon_condition(hub, CLUSTER2, ADDON, "Progressing", "False", TIMEOUT).await?;
     Ok(())
 }
 
+/// The image of a Deployment's first container.
+fn deployment_image(d: &Deployment) -> Option<String> {
+    d.spec
+        .template
+        .spec
+        .as_ref()?
+        .containers
+        .first()?
+        .image
+        .clone()
+}
+
 async fn wait_deployment(spoke: &Client) -> TestResult {
     let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
     wait_for(TIMEOUT, "the agent's Deployment", || async {
-        deployments.get_opt(DEPLOYMENT).await.ok().flatten().is_some()
+        deployments
+            .get_opt(DEPLOYMENT)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
     })
     .await?;
     Ok(())
@@ -299,7 +346,14 @@ async fn service_account_kubeconfig(
     let token = env
         .kubectl_cluster(
             cluster,
-            ["create", "token", DEPLOYMENT, "-n", AGENT_NS, "--duration=1h"],
+            [
+                "create",
+                "token",
+                DEPLOYMENT,
+                "-n",
+                AGENT_NS,
+                "--duration=1h",
+            ],
         )
         .await?;
     let kc = kube::config::Kubeconfig::read_from(env.cluster_kubeconfig(cluster)?)?;
@@ -330,12 +384,26 @@ async fn start_agent(
     work: &Path,
 ) -> Result<(Agent, SecretVolume), BoxError> {
     let spoke1 = env.cluster_client(CLUSTER1).await?;
-    ocm::wait_secret(&spoke1, AGENT_NS, SECRET, &["kubeconfig", "tls.crt", "tls.key"], TIMEOUT)
-        .await?;
-    let volume =
-        SecretVolume::mount(&spoke1, AGENT_NS, SECRET, &work.join("cluster1-hub"), TIMEOUT).await?;
+    ocm::wait_secret(
+        &spoke1,
+        AGENT_NS,
+        SECRET,
+        &["kubeconfig", "tls.crt", "tls.key"],
+        TIMEOUT,
+    )
+    .await?;
+    let volume = SecretVolume::mount(
+        &spoke1,
+        AGENT_NS,
+        SECRET,
+        &work.join("cluster1-hub"),
+        TIMEOUT,
+    )
+    .await?;
     let sa = service_account_kubeconfig(env, CLUSTER1, work).await?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let hub_kc = format!("--hub-kubeconfig={}", volume.kubeconfig().display());
     let controller = Controller::launch(
         &Launch {
@@ -345,7 +413,7 @@ async fn start_agent(
         },
         AGENT_NS,
         port,
-        &[&hub_kc, "--cluster-name=cluster1", "--leader-elect"],
+        &[hub_kc.as_str(), "--cluster-name=cluster1", "--leader-elect"],
     )?;
     let mca_uid = ocm::addons_api(hub, CLUSTER1)
         .get(ADDON)
@@ -426,7 +494,9 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
     let cps: Api<DynamicObject> = Api::namespaced_with(
         spoke1.clone(),
         AGENT_NS,
-        &kube::discovery::ApiResource::erase::<update_status_api::crd::ControlPlaneUpdateStatus>(&()),
+        &kube::discovery::ApiResource::erase::<update_status_api::crd::ControlPlaneUpdateStatus>(
+            &(),
+        ),
     );
     // The update starts: no longer complete.
     simulator.step().await?;
@@ -460,20 +530,31 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
         let cp_done = cps
             .get_opt("cluster")
             .await?
-            .and_then(|o| o.data.pointer("/status/assessment")?.as_str().map(String::from))
+            .and_then(|o| {
+                o.data
+                    .pointer("/status/assessment")?
+                    .as_str()
+                    .map(String::from)
+            })
             .is_some_and(|a| a == "Completed");
         if cp_done {
             let claims = wait_claims(hub, "the claims with a paused pool", |c| {
                 c.get(CLAIM_STATE).map(String::as_str) == Some("Paused")
             })
             .await?;
-            assert_eq!(claims.get(CLAIM_WORKERS_COMPLETE).map(String::as_str), Some("false"));
+            assert_eq!(
+                claims.get(CLAIM_WORKERS_COMPLETE).map(String::as_str),
+                Some("false")
+            );
             assert_eq!(claims.get(CLAIM_TARGET).map(String::as_str), Some("4.18.3"));
             wait_selected(hub, COMPLETE, false, "a paused pool").await?;
             saw_paused = true;
         }
     }
-    assert!(saw_paused, "the control plane completed while the pool was paused");
+    assert!(
+        saw_paused,
+        "the control plane completed while the pool was paused"
+    );
     let claims = wait_claims(hub, "the claims at the end of the update", |c| {
         c.get(CLAIM_STATE).map(String::as_str) == Some("Completed")
             && c.get(CLAIM_WORKERS_COMPLETE).map(String::as_str) == Some("true")
@@ -509,16 +590,30 @@ async fn wait_claims(
         ok(&c).then_some(c)
     })
     .await;
-    r.map_err(|e| format!("{e} (last seen: {:?})", last.lock().map(|l| l.clone()).unwrap_or_default()).into())
+    r.map_err(|e| {
+        format!(
+            "{e} (last seen: {:?})",
+            last.lock().map(|l| l.clone()).unwrap_or_default()
+        )
+        .into()
+    })
 }
 
 async fn wait_selected(hub: &Client, placement: &str, selected: bool, what: &str) -> TestResult {
-    let verb = if selected { "selects" } else { "does not select" };
-    wait_for(TIMEOUT, &format!("Placement {placement} {verb} cluster1 ({what})"), || async {
-        ocm::placement_decisions(hub, CONFIG_NS, placement)
-            .await
-            .is_ok_and(|d| d.contains(CLUSTER1) == selected)
-    })
+    let verb = if selected {
+        "selects"
+    } else {
+        "does not select"
+    };
+    wait_for(
+        TIMEOUT,
+        &format!("Placement {placement} {verb} cluster1 ({what})"),
+        || async {
+            ocm::placement_decisions(hub, CONFIG_NS, placement)
+                .await
+                .is_ok_and(|d| d.contains(CLUSTER1) == selected)
+        },
+    )
     .await?;
     Ok(())
 }
@@ -539,7 +634,10 @@ impl ClaimChanges {
         let c = count.clone();
         let task = tokio::spawn(async move {
             let mut last: Option<Vec<Value>> = None;
-            let mut events = watcher(api, config).default_backoff().applied_objects().boxed();
+            let mut events = watcher(api, config)
+                .default_backoff()
+                .applied_objects()
+                .boxed();
             while let Some(Ok(mc)) = events.next().await {
                 let ours: Vec<Value> = mc
                     .data
@@ -547,7 +645,11 @@ impl ClaimChanges {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter(|c| c["name"].as_str().is_some_and(|n| n.ends_with(".update.openshift.io")))
+                    .filter(|c| {
+                        c["name"]
+                            .as_str()
+                            .is_some_and(|n| n.ends_with(".update.openshift.io"))
+                    })
                     .cloned()
                     .collect();
                 if last.as_ref().is_some_and(|l| *l != ours) {
@@ -609,14 +711,20 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
     let placements: Api<DynamicObject> =
         Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
     placements
-        .patch(WITNESS, &PatchParams::apply("update-status-e2e").force(), &Patch::Apply(&witness))
+        .patch(
+            WITNESS,
+            &PatchParams::apply("update-status-e2e").force(),
+            &Patch::Apply(&witness),
+        )
         .await?;
     wait_selected(hub, WITNESS, true, "the witness, before").await?;
 
     // The lease grace: 5 x leaseDurationSeconds (pkg/registration/hub/lease): 10 s.
     let clusters: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
     let lease = |s: u32| Patch::Merge(json!({"spec": {"leaseDurationSeconds": s}}));
-    clusters.patch(CLUSTER1, &PatchParams::default(), &lease(2)).await?;
+    clusters
+        .patch(CLUSTER1, &PatchParams::default(), &lease(2))
+        .await?;
     // The agent renews at the new pace before it is stopped.
     tokio::time::sleep(Duration::from_secs(3)).await;
     env.signal_agent(CLUSTER1, "STOP")?;
@@ -639,12 +747,21 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
             stopped.elapsed().as_secs_f64()
         );
         // The placement controller has acted on the taint: the witness dropped cluster1.
-        wait_selected(hub, WITNESS, false, "the witness drops the unreachable cluster").await?;
+        wait_selected(
+            hub,
+            WITNESS,
+            false,
+            "the witness drops the unreachable cluster",
+        )
+        .await?;
         // The add-on manager acts on decisions within a second or two; give it five.
         let until = Instant::now() + Duration::from_secs(5);
         while Instant::now() < until {
             let ours = ocm::placement_decisions(hub, CONFIG_NS, ADDON).await?;
-            assert!(ours.contains(CLUSTER1), "our Placement keeps unreachable cluster1: {ours:?}");
+            assert!(
+                ours.contains(CLUSTER1),
+                "our Placement keeps unreachable cluster1: {ours:?}"
+            );
             let mca = ocm::addons_api(hub, CLUSTER1).get_opt(ADDON).await?;
             assert_eq!(
                 mca.and_then(|m| m.uid()).as_deref(),
@@ -661,7 +778,9 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
     env.signal_agent(CLUSTER1, "CONT")?;
     result?;
     ocm::wait_cluster_joined(hub, CLUSTER1, TIMEOUT).await?;
-    clusters.patch(CLUSTER1, &PatchParams::default(), &lease(60)).await?;
+    clusters
+        .patch(CLUSTER1, &PatchParams::default(), &lease(60))
+        .await?;
     wait_selected(hub, WITNESS, true, "the witness, once cluster1 is back").await?;
     placements.delete(WITNESS, &Default::default()).await?;
     Ok(())

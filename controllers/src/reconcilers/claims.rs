@@ -208,7 +208,11 @@ impl ClaimsReconciler {
                 },
                 "spec": {"value": claim.value},
             });
-            match self.api.patch(claim.name, &params, &Patch::Apply(&obj)).await {
+            match self
+                .api
+                .patch(claim.name, &params, &Patch::Apply(&obj))
+                .await
+            {
                 Ok(_) => {
                     self.metrics.write(KIND, "apply");
                     writes += 1;
@@ -229,7 +233,7 @@ impl ClaimsReconciler {
             }
         }
         for name in have.keys() {
-            if desired.iter().any(|c| c.name == name) {
+            if desired.iter().any(|c| c.name == name.as_str()) {
                 continue;
             }
             match self.api.delete(name, &DeleteParams::default()).await {
