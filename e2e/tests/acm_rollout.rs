@@ -170,36 +170,48 @@ async fn work_image(hub: &Client, cluster: &str) -> Option<String> {
         .map(String::from)
 }
 
-/// Waits until `cluster`'s MCA says its rollout is waiting for the work to be ready (the agent
-/// not rolled out and available), then checks that `other` stays at `other_image` (`None`: no
-/// work) for [`HOLD`].
+/// Once the rollout reached `cluster` (its Deployment on the managed cluster runs `image`), checks
+/// for [`HOLD`] that `other` stays at `other_image` (`None`: no ManifestWork) while `cluster`'s
+/// agent is not available, then that `cluster`'s rollout says why it waits.
 async fn hold_while_canary_unavailable(
     hub: &Client,
-    cluster: &str,
-    other: &str,
-    other_image: Option<&str>,
+    spoke: &Client,
+    (cluster, image): (&str, &str),
+    (other, other_image): (&str, Option<&str>),
     what: &str,
 ) -> TestResult {
-    let mca =
-        ocm::wait_addon_condition(hub, cluster, ADDON, "Progressing", "True", TIMEOUT).await?;
-    let message = ocm::condition(&mca, "Progressing")
-        .and_then(|c| c["message"].as_str())
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        message.contains("work is not ready"),
-        "{cluster}'s rollout waits for its agent: {message}"
-    );
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_for(
+        TIMEOUT,
+        &format!("{what}: {image} in {cluster}'s Deployment"),
+        || async {
+            deployments
+                .get_opt(DEPLOYMENT)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|d| deployment_image(&d).as_deref() == Some(image))
+        },
+    )
+    .await?;
     let until = Instant::now() + HOLD;
     while Instant::now() < until {
-        let image = work_image(hub, other).await;
         assert_eq!(
-            image.as_deref(),
+            work_image(hub, other).await.as_deref(),
             other_image,
             "{what}: {other} must wait for {cluster}'s agent to be available"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    let mca = ocm::addons_api(hub, cluster).get(ADDON).await?;
+    let progressing = ocm::condition(&mca, "Progressing").cloned();
+    assert!(
+        progressing.as_ref().is_some_and(|c| c["status"] == "True"
+            && c["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("work is not ready"))),
+        "{what}: {cluster}'s rollout waits for its agent: {progressing:?}"
+    );
     Ok(())
 }
 
@@ -218,7 +230,14 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
     })
     .await?;
     // A first install: cluster2 gets nothing while the canary's agent is not available.
-    hold_while_canary_unavailable(hub, CLUSTER1, CLUSTER2, None, "first install").await?;
+    hold_while_canary_unavailable(
+        hub,
+        &spoke1,
+        (CLUSTER1, "update-status-controller"),
+        (CLUSTER2, None),
+        "first install",
+    )
+    .await?;
     ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
     let available = Instant::now();
     let image = poll_until(TIMEOUT, "cluster2's ManifestWork", || {
@@ -238,44 +257,41 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
         ocm::wait_addon_condition(hub, c, ADDON, "Progressing", "False", TIMEOUT).await?;
     }
 
-    // A new image: the canary first, the other cluster once the canary's agent runs it.
+    // A new image: the canary first, the other cluster once the canary's agent runs it. As
+    // docs/acm.md says (and `make deploy-acm` does): a new AddOnDeploymentConfig, and the
+    // ClusterManagementAddOn pointed at it; the add-on manager renders every cluster from the
+    // live object its status names, so editing the old one in place would reach every cluster.
     let new_image = "update-status-controller:next";
+    let new_config = "update-status-next";
     let configs: Api<DynamicObject> =
         Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::addon_deployment_config());
-    configs
-        .patch(
-            ADDON,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"customizedVariables": [
-                {"name": "UPDATE_STATUS_IMAGE", "value": new_image},
-            ]}})),
-        )
-        .await?;
-    poll_until(
-        TIMEOUT,
-        "the new image in cluster1's ManifestWork",
-        || async { (work_image(hub, CLUSTER1).await.as_deref() == Some(new_image)).then_some(()) },
-    )
-    .await?;
-    let deployments1: Api<Deployment> = Api::namespaced(spoke1.clone(), AGENT_NS);
-    wait_for(
-        TIMEOUT,
-        "the new image in cluster1's Deployment",
-        || async {
-            deployments1
-                .get_opt(DEPLOYMENT)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|d| deployment_image(&d).as_deref() == Some(new_image))
-        },
-    )
+    let mut adc = configs.get(ADDON).await?;
+    adc.metadata = kube::api::ObjectMeta {
+        name: Some(new_config.into()),
+        namespace: Some(CONFIG_NS.into()),
+        ..Default::default()
+    };
+    adc.data["spec"]["customizedVariables"] =
+        json!([{"name": "UPDATE_STATUS_IMAGE", "value": new_image}]);
+    configs.create(&Default::default(), &adc).await?;
+    env.kubectl_hub([
+        "patch",
+        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+        ADDON,
+        "--type=json",
+        "-p",
+        &json!([
+            {"op": "test", "path": "/spec/supportedConfigs/1/resource", "value": "addondeploymentconfigs"},
+            {"op": "replace", "path": "/spec/supportedConfigs/1/defaultConfig/name", "value": new_config},
+        ])
+        .to_string(),
+    ])
     .await?;
     hold_while_canary_unavailable(
         hub,
-        CLUSTER1,
-        CLUSTER2,
-        Some("update-status-controller"),
+        &spoke1,
+        (CLUSTER1, new_image),
+        (CLUSTER2, Some("update-status-controller")),
         "new image",
     )
     .await?;
@@ -562,14 +578,16 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
     .await?;
     assert_eq!(claims.get(CLAIM_TARGET).map(String::as_str), Some("4.18.3"));
     wait_selected(hub, COMPLETE, true, "the completed update").await?;
-    let (changes, writes) = (counter.changes(), agent.controller.metrics()?);
+    let (seen, writes) = (counter.seen(), agent.controller.metrics()?);
+    let changes = seen.len().saturating_sub(1);
     let claim_writes: f64 = writes
         .lines()
         .filter(|l| l.starts_with("update_status_api_writes_total{") && l.contains("ClusterClaim"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum();
     eprintln!(
-        "acm_rollout: one update ({steps} steps): {claim_writes} ClusterClaim writes by the agent (all of its life), {changes} changes of cluster1's claims on the hub's ManagedCluster"
+        "acm_rollout: one update ({steps} steps): {claim_writes} ClusterClaim writes by the agent (all of its life), {changes} changes of cluster1's claims on the hub's ManagedCluster: {}",
+        seen.join(" -> ")
     );
     placements.delete(COMPLETE, &Default::default()).await?;
     Ok(())
@@ -618,9 +636,10 @@ async fn wait_selected(hub: &Client, placement: &str, selected: bool, what: &str
     Ok(())
 }
 
-/// Counts the changes of cluster1's update claims in its ManagedCluster on the hub (a watch).
+/// Records the changes of a cluster's update claims in its ManagedCluster on the hub (a watch):
+/// each distinct set, as `name=value` lines.
 struct ClaimChanges {
-    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -628,41 +647,42 @@ impl ClaimChanges {
     fn start(hub: Client, cluster: &str) -> Self {
         use futures::StreamExt;
         use kube::runtime::{WatchStreamExt, watcher};
-        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let api: Api<DynamicObject> = Api::all_with(hub, &kinds::managed_cluster());
         let config = watcher::Config::default().fields(&format!("metadata.name={cluster}"));
-        let c = count.clone();
+        let record = seen.clone();
         let task = tokio::spawn(async move {
-            let mut last: Option<Vec<Value>> = None;
             let mut events = watcher(api, config)
                 .default_backoff()
                 .applied_objects()
                 .boxed();
             while let Some(Ok(mc)) = events.next().await {
-                let ours: Vec<Value> = mc
+                let ours: Vec<String> = mc
                     .data
                     .pointer("/status/clusterClaims")
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter(|c| {
-                        c["name"]
-                            .as_str()
-                            .is_some_and(|n| n.ends_with(".update.openshift.io"))
+                    .filter_map(|c| {
+                        let (n, v) = (c["name"].as_str()?, c["value"].as_str()?);
+                        n.ends_with(".update.openshift.io")
+                            .then(|| format!("{}={v}", n.trim_end_matches(".update.openshift.io")))
                     })
-                    .cloned()
                     .collect();
-                if last.as_ref().is_some_and(|l| *l != ours) {
-                    c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let ours = ours.join(",");
+                if let Ok(mut s) = record.lock()
+                    && s.last() != Some(&ours)
+                {
+                    s.push(ours);
                 }
-                last = Some(ours);
             }
         });
-        ClaimChanges { count, task }
+        ClaimChanges { seen, task }
     }
 
-    fn changes(&self) -> u64 {
-        self.count.load(std::sync::atomic::Ordering::Relaxed)
+    /// The distinct claim sets seen, the first one (when the watch started) included.
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
 
