@@ -8,10 +8,10 @@
 //! - Only where the ClusterClaim kind is served (a cluster managed by OCM/ACM: the klusterlet
 //!   installs its CRD): elsewhere one info line, then a look again every [`RECHECK`] (one list of
 //!   at most three objects on the cluster's own API server), never an error.
-//! - Written only on change: the claims on the server are known from a list, then kept current by
-//!   a watch of our claims (label `update.openshift.io/reconciler=cluster-claims`) that also wakes
-//!   the reconciler, so a claim deleted or edited by someone else is restored at once. What
-//!   it wrote counts as on the server until the watch says otherwise.
+//! - Written only on change: the claims on the server are known from a watch of our claims
+//!   (label `update.openshift.io/reconciler=cluster-claims`; nothing is written before its first
+//!   list), which also wakes the reconciler, so a claim deleted or edited by someone else is
+//!   restored at once. What it wrote counts as on the server until the watch says otherwise.
 //! - Claims are cluster-scoped: the reconciler runs only while the controller leads, like every
 //!   writer. Hosted mode runs none (hosted clusters are imported by ACM with their own klusterlet;
 //!   docs/acm.md).
@@ -42,6 +42,9 @@ pub const NAME: &str = "cluster-claims";
 const KIND: &str = "ClusterClaim";
 /// How often to look again for the ClusterClaim kind where it is not served.
 pub const RECHECK: Duration = Duration::from_secs(300);
+/// How long a pass waits for the watch of the claims to list before it gives up (the watch
+/// wakes the reconciler when it has listed).
+const SYNC_WAIT: Duration = Duration::from_secs(10);
 
 /// Our claims as the server has them (name → value), kept by the watch and by our writes.
 #[derive(Default)]
@@ -63,6 +66,9 @@ fn lock(view: &View) -> std::sync::MutexGuard<'_, ServerView> {
 /// The watch of our claims, stopped when dropped.
 struct Watching {
     view: View,
+    /// True once the watch has listed: the view is the server's (writes wait for it, so that
+    /// the list cannot replace what they wrote with an older state and make them write again).
+    synced: tokio::sync::watch::Receiver<bool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -107,15 +113,15 @@ impl ClaimsReconciler {
         }
     }
 
-    /// Lists our claims to know whether the kind is served; starts the watch if it is.
-    /// `Ok(false)`: not served (said once).
+    /// Lists (one object at most) to know whether the kind is served; starts the watch of our
+    /// claims if it is. `Ok(false)`: not served (said once).
     async fn start_watching(&mut self) -> Result<bool, kube::Error> {
-        let listed = match self
+        match self
             .api
-            .list(&ListParams::default().labels(&selector()))
+            .list(&ListParams::default().labels(&selector()).limit(1))
             .await
         {
-            Ok(l) => l,
+            Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {
                 if !self.absent_said {
                     tracing::info!(
@@ -134,16 +140,15 @@ impl ClaimsReconciler {
                 "ClusterClaim is served now: publishing cluster claims"
             );
         }
-        let view: View = Arc::new(Mutex::new(ServerView {
-            claims: listed
-                .items
-                .iter()
-                .map(|c| (c.name_any(), c.spec.value.clone()))
-                .collect(),
-            ..ServerView::default()
-        }));
-        let task = tokio::spawn(watch(self.api.clone(), view.clone(), self.wake.clone()));
-        self.watching = Some(Watching { view, task });
+        let view: View = Arc::default();
+        let (synced_tx, synced) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(watch(
+            self.api.clone(),
+            view.clone(),
+            self.wake.clone(),
+            synced_tx,
+        ));
+        self.watching = Some(Watching { view, synced, task });
         Ok(true)
     }
 
@@ -185,9 +190,18 @@ impl ClaimsReconciler {
 
     /// Applies the claims that differ from the server's, deletes ours no longer desired.
     async fn write(&mut self, desired: &[Claim]) -> Result<(), WriteError> {
-        let Some(view) = self.watching.as_ref().map(|w| w.view.clone()) else {
+        let Some(watching) = self.watching.as_ref() else {
             return Ok(());
         };
+        let view = watching.view.clone();
+        let mut synced = watching.synced.clone();
+        // The watch lists within a round trip; its errors are said by the watch itself.
+        if tokio::time::timeout(SYNC_WAIT, synced.wait_for(|s| *s))
+            .await
+            .is_err()
+        {
+            return Ok(());
+        }
         let have = lock(&view).claims.clone();
         let params = PatchParams::apply(&field_manager(NAME)).force();
         let mut writes = 0;
@@ -270,7 +284,12 @@ impl ClaimsReconciler {
 
 /// Keeps `view` equal to our claims on the server and wakes the reconciler at each change.
 /// Errors are said once (until the watch works again); the watcher retries with back-off.
-async fn watch(api: Api<ClusterClaim>, view: View, wake: Arc<Notify>) {
+async fn watch(
+    api: Api<ClusterClaim>,
+    view: View,
+    wake: Arc<Notify>,
+    synced: tokio::sync::watch::Sender<bool>,
+) {
     let config = watcher::Config::default().labels(&selector());
     let mut events = watcher(api, config).default_backoff().boxed();
     while let Some(event) = events.next().await {
@@ -283,6 +302,7 @@ async fn watch(api: Api<ClusterClaim>, view: View, wake: Arc<Notify>) {
             }
             Ok(watcher::Event::InitDone) => {
                 v.claims = std::mem::take(&mut v.listing);
+                synced.send_replace(true);
                 if v.error.take().is_some() {
                     tracing::info!(reconciler = NAME, "watching the cluster claims again");
                 }
