@@ -507,6 +507,7 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
     wait_selected(hub, COMPLETE, true, "the installed version").await?;
 
     let counter = ClaimChanges::start(hub.clone(), CLUSTER1);
+    let writes_before = claim_writes(&agent.controller)?;
     let cps: Api<DynamicObject> = Api::namespaced_with(
         spoke1.clone(),
         AGENT_NS,
@@ -578,19 +579,25 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
     .await?;
     assert_eq!(claims.get(CLAIM_TARGET).map(String::as_str), Some("4.18.3"));
     wait_selected(hub, COMPLETE, true, "the completed update").await?;
-    let (seen, writes) = (counter.seen(), agent.controller.metrics()?);
+    let seen = counter.seen();
     let changes = seen.len().saturating_sub(1);
-    let claim_writes: f64 = writes
-        .lines()
-        .filter(|l| l.starts_with("update_status_api_writes_total{") && l.contains("ClusterClaim"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
+    let claim_writes = claim_writes(&agent.controller)? - writes_before;
     eprintln!(
-        "acm_rollout: one update ({steps} steps): {claim_writes} ClusterClaim writes by the agent (all of its life), {changes} changes of cluster1's claims on the hub's ManagedCluster: {}",
+        "acm_rollout: one update ({steps} steps): {claim_writes} ClusterClaim writes by the agent, {changes} changes of cluster1's claims on the hub's ManagedCluster: {}",
         seen.join(" -> ")
     );
     placements.delete(COMPLETE, &Default::default()).await?;
     Ok(())
+}
+
+/// The ClusterClaim writes of the controller so far (`update_status_api_writes_total`).
+fn claim_writes(controller: &Controller) -> Result<f64, BoxError> {
+    Ok(controller
+        .metrics()?
+        .lines()
+        .filter(|l| l.starts_with("update_status_api_writes_total{") && l.contains("ClusterClaim"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
 }
 
 /// Waits until cluster1's claims on the hub satisfy `ok`; returns them.
