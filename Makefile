@@ -84,7 +84,7 @@ deploy: ## Apply config/default (OVERLAY=openshift: config/openshift, adds the S
 	hack/deploy.sh apply $(IMG) $(OVERLAY)
 
 .PHONY: deploy-acm
-deploy-acm: ## On an ACM hub: apply config/acm (ACM_OVERLAY=acm/placement: install by Placement) with the agent image IMG; then enable the add-on per cluster (docs/acm.md)
+deploy-acm: ## On an ACM hub: apply config/acm (ACM_OVERLAY=acm-placement: install by Placement) with the agent image IMG; then enable the add-on per cluster (docs/acm.md)
 	hack/deploy.sh apply $(IMG) $(ACM_OVERLAY)
 
 .PHONY: undeploy-acm

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds .cache/bin/ocm, the Open Cluster Management (OCM) components the e2e tests run as local
 # processes (hack/ocm-env.sh): `ocm controller` (hub registration controller), `ocm manager`
-# (add-on manager), `ocm webhook` (add-on conversion webhook), `ocm agent` (klusterlet agent).
+# (add-on manager), `ocm placement` (placement controller), `ocm webhook` (add-on conversion
+# webhook), `ocm agent` (klusterlet agent).
 #
 # The source is an archive of open-cluster-management-io/ocm at a pinned commit with its vendor/
 # tree (the Go module proxy does not serve open-cluster-management.io/*): it is extracted into

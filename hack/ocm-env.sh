@@ -6,8 +6,10 @@
 # usage: hack/ocm-env.sh up|down|env|status
 #
 #   up      start the hub (its kube-controller-manager signs CSRs), install the OCM CRDs and the
-#           add-on conversion webhook, start the registration controller, the add-on manager and,
-#           per managed cluster, a klusterlet agent (restarted when it exits, as kubelet would);
+#           add-on conversion webhook, start the registration controller, the add-on manager, the
+#           placement controller and, per managed cluster, a klusterlet agent (restarted when it
+#           exits, as kubelet would), each with the flags, environment and feature gates OCM's own
+#           manifests give it in a real hub (see "How each component is started" below);
 #           then accept every cluster (hubAcceptsClient, approve its CSR) and wait until it is
 #           joined and available. No-op when the same environment is already healthy.
 #   down    stop everything `up` started (pid files, never by name) and remove $OCM_ENV_DIR
@@ -17,7 +19,8 @@
 #
 # layout of $OCM_ENV_DIR:
 #   hub/kubeconfig, clusters/<name>/kubeconfig   admin kubeconfigs (local-cluster.sh CLUSTER_DIRs)
-#   ocm/<component>.log, ocm/<component>.pid     controller, manager, webhook, agent-<name>
+#   ocm/<component>.log, ocm/<component>.pid     controller, manager, placement, webhook,
+#                                                agent-<name>
 #   ocm/agent-<name>/hub-kubeconfig/             the hub credentials the agent obtained
 #   ocm/env                                      clusters and ports of this environment
 #
@@ -35,9 +38,49 @@
 #                        issue: tests force a rotation instead (e2e/src/ocm.rs, force_rotation).
 #   OCM_STATUS_SYNC_INTERVAL
 #                        how often the work agent reports resource status (Deployment replicas,
-#                        hence add-on availability) to the hub (default 2s; a klusterlet's is 10s)
+#                        hence add-on availability and the add-on rollout's progress) to the hub
+#                        (default 2s: what a Klusterlet with spec.workConfiguration.statusSyncInterval
+#                        2s gets; without that field the klusterlet operator passes 60s to a
+#                        single-replica agent, and the flag's own default is 10s)
 #   START_TIMEOUT        seconds to wait for each component (default 60)
 #   JOIN_TIMEOUT         seconds to wait for each cluster to join (default 120)
+#
+# How each component is started (paths inside the OCM source, .cache/ocm-src):
+#   The cluster-manager operator renders the hub's Deployments from
+#   manifests/cluster-manager/management/*/deployment.yaml with the config of
+#   pkg/operator/operators/clustermanager/controllers/clustermanagercontroller/clustermanager_controller.go;
+#   the klusterlet operator the agent's from manifests/klusterlet/management/klusterlet-agent-deployment.yaml
+#   (Singleton mode, deploy/klusterlet/config/samples) with
+#   pkg/operator/operators/klusterlet/controllers/klusterletcontroller/klusterlet_controller.go.
+#   Feature gates: the operators pass --feature-gates only for a gate the ClusterManager or
+#   Klusterlet sets away from its default (pkg/operator/helpers/helpers.go ConvertToFeatureGateFlags);
+#   the sample ClusterManager (deploy/cluster-manager/config/samples) enables DefaultClusterSet,
+#   already on by default, so no component gets a --feature-gates flag, and none is passed here:
+#   hack/ocm/main.go registers the same default gate sets as the upstream mains.
+#   Leader election is on for the hub's controllers, as in their Deployments (library-go's
+#   defaults: 137s lease, 107s renew deadline, 26s retry; the Lease in their namespace).
+#   What must differ here, with no kubelet and no pods:
+#   - --kubeconfig names the admin kubeconfig of the hub or the managed cluster: a pod uses its
+#     in-cluster ServiceAccount (the operators pass --kubeconfig only in Hosted mode), and its
+#     namespace is --namespace instead of the ServiceAccount's namespace file;
+#   - --listen=127.0.0.1:<free port> instead of the pods' 0.0.0.0:8443 (several processes share
+#     one loopback); the probes the Deployments declare on /healthz are run by `up` and, for the
+#     agent, by the restart loop below;
+#   - POD_NAME / POD_NAMESPACE (downward API in the manifests) are set to the component's name and
+#     namespace;
+#   - the klusterlet agent keeps --disable-leader-election: its pod runs with leader election, but
+#     here the restart loop stands in for kubelet and the agent exits without releasing its Lease
+#     when it switches hub credentials (klog.FlushAndExit, pkg/registration/spoke/spokeagent.go),
+#     so each restart would wait out the 137s lease of its previous run;
+#   - the agent's hub credentials live in --hub-kubeconfig-dir (ocm/agent-<name>/hub-kubeconfig)
+#     instead of the Secret hub-kubeconfig-secret mounted at /spoke/hub-kubeconfig, and its bootstrap
+#     kubeconfig is a file instead of the Secret bootstrap-hub-kubeconfig at /spoke/bootstrap;
+#   - the add-on webhook's serving certificate is a self-signed one in ocm/webhook (--certdir)
+#     instead of the Secret the operator mounts at /tmp/k8s-webhook-server/serving-certs, and the
+#     CRDs' conversion points at it by URL instead of the Service cluster-manager-addon-webhook;
+#   - the registration and work admission webhooks (validation of ManagedClusters, ManifestWorks,
+#     ...) and the hub's work controller (only with ManifestWorkReplicaSet or
+#     CleanUpCompletedManifestWork, both off by default) are not started.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -207,7 +250,7 @@ stop() {
 
 components() {
   local c
-  echo webhook controller manager
+  echo webhook controller manager placement
   for c in "${clusters[@]}"; do echo "agent-$c"; done
 }
 
@@ -448,6 +491,7 @@ write_env() {
     echo "WEBHOOK_METRICS_PORT=$WEBHOOK_METRICS_PORT"
     echo "CONTROLLER_PORT=$CONTROLLER_PORT"
     echo "MANAGER_PORT=$MANAGER_PORT"
+    echo "PLACEMENT_PORT=$PLACEMENT_PORT"
     local c var
     for c in "${clusters[@]}"; do
       var=AGENT_PORT_${c//-/_}
@@ -469,7 +513,8 @@ healthy() {
   local_cluster "$hub_dir" status >/dev/null 2>&1 || return 1
   for c in "${clusters[@]}"; do local_cluster "$(cluster_dir "$c")" status >/dev/null 2>&1 || return 1; done
   for name in $(components); do live_pid "$name" >/dev/null || return 1; done
-  webhook_ok && https_healthz "$CONTROLLER_PORT" && https_healthz "$MANAGER_PORT" || return 1
+  webhook_ok && https_healthz "$CONTROLLER_PORT" && https_healthz "$MANAGER_PORT" &&
+    https_healthz "$PLACEMENT_PORT" || return 1
   for c in "${clusters[@]}"; do
     var=AGENT_PORT_${c//-/_}
     https_healthz "${!var}" && joined "$c" || return 1
@@ -536,7 +581,9 @@ cmd_up() {
   find "$OCM_ENV_DIR" -mindepth 1 -maxdepth 1 ! -name .lock ! -name "$marker" -exec rm -rf {} +
   mkdir -p "$ocm_dir" "$OCM_ENV_DIR/clusters"
 
-  for var in WEBHOOK_PORT WEBHOOK_HEALTH_PORT WEBHOOK_METRICS_PORT CONTROLLER_PORT MANAGER_PORT; do pick_port "$var"; done
+  for var in WEBHOOK_PORT WEBHOOK_HEALTH_PORT WEBHOOK_METRICS_PORT CONTROLLER_PORT MANAGER_PORT PLACEMENT_PORT; do
+    pick_port "$var"
+  done
   for c in "${clusters[@]}"; do pick_port "AGENT_PORT_${c//-/_}"; done
   write_env
 
@@ -551,8 +598,11 @@ cmd_up() {
 
   log "starting the add-on conversion webhook"
   webhook_cert
-  KUBECONFIG=$hub_dir/kubeconfig start webhook webhook --kubeconfig="$hub_dir/kubeconfig" \
-    --port="$WEBHOOK_PORT" --certdir="$ocm_dir/webhook" \
+  # manifests/cluster-manager/management/addon-manager/webhook-deployment.yaml: `addon
+  # webhook-server --port --health-probe-port --metrics-port` (the operator's 9443, 8000, 8080;
+  # free loopback ports here), its certificate mounted at the --certdir default.
+  KUBECONFIG=$hub_dir/kubeconfig POD_NAME=cluster-manager-addon-webhook start webhook webhook \
+    --kubeconfig="$hub_dir/kubeconfig" --port="$WEBHOOK_PORT" --certdir="$ocm_dir/webhook" \
     --health-probe-port="$WEBHOOK_HEALTH_PORT" --metrics-port="$WEBHOOK_METRICS_PORT"
   local deadline=$((SECONDS + start_timeout))
   until webhook_ok; do
@@ -568,27 +618,48 @@ cmd_up() {
   point_conversion_at_webhook
   hub_objects
 
-  log "starting the registration controller and the add-on manager on the hub"
-  start controller controller --kubeconfig="$hub_dir/kubeconfig" --namespace="$hub_ns" \
-    --disable-leader-election --listen="127.0.0.1:$CONTROLLER_PORT"
-  POD_NAMESPACE=$hub_ns start manager manager --kubeconfig="$hub_dir/kubeconfig" --namespace="$hub_ns" \
-    --disable-leader-election --listen="127.0.0.1:$MANAGER_PORT"
+  log "starting the registration controller, the add-on manager and the placement controller on the hub"
+  # manifests/cluster-manager/management/registration/deployment.yaml: `registration controller`,
+  # env POD_NAME; no --feature-gates (above), no --cluster-auto-approval-users (the sample
+  # ClusterManager sets no autoApproveUsers: clusters are accepted as `clusteradm accept` does).
+  POD_NAME=cluster-manager-registration-controller start controller controller \
+    --kubeconfig="$hub_dir/kubeconfig" --namespace="$hub_ns" --listen="127.0.0.1:$CONTROLLER_PORT"
+  # manifests/cluster-manager/management/addon-manager/deployment.yaml: `addon manager`, env
+  # POD_NAMESPACE and POD_NAME (the add-on manager reads POD_NAMESPACE).
+  POD_NAMESPACE=$hub_ns POD_NAME=cluster-manager-addon-manager-controller start manager manager \
+    --kubeconfig="$hub_dir/kubeconfig" --namespace="$hub_ns" --listen="127.0.0.1:$MANAGER_PORT"
+  # manifests/cluster-manager/management/placement/deployment.yaml: `placement controller`, env
+  # POD_NAME (the debug-server container only with the PlacementDebugServer gate, off).
+  POD_NAME=cluster-manager-placement-controller start placement placement \
+    --kubeconfig="$hub_dir/kubeconfig" --namespace="$hub_ns" --listen="127.0.0.1:$PLACEMENT_PORT"
   wait_healthy controller "$CONTROLLER_PORT"
   wait_healthy manager "$MANAGER_PORT"
+  wait_healthy placement "$PLACEMENT_PORT"
 
   for c in "${clusters[@]}"; do
     log "installing the klusterlet's CRDs on $c and starting its agent"
+    # manifests/klusterlet/managed: the AppliedManifestWork and ClusterClaim CRDs.
     apply_crds "$(cluster_dir "$c")" "$api"/work/v1/*_appliedmanifestworks.crd.yaml "$api"/cluster/v1alpha1/*clusterclaims.crd.yaml
     managed_objects "$c"
     d=$ocm_dir/agent-$c
     mkdir -p "$d/hub-kubeconfig"
     chmod 700 "$d"
     bootstrap_kubeconfig "$d/bootstrap.kubeconfig"
+    # The Klusterlet's UID is its agent ID (klusterlet_controller.go: AgentID); one per cluster,
+    # kept across restarts of the agent.
+    [[ -s $d/agent-id ]] || cat /proc/sys/kernel/random/uuid >"$d/agent-id"
     var=AGENT_PORT_${c//-/_}
-    start_restarting "agent-$c" "${!var}" agent --kubeconfig="$(cluster_dir "$c")/kubeconfig" \
-      --namespace="$agent_ns" --disable-leader-election --listen="127.0.0.1:${!var}" \
-      --cluster-name="$c" --bootstrap-kubeconfig="$d/bootstrap.kubeconfig" \
-      --hub-kubeconfig-dir="$d/hub-kubeconfig" --workload-source-config="$d/hub-kubeconfig/kubeconfig" \
+    # manifests/klusterlet/management/klusterlet-agent-deployment.yaml (Singleton mode): `agent
+    # --spoke-cluster-name --bootstrap-kubeconfig --agent-id --workload-source-driver=kube
+    # --workload-source-config=<hub kubeconfig dir>/kubeconfig --status-sync-interval`, env
+    # POD_NAME; --max-custom-cluster-claims and --reserved-cluster-claim-suffixes only when the
+    # Klusterlet sets registrationConfiguration.clusterClaimConfiguration (defaults: 20, none).
+    POD_NAME=klusterlet-agent start_restarting "agent-$c" "${!var}" agent \
+      --kubeconfig="$(cluster_dir "$c")/kubeconfig" --namespace="$agent_ns" \
+      --disable-leader-election --listen="127.0.0.1:${!var}" \
+      --spoke-cluster-name="$c" --bootstrap-kubeconfig="$d/bootstrap.kubeconfig" \
+      --agent-id="$(<"$d/agent-id")" --hub-kubeconfig-dir="$d/hub-kubeconfig" \
+      --workload-source-driver=kube --workload-source-config="$d/hub-kubeconfig/kubeconfig" \
       --status-sync-interval="$status_sync_interval"
   done
   for c in "${clusters[@]}"; do accept "$c"; done
@@ -654,6 +725,7 @@ cmd_status() {
     webhook) port=$WEBHOOK_PORT ;;
     controller) port=$CONTROLLER_PORT ;;
     manager) port=$MANAGER_PORT ;;
+    placement) port=$PLACEMENT_PORT ;;
     agent-*)
       var=AGENT_PORT_${name#agent-}
       var=${var//-/_}

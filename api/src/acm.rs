@@ -88,6 +88,37 @@ pub struct ManagedClusterSpec {
     pub hub_accepts_client: bool,
 }
 
+/// `cluster.open-cluster-management.io/v1alpha1` ClusterClaim (cluster-scoped, on a managed
+/// cluster): a fact about the cluster that the klusterlet's registration agent copies into its
+/// ManagedCluster's `status.clusterClaims` on the hub (at most 20 custom claims by default, the
+/// first by name), where a Placement's `claimSelector` can select on it. Written by the agent
+/// (`update-status-controller`'s claims reconciler): see [`CLAIM_STATE`] and the others.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "cluster.open-cluster-management.io",
+    version = "v1alpha1",
+    kind = "ClusterClaim",
+    plural = "clusterclaims",
+    schema = "disabled",
+    derive = "Default",
+    derive = "PartialEq"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterClaimSpec {
+    /// The claim's value (at most 1024 characters, OCM's CRD).
+    #[serde(default, deserialize_with = "nullable")]
+    pub value: String,
+}
+
+/// Claim: the state of the cluster's update as a whole (control plane and worker pools):
+/// `Completed`, `Progressing`, `Paused`, `Stalled`, `Degraded` or `Unknown`.
+pub const CLAIM_STATE: &str = "state.update.openshift.io";
+/// Claim: the version the cluster updates (or updated last) to.
+pub const CLAIM_TARGET: &str = "target.update.openshift.io";
+/// Claim: `true` once every worker pool is updated to the target (a paused pool is not),
+/// `false` otherwise.
+pub const CLAIM_WORKERS_COMPLETE: &str = "workers-complete.update.openshift.io";
+
 /// The label selector of the ManagedClusters in cluster set `set`.
 pub fn clusterset_selector(set: &str) -> String {
     format!("{CLUSTERSET_LABEL}={set}")

@@ -15,12 +15,15 @@
 //! - [`incremental`]: the worker-pools share kept between passes (per-node cache), feeding the
 //!   composition's pools step.
 //! - [`events`]: the update's story as Kubernetes Events (what changed between two readings).
+//! - [`claims`]: the ClusterClaims that tell ACM's upgrade tools how the update goes (from the
+//!   control-plane and worker-pool statuses).
 //! - [`related`]: what a health insight points at (the pods and PodDisruptionBudgets blocking
 //!   a drain, a node's pool and MachineConfig, the objects an alert names).
 //! - [`format`] (Go-compatible durations, quoting, `...` cuts), [`order`] (presentation order),
 //!   [`insight`] (health insight construction and tally), [`redact`] (URLs without credentials).
 
 pub mod alerts;
+pub mod claims;
 pub mod compose;
 pub mod control_plane;
 pub mod events;

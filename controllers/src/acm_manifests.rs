@@ -10,11 +10,14 @@
 //!   is the variable `{{UPDATE_STATUS_IMAGE}}` (set by the admin in the AddOnDeploymentConfig;
 //!   OCM renders an unset variable as nothing); `registration: KubeClient` with
 //!   `hubPermissions: CurrentCluster` bound to the ClusterRole below, in the cluster's own hub
-//!   namespace only;
+//!   namespace only; and a condition rule that makes the agent's Deployment count as available
+//!   only once it is rolled out and its replicas are available ([`rollout_health_rule`]), so that
+//!   a rollout (the Placement install's `Progressive` strategy) waits for a healthy agent, not
+//!   only for applied manifests;
 //! - the `ClusterRole` `open-cluster-management:update-status:agent`: the rules of
 //!   `config/hub/role.yaml`, exactly what the hub sync does;
 //! - the `ClusterManagementAddOn` `update-status`: manual enablement (a ManagedClusterAddOn per
-//!   cluster; `config/acm/placement` switches to a Placement), the template and the deployment
+//!   cluster; `config/acm-placement` switches to a Placement), the template and the deployment
 //!   config as defaults.
 //!
 //! One source for the agent's manifests: a change to `config/default` or `config/prometheus`
@@ -53,6 +56,8 @@ pub const OPEN_BRACES_VARIABLE: &str = "UPDATE_STATUS_OPEN_BRACES";
 pub const AGENT_OVERLAY: &str = "openshift";
 /// The Deployment of the agent in config/default.
 const DEPLOYMENT: &str = "update-status-controller";
+/// Its namespace in config/default.
+const AGENT_NAMESPACE: &str = "openshift-update-status";
 /// Namespace of the cluster's Prometheus on OpenShift.
 pub const MONITORING_NAMESPACE: &str = "openshift-monitoring";
 /// The cluster Prometheus' ServiceAccount, which discovers and scrapes the agent.
@@ -135,7 +140,10 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         },
         "spec": {
             "addonName": ADDON_NAME,
-            "agentSpec": {"workload": {"manifests": manifests}},
+            "agentSpec": {
+                "workload": {"manifests": manifests},
+                "manifestConfigs": [rollout_health_rule()],
+            },
             "registration": [{
                 "type": "KubeClient",
                 "kubeClient": {"hubPermissions": [{
@@ -249,6 +257,46 @@ pub fn check_monitoring(manifests: &[Value]) -> Result<(), AcmError> {
             missing.join(", ")
         )))
     }
+}
+
+/// The ManifestWork option that makes the agent's Deployment `Available` (in the ManifestWork's
+/// status) only once it is rolled out with all its replicas available, as `kubectl rollout
+/// status` tells it.
+///
+/// Why: OCM's add-on rollout (`Progressive`, `ProgressivePerGroup` of a Placement install)
+/// moves to the next cluster once the previous one `Succeeded`, and a cluster succeeds when its
+/// ManifestWork is `Applied` and `Available` (`pkg/addon/controllers/addonprogressing`
+/// `workIsReady`); without a rule a manifest is `Available` as soon as it exists
+/// (`pkg/work/spoke/objectreader`), so a new image that crash-loops would reach every cluster.
+/// The work agent sets the condition a rule names on the manifest
+/// (`pkg/work/spoke/controllers/statuscontroller`), and aggregates `Available` over the
+/// manifests (`pkg/work/spoke/conditions`).
+///
+/// The name is a wildcard (`update-status-controller*`, matched by the work agent's
+/// `wildcardMatch`) on purpose: for the exact Deployment the add-on manager already has an
+/// option (its health prober's feedback rules) and, merging a template's option into it, keeps
+/// the feedback rules and update strategy but drops condition rules
+/// (`addon-framework/pkg/addonmanager/controllers/agentdeploy/utils.go`).
+pub fn rollout_health_rule() -> Value {
+    json!({
+        "resourceIdentifier": {
+            "group": "apps",
+            "resource": "deployments",
+            "namespace": AGENT_NAMESPACE,
+            "name": format!("{DEPLOYMENT}*"),
+        },
+        "conditionRules": [{
+            "condition": "Available",
+            "type": "CEL",
+            "celExpressions": [
+                "has(object.status) && has(object.status.observedGeneration) && object.status.observedGeneration >= object.metadata.generation",
+                "has(object.status.updatedReplicas) && object.status.updatedReplicas == object.spec.replicas",
+                "has(object.status.replicas) && object.status.replicas == object.status.updatedReplicas",
+                "has(object.status.availableReplicas) && object.status.availableReplicas == object.status.updatedReplicas",
+            ],
+            "messageExpression": "result ? 'the agent is rolled out and available' : 'the agent is not rolled out and available yet'",
+        }],
+    })
 }
 
 /// The agent's Deployment: reports to the hub with OCM's credentials, image from the variable.
@@ -488,6 +536,18 @@ rules:
             t["spec"]["registration"][0]["kubeClient"]["hubPermissions"][0]["currentCluster"]["clusterRoleName"],
             HUB_CLUSTER_ROLE
         );
+        // The rollout waits for a healthy agent: a rule on the Deployment, by a wildcard name
+        // that matches it (and only agent Deployments of that namespace).
+        let rule = &t["spec"]["agentSpec"]["manifestConfigs"][0];
+        assert_eq!(
+            rule["resourceIdentifier"]["name"],
+            "update-status-controller*"
+        );
+        assert_eq!(
+            rule["resourceIdentifier"]["namespace"],
+            manifests[1]["metadata"]["namespace"]
+        );
+        assert_eq!(rule["conditionRules"][0]["condition"], "Available");
         // The hub role is the hub sync's, as a ClusterRole bound per cluster namespace.
         assert_eq!(d[1]["metadata"]["name"], HUB_CLUSTER_ROLE);
         assert_eq!(d[1]["rules"], docs(ROLE)[0]["rules"]);

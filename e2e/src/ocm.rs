@@ -1,7 +1,7 @@
 //! A real Open Cluster Management (OCM) environment for e2e tests: a hub and managed clusters, each
-//! a local control plane, with OCM's registration controller, add-on manager, add-on webhook and
-//! one klusterlet agent per managed cluster as local processes, as started by `hack/ocm-env.sh`
-//! (OCM built from source by `hack/build-ocm.sh`).
+//! a local control plane, with OCM's registration controller, add-on manager, placement
+//! controller, add-on webhook and one klusterlet agent per managed cluster as local processes, as
+//! started by `hack/ocm-env.sh` (OCM built from source by `hack/build-ocm.sh`).
 //!
 //! - [`OcmEnv::shared`] starts the environment on first use in a test process (its own
 //!   `OCM_ENV_DIR` under the temp dir) and every test of the binary shares it; a watchdog runs
@@ -146,6 +146,33 @@ pub mod kinds {
             "v1alpha1",
             "AddOnTemplate",
             "addontemplates",
+        )
+    }
+    /// `AddOnDeploymentConfig` v1alpha1 (namespaced, hub).
+    pub fn addon_deployment_config() -> ApiResource {
+        ar(
+            "addon.open-cluster-management.io",
+            "v1alpha1",
+            "AddOnDeploymentConfig",
+            "addondeploymentconfigs",
+        )
+    }
+    /// `Placement` v1beta1 (namespaced, hub).
+    pub fn placement() -> ApiResource {
+        ar(
+            "cluster.open-cluster-management.io",
+            "v1beta1",
+            "Placement",
+            "placements",
+        )
+    }
+    /// `PlacementDecision` v1beta1 (namespaced, hub; written by the placement controller).
+    pub fn placement_decision() -> ApiResource {
+        ar(
+            "cluster.open-cluster-management.io",
+            "v1beta1",
+            "PlacementDecision",
+            "placementdecisions",
         )
     }
     /// `ManifestWork` (in the cluster's namespace, hub).
@@ -359,6 +386,40 @@ impl OcmEnv {
         S: AsRef<OsStr>,
     {
         kubectl(&self.cluster_kubeconfig(cluster)?, args).await
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`, ...) to the klusterlet agent of `cluster` and its restart
+    /// loop (one process group): `STOP` freezes the agent as a cluster that drops off the network
+    /// would look to the hub (no lease renewal, no status), `CONT` resumes it.
+    pub fn signal_agent(&self, cluster: &str, signal: &str) -> Result<(), OcmError> {
+        self.cluster_kubeconfig(cluster)?;
+        let pidfile = self.log_dir().join(format!("agent-{cluster}.pid"));
+        let pid = std::fs::read_to_string(&pidfile)
+            .map_err(io_err(format!("reading {}", pidfile.display())))?;
+        let pid = pid.trim();
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(OcmError::Unexpected(format!(
+                "{} does not hold a process id: {pid:?}",
+                pidfile.display()
+            )));
+        }
+        let what = format!("kill -{signal} -- -{pid} (the agent of {cluster})");
+        let out = Command::new("kill")
+            .args([&format!("-{signal}"), "--", &format!("-{pid}")])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| OcmError::Command {
+                what: what.clone(),
+                message: e.to_string(),
+            })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(OcmError::Command {
+                what,
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
     }
 
     /// Stops the environment now (`hack/ocm-env.sh down`) instead of after the test process
@@ -661,6 +722,57 @@ fn timeout_err(e: crate::Error) -> OcmError {
         crate::Error::Timeout { what, timeout } => OcmError::Timeout { what, timeout },
         other => OcmError::Unexpected(other.to_string()),
     }
+}
+
+/// The clusters a Placement `namespace/name` selects now: the `status.decisions` of its
+/// PlacementDecisions (label `cluster.open-cluster-management.io/placement=<name>`).
+pub async fn placement_decisions(
+    hub: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<std::collections::BTreeSet<String>, OcmError> {
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), namespace, &kinds::placement_decision());
+    let list = api
+        .list(&ListParams::default().labels(&format!(
+            "cluster.open-cluster-management.io/placement={name}"
+        )))
+        .await
+        .map_err(api_err(format!(
+            "listing the PlacementDecisions of Placement {namespace}/{name}"
+        )))?;
+    Ok(list
+        .items
+        .iter()
+        .filter_map(|d| d.data.pointer("/status/decisions")?.as_array().cloned())
+        .flatten()
+        .filter_map(|d| d.get("clusterName")?.as_str().map(String::from))
+        .collect())
+}
+
+/// The claims of ManagedCluster `cluster` on the hub (`status.clusterClaims`: name → value).
+pub async fn cluster_claims(
+    hub: &Client,
+    cluster: &str,
+) -> Result<BTreeMap<String, String>, OcmError> {
+    let api: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
+    let mc = api
+        .get(cluster)
+        .await
+        .map_err(api_err(format!("reading ManagedCluster {cluster}")))?;
+    Ok(mc
+        .data
+        .pointer("/status/clusterClaims")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            Some((
+                c.get("name")?.as_str()?.to_string(),
+                c.get("value")?.as_str()?.to_string(),
+            ))
+        })
+        .collect())
 }
 
 /// The ManagedClusterAddOns of a cluster's hub namespace.

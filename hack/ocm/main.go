@@ -4,6 +4,7 @@
 //
 //	ocm controller  the hub's registration controller      (upstream: registration controller)
 //	ocm manager     the hub's add-on manager                (upstream: addon manager)
+//	ocm placement   the hub's placement controller          (upstream: placement controller)
 //	ocm webhook     the add-on conversion webhook server    (upstream: addon webhook-server)
 //	ocm agent       the klusterlet agent, registration+work (upstream: registration-operator agent)
 //
@@ -75,7 +76,11 @@ func newCommand() *cobra.Command {
 	agent.Use = "agent"
 	addonWebhook := webhook.NewAddonWebhook()
 	addonWebhook.Use = "webhook"
+	// cmd/placement/main.go: `placement controller` (no feature gate of its own is read by the
+	// scheduler: DefaultHubPlacementFeatureGates only switch the operator's debug server).
+	placement := hub.NewPlacementController()
+	placement.Use = "placement"
 
-	cmd.AddCommand(controller, manager, agent, addonWebhook)
+	cmd.AddCommand(controller, manager, placement, agent, addonWebhook)
 	return cmd
 }

@@ -1,5 +1,6 @@
 //! Standalone mode: the watches of the cluster the controller runs in, routed to the
-//! control-plane, worker-pools and alerts reconcilers and the hub sync, and those writers.
+//! control-plane, worker-pools, alerts and cluster-claims reconcilers and the hub sync, and those
+//! writers.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use crate::hub_sync::{HubConfig, HubSync};
 use crate::metrics::Metrics;
 use crate::reconcilers::alerts::prometheus::PrometheusClient;
 use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
+use crate::reconcilers::claims::ClaimsReconciler;
 use crate::reconcilers::control_plane::{self, ControlPlaneReconciler};
 use crate::reconcilers::events::EventsReconciler;
 use crate::reconcilers::worker_pools::{self, WorkerPoolsReconciler};
@@ -33,6 +35,9 @@ pub struct Wakers {
     pub hub_sync: Arc<Notify>,
     /// The events task (woken by our insights and control-plane statuses).
     pub events: Arc<Notify>,
+    /// The cluster-claims reconciler (woken by our status objects, and by the watch of the
+    /// claims it starts itself).
+    pub claims: Arc<Notify>,
 }
 
 impl Wakers {
@@ -41,11 +46,12 @@ impl Wakers {
     /// reconciler that wrote them (its name in their `update.openshift.io/reconciler` label),
     /// the status objects the alerts reconciler, and every one of them the hub sync; the
     /// alert insights also wake the worker-pools reconciler (a firing PodDisruptionBudget
-    /// alert corroborates what blocks a drain), and the insights and control-plane statuses
-    /// the events task.
+    /// alert corroborates what blocks a drain), the insights and control-plane statuses
+    /// the events task, and the status objects the cluster-claims reconciler.
     pub fn routes(&self) -> Routes {
         let (cp, wp) = (&self.control_plane, &self.worker_pools);
         let (alerts, hub, events) = (&self.alerts, &self.hub_sync, &self.events);
+        let claims = &self.claims;
         let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
         Routes {
             cluster_versions: inputs(&[cp, wp]),
@@ -63,11 +69,11 @@ impl Wakers {
                 ],
             ),
             control_plane_statuses: Wake::owned(
-                vec![alerts.clone(), hub.clone(), events.clone()],
+                vec![alerts.clone(), hub.clone(), events.clone(), claims.clone()],
                 vec![(control_plane::NAME, cp.clone())],
             ),
             worker_pool_statuses: Wake::owned(
-                vec![alerts.clone(), hub.clone()],
+                vec![alerts.clone(), hub.clone(), claims.clone()],
                 vec![(worker_pools::NAME, wp.clone())],
             ),
         }
@@ -166,10 +172,17 @@ fn start_writers(
         caches.control_plane_statuses.clone(),
         ctx.metrics.clone(),
     );
+    let claims = ClaimsReconciler::new(
+        client.clone(),
+        caches.clone(),
+        ctx.metrics.clone(),
+        wakers.claims.clone(),
+    );
     // The events task reads its baseline first: what is already there is not told again.
     ctx.spawn(&mut tasks, events, &wakers.events);
     ctx.spawn(&mut tasks, cp, &wakers.control_plane);
     ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
+    ctx.spawn(&mut tasks, claims, &wakers.claims);
     match prometheus {
         Some(prometheus) => {
             tracing::info!(
@@ -204,5 +217,6 @@ fn start_writers(
     wakers.alerts.notify_one();
     wakers.hub_sync.notify_one();
     wakers.events.notify_one();
+    wakers.claims.notify_one();
     tasks
 }

@@ -1,0 +1,369 @@
+//! The cluster-claims reconciler: publishes how the cluster's update goes as Open Cluster
+//! Management `ClusterClaim`s (`state.update.openshift.io`, `target.update.openshift.io`,
+//! `workers-complete.update.openshift.io`), which the klusterlet's registration agent copies
+//! into the cluster's ManagedCluster on the hub, for ACM's upgrade tools and Placements
+//! (docs/acm.md). What they say is [`crate::assess::claims`] (pure); this file reads our status
+//! objects, and writes the claims that differ.
+//!
+//! - Only where the ClusterClaim kind is served (a cluster managed by OCM/ACM: the klusterlet
+//!   installs its CRD): elsewhere one info line, then a look again every [`RECHECK`] (one list of
+//!   at most three objects on the cluster's own API server), never an error.
+//! - Written only on change: the claims on the server are known from a watch of our claims
+//!   (label `update.openshift.io/reconciler=cluster-claims`; nothing is written before its first
+//!   list), which also wakes the reconciler, so a claim deleted or edited by someone else is
+//!   restored at once. What it wrote counts as on the server until the watch says otherwise.
+//! - Claims are cluster-scoped: the reconciler runs only while the controller leads, like every
+//!   writer. Hosted mode runs none (hosted clusters are imported by ACM with their own klusterlet;
+//!   docs/acm.md).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use jiff::Timestamp;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use tokio::sync::Notify;
+use update_status_api::acm::ClusterClaim;
+use update_status_api::crd::labels;
+
+use crate::assess::claims::{Claim, cluster_claims};
+use crate::cache::watch::Caches;
+use crate::metrics::Metrics;
+use crate::runtime::runner::Reconcile;
+use crate::runtime::writer::{WriteError, error_reason, field_manager};
+
+/// Name of this reconciler (label value, field-manager suffix, metrics label).
+pub const NAME: &str = "cluster-claims";
+/// Kind label of the write metrics.
+const KIND: &str = "ClusterClaim";
+/// How often to look again for the ClusterClaim kind where it is not served.
+pub const RECHECK: Duration = Duration::from_secs(300);
+/// How long a pass waits for the watch of the claims to list before it gives up (the watch
+/// wakes the reconciler when it has listed).
+const SYNC_WAIT: Duration = Duration::from_secs(10);
+
+/// Our claims as the server has them (name → value), kept by the watch and by our writes.
+#[derive(Default)]
+struct ServerView {
+    claims: BTreeMap<String, String>,
+    /// The claims of the list in progress (between `Init` and `InitDone`).
+    listing: BTreeMap<String, String>,
+    /// The last watch error said (said once until the watch works again).
+    error: Option<String>,
+}
+
+type View = Arc<Mutex<ServerView>>;
+
+fn lock(view: &View) -> std::sync::MutexGuard<'_, ServerView> {
+    // Plain maps: consistent whatever panicked while holding the lock.
+    view.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The watch of our claims, stopped when dropped.
+struct Watching {
+    view: View,
+    /// True once the watch has listed: the view is the server's (writes wait for it, so that
+    /// the list cannot replace what they wrote with an older state and make them write again).
+    synced: tokio::sync::watch::Receiver<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The reconciler's state.
+pub struct ClaimsReconciler {
+    api: Api<ClusterClaim>,
+    caches: Caches,
+    metrics: Arc<Metrics>,
+    /// Woken by the watch of our claims.
+    wake: Arc<Notify>,
+    /// `Some` while the kind is served and watched.
+    watching: Option<Watching>,
+    /// The kind was found not served (said once).
+    absent_said: bool,
+}
+
+fn selector() -> String {
+    format!("{}={NAME}", labels::RECONCILER)
+}
+
+impl ClaimsReconciler {
+    /// Creates the reconciler; `wake` is its own wake-up (the watch of the claims notifies it).
+    pub fn new(
+        client: kube::Client,
+        caches: Caches,
+        metrics: Arc<Metrics>,
+        wake: Arc<Notify>,
+    ) -> Self {
+        ClaimsReconciler {
+            api: Api::all(client),
+            caches,
+            metrics,
+            wake,
+            watching: None,
+            absent_said: false,
+        }
+    }
+
+    /// Lists (one object at most) to know whether the kind is served; starts the watch of our
+    /// claims if it is. `Ok(false)`: not served (said once).
+    async fn start_watching(&mut self) -> Result<bool, kube::Error> {
+        match self
+            .api
+            .list(&ListParams::default().labels(&selector()).limit(1))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                if !self.absent_said {
+                    tracing::info!(
+                        reconciler = NAME,
+                        "ClusterClaim (cluster.open-cluster-management.io/v1alpha1) is not served on this cluster (not managed by Open Cluster Management/ACM): no cluster claims; looked for again every {RECHECK:?}"
+                    );
+                    self.absent_said = true;
+                }
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        if std::mem::take(&mut self.absent_said) {
+            tracing::info!(
+                reconciler = NAME,
+                "ClusterClaim is served now: publishing cluster claims"
+            );
+        }
+        let view: View = Arc::default();
+        let (synced_tx, synced) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(watch(
+            self.api.clone(),
+            view.clone(),
+            self.wake.clone(),
+            synced_tx,
+        ));
+        self.watching = Some(Watching { view, synced, task });
+        Ok(true)
+    }
+
+    /// One pass (see [`Reconcile::reconcile`]).
+    #[tracing::instrument(name = "reconcile", skip_all, fields(reconciler = NAME))]
+    async fn reconcile_at(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        if self.watching.is_none() {
+            match self.start_watching().await {
+                Ok(true) => {}
+                Ok(false) => return Ok(Some(RECHECK)),
+                Err(e) => {
+                    return Err(WriteError::Api {
+                        verb: "list",
+                        kind: KIND.into(),
+                        namespace: String::new(),
+                        name: selector(),
+                        source: Box::new(e),
+                    });
+                }
+            }
+        }
+        let cps = self.caches.control_plane_statuses.state();
+        let cp = cps
+            .iter()
+            .find(|o| o.name_any() == crate::assess::naming::CONTROL_PLANE_STATUS_NAME)
+            .and_then(|o| o.status.as_ref());
+        let wps = self.caches.worker_pool_statuses.state();
+        let pools: Vec<_> = wps.iter().filter_map(|o| o.status.as_ref()).collect();
+        let desired = cluster_claims(cp, &pools);
+        let result = self.write(&desired).await;
+        if let Err(WriteError::Api { source, .. }) = &result
+            && matches!(source.as_ref(), kube::Error::Api(s) if s.code == 404)
+        {
+            // The kind went away (the klusterlet was removed): back to looking for it.
+            self.watching = None;
+        }
+        result.map(|_| None)
+    }
+
+    /// Applies the claims that differ from the server's, deletes ours no longer desired.
+    async fn write(&mut self, desired: &[Claim]) -> Result<(), WriteError> {
+        let Some(watching) = self.watching.as_ref() else {
+            return Ok(());
+        };
+        let view = watching.view.clone();
+        let mut synced = watching.synced.clone();
+        // The watch lists within a round trip; its errors are said by the watch itself.
+        if tokio::time::timeout(SYNC_WAIT, synced.wait_for(|s| *s))
+            .await
+            .is_err()
+        {
+            return Ok(());
+        }
+        let have = lock(&view).claims.clone();
+        let params = PatchParams::apply(&field_manager(NAME)).force();
+        let mut writes = 0;
+        let mut first_error = None;
+        for claim in desired {
+            if have.get(claim.name) == Some(&claim.value) {
+                continue;
+            }
+            let obj = json!({
+                "apiVersion": "cluster.open-cluster-management.io/v1alpha1",
+                "kind": KIND,
+                "metadata": {
+                    "name": claim.name,
+                    "labels": {
+                        labels::RECONCILER: NAME,
+                        labels::MANAGED_BY: labels::MANAGED_BY_VALUE,
+                    },
+                },
+                "spec": {"value": claim.value},
+            });
+            match self
+                .api
+                .patch(claim.name, &params, &Patch::Apply(&obj))
+                .await
+            {
+                Ok(_) => {
+                    self.metrics.write(KIND, "apply");
+                    writes += 1;
+                    lock(&view)
+                        .claims
+                        .insert(claim.name.to_string(), claim.value.clone());
+                }
+                Err(e) => {
+                    self.metrics.write_error(KIND, error_reason(&e));
+                    first_error.get_or_insert(WriteError::Api {
+                        verb: "apply",
+                        kind: KIND.into(),
+                        namespace: String::new(),
+                        name: claim.name.to_string(),
+                        source: Box::new(e),
+                    });
+                }
+            }
+        }
+        for name in have.keys() {
+            if desired.iter().any(|c| c.name == name.as_str()) {
+                continue;
+            }
+            match self.api.delete(name, &DeleteParams::default()).await {
+                Ok(_) => {
+                    self.metrics.write(KIND, "delete");
+                    writes += 1;
+                    lock(&view).claims.remove(name);
+                }
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    lock(&view).claims.remove(name);
+                }
+                Err(e) => {
+                    self.metrics.write_error(KIND, error_reason(&e));
+                    first_error.get_or_insert(WriteError::Api {
+                        verb: "delete",
+                        kind: KIND.into(),
+                        namespace: String::new(),
+                        name: name.clone(),
+                        source: Box::new(e),
+                    });
+                }
+            }
+        }
+        if writes > 0 {
+            let said: Vec<String> = desired
+                .iter()
+                .map(|c| format!("{}={}", c.name, c.value))
+                .collect();
+            tracing::info!(reconciler = NAME, writes, claims = %said.join(" "), "cluster claims updated");
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// Keeps `view` equal to our claims on the server and wakes the reconciler at each change.
+/// Errors are said once (until the watch works again); the watcher retries with back-off.
+async fn watch(
+    api: Api<ClusterClaim>,
+    view: View,
+    wake: Arc<Notify>,
+    synced: tokio::sync::watch::Sender<bool>,
+) {
+    let config = watcher::Config::default().labels(&selector());
+    let mut events = watcher(api, config).default_backoff().boxed();
+    while let Some(event) = events.next().await {
+        let mut v = lock(&view);
+        match event {
+            Ok(watcher::Event::Init) => v.listing.clear(),
+            Ok(watcher::Event::InitApply(c)) => {
+                let name = c.name_any();
+                v.listing.insert(name, c.spec.value);
+            }
+            Ok(watcher::Event::InitDone) => {
+                v.claims = std::mem::take(&mut v.listing);
+                synced.send_replace(true);
+                if v.error.take().is_some() {
+                    tracing::info!(reconciler = NAME, "watching the cluster claims again");
+                }
+            }
+            Ok(watcher::Event::Apply(c)) => {
+                let name = c.name_any();
+                v.claims.insert(name, c.spec.value);
+            }
+            Ok(watcher::Event::Delete(c)) => {
+                v.claims.remove(&c.name_any());
+            }
+            Err(e) => {
+                let message = e.to_string();
+                if v.error.as_deref() != Some(message.as_str()) {
+                    tracing::warn!(reconciler = NAME, error = %message, "watching the cluster claims failed; retrying");
+                    v.error = Some(message);
+                }
+                continue;
+            }
+        }
+        drop(v);
+        wake.notify_one();
+    }
+}
+
+impl Reconcile for ClaimsReconciler {
+    const NAME: &'static str = NAME;
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
+        self.reconcile_at(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assess::claims::cluster_claims;
+
+    /// The RBAC of config/rbac lets the agent patch and delete exactly the claims it writes.
+    #[test]
+    fn the_shipped_rbac_names_every_claim_written() {
+        let role = include_str!("../../../config/rbac/role.yaml");
+        let named: Vec<&str> = role
+            .lines()
+            .filter(|l| l.trim_start().starts_with("resourceNames:") && l.contains(".update."))
+            .flat_map(|l| l.split('"').skip(1).step_by(2))
+            .collect();
+        let cp = update_status_api::crd::ControlPlaneUpdateStatusStatus {
+            versions: update_status_api::crd::ControlPlaneVersions {
+                target: "4.18.3".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let written: Vec<&str> = cluster_claims(Some(&cp), &[])
+            .iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(named, written, "config/rbac/role.yaml resourceNames");
+        assert_eq!(selector(), "update.openshift.io/reconciler=cluster-claims");
+    }
+}

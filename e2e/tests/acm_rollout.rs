@@ -1,0 +1,828 @@
+//! The update-status add-on installed by Placement (`config/acm-placement`) on the real OCM
+//! (`hack/ocm-env.sh`: registration controller, add-on manager, placement controller, add-on
+//! webhook, a klusterlet agent per managed cluster), as docs/acm.md promises it, in one OCM
+//! environment:
+//!
+//! 1. **Progressive rollout.** `cluster1` is the canary (`update-status-canary=true`): a first
+//!    install, then a new agent image (the AddOnDeploymentConfig's `UPDATE_STATUS_IMAGE`), reach
+//!    `cluster2` only once `cluster1`'s agent is rolled out and available (the Deployment's
+//!    status, which `set_deployment_available` sets as kubelet and the deployment controller
+//!    would) and the soak (`minSuccessTime`, shortened here through the ClusterManagementAddOn's
+//!    own field) has passed.
+//! 2. **ACM's upgrade tools fed.** The agent (the controller, as its ServiceAccount, reporting to
+//!    the hub with the credentials OCM issued) publishes ClusterClaims during a simulated update
+//!    whose worker pool is paused: the klusterlet copies them to the ManagedCluster, and a
+//!    Placement selecting `state.update.openshift.io=Completed,
+//!    workers-complete.update.openshift.io=true` selects `cluster1` only once the update is
+//!    really complete.
+//! 3. **An install that survives the cluster's update.** `cluster1`'s klusterlet is stopped
+//!    (SIGSTOP) past the lease grace (shortened through the ManagedCluster's own
+//!    `leaseDurationSeconds`): the cluster turns unreachable (taint), a witness Placement without
+//!    tolerations drops it, ours keeps it, and the ManagedClusterAddOn keeps its UID and the hub
+//!    copies stay.
+#![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use update_status_api::acm::{CLAIM_STATE, CLAIM_TARGET, CLAIM_WORKERS_COMPLETE};
+use update_status_e2e::controller::{Controller, Launch, workspace_bin};
+use update_status_e2e::hub_copies::{KINDS, Local, list_at, wait_mirrored_between};
+use update_status_e2e::ocm::{self, OcmEnv, SecretVolume, kinds};
+use update_status_e2e::playback::Simulator;
+use update_status_e2e::{poll_until, repo_root, wait_for};
+use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+const ADDON: &str = "update-status";
+const AGENT_NS: &str = "openshift-update-status";
+const DEPLOYMENT: &str = "update-status-controller";
+const SECRET: &str = "update-status-hub-kubeconfig";
+const CONFIG_NS: &str = "open-cluster-management-update-status";
+const CLUSTER1: &str = "cluster1";
+const CLUSTER2: &str = "cluster2";
+/// For OCM to act on a change (controller round trips, a work status sync of 2 s).
+const TIMEOUT: Duration = Duration::from_secs(90);
+/// The soak of the test's rollout (the shipped one is 10m).
+const SOAK: &str = "3s";
+/// How long a cluster that must not move yet is watched not moving: five work status syncs
+/// (`OCM_STATUS_SYNC_INTERVAL`, 2 s) after the canary reported not available.
+const HOLD: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable_cluster()
+-> TestResult {
+    let started = Instant::now();
+    let env = OcmEnv::shared(&[CLUSTER1, CLUSTER2]).await?;
+    eprintln!(
+        "acm_rollout: OCM environment ready after {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let hub = env.hub_client().await?;
+    let result = ocm::run_scenario(env, "acm_rollout", scenario(env, hub.clone())).await;
+    // Whatever happened, the klusterlet runs again (a stopped one would hold `down`).
+    let _ = env.signal_agent(CLUSTER1, "CONT");
+    if result.is_ok() {
+        env.stop().await?;
+    }
+    eprintln!(
+        "acm_rollout: {:.1}s in all",
+        started.elapsed().as_secs_f64()
+    );
+    result
+}
+
+async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
+    let work = env.dir().join("acm-rollout-test");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    for c in [CLUSTER1, CLUSTER2] {
+        ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
+        // As on OpenShift: the agent's manifests hold a Role in this namespace.
+        let _ = env
+            .kubectl_cluster(
+                c,
+                ["create", "namespace", "openshift-machine-config-operator"],
+            )
+            .await;
+        // ACM sets vendor=OpenShift from the cluster's product claim; OCM alone sets nothing.
+        let mut labels = vec!["update-status=enabled", "vendor=OpenShift"];
+        if c == CLUSTER1 {
+            labels.push("update-status-canary=true");
+        }
+        let mut args = vec!["label", "--overwrite", "managedcluster", c];
+        args.extend(labels);
+        env.kubectl_hub(args).await?;
+    }
+    let placement_dir = repo_root().join("config/acm-placement");
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
+        "-k",
+        &placement_dir.display().to_string(),
+    ])
+    .await?;
+    // The soak, shortened through the ClusterManagementAddOn's own field.
+    env.kubectl_hub([
+        "patch",
+        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+        ADDON,
+        "--type=json",
+        "-p",
+        &json!([{
+            "op": "replace",
+            "path": "/spec/installStrategy/placements/0/rolloutStrategy/progressive/minSuccessTime",
+            "value": SOAK,
+        }])
+        .to_string(),
+    ])
+    .await?;
+
+    let t = Instant::now();
+    progressive_rollout(env, &hub).await?;
+    eprintln!(
+        "acm_rollout: progressive rollout checked in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    let (agent, _volume) = start_agent(env, &hub, &work).await?;
+    claims_follow_the_update(env, &hub, &agent).await?;
+    eprintln!(
+        "acm_rollout: cluster claims checked in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    survives_unreachable(env, &hub, &agent).await?;
+    eprintln!(
+        "acm_rollout: unreachable cluster checked in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+    drop(agent);
+    Ok(())
+}
+
+// --- 1. progressive rollout -----------------------------------------------------------
+
+/// The agent image in the ManifestWork of `cluster` on the hub (`None`: no work yet).
+async fn work_image(hub: &Client, cluster: &str) -> Option<String> {
+    let works: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), cluster, &kinds::manifest_work());
+    let w = works
+        .get_opt(&format!("addon-{ADDON}-deploy-0"))
+        .await
+        .ok()??;
+    w.data
+        .pointer("/spec/workload/manifests")?
+        .as_array()?
+        .iter()
+        .find(|m| m["kind"] == "Deployment" && m["metadata"]["name"] == DEPLOYMENT)?
+        .pointer("/spec/template/spec/containers/0/image")?
+        .as_str()
+        .map(String::from)
+}
+
+/// Once the rollout reached `cluster` (its Deployment on the managed cluster runs `image`), checks
+/// for [`HOLD`] that `other` stays at `other_image` (`None`: no ManifestWork) while `cluster`'s
+/// agent is not available, then that `cluster`'s rollout says why it waits.
+async fn hold_while_canary_unavailable(
+    hub: &Client,
+    spoke: &Client,
+    (cluster, image): (&str, &str),
+    (other, other_image): (&str, Option<&str>),
+    what: &str,
+) -> TestResult {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_for(
+        TIMEOUT,
+        &format!("{what}: {image} in {cluster}'s Deployment"),
+        || async {
+            deployments
+                .get_opt(DEPLOYMENT)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|d| deployment_image(&d).as_deref() == Some(image))
+        },
+    )
+    .await?;
+    let until = Instant::now() + HOLD;
+    while Instant::now() < until {
+        assert_eq!(
+            work_image(hub, other).await.as_deref(),
+            other_image,
+            "{what}: {other} must wait for {cluster}'s agent to be available"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let mca = ocm::addons_api(hub, cluster).get(ADDON).await?;
+    let progressing = ocm::condition(&mca, "Progressing").cloned();
+    assert!(
+        progressing.as_ref().is_some_and(|c| c["status"] == "True"
+            && c["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("work is not ready"))),
+        "{what}: {cluster}'s rollout waits for its agent: {progressing:?}"
+    );
+    Ok(())
+}
+
+async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
+    let spoke1 = env.cluster_client(CLUSTER1).await?;
+    let spoke2 = env.cluster_client(CLUSTER2).await?;
+    // Both selected, both enabled (the install itself is not paced: the configuration is).
+    wait_for(TIMEOUT, "the Placement selects both clusters", || async {
+        ocm::placement_decisions(hub, CONFIG_NS, ADDON)
+            .await
+            .is_ok_and(|d| d == BTreeSet::from([CLUSTER1.into(), CLUSTER2.into()]))
+    })
+    .await?;
+    poll_until(TIMEOUT, "cluster1's ManifestWork", || {
+        work_image(hub, CLUSTER1)
+    })
+    .await?;
+    // A first install: cluster2 gets nothing while the canary's agent is not available.
+    hold_while_canary_unavailable(
+        hub,
+        &spoke1,
+        (CLUSTER1, "update-status-controller"),
+        (CLUSTER2, None),
+        "first install",
+    )
+    .await?;
+    ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
+    let available = Instant::now();
+    let image = poll_until(TIMEOUT, "cluster2's ManifestWork", || {
+        work_image(hub, CLUSTER2)
+    })
+    .await?;
+    let soaked = available.elapsed();
+    eprintln!(
+        "acm_rollout: cluster2 got its first install {:.1}s after cluster1's agent was available",
+        soaked.as_secs_f64()
+    );
+    assert_eq!(image, "update-status-controller");
+    wait_deployment(&spoke2).await?;
+    ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
+    for c in [CLUSTER1, CLUSTER2] {
+        ocm::wait_addon_condition(hub, c, ADDON, "Available", "True", TIMEOUT).await?;
+        ocm::wait_addon_condition(hub, c, ADDON, "Progressing", "False", TIMEOUT).await?;
+    }
+
+    // A new image: the canary first, the other cluster once the canary's agent runs it. As
+    // docs/acm.md says (and `make deploy-acm` does): a new AddOnDeploymentConfig, and the
+    // ClusterManagementAddOn pointed at it; the add-on manager renders every cluster from the
+    // live object its status names, so editing the old one in place would reach every cluster.
+    let new_image = "update-status-controller:next";
+    let new_config = "update-status-next";
+    let configs: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::addon_deployment_config());
+    let mut adc = configs.get(ADDON).await?;
+    adc.metadata = kube::api::ObjectMeta {
+        name: Some(new_config.into()),
+        namespace: Some(CONFIG_NS.into()),
+        ..Default::default()
+    };
+    adc.data["spec"]["customizedVariables"] =
+        json!([{"name": "UPDATE_STATUS_IMAGE", "value": new_image}]);
+    configs.create(&Default::default(), &adc).await?;
+    env.kubectl_hub([
+        "patch",
+        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+        ADDON,
+        "--type=json",
+        "-p",
+        &json!([
+            {"op": "test", "path": "/spec/supportedConfigs/1/resource", "value": "addondeploymentconfigs"},
+            {"op": "replace", "path": "/spec/supportedConfigs/1/defaultConfig/name", "value": new_config},
+        ])
+        .to_string(),
+    ])
+    .await?;
+    hold_while_canary_unavailable(
+        hub,
+        &spoke1,
+        (CLUSTER1, new_image),
+        (CLUSTER2, Some("update-status-controller")),
+        "new image",
+    )
+    .await?;
+    ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
+    let available = Instant::now();
+    poll_until(
+        TIMEOUT,
+        "the new image in cluster2's ManifestWork",
+        || async { (work_image(hub, CLUSTER2).await.as_deref() == Some(new_image)).then_some(()) },
+    )
+    .await?;
+    eprintln!(
+        "acm_rollout: cluster2 got the new image {:.1}s after cluster1's agent ran it",
+        available.elapsed().as_secs_f64()
+    );
+    wait_for(
+        TIMEOUT,
+        "the new image in cluster2's Deployment",
+        || async {
+            Api::<Deployment>::namespaced(spoke2.clone(), AGENT_NS)
+                .get_opt(DEPLOYMENT)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|d| deployment_image(&d).as_deref() == Some(new_image))
+        },
+    )
+    .await?;
+    ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
+    ocm::wait_addon_condition(hub, CLUSTER2, ADDON, "Progressing", "False", TIMEOUT).await?;
+    Ok(())
+}
+
+/// The image of a Deployment's first container.
+fn deployment_image(d: &Deployment) -> Option<String> {
+    d.spec
+        .template
+        .spec
+        .as_ref()?
+        .containers
+        .first()?
+        .image
+        .clone()
+}
+
+async fn wait_deployment(spoke: &Client) -> TestResult {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_for(TIMEOUT, "the agent's Deployment", || async {
+        deployments
+            .get_opt(DEPLOYMENT)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+    })
+    .await?;
+    Ok(())
+}
+
+// --- the agent of cluster1 --------------------------------------------------------------
+
+/// A kubeconfig for the agent's ServiceAccount on `cluster` (a token minted with kubectl).
+async fn service_account_kubeconfig(
+    env: &OcmEnv,
+    cluster: &str,
+    dir: &Path,
+) -> Result<PathBuf, BoxError> {
+    let token = env
+        .kubectl_cluster(
+            cluster,
+            [
+                "create",
+                "token",
+                DEPLOYMENT,
+                "-n",
+                AGENT_NS,
+                "--duration=1h",
+            ],
+        )
+        .await?;
+    let kc = kube::config::Kubeconfig::read_from(env.cluster_kubeconfig(cluster)?)?;
+    let server = kc
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .ok_or("no cluster in the managed cluster's kubeconfig")?;
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster, "cluster": server}],
+        "users": [{"name": "agent", "user": {"token": token.trim()}}],
+        "contexts": [{"name": "agent", "context": {"cluster": cluster, "user": "agent"}}],
+        "current-context": "agent",
+    });
+    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
+    std::fs::write(&path, config.to_string())?;
+    Ok(path)
+}
+
+/// The controller on cluster1 as its Deployment runs it: its ServiceAccount (the RBAC the
+/// ManifestWork applied, ClusterClaims included), the hub kubeconfig OCM wrote (projected as a
+/// Secret volume), `--leader-elect`.
+async fn start_agent(
+    env: &OcmEnv,
+    hub: &Client,
+    work: &Path,
+) -> Result<(Agent, SecretVolume), BoxError> {
+    let spoke1 = env.cluster_client(CLUSTER1).await?;
+    ocm::wait_secret(
+        &spoke1,
+        AGENT_NS,
+        SECRET,
+        &["kubeconfig", "tls.crt", "tls.key"],
+        TIMEOUT,
+    )
+    .await?;
+    let volume = SecretVolume::mount(
+        &spoke1,
+        AGENT_NS,
+        SECRET,
+        &work.join("cluster1-hub"),
+        TIMEOUT,
+    )
+    .await?;
+    let sa = service_account_kubeconfig(env, CLUSTER1, work).await?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let hub_kc = format!("--hub-kubeconfig={}", volume.kubeconfig().display());
+    let controller = Controller::launch(
+        &Launch {
+            bin: workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN"),
+            kubeconfig: sa,
+            log: work.join("cluster1-controller.log"),
+        },
+        AGENT_NS,
+        port,
+        &[hub_kc.as_str(), "--cluster-name=cluster1", "--leader-elect"],
+    )?;
+    let mca_uid = ocm::addons_api(hub, CLUSTER1)
+        .get(ADDON)
+        .await?
+        .uid()
+        .ok_or("the ManagedClusterAddOn has no uid")?;
+    Ok((
+        Agent {
+            controller,
+            mca_uid,
+        },
+        volume,
+    ))
+}
+
+struct Agent {
+    controller: Controller,
+    mca_uid: String,
+}
+
+// --- 2. claims --------------------------------------------------------------------------
+
+/// The Placement of docs/acm.md that selects the clusters whose update is really complete.
+const COMPLETE: &str = "update-complete";
+
+async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> TestResult {
+    let complete = json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+        "kind": "Placement",
+        "metadata": {"name": COMPLETE, "namespace": CONFIG_NS},
+        "spec": {
+            "clusterSets": ["global"],
+            "predicates": [{"requiredClusterSelector": {"claimSelector": {"matchExpressions": [
+                {"key": CLAIM_STATE, "operator": "In", "values": ["Completed"]},
+                {"key": CLAIM_WORKERS_COMPLETE, "operator": "In", "values": ["true"]},
+            ]}}}],
+            "tolerations": [
+                {"key": "cluster.open-cluster-management.io/unreachable", "operator": "Exists"},
+                {"key": "cluster.open-cluster-management.io/unavailable", "operator": "Exists"},
+            ],
+        },
+    });
+    let placements: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
+    placements
+        .patch(
+            COMPLETE,
+            &PatchParams::apply("update-status-e2e").force(),
+            &Patch::Apply(&complete),
+        )
+        .await?;
+    let spoke1 = env.cluster_client(CLUSTER1).await?;
+    let sim = Simulation::new(SimConfig {
+        operators: 3,
+        pools: 2,
+        masters: 1,
+        nodes_per_pool: 2,
+        seed: 11,
+        start: jiff::Timestamp::now(),
+        faults: Faults {
+            // Paused long enough for the control plane to complete while the pool waits.
+            paused_pool: Some(FaultSpec::auto(40)),
+            ..Default::default()
+        },
+        ..Default::default()
+    })?;
+    let mut simulator = Simulator::new(spoke1.clone(), sim);
+    simulator.install().await?;
+    // Before the update: the installed version is complete.
+    let claims = wait_claims(hub, "the claims of the installed version", |c| {
+        c.get(CLAIM_STATE).map(String::as_str) == Some("Completed")
+    })
+    .await?;
+    eprintln!("acm_rollout: claims before the update: {claims:?}");
+    wait_selected(hub, COMPLETE, true, "the installed version").await?;
+
+    let counter = ClaimChanges::start(hub.clone(), CLUSTER1);
+    let writes_before = claim_writes(&agent.controller)?;
+    let cps: Api<DynamicObject> = Api::namespaced_with(
+        spoke1.clone(),
+        AGENT_NS,
+        &kube::discovery::ApiResource::erase::<update_status_api::crd::ControlPlaneUpdateStatus>(
+            &(),
+        ),
+    );
+    // The update starts: no longer complete.
+    simulator.step().await?;
+    let mut steps = 1;
+    wait_claims(hub, "the claims once the update started", |c| {
+        c.get(CLAIM_STATE).map(String::as_str) == Some("Progressing")
+    })
+    .await?;
+    wait_selected(hub, COMPLETE, false, "the update started").await?;
+    let mut saw_paused = false;
+    while !simulator.simulation().is_completed() {
+        simulator.step().await?;
+        steps += 1;
+        if steps > 300 {
+            return Err("the simulated update did not complete in 300 steps".into());
+        }
+        if simulator.simulation().is_completed() {
+            break;
+        }
+        // While not complete, the cluster is never selected as complete.
+        let selected = ocm::placement_decisions(hub, CONFIG_NS, COMPLETE).await?;
+        assert!(
+            !selected.contains(CLUSTER1),
+            "step {steps}: cluster1 selected as complete mid-update"
+        );
+        let paused = simulator.simulation().fault_status().paused_pool.is_some();
+        if !paused || saw_paused {
+            continue;
+        }
+        // The control plane done, the pool paused: the claim says Paused, not Completed.
+        let cp_done = cps
+            .get_opt("cluster")
+            .await?
+            .and_then(|o| {
+                o.data
+                    .pointer("/status/assessment")?
+                    .as_str()
+                    .map(String::from)
+            })
+            .is_some_and(|a| a == "Completed");
+        if cp_done {
+            let claims = wait_claims(hub, "the claims with a paused pool", |c| {
+                c.get(CLAIM_STATE).map(String::as_str) == Some("Paused")
+            })
+            .await?;
+            assert_eq!(
+                claims.get(CLAIM_WORKERS_COMPLETE).map(String::as_str),
+                Some("false")
+            );
+            assert_eq!(claims.get(CLAIM_TARGET).map(String::as_str), Some("4.18.3"));
+            wait_selected(hub, COMPLETE, false, "a paused pool").await?;
+            saw_paused = true;
+        }
+    }
+    assert!(
+        saw_paused,
+        "the control plane completed while the pool was paused"
+    );
+    let claims = wait_claims(hub, "the claims at the end of the update", |c| {
+        c.get(CLAIM_STATE).map(String::as_str) == Some("Completed")
+            && c.get(CLAIM_WORKERS_COMPLETE).map(String::as_str) == Some("true")
+    })
+    .await?;
+    assert_eq!(claims.get(CLAIM_TARGET).map(String::as_str), Some("4.18.3"));
+    wait_selected(hub, COMPLETE, true, "the completed update").await?;
+    let seen = counter.seen();
+    let changes = seen.len().saturating_sub(1);
+    let claim_writes = claim_writes(&agent.controller)? - writes_before;
+    eprintln!(
+        "acm_rollout: one update ({steps} steps): {claim_writes} ClusterClaim writes by the agent, {changes} changes of cluster1's claims on the hub's ManagedCluster: {}",
+        seen.join(" -> ")
+    );
+    placements.delete(COMPLETE, &Default::default()).await?;
+    Ok(())
+}
+
+/// The ClusterClaim writes of the controller so far (`update_status_api_writes_total`).
+fn claim_writes(controller: &Controller) -> Result<f64, BoxError> {
+    Ok(controller
+        .metrics()?
+        .lines()
+        .filter(|l| l.starts_with("update_status_api_writes_total{") && l.contains("ClusterClaim"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+/// Waits until cluster1's claims on the hub satisfy `ok`; returns them.
+async fn wait_claims(
+    hub: &Client,
+    what: &str,
+    ok: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
+) -> Result<std::collections::BTreeMap<String, String>, BoxError> {
+    let last = std::sync::Mutex::new(Default::default());
+    let r = poll_until(TIMEOUT, what, || async {
+        let c = ocm::cluster_claims(hub, CLUSTER1).await.ok()?;
+        if let Ok(mut l) = last.lock() {
+            *l = c.clone();
+        }
+        ok(&c).then_some(c)
+    })
+    .await;
+    r.map_err(|e| {
+        format!(
+            "{e} (last seen: {:?})",
+            last.lock().map(|l| l.clone()).unwrap_or_default()
+        )
+        .into()
+    })
+}
+
+async fn wait_selected(hub: &Client, placement: &str, selected: bool, what: &str) -> TestResult {
+    let verb = if selected {
+        "selects"
+    } else {
+        "does not select"
+    };
+    wait_for(
+        TIMEOUT,
+        &format!("Placement {placement} {verb} cluster1 ({what})"),
+        || async {
+            ocm::placement_decisions(hub, CONFIG_NS, placement)
+                .await
+                .is_ok_and(|d| d.contains(CLUSTER1) == selected)
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Records the changes of a cluster's update claims in its ManagedCluster on the hub (a watch):
+/// each distinct set, as `name=value` lines.
+struct ClaimChanges {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ClaimChanges {
+    fn start(hub: Client, cluster: &str) -> Self {
+        use futures::StreamExt;
+        use kube::runtime::{WatchStreamExt, watcher};
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let api: Api<DynamicObject> = Api::all_with(hub, &kinds::managed_cluster());
+        let config = watcher::Config::default().fields(&format!("metadata.name={cluster}"));
+        let record = seen.clone();
+        let task = tokio::spawn(async move {
+            let mut events = watcher(api, config)
+                .default_backoff()
+                .applied_objects()
+                .boxed();
+            while let Some(Ok(mc)) = events.next().await {
+                let ours: Vec<String> = mc
+                    .data
+                    .pointer("/status/clusterClaims")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| {
+                        let (n, v) = (c["name"].as_str()?, c["value"].as_str()?);
+                        n.ends_with(".update.openshift.io")
+                            .then(|| format!("{}={v}", n.trim_end_matches(".update.openshift.io")))
+                    })
+                    .collect();
+                let ours = ours.join(",");
+                if let Ok(mut s) = record.lock()
+                    && s.last() != Some(&ours)
+                {
+                    s.push(ours);
+                }
+            }
+        });
+        ClaimChanges { seen, task }
+    }
+
+    /// The distinct claim sets seen, the first one (when the watch started) included.
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for ClaimChanges {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+// --- 3. unreachable -----------------------------------------------------------------------
+
+/// A Placement like ours without the tolerations: it drops a cluster once it is tainted, which
+/// tells the test the placement controller has seen the taint.
+const WITNESS: &str = "witness-no-tolerations";
+
+async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> TestResult {
+    let hub_kc = env.hub_kubeconfig();
+    let spoke1_kc = env.cluster_kubeconfig(CLUSTER1)?;
+    // The agent keeps copies owned by the ManagedClusterAddOn in the hub namespace.
+    wait_mirrored_between(
+        &spoke1_kc,
+        &hub_kc,
+        Local {
+            namespace: AGENT_NS,
+            hosted_cluster: None,
+            owner_uid: Some(&agent.mca_uid),
+        },
+        CLUSTER1,
+        false,
+        "cluster1's copies before it becomes unreachable",
+        &agent.controller.log,
+    )
+    .await?;
+    let copies_before = copies(&hub_kc).await?;
+    assert!(!copies_before.is_empty(), "cluster1 has copies on the hub");
+
+    let witness = json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+        "kind": "Placement",
+        "metadata": {"name": WITNESS, "namespace": CONFIG_NS},
+        "spec": {
+            "clusterSets": ["global"],
+            "predicates": [{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"update-status": "enabled"}}}}],
+        },
+    });
+    let placements: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
+    placements
+        .patch(
+            WITNESS,
+            &PatchParams::apply("update-status-e2e").force(),
+            &Patch::Apply(&witness),
+        )
+        .await?;
+    wait_selected(hub, WITNESS, true, "the witness, before").await?;
+
+    // The lease grace: 5 x leaseDurationSeconds (pkg/registration/hub/lease): 10 s.
+    let clusters: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
+    let lease = |s: u32| Patch::Merge(json!({"spec": {"leaseDurationSeconds": s}}));
+    clusters
+        .patch(CLUSTER1, &PatchParams::default(), &lease(2))
+        .await?;
+    // The hub counts the grace from the last renewal with the cluster's current
+    // leaseDurationSeconds: stopped now, the cluster is unreachable within 10 s.
+    env.signal_agent(CLUSTER1, "STOP")?;
+    let stopped = Instant::now();
+    let result = async {
+        wait_for(TIMEOUT, "cluster1 tainted unreachable", || async {
+            clusters.get(CLUSTER1).await.ok().is_some_and(|mc| {
+                mc.data
+                    .pointer("/spec/taints")
+                    .and_then(Value::as_array)
+                    .is_some_and(|t| {
+                        t.iter()
+                            .any(|t| t["key"] == "cluster.open-cluster-management.io/unreachable")
+                    })
+            })
+        })
+        .await?;
+        eprintln!(
+            "acm_rollout: cluster1 unreachable {:.1}s after its klusterlet stopped",
+            stopped.elapsed().as_secs_f64()
+        );
+        // The placement controller has acted on the taint: the witness dropped cluster1.
+        wait_selected(
+            hub,
+            WITNESS,
+            false,
+            "the witness drops the unreachable cluster",
+        )
+        .await?;
+        // The add-on manager acts on decisions within a second or two; give it five.
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            let ours = ocm::placement_decisions(hub, CONFIG_NS, ADDON).await?;
+            assert!(
+                ours.contains(CLUSTER1),
+                "our Placement keeps unreachable cluster1: {ours:?}"
+            );
+            let mca = ocm::addons_api(hub, CLUSTER1).get_opt(ADDON).await?;
+            assert_eq!(
+                mca.and_then(|m| m.uid()).as_deref(),
+                Some(agent.mca_uid.as_str()),
+                "cluster1's ManagedClusterAddOn is kept (same UID) while unreachable"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let copies_during = copies(&hub_kc).await?;
+        assert_eq!(copies_during, copies_before, "the hub copies stay");
+        Ok::<(), BoxError>(())
+    }
+    .await;
+    env.signal_agent(CLUSTER1, "CONT")?;
+    result?;
+    ocm::wait_cluster_joined(hub, CLUSTER1, TIMEOUT).await?;
+    clusters
+        .patch(CLUSTER1, &PatchParams::default(), &lease(60))
+        .await?;
+    wait_selected(hub, WITNESS, true, "the witness, once cluster1 is back").await?;
+    placements.delete(WITNESS, &Default::default()).await?;
+    Ok(())
+}
+
+/// The names of cluster1's copies on the hub, of every kind.
+async fn copies(hub_kc: &Path) -> Result<BTreeSet<String>, BoxError> {
+    let mut names = BTreeSet::new();
+    for kind in KINDS {
+        for o in list_at(hub_kc, kind, CLUSTER1, None).await? {
+            names.insert(format!(
+                "{kind}/{}",
+                o["metadata"]["name"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    Ok(names)
+}
