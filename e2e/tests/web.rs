@@ -1216,7 +1216,7 @@ async fn the_fleet_names_each_row_after_its_namespace_and_says_what_is_claimed()
     .await?;
     assert_eq!(
         names,
-        [claimed_row.clone()],
+        std::slice::from_ref(&claimed_row),
         "the tiles of namespace {}",
         team.name()
     );

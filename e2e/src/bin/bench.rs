@@ -1365,10 +1365,11 @@ async fn main() -> anyhow::Result<()> {
         namespace: NAMESPACE,
         keep: args.keep,
     };
+    let rows_dir = root.join(&args.cluster_dir);
     let rows_case = || {
         fleet_rows::bench(
             &args.cli,
-            &root.join(&args.cluster_dir),
+            &rows_dir,
             args.fleet_rows,
             args.fleet_row_insights,
             args.concurrency,
