@@ -509,8 +509,13 @@ async fn clusterset_scenario(env: &OcmEnv, hub: &Client) -> TestResult {
     env.kubectl_hub([
         "apply",
         "--server-side",
-        "-f",
+        "-k",
         &root.join("config/crd").display().to_string(),
+    ])
+    .await?;
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
         "-f",
         &root
             .join("config/acm/hub-viewer-role.yaml")
