@@ -1095,6 +1095,23 @@ async fn set_last_reported(env: &TestEnv, ns: &str, at: Option<Timestamp>) -> Re
     Ok(())
 }
 
+/// axe-core's serious and critical violations on `page` (opened with `bypass_csp`).
+async fn axe_serious(page: &Page) -> Result<Vec<(String, String, usize, String)>, BoxError> {
+    page.evaluate(browser::axe_source()?.as_str()).await?;
+    let violations: Vec<(String, String, usize, String)> = browser::eval(
+        page,
+        r#"(async () => {
+          const r = await axe.run(document, { resultTypes: ['violations'] });
+          return r.violations.map((v) => [v.id, v.impact, v.nodes.length, v.help]);
+        })()"#,
+    )
+    .await?;
+    Ok(violations
+        .into_iter()
+        .filter(|v| v.1 == "serious" || v.1 == "critical")
+        .collect())
+}
+
 /// `kubectl update-status --fleet ARGS`: standard output and standard error, failing on a
 /// failed exit.
 fn fleet_cli(env: &TestEnv, args: &[&str]) -> Result<(String, String), BoxError> {
@@ -1248,6 +1265,21 @@ async fn the_fleet_names_each_row_after_its_namespace_and_says_what_is_claimed()
     let violations: Vec<String> = browser::eval(&page, "window.__usViolations").await?;
     assert!(violations.is_empty(), "{violations:?}");
     page.close().await?;
+    // The warnings and the marked tile pass axe-core.
+    let how = Open {
+        bypass_csp: true,
+        ..Open::default()
+    };
+    let page = browser::open(&browser, &server.url, &how).await?;
+    browser::wait_for(
+        &page,
+        &format!("{tiles}.length > 0"),
+        Duration::from_secs(30),
+    )
+    .await?;
+    let serious = axe_serious(&page).await?;
+    assert!(serious.is_empty(), "axe on the fleet grid: {serious:?}");
+    page.close().await?;
     Ok(())
 }
 
@@ -1367,7 +1399,12 @@ async fn the_fleet_shows_each_reports_age_and_reads_in_pages() -> TestResult {
     // The live grid: the stale tile is drawn as stale, the others not; the ages are shown.
     let server = WebServer::start(&cli_bin(), &["--fleet"], Some(env.kubeconfig_path()))?;
     let browser = Chromium::shared()?.connect().await?;
-    let page = browser::open(&browser, &server.url, &Open::default()).await?;
+    // CSP bypassed for axe-core (the claims test checks the page under its CSP).
+    let how = Open {
+        bypass_csp: true,
+        ..Open::default()
+    };
+    let page = browser::open(&browser, &server.url, &how).await?;
     let tile = |ns: &str| {
         format!(
             "Array.from(document.querySelectorAll('.fleet .tile')).find((t) => t.dataset.name === {ns:?})"
@@ -1406,6 +1443,8 @@ async fn the_fleet_shows_each_reports_age_and_reads_in_pages() -> TestResult {
         states[2].0, "stale",
         "no heartbeat is not stale: {states:?}"
     );
+    let serious = axe_serious(&page).await?;
+    assert!(serious.is_empty(), "axe on the fleet grid: {serious:?}");
     // The heartbeat comes back: the tile is no longer stale, without a reload.
     set_last_reported(&env, stale.name(), Some(Timestamp::now())).await?;
     browser::wait_for(
