@@ -1335,7 +1335,7 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let root = repo_root();
     std::env::set_current_dir(&root)?;
-    let needed = if args.only_offline {
+    let needed = if args.only_offline || args.only_fleet_rows {
         vec![&args.cli]
     } else {
         vec![&args.controller, &args.cli]
