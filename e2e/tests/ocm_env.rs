@@ -538,13 +538,43 @@ async fn clusterset_scenario(env: &OcmEnv, hub: &Client) -> TestResult {
     let viewer = viewer_kubeconfig(env, &dir).await?;
     let admin = env.hub_kubeconfig();
 
-    // The admin sees the three.
+    // fv-east-1's agent says, on its ManagedClusterAddOn, that it cannot read Prometheus.
+    let addons = ocm::addons_api(hub, "fv-east-1");
+    let mca = json!({"apiVersion": "addon.open-cluster-management.io/v1beta1", "kind": "ManagedClusterAddOn",
+        "metadata": {"name": "update-status", "namespace": "fv-east-1"}, "spec": {}});
+    addons
+        .create(&PostParams::default(), &serde_json::from_value(mca)?)
+        .await?;
+    let status = json!({"status": {"conditions": [
+        {"type": "Available", "status": "True", "reason": "ProbeAvailable", "message": "ok", "lastTransitionTime": "2026-12-05T12:00:00Z"},
+        {"type": "Degraded", "status": "True", "reason": "PrometheusUnreachable", "message": "cannot reach Prometheus", "lastTransitionTime": "2026-12-05T12:00:00Z"}]}});
+    addons
+        .patch_status(
+            "update-status",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&status),
+        )
+        .await?;
+
+    // The admin sees the three, and the add-on's state.
     let (ok, out, err) = fleet(&admin, &["-o", "json"])?;
     assert!(ok, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out)?;
     assert_eq!(
         namespaces_of(&report, "clusters"),
         ["fv-east-1", "fv-east-2", "fv-west-1"]
+    );
+    let (ok, text, err) = fleet(&admin, &[])?;
+    assert!(ok, "{err}");
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("LAST REPORT") && header.contains("ADD-ON"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("fv-east-1 ")
+            && l.trim_end().ends_with("Degraded (PrometheusUnreachable)")),
+        "{text}"
     );
 
     // The viewer may not list the copies in all namespaces: --fleet reads the namespaces of the
