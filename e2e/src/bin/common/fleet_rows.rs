@@ -101,7 +101,7 @@ async fn write_row(client: &Client, i: usize, per_row: usize) -> anyhow::Result<
         "WorkerPoolUpdateStatus",
         "worker".to_owned(),
         json!({"name": "worker", "labels": labels}),
-        json!({"assessment": "Progressing", "completionPercent": 40, "resource": {"kind": "MachineConfigPool", "group": "machineconfiguration.openshift.io", "name": "worker"},
+        json!({"assessment": "Progressing", "completionPercent": 40, "healthInsights": {}, "resource": {"kind": "MachineConfigPool", "group": "machineconfiguration.openshift.io", "name": "worker"},
             "nodes": {"available": 6, "degraded": 0, "draining": 1, "excluded": 0, "outdated": 3, "pending": 2, "progressing": 1, "total": 10, "updated": 4}})
     );
     for k in 0..per_row {
