@@ -121,7 +121,7 @@ run: ## Run the controller against the local control plane (make dev-cluster fir
 	KUBECONFIG=$(KUBECONFIG_LOCAL) $(CARGO) run -p update-status-controllers --bin update-status-controller -- --namespace $(NAMESPACE) --metrics-bind-address 127.0.0.1:8443 --health-probe-bind-address 127.0.0.1:8081
 
 .PHONY: bench
-bench: tools k8s-bins ## Benchmarks: pure assessment (criterion), then the controller at 500/2,000/5,000 simulated nodes on the local control plane (with the API server's raw write rate), a fleet of 1,000 hosted clusters reported to a separate hub (--fleet), the offline CLI on a 5,003-node snapshot and a 20,000-node must-gather, and the web view of 5,000 nodes in headless Chromium; writes docs/benchmarks.md (BENCH_ARGS="--sizes 500 --fleet 200" for a quick run)
+bench: tools k8s-bins ## Benchmarks: pure assessment (criterion), then the controller at 500/2,000/5,000 simulated nodes on the local control plane (with the API server's raw write rate), a fleet of 1,000 hosted clusters reported to a separate hub (--fleet), a hub of 5,000 clusters x 10 health insights read by --fleet and its grid (--fleet-rows), the offline CLI on a 5,003-node snapshot and a 20,000-node must-gather, and the web view of 5,000 nodes in headless Chromium; writes docs/benchmarks.md (BENCH_ARGS="--sizes 500 --fleet 200" for a quick run)
 	$(CARGO) bench -p update-status-assess --bench assess
 	$(CARGO) build --release -p update-status-controllers -p update-status-cli -p update-status-e2e --bins
 	BENCH_COMMAND='make bench$(if $(BENCH_ARGS), BENCH_ARGS="$(BENCH_ARGS)")' target/release/bench $(BENCH_ARGS)

@@ -33,7 +33,7 @@
 #                    (--cluster-signing-duration, e.g. 1h; default kube-controller-manager's, 1 year).
 #                    Short-lived certificates are renewed sooner by their clients (rotation tests).
 #
-# Only the garbage collector, namespace and service-account controllers (and, with CSR_SIGNING=1,
+# Only the garbage collector, namespace, service-account and ClusterRole aggregation controllers (and, with CSR_SIGNING=1,
 # the CSR signer) run in kube-controller-manager: there is no node lifecycle controller, so the fake Nodes
 # loaded from snapshots (no kubelet) keep the conditions they were created with; and the
 # TaintNodesByCondition admission plugin is off, so they get no not-ready taint either.
@@ -394,7 +394,9 @@ EOF
   # --use-service-account-credentials: each controller acts as its own service account (the CSR
   # signer as system:serviceaccount:kube-system:certificate-controller, which RBAC allows to
   # write the certificates).
-  local controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
+  # clusterrole-aggregation-controller: the `view`/`edit`/`admin` ClusterRoles gather the rules
+  # of the roles labelled to aggregate into them, as on any cluster (config/acm's hub viewer role).
+  local controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller
   local signing=()
   case ${CSR_SIGNING:-} in
   1 | true)

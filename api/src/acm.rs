@@ -24,6 +24,16 @@ pub const CLUSTERSET_LABEL: &str = "cluster.open-cluster-management.io/clusterse
 /// ManagedClusterAddOn condition: the add-on's agent is healthy (for a template add-on: its
 /// Deployments report available replicas).
 pub const CONDITION_AVAILABLE: &str = "Available";
+/// ManagedClusterAddOn condition the update-status agent sets about its own health: `True` (with
+/// a reason such as `PrometheusUnreachable`) when it cannot read what it reports on.
+pub const CONDITION_DEGRADED: &str = "Degraded";
+/// Annotation of the hub copy of a ControlPlaneUpdateStatus: the RFC 3339 UTC time of the
+/// agent's last successful pass, refreshed at least every heartbeat interval (the agent's
+/// `--hub-heartbeat-interval`, default 5 minutes). A copy without it comes from an older agent.
+pub const LAST_REPORTED_ANNOTATION: &str = "update.openshift.io/last-reported";
+/// The API group of ACM's cluster view (`managedclusters` there: the ManagedClusters the
+/// requesting user may see; served by ACM, not by OCM alone).
+pub const CLUSTERVIEW_GROUP: &str = "clusterview.open-cluster-management.io";
 
 /// `addon.open-cluster-management.io/v1alpha1` ManagedClusterAddOn spec (nothing we read).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]

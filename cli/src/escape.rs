@@ -34,7 +34,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::fleet::{AddOnState, FleetRow, PoolSummary};
+use crate::fleet::{AddOnCondition, AddOnState, FleetRow, PoolSummary};
 use crate::render::View;
 
 /// Whether line feeds and tabs are printed as they are or escaped.
@@ -159,11 +159,18 @@ pub fn fleet(rows: &[FleetRow]) -> Vec<FleetRow> {
                     assessment: p.assessment,
                 })
                 .collect(),
+            hosted_cluster: r.hosted_cluster.as_deref().map(esc),
             add_on: r.add_on.as_ref().map(|a| AddOnState {
                 available: esc(&a.available),
                 reason: esc(&a.reason),
                 message: esc(&a.message),
+                degraded: a.degraded.as_ref().map(|d| AddOnCondition {
+                    status: esc(&d.status),
+                    reason: esc(&d.reason),
+                    message: esc(&d.message),
+                }),
             }),
+            warnings: r.warnings.iter().map(|w| esc(w)).collect(),
             ..r.clone()
         })
         .collect()
@@ -249,10 +256,19 @@ mod tests {
             }],
             health: Default::default(),
             reported: true,
+            hosted_cluster: None,
+            last_reported: None,
+            freshness: None,
+            warnings: Vec::new(),
             add_on: Some(AddOnState {
                 available: "False".into(),
                 reason: "R\x1b[2J".into(),
                 message: "m\r".into(),
+                degraded: Some(AddOnCondition {
+                    status: "True".into(),
+                    reason: "D\x1b[1m".into(),
+                    message: String::new(),
+                }),
             }),
         };
         let out = fleet(std::slice::from_ref(&row));
@@ -261,8 +277,16 @@ mod tests {
         assert_eq!((a.reason.as_str(), a.message.as_str()), ("R^[[2J", "m\\r"));
         assert_eq!(out[0].from, "4.1\\n");
         assert_eq!(out[0].worker_pools_not_completed[0].name, "p\\u009b");
+        assert_eq!(
+            out[0]
+                .add_on
+                .as_ref()
+                .and_then(|a| a.degraded.as_ref())
+                .map(|d| d.reason.as_str()),
+            Some("D^[[1m")
+        );
         assert_eq!(out[0].to, row.to);
-        let table = crate::fleet::render(&out);
+        let table = crate::fleet::render(&out, jiff::Timestamp::UNIX_EPOCH);
         assert!(
             !table.chars().any(|c| c.is_control() && c != '\n'),
             "{table}"

@@ -3,41 +3,55 @@
 //!
 //! On an ACM hub (the `ManagedClusterAddOn` resource exists) it also knows the fleet: every
 //! cluster with the `update-status` add-on enabled has a row, one whose agent has not reported
-//! says so, and each row tells whether the add-on is `Available`. `--selector` and
-//! `--clusterset` keep the clusters whose `ManagedCluster` matches. A row's name is its hub
-//! namespace (what the hub authorizes the cluster's agent to write), never a label the agent
-//! writes itself: a copy labelled with another cluster's name is shown under its namespace,
-//! with a warning.
+//! says so, and each row tells whether the add-on is `Available` (or `Degraded`, as the agent
+//! says of itself) and how long ago its agent last reported (`Stale` past `--stale-after`).
+//! `--selector` and `--clusterset` keep the clusters whose `ManagedCluster` matches.
+//!
+//! A row's name is its hub namespace (what the hub authorizes the cluster's agent to write),
+//! never a name the agent writes itself: a hosted cluster's row is `<namespace>/<name>`, and a
+//! label or name claiming another cluster adds a warning (`join.rs`). The lists are read in
+//! pages and joined in linear time; a user who may not list them in all namespaces gets the
+//! namespaces of the clusters they may see, one by one (`read.rs`).
+//!
+//! - `age.rs`: the last report's age and freshness;
+//! - `join.rs`: the rows from the objects;
+//! - `read.rs`: reading the hub.
+
+mod age;
+mod join;
+mod read;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use jiff::Timestamp;
-use kube::api::{Api, ListParams};
-use kube::{Client, ResourceExt};
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use update_status_api::acm::{
-    ADDON_NAME, CONDITION_AVAILABLE, ManagedCluster, ManagedClusterAddOn, clusterset_selector,
+    ADDON_NAME, CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn, clusterset_selector,
 };
-use update_status_api::crd::{
-    Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel, InsightType, UpdateInsight,
-    WorkerPoolUpdateStatus, labels,
-};
+use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel};
 
-use crate::online::{OnlineError, health_selector, list};
 use crate::report::API_VERSION;
 use crate::tabwriter::format_table;
+
+pub use age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
+pub use join::{Tally, check_claims, rows};
+pub use read::{discover, fetch};
 
 /// One cluster of the fleet.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetRow {
-    /// The cluster's name: its hub namespace (for a hosted cluster on a management cluster:
-    /// the HostedCluster's name).
+    /// The row's name: its hub namespace; for a hosted cluster's row (a management cluster's
+    /// objects), `<namespace>/<hosted cluster>`.
     pub cluster: String,
-    /// The namespace the objects live in.
+    /// The namespace the objects live in: what identifies the row.
     pub namespace: String,
+    /// For a hosted cluster's row: the HostedCluster's name, as the objects of `namespace`
+    /// claim it (their name and `update.openshift.io/cluster` label).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosted_cluster: Option<String>,
     /// Version updated from (empty for an installation).
     pub from: String,
     /// Version updated to.
@@ -57,13 +71,76 @@ pub struct FleetRow {
     /// `false`: the add-on is enabled for the cluster but its agent has not reported yet (no
     /// ControlPlaneUpdateStatus in its namespace); the other fields are then empty.
     pub reported: bool,
+    /// The agent's last report (the hub copy's `update.openshift.io/last-reported`), absent
+    /// for a copy without a heartbeat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_reported: Option<Timestamp>,
+    /// `Fresh`, `Stale` (no report for longer than `--stale-after`) or `Unknown` (no
+    /// heartbeat on the copy: an older agent); absent when the cluster has not reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<Freshness>,
     /// On an ACM hub: the state of the cluster's `update-status` ManagedClusterAddOn (absent:
     /// not an ACM hub, or the cluster reports without the add-on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub add_on: Option<AddOnState>,
+    /// What the reader should know about this row (a name or label claiming another cluster,
+    /// an unreadable heartbeat).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
-/// The `Available` condition of a cluster's ManagedClusterAddOn.
+impl FleetRow {
+    /// The row of a cluster with the add-on enabled whose agent has not reported.
+    fn not_reported(namespace: String, add_on: AddOnState) -> Self {
+        FleetRow {
+            cluster: namespace.clone(),
+            namespace,
+            hosted_cluster: None,
+            from: String::new(),
+            to: String::new(),
+            assessment: Assessment::Unknown,
+            completion_percent: 0,
+            worker_nodes: 0,
+            worker_nodes_updated: 0,
+            worker_pools_not_completed: Vec::new(),
+            health: HealthCounts::default(),
+            reported: false,
+            last_reported: None,
+            freshness: None,
+            add_on: Some(add_on),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The LAST REPORT column at `now`: the age (as kubectl's AGE), `Stale (<age>)`, `<unknown>`
+    /// without a heartbeat, `-` when the cluster has not reported.
+    pub fn last_report_text(&self, now: Timestamp) -> String {
+        match (self.freshness, self.last_reported) {
+            (None, _) => "-".to_owned(),
+            (Some(Freshness::Stale), Some(at)) => {
+                format!("Stale ({})", human(now.duration_since(at)))
+            }
+            (Some(_), Some(at)) => human(now.duration_since(at)),
+            (Some(_), None) => "<unknown>".to_owned(),
+        }
+    }
+}
+
+/// A condition of a cluster's ManagedClusterAddOn.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnCondition {
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// The condition's reason.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The condition's message.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// The `Available` and `Degraded` conditions of a cluster's ManagedClusterAddOn.
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AddOnState {
@@ -75,46 +152,90 @@ pub struct AddOnState {
     /// The condition's message.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// The agent's own report of its health (condition `Degraded`), when it has made one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<AddOnCondition>,
 }
 
 impl AddOnState {
     fn of(mca: &ManagedClusterAddOn) -> Self {
+        let status = |s: &str| match s {
+            "True" | "False" => s.to_owned(),
+            _ => "Unknown".to_owned(),
+        };
+        let degraded = mca.condition(CONDITION_DEGRADED).map(|c| AddOnCondition {
+            status: status(&c.status),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        });
         match mca.condition(CONDITION_AVAILABLE) {
             Some(c) => AddOnState {
-                available: match c.status.as_str() {
-                    "True" | "False" => c.status.clone(),
-                    _ => "Unknown".to_owned(),
-                },
+                available: status(&c.status),
                 reason: c.reason.clone(),
                 message: c.message.clone(),
+                degraded,
             },
             None => AddOnState {
                 available: "Unknown".to_owned(),
                 reason: String::new(),
                 message: "the add-on has no Available condition yet".to_owned(),
+                degraded,
             },
         }
     }
 
-    /// The ADD-ON column.
-    fn text(&self) -> String {
-        match (self.available.as_str(), self.reason.is_empty()) {
-            ("True", _) => "Available".to_owned(),
-            ("False", true) => "Unavailable".to_owned(),
-            ("False", false) => format!("Unavailable ({})", self.reason),
-            (_, true) => "Unknown".to_owned(),
-            (_, false) => format!("Unknown ({})", self.reason),
+    /// The ADD-ON column: `Available`, `Degraded (<reason>)` (available, but the agent says it
+    /// cannot read what it reports on), `Unavailable (<reason>)`, `Unknown (<reason>)`; a
+    /// degraded agent that is not available shows both.
+    pub fn text(&self) -> String {
+        let with = |what: &str, reason: &str| {
+            if reason.is_empty() {
+                what.to_owned()
+            } else {
+                format!("{what} ({reason})")
+            }
+        };
+        let degraded = self
+            .degraded
+            .as_ref()
+            .filter(|d| d.status == "True")
+            .map(|d| with("Degraded", &d.reason));
+        let available = match self.available.as_str() {
+            "True" => None,
+            "False" => Some(with("Unavailable", &self.reason)),
+            _ => Some(with("Unknown", &self.reason)),
+        };
+        match (available, degraded) {
+            (None, None) => "Available".to_owned(),
+            (None, Some(d)) => d,
+            (Some(a), None) => a,
+            (Some(a), Some(d)) => format!("{a}, {d}"),
         }
     }
 }
 
-/// Which clusters `--fleet` shows on an ACM hub.
-#[derive(Clone, Debug, Default)]
+/// Which clusters `--fleet` shows on an ACM hub, and how it judges their reports.
+#[derive(Clone, Debug)]
 pub struct FleetFilter {
     /// `--selector`: a label selector on ManagedClusters.
     pub selector: Option<String>,
     /// `--clusterset`: the ManagedClusterSet the clusters belong to.
     pub clusterset: Option<String>,
+    /// `--stale-after`: a report older than this is `Stale`.
+    pub stale_after: SignedDuration,
+    /// `--chunk-size`: objects per list request (0: all at once).
+    pub chunk_size: u32,
+}
+
+impl Default for FleetFilter {
+    fn default() -> Self {
+        FleetFilter {
+            selector: None,
+            clusterset: None,
+            stale_after: DEFAULT_STALE_AFTER,
+            chunk_size: read::DEFAULT_CHUNK_SIZE,
+        }
+    }
 }
 
 impl FleetFilter {
@@ -129,6 +250,14 @@ impl FleetFilter {
             .collect();
         (!parts.is_empty()).then(|| parts.join(","))
     }
+
+    /// How rows are judged at `now`.
+    pub fn judge(&self, now: Timestamp) -> Judge {
+        Judge {
+            now,
+            stale_after: self.stale_after,
+        }
+    }
 }
 
 /// What `--fleet` read: the rows and what the reader should know about them.
@@ -136,8 +265,36 @@ impl FleetFilter {
 pub struct Fleet {
     /// One row per cluster, worst first.
     pub rows: Vec<FleetRow>,
-    /// Warnings for stderr (spoofed labels, add-on state unreadable).
+    /// Warnings about the whole read (the add-ons unreadable, the lists read per namespace).
     pub warnings: Vec<String>,
+    /// Namespaces of clusters the user may see whose objects RBAC denied: not in the rows.
+    pub unreadable: Vec<String>,
+}
+
+impl Fleet {
+    /// Every warning: the read's, then each row's.
+    pub fn all_warnings(&self) -> Vec<String> {
+        let mut all = self.warnings.clone();
+        if !self.unreadable.is_empty() {
+            all.push(unreadable_warning(&self.unreadable));
+        }
+        all.extend(self.rows.iter().flat_map(|r| r.warnings.iter().cloned()));
+        all
+    }
+}
+
+/// The warning naming the namespaces that could not be read.
+pub fn unreadable_warning(namespaces: &[String]) -> String {
+    format!(
+        "cannot read the update status in namespace{} {} (RBAC): {} not shown",
+        if namespaces.len() == 1 { "" } else { "s" },
+        namespaces.join(", "),
+        if namespaces.len() == 1 {
+            "its cluster is"
+        } else {
+            "their clusters are"
+        }
+    )
 }
 
 /// A pool of a [`FleetRow`].
@@ -159,128 +316,73 @@ pub struct FleetReport {
     pub kind: &'static str,
     /// When the report was made.
     pub now: Timestamp,
+    /// `--stale-after`, in seconds: a report older than this is `Stale`.
+    pub stale_after_seconds: i64,
     /// One entry per cluster, worst first.
     pub clusters: Vec<FleetRow>,
+    /// Namespaces whose objects could not be read (RBAC).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_namespaces: Vec<String>,
+    /// Every warning, as printed on standard error in text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl FleetReport {
-    /// The report of `clusters` at `now`.
-    pub fn new(clusters: Vec<FleetRow>, now: Timestamp) -> Self {
+    /// The report of `fleet` at `now`.
+    pub fn new(fleet: Fleet, now: Timestamp, stale_after: SignedDuration) -> Self {
+        let warnings = fleet.all_warnings();
         FleetReport {
             api_version: API_VERSION,
             kind: "UpdateStatusFleetReport",
             now,
-            clusters,
+            stale_after_seconds: stale_after.as_secs(),
+            clusters: fleet.rows,
+            unreadable_namespaces: fleet.unreadable,
+            warnings,
         }
     }
-}
-
-/// Reads every cluster's objects on the hub, and on an ACM hub the add-on of every cluster
-/// (and, with a filter, the ManagedClusters it selects).
-pub async fn fetch(client: &Client, filter: &FleetFilter) -> Result<Fleet, OnlineError> {
-    // Only what the rows print: the statuses and the health insights, read at once, and the
-    // add-ons of ACM (their Available condition; enabled clusters that did not report).
-    let all = ListParams::default();
-    let health = ListParams::default().labels(&health_selector());
-    let cps = Api::<ControlPlaneUpdateStatus>::all(client.clone());
-    let pools = Api::<WorkerPoolUpdateStatus>::all(client.clone());
-    let insights = Api::<UpdateInsight>::all(client.clone());
-    let addons = Api::<ManagedClusterAddOn>::all(client.clone());
-    let addon_params = ListParams::default().fields(&format!("metadata.name={ADDON_NAME}"));
-    let selected = async {
-        match filter.managed_cluster_selector() {
-            None => Ok(None),
-            Some(selector) => {
-                let api = Api::<ManagedCluster>::all(client.clone());
-                let params = ListParams::default().labels(&selector);
-                match list(&api, &params, None).await {
-                    Ok(l) => Ok(Some(
-                        l.items
-                            .iter()
-                            .map(ResourceExt::name_any)
-                            .collect::<BTreeSet<_>>(),
-                    )),
-                    Err(OnlineError::NotInstalled { resource }) => {
-                        Err(OnlineError::NotAHub { resource })
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-        }
-    };
-    let (cps, pools, health, addons, selected) = tokio::join!(
-        list(&cps, &all, None),
-        list(&pools, &all, None),
-        list(&insights, &health, None),
-        list(&addons, &addon_params, None),
-        selected,
-    );
-    let (cps, pools, health, selected) = (cps?, pools?, health?, selected?);
-    let mut warnings = Vec::new();
-    let addons = match addons {
-        Ok(l) => Some(l.items),
-        // Not an ACM hub: the rows of the copies found, as on any hub.
-        Err(OnlineError::NotInstalled { .. }) => None,
-        Err(OnlineError::Forbidden { .. }) => {
-            warnings.push(addons_forbidden());
-            None
-        }
-        Err(e) => return Err(e),
-    };
-    let mut rows = rows(&cps.items, &pools.items, &health.items, &mut warnings);
-    if let Some(addons) = &addons {
-        rows = with_addons(rows, addons);
-    }
-    if let Some(selected) = &selected {
-        rows.retain(|r| selected.contains(&r.namespace));
-    }
-    rows.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
-    Ok(Fleet { rows, warnings })
 }
 
 /// The warning when the hub's ManagedClusterAddOns cannot be listed (RBAC): the list and the
 /// web view say the same.
 pub fn addons_forbidden() -> String {
     format!(
-        "cannot list managedclusteraddons.{} in all namespaces (RBAC): clusters with the add-on enabled that did not report are not shown, nor the add-on's state",
+        "cannot list managedclusteraddons.{} (RBAC): clusters with the add-on enabled that did not report are not shown, nor the add-on's state",
         update_status_api::acm::ADDON_GROUP
     )
 }
 
 /// Adds the add-on state to the rows of clusters with the add-on, and a "not reported" row for
 /// each cluster with the add-on and no row (its namespace is the cluster's name).
-pub fn with_addons(mut rows: Vec<FleetRow>, addons: &[ManagedClusterAddOn]) -> Vec<FleetRow> {
-    let by_namespace: BTreeMap<String, &ManagedClusterAddOn> = addons
-        .iter()
+pub fn with_addons<'a>(
+    mut rows: Vec<FleetRow>,
+    addons: impl IntoIterator<Item = &'a ManagedClusterAddOn>,
+) -> Vec<FleetRow> {
+    let by_namespace: BTreeMap<&str, &ManagedClusterAddOn> = addons
+        .into_iter()
         .filter(|a| a.metadata.name.as_deref() == Some(ADDON_NAME))
         .filter(|a| a.metadata.deletion_timestamp.is_none())
-        .filter_map(|a| Some((a.metadata.namespace.clone()?, a)))
+        .filter_map(|a| Some((a.metadata.namespace.as_deref()?, a)))
         .collect();
     let mut seen = BTreeSet::new();
     for row in &mut rows {
-        if let Some(a) = by_namespace.get(&row.namespace) {
+        // A hosted cluster's row is not the namespace's cluster: the add-on is not its own.
+        if row.hosted_cluster.is_some() {
+            continue;
+        }
+        if let Some(a) = by_namespace.get(row.namespace.as_str()) {
             row.add_on = Some(AddOnState::of(a));
             seen.insert(row.namespace.clone());
         }
     }
     for (namespace, a) in by_namespace {
-        if seen.contains(&namespace) {
-            continue;
+        if !seen.contains(namespace) {
+            rows.push(FleetRow::not_reported(
+                namespace.to_owned(),
+                AddOnState::of(a),
+            ));
         }
-        rows.push(FleetRow {
-            cluster: namespace.clone(),
-            namespace,
-            from: String::new(),
-            to: String::new(),
-            assessment: Assessment::Unknown,
-            completion_percent: 0,
-            worker_nodes: 0,
-            worker_nodes_updated: 0,
-            worker_pools_not_completed: Vec::new(),
-            health: HealthCounts::default(),
-            reported: false,
-            add_on: Some(AddOnState::of(a)),
-        });
     }
     rows
 }
@@ -300,8 +402,8 @@ fn worst_level(h: &HealthCounts) -> u8 {
 }
 
 fn assessment_badness(r: &FleetRow) -> u8 {
-    if !r.reported {
-        // Nothing known: an enabled add-on whose agent does not report needs a look.
+    // Nothing known, or nothing recent: an agent that does not report needs a look.
+    if !r.reported || r.freshness == Some(Freshness::Stale) {
         return 5;
     }
     match r.assessment {
@@ -313,141 +415,9 @@ fn assessment_badness(r: &FleetRow) -> u8 {
     }
 }
 
-/// Builds the rows (one per namespace holding a ControlPlaneUpdateStatus), worst first: by the
-/// most severe health insight, then the control-plane assessment (not reported, Stalled,
-/// Progressing - Slow, Unknown, Progressing, Completed), then pools in trouble (Degraded before
-/// Excluded), then lowest completion, then cluster name. A hub copy labelled with another
-/// cluster's name than its namespace adds a warning.
-pub fn rows(
-    cps: &[ControlPlaneUpdateStatus],
-    pools: &[WorkerPoolUpdateStatus],
-    health: &[UpdateInsight],
-    warnings: &mut Vec<String>,
-) -> Vec<FleetRow> {
-    let mut out: Vec<FleetRow> = Vec::new();
-    // One row per namespace, from its ControlPlaneUpdateStatus named after the namespace (the
-    // hub copy, named after the cluster: design.md), else `cluster` (a standalone cluster's),
-    // else the first by name.
-    let mut cps: Vec<&ControlPlaneUpdateStatus> = cps.iter().collect();
-    cps.sort_by_cached_key(|c| {
-        let namespace = c.namespace().unwrap_or_default();
-        let name = c.name_any();
-        (
-            namespace.clone(),
-            name != namespace,
-            name != "cluster",
-            name,
-        )
-    });
-    let mut standalone_namespaces: Vec<String> = Vec::new();
-    for cp in cps {
-        let Some(status) = cp.status.as_ref() else {
-            continue;
-        };
-        let namespace = cp.namespace().unwrap_or_default();
-        let hosted = hosted_cluster(cp);
-        if hosted.is_none() {
-            if standalone_namespaces.contains(&namespace) {
-                continue;
-            }
-            standalone_namespaces.push(namespace.clone());
-        }
-        // Objects of this row: those of its namespace (for a hosted cluster: labelled with it).
-        let mine = |o: &dyn ResourceLike| {
-            o.ns() == Some(namespace.as_str())
-                && hosted.is_none_or(|h| o.cluster_label() == Some(h))
-        };
-        // The namespace is what the hub authorizes a cluster's agent to write; the label is
-        // written by the agent itself, so it only raises a warning when it disagrees.
-        let cluster = match hosted {
-            Some(h) => h.to_string(),
-            None => {
-                if let Some(claimed) = cp
-                    .labels()
-                    .get(labels::ACM_CLUSTER_NAME)
-                    .filter(|l| **l != namespace)
-                {
-                    warnings.push(format!(
-                        "namespace {namespace} holds a ControlPlaneUpdateStatus labelled {}={claimed}: shown as cluster {namespace}, the namespace the hub lets its writer use",
-                        labels::ACM_CLUSTER_NAME
-                    ));
-                }
-                namespace.clone()
-            }
-        };
-        let mut row = FleetRow {
-            cluster,
-            namespace: namespace.clone(),
-            from: status.versions.previous.clone(),
-            to: status.versions.target.clone(),
-            assessment: status.assessment,
-            completion_percent: status.completion_percent,
-            worker_nodes: 0,
-            worker_nodes_updated: 0,
-            worker_pools_not_completed: Vec::new(),
-            health: HealthCounts::default(),
-            reported: true,
-            add_on: None,
-        };
-        let mut not_completed = BTreeMap::new();
-        for pool in pools.iter().filter(|p| mine(*p)) {
-            let Some(p) = pool.status.as_ref() else {
-                continue;
-            };
-            row.worker_nodes += p.nodes.total;
-            row.worker_nodes_updated += p.nodes.updated;
-            if !matches!(p.assessment, Assessment::Completed | Assessment::Empty) {
-                let name = if p.resource.name.is_empty() {
-                    pool.name_any()
-                } else {
-                    p.resource.name.clone()
-                };
-                not_completed.insert(name, p.assessment);
-            }
-        }
-        row.worker_pools_not_completed = not_completed
-            .into_iter()
-            .map(|(name, assessment)| PoolSummary { name, assessment })
-            .collect();
-        for i in health.iter().filter(|i| mine(*i)) {
-            let Some(h) = i.status.as_ref().filter(|s| s.type_ == InsightType::Health) else {
-                continue;
-            };
-            let Some(h) = h.health.as_ref() else { continue };
-            let c = &mut row.health;
-            update_status_assess::insight::count(c, h.impact.level);
-        }
-        out.push(row);
-    }
-    out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
-    out
-}
-
-/// The HostedCluster a ControlPlaneUpdateStatus is about, in hosted mode: it is named after
-/// the HostedCluster and labelled `update.openshift.io/cluster=<that name>` (a standalone one
-/// is named `cluster`, a hub copy after its namespace).
-fn hosted_cluster(cp: &ControlPlaneUpdateStatus) -> Option<&str> {
-    let name = cp.metadata.name.as_deref()?;
-    let label = cp.labels().get(labels::CLUSTER)?;
-    (label == name && name != "cluster" && cp.metadata.namespace.as_deref() != Some(name))
-        .then_some(name)
-}
-
-/// The namespace and cluster label of an object of ours.
-trait ResourceLike {
-    fn ns(&self) -> Option<&str>;
-    fn cluster_label(&self) -> Option<&str>;
-}
-
-impl<K: ResourceExt> ResourceLike for K {
-    fn ns(&self) -> Option<&str> {
-        self.meta().namespace.as_deref()
-    }
-    fn cluster_label(&self) -> Option<&str> {
-        self.labels().get(labels::CLUSTER).map(String::as_str)
-    }
-}
-
+/// Rows worst first: by the most severe health insight, then the control-plane assessment
+/// (not reported or stale, Stalled, Progressing - Slow, Unknown, Progressing, Completed), then
+/// pools in trouble (Degraded before Excluded), then lowest completion, then name.
 pub(crate) fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, u32, &str) {
     let pools = r
         .worker_pools_not_completed
@@ -468,13 +438,23 @@ pub(crate) fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, 
     )
 }
 
-/// The fleet table (with an ADD-ON column when a row has an add-on state: an ACM hub).
-pub fn render(rows: &[FleetRow]) -> String {
+/// Sorts rows worst first.
+pub fn sort(rows: &mut [FleetRow]) {
+    rows.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+}
+
+/// The fleet table at `now`: an ADD-ON column when a row has an add-on state (an ACM hub), a
+/// LAST REPORT column when a row has an add-on state or a heartbeat.
+pub fn render(rows: &[FleetRow], now: Timestamp) -> String {
     if rows.is_empty() {
         return "No ControlPlaneUpdateStatus found in any namespace.\n".to_owned();
     }
     let add_on = rows.iter().any(|r| r.add_on.is_some());
+    let last_report = add_on || rows.iter().any(|r| r.last_reported.is_some());
     let mut table = String::from("CLUSTER\tFROM\tTO\tASSESSMENT\tCOMPLETION\tWORKERS\tHEALTH");
+    if last_report {
+        table.push_str("\tLAST REPORT");
+    }
     table.push_str(if add_on { "\tADD-ON\n" } else { "\n" });
     for r in rows {
         if r.reported {
@@ -503,6 +483,9 @@ pub fn render(rows: &[FleetRow]) -> String {
             );
         } else {
             let _ = write!(table, "{}\t-\t-\tNot reported\t-\t-\t-", r.cluster);
+        }
+        if last_report {
+            let _ = write!(table, "\t{}", r.last_report_text(now));
         }
         if add_on {
             let state = r
@@ -536,14 +519,60 @@ fn health_text(h: &HealthCounts) -> String {
     }
 }
 
+/// The fleet's rows from what was read: the statuses' rows counted from `tally`, the add-ons
+/// (`None`: not an ACM hub, or unreadable) with a row for each cluster that has not reported,
+/// only the `selected` clusters' (`--selector`/`--clusterset`), claims checked, worst first.
+pub fn assemble(
+    cps: &[ControlPlaneUpdateStatus],
+    tally: &Tally,
+    addons: Option<&[ManagedClusterAddOn]>,
+    selected: Option<&BTreeSet<String>>,
+    judge: &Judge,
+) -> Vec<FleetRow> {
+    let mut rows = rows(cps, tally, judge);
+    if let Some(addons) = addons {
+        rows = with_addons(rows, addons);
+    }
+    if let Some(selected) = selected {
+        rows.retain(|r| selected.contains(&r.namespace));
+    }
+    check_claims(&mut rows);
+    sort(&mut rows);
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use update_status_api::crd::{
         ControlPlaneUpdateStatusSpec, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
-        HealthInsight, Impact, UpdateInsightSpec, UpdateInsightStatus, WorkerPoolUpdateStatusSpec,
-        WorkerPoolUpdateStatusStatus,
+        HealthInsight, Impact, InsightType, UpdateInsight, UpdateInsightSpec, UpdateInsightStatus,
+        WorkerPoolUpdateStatus, WorkerPoolUpdateStatusSpec, WorkerPoolUpdateStatusStatus, labels,
     };
+
+    fn now() -> Timestamp {
+        "2026-12-05T12:00:00Z".parse().expect("now")
+    }
+
+    fn judge() -> Judge {
+        FleetFilter::default().judge(now())
+    }
+
+    /// The rows of these objects, as `--fleet` makes them (no add-ons, no filter).
+    fn rows_of(
+        cps: &[ControlPlaneUpdateStatus],
+        pools: &[WorkerPoolUpdateStatus],
+        health: &[UpdateInsight],
+    ) -> Vec<FleetRow> {
+        let mut tally = Tally::default();
+        pools.iter().for_each(|p| tally.add_pool(p));
+        health.iter().for_each(|i| tally.add_insight(i));
+        assemble(cps, &tally, None, None, &judge())
+    }
+
+    fn warnings(rows: &[FleetRow]) -> Vec<String> {
+        rows.iter().flat_map(|r| r.warnings.clone()).collect()
+    }
 
     fn cp(ns: &str, assessment: Assessment, pct: u32) -> ControlPlaneUpdateStatus {
         let mut o = ControlPlaneUpdateStatus::new("cluster", ControlPlaneUpdateStatusSpec {});
@@ -594,9 +623,8 @@ mod tests {
         );
         let mut other = cp("prod-east", Assessment::Unknown, 0);
         other.metadata.name = Some("aaa".into());
-        let mut warnings = Vec::new();
-        let rows = rows(&[stale, other, copy], &[], &[], &mut warnings);
-        assert!(warnings.is_empty(), "{warnings:?}");
+        let rows = rows_of(&[stale, other, copy], &[], &[]);
+        assert!(warnings(&rows).is_empty(), "{rows:?}");
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!(rows[0].cluster, "prod-east");
         assert_eq!(rows[0].assessment, Assessment::Progressing);
@@ -621,20 +649,19 @@ mod tests {
                 .into_iter()
                 .collect(),
         );
-        let rows = rows(
+        let rows = rows_of(
             &[
                 hosted("alpha", Assessment::Completed, 100),
                 hosted("beta", Assessment::Progressing, 50),
             ],
             &[],
             &[bad],
-            &mut Vec::new(),
         );
         let got: Vec<(&str, u32)> = rows
             .iter()
             .map(|r| (r.cluster.as_str(), r.health.error))
             .collect();
-        assert_eq!(got, [("beta", 1), ("alpha", 0)]);
+        assert_eq!(got, [("clusters/beta", 1), ("clusters/alpha", 0)]);
     }
 
     #[test]
@@ -660,7 +687,7 @@ mod tests {
             insight("charlie", ImpactLevel::Warning),
             insight("alpha", ImpactLevel::Warning),
         ];
-        let rows = rows(&cps, &[pool], &health, &mut Vec::new());
+        let rows = rows_of(&cps, &[pool], &health);
         let order: Vec<&str> = rows.iter().map(|r| r.cluster.as_str()).collect();
         assert_eq!(order, ["charlie", "alpha", "bravo", "delta"]);
         let expected = "\
@@ -670,7 +697,7 @@ alpha     4.16.0   4.16.1   Completed     100%         22/59 updated (worker Deg
 bravo     4.16.0   4.16.1   Stalled       97%          -                                 -
 delta     4.16.0   4.16.1   Progressing   10%          -                                 -
 ";
-        assert_eq!(render(&rows), expected);
+        assert_eq!(render(&rows, now()), expected);
     }
 
     fn mca(ns: &str, available: Option<(&str, &str)>) -> ManagedClusterAddOn {
@@ -703,9 +730,9 @@ delta     4.16.0   4.16.1   Progressing   10%          -                        
             .into_iter()
             .collect(),
         );
-        let mut warnings = Vec::new();
-        let rows = rows(&[spoof], &[], &[], &mut warnings);
+        let rows = rows_of(&[spoof], &[], &[]);
         assert_eq!(rows[0].cluster, "team-a");
+        let warnings = warnings(&rows);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
             warnings[0].contains("team-a") && warnings[0].contains("prod-east"),
@@ -726,11 +753,15 @@ delta     4.16.0   4.16.1   Progressing   10%          -                        
             mca("cluster2", Some(("Unknown", "WorkNotApplied"))),
             other,
         ];
-        let mut rows = with_addons(
-            rows(&[reported, hand_wired], &[], &[], &mut Vec::new()),
-            &addons,
+        let mut tally = Tally::default();
+        tally.add_insight(&insight("nowhere", ImpactLevel::Info));
+        let rows = assemble(
+            &[reported, hand_wired],
+            &tally,
+            Some(&addons),
+            None,
+            &judge(),
         );
-        rows.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
         let got: Vec<(&str, bool, Option<&str>)> = rows
             .iter()
             .map(|r| {
@@ -751,12 +782,12 @@ delta     4.16.0   4.16.1   Progressing   10%          -                        
             "only our add-on counts; a cluster that did not report comes first"
         );
         let expected = "\
-CLUSTER    FROM     TO       ASSESSMENT     COMPLETION   WORKERS   HEALTH   ADD-ON
-cluster2   -        -        Not reported   -            -         -        Unknown (WorkNotApplied)
-cluster1   4.16.0   4.16.1   Progressing    40%          -         -        Available
-legacy     4.16.0   4.16.1   Completed      100%         -         -        -
+CLUSTER    FROM     TO       ASSESSMENT     COMPLETION   WORKERS   HEALTH   LAST REPORT   ADD-ON
+cluster2   -        -        Not reported   -            -         -        -             Unknown (WorkNotApplied)
+cluster1   4.16.0   4.16.1   Progressing    40%          -         -        <unknown>     Available
+legacy     4.16.0   4.16.1   Completed      100%         -         -        <unknown>     -
 ";
-        assert_eq!(render(&rows), expected);
+        assert_eq!(render(&rows, now()), expected);
         let json = serde_json::to_value(&rows[0]).expect("json");
         assert_eq!(json["reported"], false);
         assert_eq!(json["addOn"]["available"], "Unknown");
@@ -789,6 +820,7 @@ legacy     4.16.0   4.16.1   Completed      100%         -         -        -
         let f = FleetFilter {
             selector: Some("environment=prod".into()),
             clusterset: Some("east".into()),
+            ..FleetFilter::default()
         };
         assert_eq!(
             f.managed_cluster_selector().as_deref(),
@@ -797,10 +829,250 @@ legacy     4.16.0   4.16.1   Completed      100%         -         -        -
         let set_only = FleetFilter {
             selector: Some(" ".into()),
             clusterset: Some("east".into()),
+            ..FleetFilter::default()
         };
         assert_eq!(
             set_only.managed_cluster_selector().as_deref(),
             Some("cluster.open-cluster-management.io/clusterset=east")
+        );
+    }
+
+    fn labelled(
+        mut o: ControlPlaneUpdateStatus,
+        pairs: &[(&str, &str)],
+    ) -> ControlPlaneUpdateStatus {
+        o.metadata.labels = Some(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
+        o
+    }
+
+    #[test]
+    fn a_hosted_name_claiming_another_cluster_is_shown_under_its_own_namespace_with_a_warning() {
+        let mut victim = cp("prod-east", Assessment::Completed, 100);
+        victim.metadata.name = Some("prod-east".into());
+        let victim = labelled(victim, &[(labels::ACM_CLUSTER_NAME, "prod-east")]);
+        // team-a's agent writes, in its own namespace, a status named and labelled as a
+        // HostedCluster `prod-east`, with its health insight.
+        let mut spoof = cp("team-a", Assessment::Stalled, 10);
+        spoof.metadata.name = Some("prod-east".into());
+        let spoof = labelled(
+            spoof,
+            &[
+                (labels::CLUSTER, "prod-east"),
+                (labels::ACM_CLUSTER_NAME, "team-a"),
+            ],
+        );
+        let mut bad = insight("team-a", ImpactLevel::Critical);
+        bad.metadata.labels = Some(
+            [(labels::CLUSTER.to_owned(), "prod-east".to_owned())]
+                .into_iter()
+                .collect(),
+        );
+        let rows = rows_of(&[victim, spoof], &[], &[bad]);
+        let got: Vec<(&str, &str, Option<&str>, u32)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.cluster.as_str(),
+                    r.namespace.as_str(),
+                    r.hosted_cluster.as_deref(),
+                    r.health.critical,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("team-a/prod-east", "team-a", Some("prod-east"), 1),
+                ("prod-east", "prod-east", None, 0),
+            ],
+            "the claim is shown under its namespace, its insight with it"
+        );
+        assert!(rows[1].warnings.is_empty(), "{:?}", rows[1].warnings);
+        assert_eq!(rows[0].warnings.len(), 1, "{:?}", rows[0].warnings);
+        let w = &rows[0].warnings[0];
+        assert!(
+            w.contains("namespace team-a") && w.contains("prod-east") && w.contains("claim"),
+            "{w}"
+        );
+        let text = render(&rows, now());
+        assert!(
+            text.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("team-a/prod-east ")),
+            "{text}"
+        );
+        let json = serde_json::to_value(&rows[0]).expect("json");
+        assert_eq!(json["cluster"], "team-a/prod-east");
+        assert_eq!(json["hostedCluster"], "prod-east");
+        assert_eq!(json["warnings"][0], *w);
+    }
+
+    #[test]
+    fn a_namespaces_row_leaves_its_hosted_clusters_objects_to_their_rows() {
+        let hosted = labelled(
+            {
+                let mut o = cp("shared", Assessment::Progressing, 50);
+                o.metadata.name = Some("demo".into());
+                o
+            },
+            &[(labels::CLUSTER, "demo")],
+        );
+        let own = labelled(
+            cp("shared", Assessment::Completed, 100),
+            &[(labels::CLUSTER, "cluster-id")],
+        );
+        let with = |mut i: UpdateInsight, c: &str| {
+            i.metadata.labels = Some(
+                [(labels::CLUSTER.to_owned(), c.to_owned())]
+                    .into_iter()
+                    .collect(),
+            );
+            i
+        };
+        let health = [
+            with(insight("shared", ImpactLevel::Error), "demo"),
+            with(insight("shared", ImpactLevel::Warning), "cluster-id"),
+            insight("shared", ImpactLevel::Info),
+        ];
+        let rows = rows_of(&[hosted, own], &[], &health);
+        let got: Vec<(&str, u32, u32, u32)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.cluster.as_str(),
+                    r.health.error,
+                    r.health.warning,
+                    r.health.info,
+                )
+            })
+            .collect();
+        assert_eq!(got, [("shared/demo", 1, 0, 0), ("shared", 0, 1, 1)]);
+    }
+
+    #[test]
+    fn the_join_visits_each_object_a_bounded_number_of_times() {
+        // 500 clusters of 1 status, 1 pool and 10 health insights: a join that scans every
+        // pool and insight for each status visits them 500 times each.
+        let (clusters, per) = (500, 10);
+        let mut cps = Vec::new();
+        let mut pools = Vec::new();
+        let mut health = Vec::new();
+        for c in 0..clusters {
+            let ns = format!("cluster-{c}");
+            let mut o = cp(&ns, Assessment::Progressing, 50);
+            o.metadata.name = Some(ns.clone());
+            cps.push(o);
+            let mut pool = WorkerPoolUpdateStatus::new("worker", WorkerPoolUpdateStatusSpec {});
+            pool.metadata.namespace = Some(ns.clone());
+            pool.status = Some(WorkerPoolUpdateStatusStatus::default());
+            pools.push(pool);
+            for _ in 0..per {
+                health.push(insight(&ns, ImpactLevel::Warning));
+            }
+        }
+        let objects = cps.len() + pools.len() + health.len();
+        join::VISITS.with(|v| v.set(0));
+        let rows = rows_of(&cps, &pools, &health);
+        let visits = join::VISITS.with(std::cell::Cell::get);
+        assert_eq!(rows.len(), clusters);
+        assert!(rows.iter().all(|r| r.health.warning == per));
+        assert!(
+            visits <= 2 * objects,
+            "{visits} visits of {objects} objects: the join is not linear"
+        );
+    }
+
+    fn heartbeat(mut o: ControlPlaneUpdateStatus, at: &str) -> ControlPlaneUpdateStatus {
+        o.metadata.annotations = Some(
+            [(
+                update_status_api::acm::LAST_REPORTED_ANNOTATION.to_owned(),
+                at.to_owned(),
+            )]
+            .into_iter()
+            .collect(),
+        );
+        o
+    }
+
+    #[test]
+    fn last_reports_show_their_age_and_stale_ones_come_first() {
+        let named = |ns: &str, pct| {
+            let mut o = cp(ns, Assessment::Progressing, pct);
+            o.metadata.name = Some(ns.into());
+            o
+        };
+        let cps = [
+            heartbeat(named("fresh", 10), "2026-12-05T11:57:30Z"),
+            heartbeat(named("stale", 90), "2026-12-05T10:58:00Z"),
+            named("older-agent", 20),
+        ];
+        let mut degraded = mca("fresh", Some(("True", "ProbeAvailable")));
+        if let Some(s) = degraded.status.as_mut() {
+            s.conditions.push(update_status_api::input::Condition {
+                type_: CONDITION_DEGRADED.into(),
+                status: "True".into(),
+                reason: "PrometheusUnreachable".into(),
+                message: "cannot reach Prometheus".into(),
+                last_transition_time: None,
+            });
+        }
+        let addons = [
+            degraded,
+            mca("stale", Some(("True", "ProbeAvailable"))),
+            mca("older-agent", Some(("False", "ProbeUnavailable"))),
+        ];
+        let rows = assemble(&cps, &Tally::default(), Some(&addons), None, &judge());
+        let expected = "\
+CLUSTER       FROM     TO       ASSESSMENT    COMPLETION   WORKERS   HEALTH   LAST REPORT   ADD-ON
+stale         4.16.0   4.16.1   Progressing   90%          -         -        Stale (62m)   Available
+fresh         4.16.0   4.16.1   Progressing   10%          -         -        2m30s         Degraded (PrometheusUnreachable)
+older-agent   4.16.0   4.16.1   Progressing   20%          -         -        <unknown>     Unavailable (ProbeUnavailable)
+";
+        assert_eq!(render(&rows, now()), expected);
+        let json = serde_json::to_value(&rows).expect("json");
+        assert_eq!(json[0]["freshness"], "Stale");
+        assert_eq!(json[0]["lastReported"], "2026-12-05T10:58:00Z");
+        assert_eq!(json[1]["freshness"], "Fresh");
+        assert_eq!(
+            json[1]["addOn"]["degraded"]["reason"],
+            "PrometheusUnreachable"
+        );
+        assert_eq!(json[2]["freshness"], "Unknown", "no heartbeat: not stale");
+        assert!(json[2].get("lastReported").is_none());
+        // A shorter threshold makes the fresh one stale too.
+        let strict = FleetFilter {
+            stale_after: SignedDuration::from_mins(2),
+            ..FleetFilter::default()
+        };
+        let rows = assemble(&cps, &Tally::default(), None, None, &strict.judge(now()));
+        let stale: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.freshness == Some(Freshness::Stale))
+            .map(|r| r.cluster.as_str())
+            .collect();
+        assert_eq!(stale, ["fresh", "stale"]);
+    }
+
+    #[test]
+    fn an_addon_both_unavailable_and_degraded_says_both() {
+        let mut a = mca("c", Some(("False", "ProbeUnavailable")));
+        if let Some(s) = a.status.as_mut() {
+            s.conditions.push(update_status_api::input::Condition {
+                type_: CONDITION_DEGRADED.into(),
+                status: "True".into(),
+                reason: "InputsUnreadable".into(),
+                message: String::new(),
+                last_transition_time: None,
+            });
+        }
+        assert_eq!(
+            AddOnState::of(&a).text(),
+            "Unavailable (ProbeUnavailable), Degraded (InputsUnreadable)"
         );
     }
 }

@@ -88,6 +88,16 @@ struct Cli {
     #[arg(long, value_name = "NAME", requires = "fleet")]
     clusterset: Option<String>,
 
+    /// With --fleet: a cluster whose agent last reported longer ago than this is shown as
+    /// Stale (the agent refreshes its report at least every 5 minutes by default).
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_stale_after, requires = "fleet")]
+    stale_after: jiff::SignedDuration,
+
+    /// With --fleet: read the lists in pages of this many objects (0: all at once), as
+    /// kubectl's --chunk-size.
+    #[arg(long, value_name = "N", default_value_t = 500, requires = "fleet")]
+    chunk_size: u32,
+
     /// Hosted control planes: show the HostedCluster NAME of the management cluster (its
     /// namespace: -n). Offline (--from-dir): a folder of HostedCluster, NodePool, Machine,
     /// MachineSet and MachineDeployment objects, or a management-cluster must-gather.
@@ -143,21 +153,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let text = if cli.fleet {
         let now = cli.now.unwrap_or_else(Timestamp::now);
         let conn = connection(&cli);
-        let filter = fleet::FleetFilter {
-            selector: cli.selector.clone(),
-            clusterset: cli.clusterset.clone(),
-        };
+        let filter = fleet_filter(&cli);
         let fleet = runtime()?.block_on(async {
             let client = online::client(&conn).await?;
-            fleet::fetch(&client, &filter).await
+            fleet::fetch(&client, &filter, now).await
         })?;
-        for w in &fleet.warnings {
-            eprintln!("warning: {}", escape::text(w, escape::Newlines::Escape));
+        for w in fleet.all_warnings() {
+            eprintln!("warning: {}", escape::text(&w, escape::Newlines::Escape));
         }
         match cli.output {
-            Format::Text => fleet::render(&escape::fleet(&fleet.rows)),
-            Format::Html => web::html_fleet(fleet.rows, now)?,
-            format => report::serialise(&fleet::FleetReport::new(fleet.rows, now), format)?,
+            Format::Text => fleet::render(&escape::fleet(&fleet.rows), now),
+            Format::Html => web::html_fleet(fleet, now, cli.stale_after)?,
+            format => report::serialise(
+                &fleet::FleetReport::new(fleet, now, cli.stale_after),
+                format,
+            )?,
         }
     } else if let Some(name) = &cli.hosted_cluster {
         let (view, now) = match &cli.from_dir {
@@ -263,10 +273,7 @@ fn serve_web(cli: &Cli) -> anyhow::Result<()> {
     }
     let target = if cli.fleet {
         web::Target::Fleet {
-            filter: fleet::FleetFilter {
-                selector: cli.selector.clone(),
-                clusterset: cli.clusterset.clone(),
-            },
+            filter: fleet_filter(cli),
             now: cli.now,
         }
     } else {
@@ -281,6 +288,27 @@ fn serve_web(cli: &Cli) -> anyhow::Result<()> {
         let client = online::client(&conn).await?;
         web::serve(listen, target, Some(client)).await
     })
+}
+
+fn fleet_filter(cli: &Cli) -> fleet::FleetFilter {
+    fleet::FleetFilter {
+        selector: cli.selector.clone(),
+        clusterset: cli.clusterset.clone(),
+        stale_after: cli.stale_after,
+        chunk_size: cli.chunk_size,
+    }
+}
+
+/// `--stale-after`: a positive duration (`15m`, `1h`, `90s`).
+fn parse_stale_after(s: &str) -> Result<jiff::SignedDuration, String> {
+    let d: jiff::SignedDuration = s
+        .parse()
+        .map_err(|e| format!("{s:?} is not a duration like 15m, 1h or 90s: {e}"))?;
+    if d.is_positive() {
+        Ok(d)
+    } else {
+        Err(format!("{s:?}: the duration must be positive"))
+    }
 }
 
 fn connection(cli: &Cli) -> online::Connection {

@@ -67,6 +67,15 @@ pub enum OnlineError {
         /// `<plural>.<group>`.
         resource: String,
     },
+    /// `--fleet`: RBAC denies the lists in all namespaces, and no cluster the user may see was
+    /// found to read namespace by namespace.
+    #[error(
+        "{denied}; and no cluster you may see was found to read namespace by namespace (no clusterview API, ManagedClusters not listable, none named in your RBAC rules)"
+    )]
+    NoNamespaceReadable {
+        /// The cluster-wide list's error.
+        denied: String,
+    },
     /// The namespace holds no ControlPlaneUpdateStatus.
     #[error(
         "no ControlPlaneUpdateStatus in namespace {namespace}: the update-status controller has not assessed this cluster yet (or runs in another namespace; see -n)"
@@ -125,6 +134,19 @@ pub async fn list<K>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
 {
+    list_named(api, params, namespace, &resource_name::<K>()).await
+}
+
+/// [`list`] of any kind, `resource` (`<plural>.<group>`) naming it in errors.
+pub async fn list_named<K>(
+    api: &Api<K>,
+    params: &ListParams,
+    namespace: Option<&str>,
+    resource: &str,
+) -> Result<ObjectList<K>, OnlineError>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
     let scope = || match namespace {
         Some(ns) => format!("in namespace {ns}"),
         None => "in all namespaces".to_owned(),
@@ -134,31 +156,72 @@ where
         // "404 page not found" for an unknown resource), so look at the code too.
         kube::Error::Api(status) if status.code == 404 || status.is_not_found() => {
             OnlineError::NotInstalled {
-                resource: resource_name::<K>(),
+                resource: resource.to_owned(),
             }
         }
         kube::Error::Api(status) if status.code == 403 || status.is_forbidden() => {
             OnlineError::Forbidden {
                 verb: "list",
-                resource: resource_name::<K>(),
+                resource: resource.to_owned(),
                 scope: scope(),
                 message: status.message.clone(),
             }
         }
         kube::Error::Api(status) => OnlineError::Status {
             verb: "list",
-            resource: resource_name::<K>(),
+            resource: resource.to_owned(),
             scope: scope(),
             code: status.code,
             message: status.message.clone(),
         },
         source => OnlineError::Request {
             verb: "list",
-            resource: resource_name::<K>(),
+            resource: resource.to_owned(),
             scope: scope(),
             source,
         },
     })
+}
+
+/// Lists `K` in pages of `chunk` objects (`limit` and `continue`, as kubectl's `--chunk-size`;
+/// 0: one request), folding each page into the accumulator `init()` makes, so that only what
+/// `fold` keeps stays in memory. A continue token that expired meanwhile (410 Gone) ends in one
+/// list of everything, folded into a new accumulator (client-go's pager does the same).
+pub async fn fold_pages<K, A>(
+    api: &Api<K>,
+    params: &ListParams,
+    namespace: Option<&str>,
+    chunk: u32,
+    init: impl Fn() -> A,
+    mut fold: impl FnMut(&mut A, Vec<K>),
+) -> Result<A, OnlineError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut acc = init();
+    let mut page_params = params.clone();
+    if chunk > 0 {
+        page_params = page_params.limit(chunk);
+    }
+    loop {
+        match list(api, &page_params, namespace).await {
+            Ok(page) => {
+                let token = page.metadata.continue_.filter(|t| !t.is_empty());
+                fold(&mut acc, page.items);
+                match token {
+                    Some(token) => page_params = page_params.continue_token(&token),
+                    None => return Ok(acc),
+                }
+            }
+            Err(OnlineError::Status { code: 410, .. }) if page_params.continue_token.is_some() => {
+                let all = list(api, params, namespace).await?;
+                let mut acc = init();
+                fold(&mut acc, all.items);
+                return Ok(acc);
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The label selector of health insights.

@@ -6,6 +6,11 @@
 //! `<addon>-hub-kubeconfig`, with the identity OCM documents and the permissions of its ClusterRole
 //! in its own cluster's namespace only; it becomes `Available` once its Deployment is; a forced
 //! rotation renews its certificate; disabling it removes what it installed.
+//!
+//! Also on this hub: a user bound to one ManagedClusterSet as ACM binds clusterset users
+//! (`view` in its clusters' namespaces, `get` on its ManagedClusters by name) sees exactly its
+//! clusters with `kubectl update-status --fleet`, which reads their namespaces one by one when
+//! the cluster-wide lists are forbidden, and says which it could not read.
 #![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
 
 use std::path::PathBuf;
@@ -88,11 +93,26 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
             &probe_addon().to_string_lossy(),
         ])
         .await;
-    // The only test of this binary: stop now rather than while the next test binary runs.
-    if result.is_ok() {
+    finished(env, result.is_ok()).await?;
+    result
+}
+
+/// The tests of this binary.
+const TESTS: usize = 2;
+
+/// Counts a finished test; the last of [`TESTS`] stops the environment (if all passed) rather
+/// than leave it running while the next test binary runs.
+async fn finished(env: &OcmEnv, ok: bool) -> TestResult {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static DONE: AtomicUsize = AtomicUsize::new(0);
+    static FAILED: AtomicUsize = AtomicUsize::new(0);
+    if !ok {
+        FAILED.fetch_add(1, Ordering::SeqCst);
+    }
+    if DONE.fetch_add(1, Ordering::SeqCst) + 1 == TESTS && FAILED.load(Ordering::SeqCst) == 0 {
         env.stop().await?;
     }
-    result
+    Ok(())
 }
 
 async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
@@ -336,5 +356,287 @@ async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
         .await?;
     drop(volume);
     let _ = std::fs::remove_dir_all(&mount_dir);
+    Ok(())
+}
+
+/// Clusters of the clusterset test: (name, ManagedClusterSet).
+const SET_CLUSTERS: [(&str, &str); 3] = [
+    ("fv-east-1", "fv-east"),
+    ("fv-east-2", "fv-east"),
+    ("fv-west-1", "fv-west"),
+];
+const VIEWER: &str = "fv-east-viewer";
+
+fn cli_bin() -> PathBuf {
+    update_status_e2e::controller::workspace_bin("kubectl-update_status", "UPDATE_STATUS_CLI_BIN")
+}
+
+/// `kubectl update-status --fleet ARGS` with `kubeconfig`: (success, stdout, stderr).
+fn fleet(kubeconfig: &std::path::Path, args: &[&str]) -> Result<(bool, String, String), BoxError> {
+    let out = std::process::Command::new(cli_bin())
+        .arg("--fleet")
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The hub objects of the clusterset test: our CRDs and the hub viewer role (`config/acm`), the
+/// sets, their ManagedClusters (not joined: no agent is needed to hold hub copies) and
+/// namespaces, a hub copy in each, and the user bound as ACM binds a clusterset's viewers.
+fn clusterset_objects() -> serde_json::Value {
+    let mut items = Vec::new();
+    for set in ["fv-east", "fv-west"] {
+        items.push(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
+            "metadata": {"name": set}, "spec": {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}}));
+    }
+    for (cluster, set) in SET_CLUSTERS {
+        items.push(json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+            "metadata": {"name": cluster, "labels": {"cluster.open-cluster-management.io/clusterset": set}},
+            "spec": {"hubAcceptsClient": false}}));
+        items.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cluster}}));
+        // ACM's per-cluster role (get on the ManagedCluster by name), bound to the set's
+        // viewers: every cluster the user may see, fv-west-1's too (its namespace is not).
+        items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": format!("open-cluster-management:view:{cluster}")},
+            "rules": [{"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"],
+                "resourceNames": [cluster], "verbs": ["get", "list", "watch"]}]}));
+        items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": format!("open-cluster-management:view:{cluster}:{VIEWER}")},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": format!("open-cluster-management:view:{cluster}")},
+            "subjects": [{"kind": "ServiceAccount", "name": VIEWER, "namespace": "default"}]}));
+        if set == "fv-east" {
+            // `view` in the namespaces of the set's clusters.
+            items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": format!("open-cluster-management:managedclusterset:view:{VIEWER}"), "namespace": cluster},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+                "subjects": [{"kind": "ServiceAccount", "name": VIEWER, "namespace": "default"}]}));
+        }
+    }
+    // The set's view role, bound to the user.
+    items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "open-cluster-management:managedclusterset:view:fv-east"},
+        "rules": [{"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclustersets"],
+            "resourceNames": ["fv-east"], "verbs": ["get", "list", "watch"]}]}));
+    items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": format!("open-cluster-management:managedclusterset:view:fv-east:{VIEWER}")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "open-cluster-management:managedclusterset:view:fv-east"},
+        "subjects": [{"kind": "ServiceAccount", "name": VIEWER, "namespace": "default"}]}));
+    items.push(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": VIEWER, "namespace": "default"}}));
+    json!({"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+/// A hub copy of a ControlPlaneUpdateStatus in `cluster`'s namespace (server-side apply).
+async fn write_copy(hub: &Client, cluster: &str) -> TestResult {
+    use kube::api::{Patch, PatchParams};
+    let api: Api<update_status_api::crd::ControlPlaneUpdateStatus> =
+        Api::namespaced(hub.clone(), cluster);
+    let pp = PatchParams::apply("update-status-e2e").force();
+    let meta = json!({"apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
+        "metadata": {"name": cluster, "labels": {"open-cluster-management.io/cluster-name": cluster}}, "spec": {}});
+    api.patch(cluster, &pp, &Patch::Apply(&meta)).await?;
+    let status = json!({"apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
+        "metadata": {"name": cluster}, "status": {"assessment": "Progressing", "completionPercent": 40,
+            "versions": {"target": "4.18.3", "previous": "4.18.2"}, "healthInsights": {},
+            "nodes": {"available": 0, "degraded": 0, "draining": 0, "excluded": 0, "outdated": 0, "pending": 0, "progressing": 0, "total": 0, "updated": 0},
+            "operators": {"degraded": 0, "healthy": 0, "total": 0, "unavailable": 0, "updated": 0, "updating": 0, "waiting": 0}}});
+    api.patch_status(cluster, &pp, &Patch::Apply(&status))
+        .await?;
+    Ok(())
+}
+
+/// A kubeconfig of `VIEWER`'s token for the hub, in `dir`.
+async fn viewer_kubeconfig(env: &OcmEnv, dir: &std::path::Path) -> Result<PathBuf, BoxError> {
+    let token = env
+        .kubectl_hub(["create", "token", VIEWER, "-n", "default", "--duration=1h"])
+        .await?
+        .trim()
+        .to_owned();
+    let admin = kube::config::Kubeconfig::read_from(env.hub_kubeconfig())?;
+    let cluster = admin
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .ok_or("the hub kubeconfig names no cluster")?;
+    let config = json!({"apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "hub", "cluster": cluster}],
+        "users": [{"name": VIEWER, "user": {"token": token}}],
+        "contexts": [{"name": VIEWER, "context": {"cluster": "hub", "user": VIEWER}}],
+        "current-context": VIEWER});
+    let path = dir.join("viewer.kubeconfig");
+    std::fs::write(&path, config.to_string())?;
+    Ok(path)
+}
+
+fn namespaces_of(report: &serde_json::Value, field: &str) -> Vec<String> {
+    let mut v: Vec<String> = report[field]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| {
+            x.as_str()
+                .map(str::to_owned)
+                .or_else(|| x["namespace"].as_str().map(str::to_owned))
+        })
+        .filter(|n| n.starts_with("fv-"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn a_clusterset_user_sees_exactly_its_clusters() -> TestResult {
+    let env = OcmEnv::shared(&[CLUSTER]).await?;
+    let hub = env.hub_client().await?;
+    let t = std::time::Instant::now();
+    let result = clusterset_scenario(env, &hub).await;
+    eprintln!("clusterset scenario: {:?}", t.elapsed());
+    finished(env, result.is_ok()).await?;
+    result
+}
+
+async fn clusterset_scenario(env: &OcmEnv, hub: &Client) -> TestResult {
+    let root = repo_root();
+    let dir = std::env::temp_dir().join(format!("us-ocm-clusterset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
+        "-k",
+        &root.join("config/crd").display().to_string(),
+    ])
+    .await?;
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
+        "-f",
+        &root
+            .join("config/acm/hub-viewer-role.yaml")
+            .display()
+            .to_string(),
+    ])
+    .await?;
+    let objects = dir.join("clusterset.json");
+    std::fs::write(&objects, clusterset_objects().to_string())?;
+    env.kubectl_hub([
+        "apply",
+        "--server-side",
+        "-f",
+        &objects.display().to_string(),
+    ])
+    .await?;
+    for (cluster, _) in SET_CLUSTERS {
+        write_copy(hub, cluster).await?;
+    }
+    let viewer = viewer_kubeconfig(env, &dir).await?;
+    let admin = env.hub_kubeconfig();
+
+    // fv-east-1's agent says, on its ManagedClusterAddOn, that it cannot read Prometheus.
+    let addons = ocm::addons_api(hub, "fv-east-1");
+    let mca = json!({"apiVersion": "addon.open-cluster-management.io/v1beta1", "kind": "ManagedClusterAddOn",
+        "metadata": {"name": "update-status", "namespace": "fv-east-1"}, "spec": {}});
+    addons
+        .create(&PostParams::default(), &serde_json::from_value(mca)?)
+        .await?;
+    let status = json!({"status": {"conditions": [
+        {"type": "Available", "status": "True", "reason": "ProbeAvailable", "message": "ok", "lastTransitionTime": "2026-12-05T12:00:00Z"},
+        {"type": "Degraded", "status": "True", "reason": "PrometheusUnreachable", "message": "cannot reach Prometheus", "lastTransitionTime": "2026-12-05T12:00:00Z"}]}});
+    addons
+        .patch_status(
+            "update-status",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&status),
+        )
+        .await?;
+
+    // The admin sees the three, and the add-on's state.
+    let (ok, out, err) = fleet(&admin, &["-o", "json"])?;
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out)?;
+    assert_eq!(
+        namespaces_of(&report, "clusters"),
+        ["fv-east-1", "fv-east-2", "fv-west-1"]
+    );
+    let (ok, text, err) = fleet(&admin, &[])?;
+    assert!(ok, "{err}");
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("LAST REPORT") && header.contains("ADD-ON"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("fv-east-1 ")
+            && l.trim_end().ends_with("Degraded (PrometheusUnreachable)")),
+        "{text}"
+    );
+
+    // The viewer may not list the copies in all namespaces: --fleet reads the namespaces of the
+    // clusters it may see, shows exactly its set's, and says which it could not read. (The
+    // aggregation of the hub viewer role into `view` takes a moment.)
+    let report = poll_until(TIMEOUT, "the viewer's --fleet", || async {
+        let (ok, out, _) = fleet(&viewer, &["-o", "json"]).ok()?;
+        let r: serde_json::Value = serde_json::from_str(&out).ok().filter(|_| ok)?;
+        (namespaces_of(&r, "clusters").len() == 2).then_some(r)
+    })
+    .await
+    .map_err(|e| format!("{e}: {:?}", fleet(&viewer, &["-o", "json"])))?;
+    assert_eq!(
+        namespaces_of(&report, "clusters"),
+        ["fv-east-1", "fv-east-2"],
+        "{report}"
+    );
+    assert_eq!(
+        namespaces_of(&report, "unreadableNamespaces"),
+        ["fv-west-1"],
+        "{report}"
+    );
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("one by one") && warnings.contains("fv-west-1"),
+        "{warnings}"
+    );
+    // Text: the rows, and the warnings on standard error.
+    let (ok, text, err) = fleet(&viewer, &[])?;
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("fv-"))
+        .collect();
+    assert_eq!(rows, ["fv-east-1", "fv-east-2"], "{text}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning: ") && l.contains("fv-west-1")),
+        "{err}"
+    );
+    // --clusterset: the set's clusters, found by their label, nothing unreadable.
+    let (ok, out, err) = fleet(&viewer, &["--clusterset", "fv-east", "-o", "json"])?;
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out)?;
+    assert_eq!(
+        namespaces_of(&report, "clusters"),
+        ["fv-east-1", "fv-east-2"],
+        "{report}"
+    );
+    assert!(report.get("unreadableNamespaces").is_none(), "{report}");
+
+    // Leave the hub as it was.
+    env.kubectl_hub([
+        "delete",
+        "--ignore-not-found",
+        "--wait=false",
+        "-f",
+        &objects.display().to_string(),
+    ])
+    .await?;
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -1021,8 +1021,10 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     assert!(violations.is_empty(), "{violations:?}");
     // Back to the grid; the hosted cluster's tile opens its view from the hub copies.
     browser::eval::<bool>(&page, "(history.back(), true)").await?;
+    // A hosted cluster's row is named after the namespace whose objects claim it.
     let tile = format!(
-        "Array.from(document.querySelectorAll('.fleet .tile')).find((t) => t.dataset.name === {HOSTED_NAME:?})"
+        "Array.from(document.querySelectorAll('.fleet .tile')).find((t) => t.dataset.name === {:?})",
+        format!("{}/{HOSTED_NAME}", c.name())
     );
     browser::wait_for(&page, &format!("!!{tile}"), Duration::from_secs(30)).await?;
     let href: String = browser::eval(&page, &format!("{tile}.getAttribute('href')")).await?;
@@ -1055,5 +1057,402 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
         took < Duration::from_secs(3),
         "--web took {took:?} to stop after Ctrl-C"
     );
+    Ok(())
+}
+
+/// Writes into `ns` the objects of `case` as the controller in hosted mode would for a
+/// HostedCluster named `claimed` (the status named after it, every object labelled
+/// `update.openshift.io/cluster=<claimed>`), as hub copies of the managed cluster `ns`: what
+/// the agent of `ns` can write into its own namespace.
+async fn write_claim(env: &TestEnv, ns: &str, claimed: &str, case: &str) -> Result<(), BoxError> {
+    let snap = Snapshot::from_dir(&oc_status_case(case))?;
+    let now = snap.now.or_else(|| snap.derived_now()).ok_or("no now")?;
+    let mut d = update_status_assess::compose::desired_cluster(
+        &snap.inputs(),
+        &update_status_assess::compose::Existing::default(),
+        &update_status_assess::compose::Labels::new(),
+        now,
+    );
+    let claim = |l: &mut std::collections::BTreeMap<String, String>| {
+        l.insert(labels::CLUSTER.to_owned(), claimed.to_owned());
+    };
+    if let Some(cp) = d.control_plane.as_mut() {
+        cp.name = claimed.to_owned();
+        claim(&mut cp.labels);
+    }
+    d.worker_pools.iter_mut().for_each(|p| claim(&mut p.labels));
+    d.insights.iter_mut().for_each(|i| claim(&mut i.labels));
+    write_objects(env, ns, d, Some(ns)).await
+}
+
+/// Sets the heartbeat annotation of the hub copy `ns/ns` (`None`: removes it).
+async fn set_last_reported(env: &TestEnv, ns: &str, at: Option<Timestamp>) -> Result<(), BoxError> {
+    let api: Api<ControlPlaneUpdateStatus> = Api::namespaced(env.client(), ns);
+    let value = at.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+    let patch = json!({"metadata": {"annotations": {"update.openshift.io/last-reported": value}}});
+    api.patch(ns, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+/// axe-core's serious and critical violations on `page` (opened with `bypass_csp`).
+async fn axe_serious(page: &Page) -> Result<Vec<(String, String, usize, String)>, BoxError> {
+    page.evaluate(browser::axe_source()?.as_str()).await?;
+    let violations: Vec<(String, String, usize, String)> = browser::eval(
+        page,
+        r#"(async () => {
+          const r = await axe.run(document, { resultTypes: ['violations'] });
+          return r.violations.map((v) => [v.id, v.impact, v.nodes.length, v.help]);
+        })()"#,
+    )
+    .await?;
+    Ok(violations
+        .into_iter()
+        .filter(|v| v.1 == "serious" || v.1 == "critical")
+        .collect())
+}
+
+/// `kubectl update-status --fleet ARGS`: standard output and standard error, failing on a
+/// failed exit.
+fn fleet_cli(env: &TestEnv, args: &[&str]) -> Result<(String, String), BoxError> {
+    let out = env.plugin(&[&["--fleet"], args].concat())?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    if !out.status.success() {
+        return Err(format!("--fleet {args:?} exited with {}: {stderr}", out.status).into());
+    }
+    Ok((stdout, stderr))
+}
+
+/// The `--fleet -o json` entry of namespace `ns` whose `cluster` is `cluster`.
+fn fleet_entry<'a>(
+    report: &'a serde_json::Value,
+    ns: &str,
+    cluster: &str,
+) -> Option<&'a serde_json::Value> {
+    report["clusters"]
+        .as_array()?
+        .iter()
+        .find(|r| r["namespace"] == ns && r["cluster"] == cluster)
+}
+
+#[tokio::test]
+async fn the_fleet_names_each_row_after_its_namespace_and_says_what_is_claimed() -> TestResult {
+    // One test at a time: the timings and the shared browser are not disturbed.
+    let _lock = exclusive_cluster_state().await;
+    let env = TestEnv::new().await?;
+    let victim = env.namespace("web-claim-prod").await?;
+    let team = env.namespace("web-claim-team").await?;
+    write_copies(
+        &env,
+        victim.name(),
+        "4.14.1-workers-started-updating-multiple-pools",
+    )
+    .await?;
+    // The agent of `team` writes, in its own namespace, update status claiming the victim's
+    // name: a hosted cluster's status named and labelled after it.
+    write_claim(&env, team.name(), victim.name(), "4.14.1-degraded").await?;
+    let claimed_row = format!("{}/{}", team.name(), victim.name());
+
+    // Text: the claim is a row of its namespace, with a warning naming both.
+    let (text, stderr) = fleet_cli(&env, &[])?;
+    let first = |name: &str| {
+        text.lines()
+            .filter(|l| l.split_whitespace().next() == Some(name))
+            .count()
+    };
+    assert_eq!(
+        first(victim.name()),
+        1,
+        "one row named {}:\n{text}",
+        victim.name()
+    );
+    assert_eq!(
+        first(&claimed_row),
+        1,
+        "the claim's row is {claimed_row}:\n{text}"
+    );
+    assert!(
+        stderr.lines().any(|l| l.starts_with("warning: ")
+            && l.contains(&format!("namespace {}", team.name()))
+            && l.contains(victim.name())),
+        "no warning about the claim: {stderr}"
+    );
+    // JSON: the same, the warning with the row and in the report.
+    let (json, _) = fleet_cli(&env, &["-o", "json"])?;
+    let report: serde_json::Value = serde_json::from_str(&json)?;
+    let claim = fleet_entry(&report, team.name(), &claimed_row)
+        .ok_or_else(|| format!("no row {claimed_row}: {report}"))?;
+    assert_eq!(claim["hostedCluster"], victim.name());
+    // The claim's row counts the claiming namespace's objects (the degraded fixture's
+    // errors), the victim's row none of them.
+    assert_eq!(
+        claim["assessment"], "Stalled",
+        "the degraded fixture's: {claim}"
+    );
+    assert_eq!(claim["health"]["error"], 5, "{claim}");
+    let warning = claim["warnings"][0].as_str().unwrap_or_default().to_owned();
+    assert!(warning.contains(team.name()), "{claim}");
+    assert!(
+        report["warnings"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|x| x == warning.as_str())),
+        "{report}"
+    );
+    let own = fleet_entry(&report, victim.name(), victim.name())
+        .ok_or_else(|| format!("no row for {}: {report}", victim.name()))?;
+    assert!(own.get("warnings").is_none(), "{own}");
+    assert_eq!(own["health"]["error"], 0, "{own}");
+    assert_eq!(own["assessment"], "Progressing", "{own}");
+    assert!(
+        report["clusters"].as_array().is_some_and(|rows| !rows
+            .iter()
+            .any(|r| r["cluster"] == victim.name() && r["namespace"] != victim.name())),
+        "a row of another namespace is named {}: {report}",
+        victim.name()
+    );
+
+    // The live grid: the tile of the claim is named after its namespace, marked, and the page
+    // lists the warning.
+    let server = WebServer::start(&cli_bin(), &["--fleet"], Some(env.kubeconfig_path()))?;
+    let browser = Chromium::shared()?.connect().await?;
+    let page = browser::open(&browser, &server.url, &Open::default()).await?;
+    let tiles = format!(
+        "Array.from(document.querySelectorAll('.fleet .tile')).filter((t) => t.dataset.namespace === {:?})",
+        team.name()
+    );
+    browser::wait_for(
+        &page,
+        &format!("{tiles}.length > 0"),
+        Duration::from_secs(30),
+    )
+    .await?;
+    let (names, classes, warnings): (Vec<String>, Vec<String>, String) = browser::eval(
+        &page,
+        &format!(
+            "[{tiles}.map((t) => t.dataset.name), {tiles}.map((t) => t.className), (document.querySelector('[data-fact=fleet-warnings]') || {{ innerText: '' }}).innerText]"
+        ),
+    )
+    .await?;
+    assert_eq!(
+        names,
+        std::slice::from_ref(&claimed_row),
+        "the tiles of namespace {}",
+        team.name()
+    );
+    assert!(classes[0].contains("claimed"), "{classes:?}");
+    assert!(
+        warnings.contains(&format!("namespace {}", team.name()))
+            && warnings.contains(victim.name()),
+        "the page's warnings: {warnings:?}"
+    );
+    let victims: Vec<String> = browser::eval(
+        &page,
+        &format!(
+            "Array.from(document.querySelectorAll('.fleet .tile')).filter((t) => t.dataset.name === {:?}).map((t) => t.dataset.namespace)",
+            victim.name()
+        ),
+    )
+    .await?;
+    assert_eq!(
+        victims,
+        [victim.name().to_owned()],
+        "tiles named {}",
+        victim.name()
+    );
+    let violations: Vec<String> = browser::eval(&page, "window.__usViolations").await?;
+    assert!(violations.is_empty(), "{violations:?}");
+    page.close().await?;
+    // The warnings and the marked tile pass axe-core.
+    let how = Open {
+        bypass_csp: true,
+        ..Open::default()
+    };
+    let page = browser::open(&browser, &server.url, &how).await?;
+    browser::wait_for(
+        &page,
+        &format!("{tiles}.length > 0"),
+        Duration::from_secs(30),
+    )
+    .await?;
+    let serious = axe_serious(&page).await?;
+    assert!(serious.is_empty(), "axe on the fleet grid: {serious:?}");
+    page.close().await?;
+    Ok(())
+}
+
+/// LIST requests the API server has answered for ControlPlaneUpdateStatuses so far.
+async fn cp_lists(env: &TestEnv) -> Result<f64, BoxError> {
+    let text = env
+        .client()
+        .request_text(http::Request::get("/metrics").body(Vec::new())?)
+        .await?;
+    Ok(text
+        .lines()
+        .filter(|l| {
+            l.starts_with("apiserver_request_total{")
+                && l.contains("resource=\"controlplaneupdatestatuses\"")
+                && l.contains("verb=\"LIST\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+#[tokio::test]
+async fn the_fleet_shows_each_reports_age_and_reads_in_pages() -> TestResult {
+    // One test at a time: the timings and the shared browser are not disturbed.
+    let _lock = exclusive_cluster_state().await;
+    let env = TestEnv::new().await?;
+    let fresh = env.namespace("web-fresh").await?;
+    let stale = env.namespace("web-stale").await?;
+    let older = env.namespace("web-older-agent").await?;
+    for ns in [&fresh, &stale, &older] {
+        write_copies(&env, ns.name(), "4.14.1-degraded").await?;
+    }
+    let now = Timestamp::now();
+    set_last_reported(
+        &env,
+        fresh.name(),
+        Some(now - jiff::SignedDuration::from_secs(150)),
+    )
+    .await?;
+    set_last_reported(
+        &env,
+        stale.name(),
+        Some(now - jiff::SignedDuration::from_mins(62)),
+    )
+    .await?;
+    // `older`: an agent without the heartbeat.
+
+    // Text: the LAST REPORT column; the stale one says so.
+    let (text, _) = fleet_cli(&env, &[])?;
+    let header = text.lines().next().unwrap_or_default();
+    assert!(header.contains("LAST REPORT"), "{text}");
+    let column = |ns: &str| -> Option<String> {
+        let at = header.find("LAST REPORT")?;
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(ns))?;
+        Some(line.get(at..)?.split("  ").next()?.trim().to_owned())
+    };
+    assert_eq!(
+        column(stale.name()).as_deref(),
+        Some("Stale (62m)"),
+        "{text}"
+    );
+    let fresh_age = column(fresh.name()).unwrap_or_default();
+    assert!(
+        fresh_age.starts_with("2m"),
+        "2m30s or so: {fresh_age:?}\n{text}"
+    );
+    assert_eq!(column(older.name()).as_deref(), Some("<unknown>"), "{text}");
+    // `--stale-after 2m` makes the fresh one stale too.
+    let (strict, _) = fleet_cli(&env, &["--stale-after", "2m"])?;
+    assert!(
+        strict
+            .lines()
+            .any(|l| l.starts_with(fresh.name()) && l.contains("Stale (2m")),
+        "{strict}"
+    );
+    // JSON.
+    let (json, _) = fleet_cli(&env, &["-o", "json"])?;
+    let report: serde_json::Value = serde_json::from_str(&json)?;
+    let freshness = |ns: &str| fleet_entry(&report, ns, ns).map(|r| r["freshness"].clone());
+    assert_eq!(freshness(fresh.name()), Some(json!("Fresh")), "{report}");
+    assert_eq!(freshness(stale.name()), Some(json!("Stale")), "{report}");
+    assert_eq!(freshness(older.name()), Some(json!("Unknown")), "{report}");
+    assert_eq!(report["staleAfterSeconds"], 900);
+
+    // Pages: with --chunk-size 1, one list request per status (and one to end), the same rows.
+    let total = Api::<ControlPlaneUpdateStatus>::all(env.client())
+        .list(&Default::default())
+        .await?
+        .items
+        .len();
+    let before = cp_lists(&env).await?;
+    let (paged, _) = fleet_cli(&env, &["-o", "json", "--chunk-size", "1"])?;
+    let lists = cp_lists(&env).await? - before;
+    let paged: serde_json::Value = serde_json::from_str(&paged)?;
+    // This test's rows (other tests' namespaces may be going meanwhile).
+    let mine = |r: &serde_json::Value| -> Vec<serde_json::Value> {
+        r["clusters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| {
+                [&fresh, &stale, &older]
+                    .iter()
+                    .any(|n| c["namespace"] == n.name())
+            })
+            .cloned()
+            .collect()
+    };
+    assert_eq!(mine(&paged), mine(&report), "the same rows, read in pages");
+    assert_eq!(mine(&paged).len(), 3);
+    assert!(
+        lists >= total as f64,
+        "{lists} list requests for {total} ControlPlaneUpdateStatuses in pages of 1"
+    );
+
+    // The live grid: the stale tile is drawn as stale, the others not; the ages are shown.
+    let server = WebServer::start(&cli_bin(), &["--fleet"], Some(env.kubeconfig_path()))?;
+    let browser = Chromium::shared()?.connect().await?;
+    // CSP bypassed for axe-core (the claims test checks the page under its CSP).
+    let how = Open {
+        bypass_csp: true,
+        ..Open::default()
+    };
+    let page = browser::open(&browser, &server.url, &how).await?;
+    let tile = |ns: &str| {
+        format!(
+            "Array.from(document.querySelectorAll('.fleet .tile')).find((t) => t.dataset.name === {ns:?})"
+        )
+    };
+    browser::wait_for(
+        &page,
+        &format!(
+            "!!{} && !!{} && !!{}",
+            tile(fresh.name()),
+            tile(stale.name()),
+            tile(older.name())
+        ),
+        Duration::from_secs(30),
+    )
+    .await?;
+    let states: Vec<(String, String)> = browser::eval(
+        &page,
+        &format!(
+            "[{}, {}, {}].map((t) => [t.dataset.state, t.dataset.lastReport])",
+            tile(fresh.name()),
+            tile(stale.name()),
+            tile(older.name())
+        ),
+    )
+    .await?;
+    assert_eq!(
+        states[1],
+        ("stale".to_owned(), "Stale (62m)".to_owned()),
+        "{states:?}"
+    );
+    assert_ne!(states[0].0, "stale", "{states:?}");
+    assert!(states[0].1.starts_with("2m"), "{states:?}");
+    assert_eq!(states[2].1, "<unknown>", "{states:?}");
+    assert_ne!(
+        states[2].0, "stale",
+        "no heartbeat is not stale: {states:?}"
+    );
+    let serious = axe_serious(&page).await?;
+    assert!(serious.is_empty(), "axe on the fleet grid: {serious:?}");
+    // The heartbeat comes back: the tile is no longer stale, without a reload.
+    set_last_reported(&env, stale.name(), Some(Timestamp::now())).await?;
+    browser::wait_for(
+        &page,
+        &format!("{}.dataset.state !== 'stale'", tile(stale.name())),
+        Duration::from_secs(10),
+    )
+    .await?;
+    page.close().await?;
     Ok(())
 }

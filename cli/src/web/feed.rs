@@ -18,7 +18,7 @@ use update_status_api::crd::{
 use super::model::{self, Source};
 use super::page::script_json;
 use super::watch::{self as reflect, Selection, Store, Task};
-use crate::fleet::{self, FleetFilter, FleetRow};
+use crate::fleet::{self, Fleet, FleetFilter, FleetRow, Tally};
 use crate::online::OnlineError;
 use crate::render::View;
 use crate::selective::{pick_control_plane, selectors};
@@ -238,6 +238,14 @@ pub struct FleetPage {
     /// What went wrong reading it, while it lasts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `--stale-after` as the LAST REPORT column prints an age (`15m`).
+    pub stale_after: String,
+    /// Every warning, as `--fleet` prints them (the read's, then each row's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Namespaces whose objects could not be read (RBAC).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
     /// One entry per cluster, worst first.
     pub clusters: Vec<FleetEntry>,
 }
@@ -249,6 +257,11 @@ pub struct FleetEntry {
     /// The `--fleet` row.
     #[serde(flatten)]
     pub row: FleetRow,
+    /// The LAST REPORT column of `--fleet`.
+    pub last_report: String,
+    /// The ADD-ON column of `--fleet` (on an ACM hub).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_on_text: Option<String>,
     /// Where its view is (live only): `/c/<namespace>`, `/c/<namespace>/<hosted cluster>`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub href: Option<String>,
@@ -256,15 +269,20 @@ pub struct FleetEntry {
 
 /// The path of a row's view on the live server.
 pub fn href(row: &FleetRow) -> String {
-    if row.cluster == row.namespace {
-        format!("/c/{}", row.namespace)
-    } else {
-        format!("/c/{}/{}", row.namespace, row.cluster)
+    match &row.hosted_cluster {
+        None => format!("/c/{}", row.namespace),
+        Some(name) => format!("/c/{}/{name}", row.namespace),
     }
 }
 
-/// The fleet page of `rows` (`-o html`: no links).
-pub fn fleet_page(rows: Vec<FleetRow>, now: Timestamp, source: Source) -> FleetPage {
+/// The fleet page of `fleet` at `now` (`-o html`: no links).
+pub fn fleet_page(
+    fleet: Fleet,
+    now: Timestamp,
+    source: Source,
+    stale_after: jiff::SignedDuration,
+) -> FleetPage {
+    let warnings = fleet.all_warnings();
     FleetPage {
         kind: "fleet",
         version: model::MODEL_VERSION,
@@ -272,85 +290,162 @@ pub fn fleet_page(rows: Vec<FleetRow>, now: Timestamp, source: Source) -> FleetP
         source,
         now,
         error: None,
-        clusters: rows
+        stale_after: fleet::human(stale_after),
+        warnings,
+        unreadable: fleet.unreadable,
+        clusters: fleet
+            .rows
             .into_iter()
             .map(|row| FleetEntry {
                 href: (source == Source::Live && row.reported).then(|| href(&row)),
+                last_report: row.last_report_text(now),
+                add_on_text: row.add_on.as_ref().map(fleet::AddOnState::text),
                 row,
             })
             .collect(),
     }
 }
 
-/// A hub's watches: every ControlPlaneUpdateStatus and WorkerPoolUpdateStatus, the health
-/// insights (as `--fleet` reads), and on an ACM hub the add-ons and the selected clusters.
-pub struct FleetFeed {
+/// One scope's watches (all namespaces, or one namespace read alone).
+struct Scope {
     cps: Arc<Store<ControlPlaneUpdateStatus>>,
     pools: Arc<Store<WorkerPoolUpdateStatus>>,
     health: Arc<Store<UpdateInsight>>,
     addons: Option<Arc<Store<ManagedClusterAddOn>>>,
+}
+
+/// A hub's watches: every ControlPlaneUpdateStatus and WorkerPoolUpdateStatus, the health
+/// insights (as `--fleet` reads), and on an ACM hub the add-ons and the selected clusters.
+/// For a user who may not list them in all namespaces, the same in each namespace of the
+/// clusters they may see (found once, at the start, as `--fleet` finds them).
+pub struct FleetFeed {
+    scopes: Vec<Scope>,
     selected: Option<Arc<Store<ManagedCluster>>>,
+    filter: FleetFilter,
+    /// Warnings of the start (the add-ons unreadable, the per-namespace read).
+    warnings: Vec<String>,
+    unreadable: Vec<String>,
     _tasks: Vec<Task>,
 }
 
+/// Starts the watches of one scope; a denied add-on watch is `Ok(None)` with `addons_denied`.
+async fn start_scope(
+    client: &Client,
+    namespace: Option<&str>,
+    changed: &Arc<Notify>,
+    tasks: &mut Vec<Task>,
+    addons_denied: &mut bool,
+) -> Result<Scope, OnlineError> {
+    fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        match namespace {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        }
+    }
+    let sel = |labels: Option<String>, fields: Option<String>| Selection {
+        labels,
+        fields,
+        namespace: namespace.map(str::to_owned),
+    };
+    let (cps, pools, health) = tokio::try_join!(
+        reflect::start(
+            api::<ControlPlaneUpdateStatus>(client, namespace),
+            sel(None, None),
+            Arc::clone(changed)
+        ),
+        reflect::start(
+            api::<WorkerPoolUpdateStatus>(client, namespace),
+            sel(None, None),
+            Arc::clone(changed)
+        ),
+        reflect::start(
+            api::<UpdateInsight>(client, namespace),
+            sel(Some(selectors::health()), None),
+            Arc::clone(changed)
+        ),
+    )?;
+    tasks.extend([cps.1, pools.1, health.1]);
+    let addons = match reflect::start(
+        api::<ManagedClusterAddOn>(client, namespace),
+        sel(None, Some(format!("metadata.name={ADDON_NAME}"))),
+        Arc::clone(changed),
+    )
+    .await
+    {
+        Ok((store, task)) => {
+            tasks.push(task);
+            Some(store)
+        }
+        Err(OnlineError::NotInstalled { .. }) => None,
+        Err(OnlineError::Forbidden { .. }) => {
+            *addons_denied = true;
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Scope {
+        cps: cps.0,
+        pools: pools.0,
+        health: health.0,
+        addons,
+    })
+}
+
 impl FleetFeed {
-    /// Lists and starts watching.
+    /// Lists and starts watching; returns the warnings of the start too.
     pub async fn start(
         client: &Client,
         filter: &FleetFilter,
         changed: &Arc<Notify>,
     ) -> Result<(Self, Vec<String>), OnlineError> {
-        let all = || Selection::default();
-        let (cps, pools, health) = tokio::try_join!(
-            reflect::start(
-                Api::<ControlPlaneUpdateStatus>::all(client.clone()),
-                all(),
-                Arc::clone(changed)
-            ),
-            reflect::start(
-                Api::<WorkerPoolUpdateStatus>::all(client.clone()),
-                all(),
-                Arc::clone(changed)
-            ),
-            reflect::start(
-                Api::<UpdateInsight>::all(client.clone()),
-                Selection {
-                    labels: Some(selectors::health()),
-                    ..all()
-                },
-                Arc::clone(changed)
-            ),
-        )?;
-        let mut tasks = vec![cps.1, pools.1, health.1];
+        let mut tasks = Vec::new();
         let mut warnings = Vec::new();
-        let addons = match reflect::start(
-            Api::<ManagedClusterAddOn>::all(client.clone()),
-            Selection {
-                fields: Some(format!("metadata.name={ADDON_NAME}")),
-                ..all()
-            },
-            Arc::clone(changed),
-        )
-        .await
-        {
-            Ok((store, task)) => {
-                tasks.push(task);
-                Some(store)
-            }
-            Err(OnlineError::NotInstalled { .. }) => None,
-            Err(OnlineError::Forbidden { .. }) => {
-                warnings.push(fleet::addons_forbidden());
-                None
+        let mut unreadable = Vec::new();
+        let mut addons_denied = false;
+        let mut scopes = Vec::new();
+        let mut per_namespace = false;
+        match start_scope(client, None, changed, &mut tasks, &mut addons_denied).await {
+            Ok(scope) => scopes.push(scope),
+            Err(denied @ OnlineError::Forbidden { .. }) => {
+                let Some(found) = fleet::discover(client, filter).await? else {
+                    return Err(OnlineError::NoNamespaceReadable {
+                        denied: denied.to_string(),
+                    });
+                };
+                per_namespace = true;
+                warnings.extend(found.warnings);
+                warnings.push(format!(
+                    "{denied}: watching the namespaces of the {} cluster{} you may see ({}) one by one",
+                    found.namespaces.len(),
+                    if found.namespaces.len() == 1 { "" } else { "s" },
+                    found.source
+                ));
+                for ns in found.namespaces {
+                    match start_scope(client, Some(&ns), changed, &mut tasks, &mut addons_denied)
+                        .await
+                    {
+                        Ok(scope) => scopes.push(scope),
+                        Err(OnlineError::Forbidden { .. }) => unreadable.push(ns),
+                        Err(e) => return Err(e),
+                    }
+                }
             }
             Err(e) => return Err(e),
-        };
-        let selected = match fleet_selector(filter) {
+        }
+        if addons_denied {
+            warnings.push(fleet::addons_forbidden());
+        }
+        // Per namespace, the clusters found are those selected already.
+        let selected = match fleet_selector(filter).filter(|_| !per_namespace) {
             None => None,
             Some(selector) => match reflect::start(
                 Api::<ManagedCluster>::all(client.clone()),
                 Selection {
                     labels: Some(selector),
-                    ..all()
+                    ..Selection::default()
                 },
                 Arc::clone(changed),
             )
@@ -366,44 +461,64 @@ impl FleetFeed {
                 Err(e) => return Err(e),
             },
         };
+        let mut start_warnings = warnings.clone();
+        if !unreadable.is_empty() {
+            start_warnings.push(fleet::unreadable_warning(&unreadable));
+        }
         Ok((
             FleetFeed {
-                cps: cps.0,
-                pools: pools.0,
-                health: health.0,
-                addons,
+                scopes,
                 selected,
+                filter: filter.clone(),
+                warnings,
+                unreadable,
                 _tasks: tasks,
             },
-            warnings,
+            start_warnings,
         ))
     }
 
-    /// The rows, as `--fleet` makes them.
-    pub fn rows(&self) -> Vec<FleetRow> {
-        let mut warnings = Vec::new();
-        let mut rows = fleet::rows(
-            &self.cps.objects(),
-            &self.pools.objects(),
-            &self.health.objects(),
-            &mut warnings,
+    /// The fleet at `now`, as `--fleet` makes it: the pools and insights folded in place
+    /// (nothing copied but the statuses and add-ons), joined in linear time.
+    pub fn fleet(&self, now: Timestamp) -> Fleet {
+        let mut tally = Tally::default();
+        let mut cps = Vec::new();
+        let mut addons: Option<Vec<ManagedClusterAddOn>> = None;
+        for s in &self.scopes {
+            s.pools.with(|m| m.values().for_each(|p| tally.add_pool(p)));
+            s.health
+                .with(|m| m.values().for_each(|i| tally.add_insight(i)));
+            cps.extend(s.cps.objects());
+            if let Some(a) = &s.addons {
+                addons.get_or_insert_with(Vec::new).extend(a.objects());
+            }
+        }
+        let selected: Option<BTreeSet<String>> = self
+            .selected
+            .as_ref()
+            .map(|s| s.with(|m| m.keys().map(|(_, name)| name.clone()).collect()));
+        let rows = fleet::assemble(
+            &cps,
+            &tally,
+            addons.as_deref(),
+            selected.as_ref(),
+            &self.filter.judge(now),
         );
-        if let Some(addons) = &self.addons {
-            rows = fleet::with_addons(rows, &addons.objects());
+        Fleet {
+            rows,
+            warnings: self.warnings.clone(),
+            unreadable: self.unreadable.clone(),
         }
-        if let Some(selected) = &self.selected {
-            let names: BTreeSet<String> =
-                selected.with(|m| m.keys().map(|(_, name)| name.clone()).collect());
-            rows.retain(|r| names.contains(&r.namespace));
-        }
-        rows.sort_by(|a, b| fleet::sort_key(a).cmp(&fleet::sort_key(b)));
-        rows
     }
 
     fn error(&self) -> Option<String> {
-        [self.cps.error(), self.pools.error(), self.health.error()]
-            .into_iter()
-            .chain(self.addons.iter().map(|s| s.error()))
+        self.scopes
+            .iter()
+            .flat_map(|s| {
+                [s.cps.error(), s.pools.error(), s.health.error()]
+                    .into_iter()
+                    .chain(s.addons.iter().map(|a| a.error()))
+            })
             .chain(self.selected.iter().map(|s| s.error()))
             .flatten()
             .next()
@@ -417,7 +532,7 @@ fn fleet_selector(filter: &FleetFilter) -> Option<String> {
 
 impl Feed for FleetFeed {
     fn build(&self, now: Timestamp) -> String {
-        let mut page = fleet_page(self.rows(), now, Source::Live);
+        let mut page = fleet_page(self.fleet(now), now, Source::Live, self.filter.stale_after);
         page.error = self
             .error()
             .map(|e| format!("{e} (retrying; the page shows what was last read)"));

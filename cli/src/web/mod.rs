@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use kube::Client;
 use tokio::sync::Notify;
 
-use crate::fleet::{FleetFilter, FleetRow};
+use crate::fleet::{Fleet, FleetFilter};
 use crate::render::View;
 use feed::{ClusterFeed, FleetFeed};
 use model::Source;
@@ -44,8 +44,12 @@ pub fn html_cluster(view: &View, now: Timestamp, title: String) -> anyhow::Resul
 }
 
 /// `--fleet -o html`.
-pub fn html_fleet(rows: Vec<FleetRow>, now: Timestamp) -> anyhow::Result<String> {
-    let page = feed::fleet_page(rows, now, Source::Snapshot);
+pub fn html_fleet(
+    fleet: Fleet,
+    now: Timestamp,
+    stale_after: jiff::SignedDuration,
+) -> anyhow::Result<String> {
+    let page = feed::fleet_page(fleet, now, Source::Snapshot, stale_after);
     Ok(page::file_page(&page)?)
 }
 

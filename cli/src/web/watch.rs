@@ -101,10 +101,13 @@ fn key<K: Resource>(o: &K) -> (String, String) {
     )
 }
 
-/// Trims what the view never reads (managed fields are most of an object's size).
+/// Trims what the view never reads (managed fields are most of an object's size): no
+/// annotation but the heartbeat of a hub copy (the fleet's LAST REPORT).
 fn trimmed<K: Resource>(mut o: K) -> K {
     o.meta_mut().managed_fields = None;
-    o.meta_mut().annotations = None;
+    if let Some(a) = o.meta_mut().annotations.as_mut() {
+        a.retain(|k, _| k == update_status_api::acm::LAST_REPORTED_ANNOTATION);
+    }
     o
 }
 

@@ -30,6 +30,11 @@
 //! `kubectl-update_status --fleet` over all N clusters, and the hub at 10,000 clusters derived
 //! from the per-cluster figures. `--only-fleet` runs it alone.
 //!
+//! Before it, the **fleet rows** (`common/fleet_rows.rs`, `--fleet-rows N`, default 5,000, 0 to
+//! skip): a hub with the copies of N clusters, `--fleet-row-insights` health insights each,
+//! read by `kubectl-update_status --fleet` (text, JSON) and its live grid in headless Chromium
+//! (issue #38, item 5). `--only-fleet-rows` runs it alone.
+//!
 //! Before the sizes, without a control plane (`offline_cli`): the offline CLI on the
 //! simulator's snapshot of a 5,003-node cluster in 5 pools as JSON (`--offline-nodes-per-pool`,
 //! 0 to skip) and on a must-gather with 20,000 worker nodes in one block-YAML `nodes.yaml`
@@ -67,6 +72,8 @@ use update_status_simulator::{NodeStep, Simulation};
 
 #[path = "common/fleet.rs"]
 mod fleet;
+#[path = "common/fleet_rows.rs"]
+mod fleet_rows;
 #[path = "common/hub_identities.rs"]
 mod hub_identities;
 #[path = "common/live_cli.rs"]
@@ -161,6 +168,16 @@ struct Args {
     /// with the offline cases (0: skip it).
     #[arg(long, default_value_t = 5_000)]
     web_nodes: usize,
+    /// Clusters of the hub read by `--fleet` and its grid after the sizes, each in its own
+    /// namespace (0: skip that case).
+    #[arg(long, default_value_t = 5_000)]
+    fleet_rows: usize,
+    /// Health insights of each of those clusters.
+    #[arg(long, default_value_t = 10)]
+    fleet_row_insights: usize,
+    /// Only that case: prints its section, writes no report.
+    #[arg(long, conflicts_with_all = ["only_offline", "only_fleet"])]
+    only_fleet_rows: bool,
 }
 
 impl Run {
@@ -1318,7 +1335,7 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let root = repo_root();
     std::env::set_current_dir(&root)?;
-    let needed = if args.only_offline {
+    let needed = if args.only_offline || args.only_fleet_rows {
         vec![&args.cli]
     } else {
         vec![&args.controller, &args.cli]
@@ -1348,6 +1365,24 @@ async fn main() -> anyhow::Result<()> {
         namespace: NAMESPACE,
         keep: args.keep,
     };
+    let rows_dir = root.join(&args.cluster_dir);
+    let rows_case = || {
+        fleet_rows::bench(
+            &args.cli,
+            &rows_dir,
+            args.fleet_rows,
+            args.fleet_row_insights,
+            args.concurrency,
+        )
+    };
+    if args.only_fleet_rows {
+        if args.fleet_rows == 0 {
+            bail!("--only-fleet-rows needs --fleet-rows above 0");
+        }
+        let r = rows_case().await.context("the fleet rows case")?;
+        println!("{}", fleet_rows::report(&r));
+        return Ok(());
+    }
     if args.only_fleet {
         if args.fleet == 0 {
             bail!("--only-fleet needs --fleet above 0");
@@ -1394,7 +1429,8 @@ async fn main() -> anyhow::Result<()> {
         }
         let mut size_args = args.clone();
         // --keep keeps the last control plane: the fleet's, if it runs.
-        size_args.keep = args.keep && args.fleet == 0 && i + 1 == args.sizes.len();
+        size_args.keep =
+            args.keep && args.fleet == 0 && args.fleet_rows == 0 && i + 1 == args.sizes.len();
         match bench_size(&size_args, n, ticks).await {
             Ok(r) => runs.push(r),
             Err(e) => {
@@ -1403,6 +1439,11 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
+    let rows_run = if args.fleet_rows > 0 {
+        Some(rows_case().await.context("the fleet rows case")?)
+    } else {
+        None
+    };
     let fleet_run = if args.fleet > 0 {
         Some(
             fleet::bench_fleet(&fleet_args, ticks)
@@ -1422,6 +1463,9 @@ async fn main() -> anyhow::Result<()> {
     );
     if let Some(w) = &web {
         text.push_str(&web_page::report(w));
+    }
+    if let Some(r) = &rows_run {
+        text.push_str(&fleet_rows::report(r));
     }
     // Notes written by hand below the marker survive a re-run.
     if let Some(notes) = std::fs::read_to_string(&args.out).ok().and_then(|old| {

@@ -28,6 +28,7 @@
     { key: 'progressing', css: 'updating', label: 'Progressing', letter: 'U' },
     { key: 'completed', css: 'updated', label: 'Completed', letter: 'C' },
     { key: 'unknown', css: 'unknown', label: 'Not reported or unknown', letter: '?' },
+    { key: 'stale', css: 'stale', label: 'Stale: no report for too long', letter: 'Z' },
   ];
 
   // --- text -------------------------------------------------------------------------------
@@ -429,6 +430,8 @@
   function fleetState(c) {
     const h = c.health || {};
     if (!c.reported) return 'unknown';
+    // What the row says may be out of date: that comes first.
+    if (c.freshness === 'Stale') return 'stale';
     if (h.critical || h.error) return 'attention';
     if (c.assessment === 'Stalled' || c.assessment === 'Progressing - Slow') return 'slow';
     if (h.warning) return 'warning';
@@ -447,23 +450,42 @@
 
   function fleetPage(model) {
     const main = el('main', { id: 'main' });
-    main.append(el('h2', { id: 'h-legend', text: 'Legend' }), legend(FLEET_STATES));
+    const states = FLEET_STATES.map((f) => f.key === 'stale' && model.staleAfter
+      ? Object.assign({}, f, { label: 'Stale: no report for over ' + model.staleAfter }) : f);
+    main.append(el('h2', { id: 'h-legend', text: 'Legend' }), legend(states));
+    // What --fleet prints on standard error: names claimed by another namespace, namespaces
+    // that could not be read, add-ons that could not be read.
+    const warnings = model.warnings || [];
+    if (warnings.length) {
+      main.append(el('h2', { id: 'h-warnings', text: 'Warnings (' + warnings.length + ')' }),
+        el('ul', { class: 'banner warnings', 'aria-labelledby': 'h-warnings', 'data-fact': 'fleet-warnings' },
+          ...warnings.map((w) => el('li', { class: 'txt', text: visLine(w) }))));
+    }
     main.append(el('h2', { id: 'h-fleet', text: 'Clusters (' + model.clusters.length + '), worst first' }));
     const list = el('ul', { class: 'tiles fleet', 'aria-labelledby': 'h-fleet', 'data-fact': 'fleet' });
     for (const c of model.clusters) {
       const key = fleetState(c);
-      const fs = FLEET_STATES.find((f) => f.key === key);
+      const fs = states.find((f) => f.key === key);
       const version = c.reported ? (c.from ? visLine(c.from) + ' → ' : '') + visLine(c.to) : 'not reported';
       const workers = c.workerNodes ? c.workerNodesUpdated + '/' + c.workerNodes + ' workers updated' : 'no worker node';
       const lines = [visLine(c.cluster), 'State: ' + fs.label + ' (' + fs.letter + ')',
         'Assessment: ' + visLine(c.assessment) + ', ' + c.completionPercent + '%', 'Version: ' + version, workers,
-        'Health: ' + healthText(c.health)];
-      if (c.addOn) lines.push('Add-on: ' + visLine(c.addOn.available) + (c.addOn.reason ? ' (' + visLine(c.addOn.reason) + ')' : ''));
-      const attrs = { class: 'tile', tabindex: -1, 'data-name': c.cluster, 'data-state': key,
-        'aria-description': fs.label + '; version ' + version + '; ' + workers + '; ' + healthText(c.health) };
+        'Health: ' + healthText(c.health), 'Namespace: ' + visLine(c.namespace)];
+      if (c.hostedCluster != null) lines.push('Hosted cluster: ' + visLine(c.hostedCluster) + ' (as claimed by namespace ' + visLine(c.namespace) + ')');
+      if (c.reported) lines.push('Last report: ' + visLine(c.lastReport));
+      if (c.addOnText) lines.push('Add-on: ' + visLine(c.addOnText));
+      const rowWarnings = c.warnings || [];
+      for (const w of rowWarnings) lines.push('Warning: ' + visLine(w));
+      const attrs = { class: rowWarnings.length ? 'tile claimed' : 'tile', tabindex: -1, 'data-name': c.cluster, 'data-state': key,
+        'data-namespace': c.namespace, 'data-last-report': c.lastReport,
+        'aria-description': fs.label + '; version ' + version + '; ' + workers + '; ' + healthText(c.health) +
+          (c.reported ? '; last report ' + visLine(c.lastReport) : '') +
+          (rowWarnings.length ? '; warning: ' + rowWarnings.map(visLine).join('; ') : '') };
+      const sub = visLine(c.assessment) + ' · ' + c.completionPercent + '%' + (c.reported && c.lastReport !== '<unknown>' ? ' · ' + visLine(c.lastReport) : '');
       const body = [swatch(fs.css, fs.letter), el('span', { class: 'lines' },
         el('span', { class: 'name', text: visLine(c.cluster) }),
-        el('span', { class: 'sub', text: visLine(c.assessment) + ' · ' + c.completionPercent + '%' }))];
+        el('span', { class: 'sub', text: sub }))];
+      if (rowWarnings.length) body.push(el('span', { class: 'warn-mark', 'aria-hidden': 'true', title: 'See the warnings', text: '!' }));
       let t;
       if (model.source === 'live' && c.reported && c.href) t = el('a', Object.assign(attrs, { href: c.href }), ...body);
       else t = el('button', Object.assign(attrs, { type: 'button' }), ...body);
