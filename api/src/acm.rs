@@ -24,6 +24,26 @@ pub const CLUSTERSET_LABEL: &str = "cluster.open-cluster-management.io/clusterse
 /// ManagedClusterAddOn condition: the add-on's agent is healthy (for a template add-on: its
 /// Deployments report available replicas).
 pub const CONDITION_AVAILABLE: &str = "Available";
+/// ManagedClusterAddOn condition (OCM's `ManagedClusterAddOnConditionDegraded`): the agent runs
+/// but cannot do all of its job. update-status' agent sets it itself: `True` with a reason
+/// ([`DEGRADED_REASONS`]) while it cannot read Prometheus or its inputs, `False` (reason
+/// `AsExpected`) otherwise.
+pub const CONDITION_DEGRADED: &str = "Degraded";
+/// The reasons of our `Degraded` condition, worst first: a watch of an input failing now, inputs
+/// that cannot be decoded, Prometheus unreadable; `AsExpected` when none.
+pub const DEGRADED_REASONS: [&str; 4] = [
+    "InputWatchFailing",
+    "InputsUnreadable",
+    "PrometheusUnreachable",
+    "AsExpected",
+];
+/// Annotation of the hub copy of a cluster's ControlPlaneUpdateStatus: the RFC 3339 UTC time
+/// (whole seconds, e.g. `2026-12-05T17:00:00Z`) of the agent's last successful pass, refreshed
+/// when older than the agent's heartbeat interval (`--hub-heartbeat-interval`, default 5 min).
+/// While the agent runs and reaches the hub it is never older than the interval plus one pass:
+/// an older one means the agent stopped or cannot reach the hub. Absent: an agent from before the
+/// heartbeat.
+pub const LAST_REPORTED_ANNOTATION: &str = "update.openshift.io/last-reported";
 
 /// `addon.open-cluster-management.io/v1alpha1` ManagedClusterAddOn spec (nothing we read).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]

@@ -11,6 +11,11 @@
 //! plain `http://` without `--prometheus-insecure-http`, as a token is. Neither the URL's
 //! credentials nor the token are ever shown: `PrometheusConfig`'s `Debug` prints the URL
 //! redacted.
+//!
+//! Behind a proxy: `HTTPS_PROXY`/`HTTP_PROXY` (and lower-case) unless `NO_PROXY` names
+//! Prometheus' host ([`crate::runtime::proxy`]; in-cluster Prometheus is normally in
+//! `NO_PROXY`), through an HTTP `CONNECT` tunnel; an `https://` proxy is verified with the
+//! `--prometheus-ca-file` and the bundle of `CA_BUNDLE_FILE_PATH`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +32,8 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use secrecy::{ExposeSecret, SecretString};
+
+use crate::runtime::proxy::{Connector, Proxy, proxy_for, proxy_tls};
 use update_status_api::input::{Alert, AlertsResponse};
 use update_status_assess::redact::{redact_url, redact_urls_in};
 
@@ -89,6 +96,9 @@ pub enum PrometheusError {
     /// The CA file could not be read or holds no certificate; or no system roots.
     #[error("TLS setup: {0}")]
     Tls(String),
+    /// The proxy settings of the environment cannot be used.
+    #[error("proxy: {0}")]
+    Proxy(String),
     /// Connecting or sending failed.
     #[error("requesting {url}: {message}")]
     Request {
@@ -129,7 +139,7 @@ impl PrometheusError {
     /// A bounded label value for the failure counter.
     pub fn reason(&self) -> &'static str {
         match self {
-            PrometheusError::Url { .. } => "config",
+            PrometheusError::Url { .. } | PrometheusError::Proxy(_) => "config",
             PrometheusError::Token { .. } => "token",
             PrometheusError::Tls(_) => "tls",
             PrometheusError::Request { .. } => "connect",
@@ -140,7 +150,7 @@ impl PrometheusError {
     }
 }
 
-type HttpsClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+type HttpsClient = Client<HttpsConnector<Connector>, Empty<Bytes>>;
 
 /// A Prometheus API client.
 pub struct PrometheusClient {
@@ -153,6 +163,8 @@ pub struct PrometheusClient {
     basic_auth: Option<SecretString>,
     /// The HTTP client and the CA file content it was built with.
     client: Option<(Option<Vec<u8>>, HttpsClient)>,
+    /// The proxy of the environment for Prometheus' URL, if any.
+    proxy: Option<Proxy>,
 }
 
 impl PrometheusClient {
@@ -206,7 +218,10 @@ impl PrometheusClient {
         let uri: Uri = format!("{base}/api/v1/alerts")
             .parse()
             .map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
+        let proxy = proxy_for(&uri, None, "Prometheus")
+            .map_err(|e| PrometheusError::Proxy(e.to_string()))?;
         Ok(PrometheusClient {
+            proxy,
             base_url: redact_url(&base),
             alerts_url: redact_url(&uri.to_string()),
             config,
@@ -219,6 +234,11 @@ impl PrometheusClient {
     /// The configured base URL, without credentials (for logs and insights).
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// The proxy its requests go through, if any (shown without credentials).
+    pub fn proxy(&self) -> Option<&Proxy> {
+        self.proxy.as_ref()
     }
 
     /// The URL of the alerts endpoint, without credentials (for logs and errors).
@@ -242,6 +262,8 @@ impl PrometheusClient {
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| PrometheusError::Tls(e.to_string()))?;
+        // The CA file's certificates also verify an https:// proxy.
+        let mut ca_der: Vec<Vec<u8>> = Vec::new();
         let tls = match &ca {
             Some(pem) => {
                 let mut roots = rustls::RootCertStore::empty();
@@ -250,6 +272,7 @@ impl PrometheusClient {
                     .map_err(|e| {
                         PrometheusError::Tls(format!("parsing the CA file {}: {e}", self.ca_name()))
                     })?;
+                ca_der.extend(certs.iter().map(|c| c.to_vec()));
                 let (added, _) = roots.add_parsable_certificates(certs);
                 if added == 0 {
                     return Err(PrometheusError::Tls(format!(
@@ -267,6 +290,8 @@ impl PrometheusClient {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(self.config.timeout));
+        let http = Connector::new(http, self.proxy.as_ref(), |p| proxy_tls(p, &ca_der))
+            .map_err(|e| PrometheusError::Tls(e.to_string()))?;
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
