@@ -338,9 +338,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     .await?;
     eprintln!("acm_agent: copies on the hub through the proxy after {t:?}");
     assert_eq!(
-        proxy1.tunnels(&hub_dst),
-        1,
-        "one tunnel for the session's watches and calls"
+        (proxy1.tunnels(&hub_dst), proxy1.open()),
+        (1, 1),
+        "one tunnel, opened once, for the session's watches and calls"
     );
 
     // 3. The heartbeat advances.

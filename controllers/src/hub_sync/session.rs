@@ -126,13 +126,22 @@ struct WatchContext {
 impl Session {
     /// A session on `client`, whose writes `gate` stops once the Lease is lost (the local
     /// writers' gate: issue #38 item 10).
-    fn start(
+    ///
+    /// One call (`GET /version`) opens the connection before the three watches start: started
+    /// together on a new client, each would open a connection of its own (hyper learns that the
+    /// server speaks HTTP/2 from the first TLS handshake), two of them closed again at once: two
+    /// wasted TLS handshakes on the hub, and two wasted tunnels through a proxy. Its failure is
+    /// the watches' to report.
+    async fn start(
         client: kube::Client,
         fingerprint: [u8; 32],
         ctx: &WatchContext,
         gate: &crate::runtime::leader::LeaseGate,
     ) -> Self {
         let client = gate.guard(&client);
+        if let Err(e) = client.apiserver_version().await {
+            tracing::debug!(namespace = %ctx.namespace, error = %redact_urls_in(&e.to_string()), "hub not answering yet; the watches retry");
+        }
         let ns = ctx.namespace.as_str();
         let mut listed = Vec::new();
         let mut tasks = Vec::new();
@@ -515,7 +524,8 @@ impl HubSync {
                         tracing::info!(namespace = %ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
                         self.metrics.hub_credentials_reloaded(&self.metrics_label);
                         // The old reflectors stop with the old session.
-                        session = Session::start(client, m.fingerprint, &ctx, &self.settings.gate);
+                        session =
+                            Session::start(client, m.fingerprint, &ctx, &self.settings.gate).await;
                     }
                     Err(e) => {
                         self.failed(&e, &mut outage);
@@ -578,12 +588,9 @@ impl HubSync {
             let error = match current {
                 Some(m) => match m.client(creds.origin()).await {
                     Ok(client) => {
-                        return Some(Session::start(
-                            client,
-                            m.fingerprint,
-                            ctx,
-                            &self.settings.gate,
-                        ));
+                        return Some(
+                            Session::start(client, m.fingerprint, ctx, &self.settings.gate).await,
+                        );
                     }
                     Err(e) => e,
                 },
@@ -852,7 +859,7 @@ mod tests {
             metrics_label: String::new(),
             retired: Arc::default(),
         };
-        let mut session = Session::start(client, [0; 32], &ctx, &gate);
+        let mut session = Session::start(client, [0; 32], &ctx, &gate).await;
         let mut cp = ControlPlaneUpdateStatus::new("cluster", Default::default());
         cp.status = Some(Default::default());
         let copies = desired_copies("c1", false, &[Arc::new(cp)], &[], &[]);
