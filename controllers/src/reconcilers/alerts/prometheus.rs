@@ -881,4 +881,69 @@ mod tests {
             .is_ok()
         );
     }
+
+    /// Issue #37 item 3: behind a proxy, the polls go through an HTTP CONNECT tunnel, with the
+    /// proxy URL's credentials as `Proxy-Authorization`, to a Prometheus only the proxy can
+    /// reach (`prometheus.invalid` resolves nowhere).
+    #[tokio::test]
+    async fn alerts_are_read_through_a_connect_proxy() {
+        use std::io::{Read, Write};
+        let (target, server) = serve_once("200 OK", r#"{"status":"success","data":{"alerts":[]}}"#);
+        let target = target.trim_start_matches("http://").to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let proxy_port = listener.local_addr().expect("addr").port();
+        let (heads, head) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            let Ok((mut client, _)) = listener.accept() else {
+                return;
+            };
+            let mut buf = vec![0u8; 8192];
+            let n = client.read(&mut buf).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let allowed = request.starts_with("CONNECT prometheus.invalid:9090 ");
+            let _ = heads.send(request);
+            if !allowed {
+                let _ = client.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+                return;
+            }
+            let Ok(mut upstream) = std::net::TcpStream::connect(&target) else {
+                return;
+            };
+            let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            let (Ok(mut c2), Ok(mut u2)) = (client.try_clone(), upstream.try_clone()) else {
+                return;
+            };
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c2, &mut u2);
+            });
+            let _ = std::io::copy(&mut upstream, &mut client);
+            let _ = client.shutdown(std::net::Shutdown::Both);
+        });
+        let mut c = PrometheusClient::new(cfg("http://prometheus.invalid:9090")).expect("valid");
+        c.proxy = crate::runtime::proxy::proxy_with(
+            &c.alerts_uri,
+            Some(&format!("http://scraper:s3cret@127.0.0.1:{proxy_port}")),
+            "test",
+            &hyper_util::client::proxy::matcher::Matcher::builder().build(),
+        )
+        .expect("valid proxy");
+        let alerts = c.alerts().await.expect("read through the proxy");
+        assert!(alerts.is_empty());
+        let connect = head.recv().expect("the proxy was asked");
+        assert!(
+            connect.starts_with("CONNECT prometheus.invalid:9090 HTTP/1.1"),
+            "{connect}"
+        );
+        let basic = base64::engine::general_purpose::STANDARD.encode("scraper:s3cret");
+        assert!(
+            connect.contains(&format!("Proxy-Authorization: Basic {basic}")),
+            "{connect}"
+        );
+        let req = server.join().expect("server");
+        assert!(req.starts_with("GET /api/v1/alerts HTTP/1.1"), "{req}");
+        assert!(
+            !req.to_ascii_lowercase().contains("proxy-authorization"),
+            "{req}"
+        );
+    }
 }
