@@ -24,12 +24,25 @@ pub const CLUSTERSET_LABEL: &str = "cluster.open-cluster-management.io/clusterse
 /// ManagedClusterAddOn condition: the add-on's agent is healthy (for a template add-on: its
 /// Deployments report available replicas).
 pub const CONDITION_AVAILABLE: &str = "Available";
-/// ManagedClusterAddOn condition the update-status agent sets about its own health: `True` (with
-/// a reason such as `PrometheusUnreachable`) when it cannot read what it reports on.
+/// ManagedClusterAddOn condition (OCM's `ManagedClusterAddOnConditionDegraded`): the agent runs
+/// but cannot do all of its job. update-status' agent sets it itself: `True` with a reason
+/// ([`DEGRADED_REASONS`]) while it cannot read Prometheus or its inputs, `False` (reason
+/// `AsExpected`) otherwise.
 pub const CONDITION_DEGRADED: &str = "Degraded";
-/// Annotation of the hub copy of a ControlPlaneUpdateStatus: the RFC 3339 UTC time of the
-/// agent's last successful pass, refreshed at least every heartbeat interval (the agent's
-/// `--hub-heartbeat-interval`, default 5 minutes). A copy without it comes from an older agent.
+/// The reasons of our `Degraded` condition, worst first: a watch of an input failing now, inputs
+/// that cannot be decoded, Prometheus unreadable; `AsExpected` when none.
+pub const DEGRADED_REASONS: [&str; 4] = [
+    "InputWatchFailing",
+    "InputsUnreadable",
+    "PrometheusUnreachable",
+    "AsExpected",
+];
+/// Annotation of the hub copy of a cluster's ControlPlaneUpdateStatus: the RFC 3339 UTC time
+/// (whole seconds, e.g. `2026-12-05T17:00:00Z`) of the agent's last successful pass, refreshed
+/// when older than the agent's heartbeat interval (`--hub-heartbeat-interval`, default 5 min).
+/// While the agent runs and reaches the hub it is never older than the interval plus one pass:
+/// an older one means the agent stopped or cannot reach the hub. Absent: an agent from before the
+/// heartbeat.
 pub const LAST_REPORTED_ANNOTATION: &str = "update.openshift.io/last-reported";
 /// The API group of ACM's cluster view (`managedclusters` there: the ManagedClusters the
 /// requesting user may see; served by ACM, not by OCM alone).

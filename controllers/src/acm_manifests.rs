@@ -8,7 +8,8 @@
 //!   Deployment, which reports to the hub with the credentials OCM gives it
 //!   (`--hub-kubeconfig={{HUB_KUBECONFIG}}`, `--cluster-name={{CLUSTER_NAME}}`) and whose image
 //!   is the variable `{{UPDATE_STATUS_IMAGE}}` (set by the admin in the AddOnDeploymentConfig;
-//!   OCM renders an unset variable as nothing); `registration: KubeClient` with
+//!   OCM renders an unset variable as nothing); plus the ConfigMap `update-status-proxy-ca` in
+//!   the agent's namespace ([`proxy_ca_config_map`]); `registration: KubeClient` with
 //!   `hubPermissions: CurrentCluster` bound to the ClusterRole below, in the cluster's own hub
 //!   namespace only; and a condition rule that makes the agent's Deployment count as available
 //!   only once it is rolled out and its replicas are available ([`rollout_health_rule`]), so that
@@ -62,6 +63,13 @@ const AGENT_NAMESPACE: &str = "openshift-update-status";
 pub const MONITORING_NAMESPACE: &str = "openshift-monitoring";
 /// The cluster Prometheus' ServiceAccount, which discovers and scrapes the agent.
 pub const PROMETHEUS_SERVICE_ACCOUNT: &str = "prometheus-k8s";
+/// The ConfigMap OCM's add-on manager mounts into the agent's pod (`<addon>-proxy-ca` at
+/// `/managed/proxy-ca`, `CA_BUNDLE_FILE_PATH`) when the AddOnDeploymentConfig has a
+/// `proxyConfig.caBundle` (`pkg/addon/templateagent/decorator.go` in OCM).
+pub const PROXY_CA_CONFIG_MAP: &str = "update-status-proxy-ca";
+/// The label by which OpenShift's cluster network operator injects the cluster's trusted CA
+/// bundle (the system CAs and the cluster proxy's `trustedCA`) as `ca-bundle.crt`.
+pub const INJECT_TRUSTED_CA_LABEL: &str = "config.openshift.io/inject-trusted-cabundle";
 
 /// What can go wrong generating the add-on.
 #[derive(Debug, thiserror::Error)]
@@ -101,19 +109,20 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
     for m in &mut manifests {
         escape_braces(m);
     }
-    let mut found = false;
+    let mut namespace = None;
     for m in &mut manifests {
         if m["kind"] == "Deployment" && m["metadata"]["name"] == DEPLOYMENT {
-            found = true;
             agent_deployment(m)?;
+            namespace = m["metadata"]["namespace"].as_str().map(str::to_string);
         }
     }
-    if !found {
+    let Some(namespace) = namespace else {
         return Err(AcmError::Missing(format!(
-            "the agent's manifests have no Deployment {DEPLOYMENT}"
+            "the agent's manifests have no Deployment {DEPLOYMENT} with a namespace"
         )));
-    }
+    };
     check_monitoring(&manifests)?;
+    manifests.push(proxy_ca_config_map(&namespace));
     let role = yaml("the hub Role", hub_role)?
         .into_iter()
         .find(|v| v["kind"] == "Role")
@@ -296,6 +305,34 @@ pub fn rollout_health_rule() -> Value {
             ],
             "messageExpression": "result ? 'the agent is rolled out and available' : 'the agent is not rolled out and available yet'",
         }],
+    })
+}
+
+/// The ConfigMap [`PROXY_CA_CONFIG_MAP`] in the agent's namespace, labelled for OpenShift's
+/// trusted-CA injection.
+///
+/// With an AddOnDeploymentConfig `proxyConfig.caBundle`, OCM's add-on manager mounts a ConfigMap
+/// of this name into the agent's pod, from the pod's namespace, but creates its own copy (the
+/// bundle) in the install namespace of the deployment config, which is
+/// `open-cluster-management-agent-addon` when `agentInstallNamespace` is `""` (ours: the agent
+/// must stay in `openshift-update-status`, with RBAC in other namespaces). Without a ConfigMap of
+/// that name in `openshift-update-status` the pod could never start. This one is there, and
+/// OpenShift fills it with the cluster's trusted CA bundle, which holds the proxy's CA on a
+/// cluster behind a proxy (the Proxy `cluster`'s `trustedCA`); the work agent's updates keep
+/// the injected `ca-bundle.crt` (library-go's `ApplyConfigMap`). The agent trusts it for an
+/// `https://` proxy (`CA_BUNDLE_FILE_PATH`, runtime/proxy.rs). Unused without a proxy CA.
+pub fn proxy_ca_config_map(namespace: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": PROXY_CA_CONFIG_MAP,
+            "namespace": namespace,
+            "labels": {
+                "app.kubernetes.io/name": "update-status-controller",
+                INJECT_TRUSTED_CA_LABEL: "true",
+            },
+        },
     })
 }
 
@@ -506,11 +543,15 @@ rules:
         let manifests = t["spec"]["agentSpec"]["workload"]["manifests"]
             .as_array()
             .expect("manifests");
-        assert_eq!(manifests.len(), 6, "every agent manifest");
+        assert_eq!(
+            manifests.len(),
+            7,
+            "every agent manifest, and the proxy CA's ConfigMap"
+        );
         assert_eq!(manifests[0], docs(AGENT)[0], "as it is, but the Deployment");
         // As OCM renders them (our deployment config's variables): the monitoring objects as
         // they are, the Go templates of the alert texts included.
-        let rendered: Vec<Value> = manifests[2..].iter().map(rendered_by_ocm).collect();
+        let rendered: Vec<Value> = manifests[2..6].iter().map(rendered_by_ocm).collect();
         assert_eq!(
             rendered,
             docs(MONITORING),
@@ -521,6 +562,22 @@ rules:
             "escaped in the template: {}",
             manifests[3]
         );
+        let cm = &manifests[6];
+        assert_eq!(
+            (
+                &cm["kind"],
+                &cm["metadata"]["name"],
+                &cm["metadata"]["namespace"]
+            ),
+            (
+                &json!("ConfigMap"),
+                &json!("update-status-proxy-ca"),
+                &json!("openshift-update-status")
+            ),
+            "where OCM's add-on manager mounts the proxy CA from: the pod's namespace"
+        );
+        assert_eq!(cm["metadata"]["labels"][INJECT_TRUSTED_CA_LABEL], "true");
+        assert!(cm.get("data").is_none(), "OpenShift fills it");
         let c = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(c["image"], "{{UPDATE_STATUS_IMAGE}}");
         assert_eq!(

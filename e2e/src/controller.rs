@@ -137,6 +137,18 @@ impl Controller {
         metrics_port: u16,
         extra: &[&str],
     ) -> Result<Self, ControllerError> {
+        Self::launch_with_env(launch, namespace, metrics_port, extra, &[])
+    }
+
+    /// As [`Controller::launch`], with these environment variables set too (e.g. those a
+    /// rendered Deployment gives its container: `HTTPS_PROXY`, `NO_PROXY`, ...).
+    pub fn launch_with_env(
+        launch: &Launch,
+        namespace: &str,
+        metrics_port: u16,
+        extra: &[&str],
+        env: &[(String, String)],
+    ) -> Result<Self, ControllerError> {
         let Launch {
             bin,
             kubeconfig,
@@ -163,6 +175,7 @@ impl Controller {
             .args(extra)
             .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "info")
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

@@ -15,6 +15,7 @@
 //! `#[tokio::test]` has its own runtime, so each [`TestEnv`] builds its own client; only
 //! the cluster is shared.
 
+pub mod addon_agent;
 pub mod browser;
 pub mod cdp;
 pub mod certs;
@@ -27,6 +28,7 @@ pub mod ocm;
 pub mod outputs;
 pub mod playback;
 pub mod prometheus;
+pub mod proxy;
 pub mod scenario;
 pub mod snapshot;
 pub mod web;

@@ -27,18 +27,20 @@
 #![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Container;
 use kube::api::{Api, DynamicObject};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
-use update_status_e2e::controller::{Controller, Launch, release_bin, workspace_bin};
+use update_status_e2e::addon_agent::{
+    ADDON, AGENT_NS, DEPLOYMENT, TIMEOUT, agent_container, counter, hub_secret_volume,
+    service_account_kubeconfig, start_agent,
+};
+use update_status_e2e::controller::workspace_bin;
 use update_status_e2e::hub_copies::{KINDS, Local, list_at, wait_mirrored_between};
-use update_status_e2e::ocm::{self, OcmEnv, SecretVolume, kinds};
+use update_status_e2e::ocm::{self, OcmEnv, kinds};
 use update_status_e2e::playback::Simulator;
 use update_status_e2e::{poll_until, repo_root};
 use update_status_simulator::{SimConfig, Simulation};
@@ -46,14 +48,8 @@ use update_status_simulator::{SimConfig, Simulation};
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const ADDON: &str = "update-status";
-const AGENT_NS: &str = "openshift-update-status";
-const DEPLOYMENT: &str = "update-status-controller";
-const SECRET: &str = "update-status-hub-kubeconfig";
 const CLUSTER1: &str = "cluster1";
 const CLUSTER2: &str = "cluster2";
-/// For OCM to act on a change (controller round trips, a work status sync of 2 s).
-const TIMEOUT: Duration = Duration::from_secs(90);
 
 #[tokio::test]
 async fn update_status_is_a_real_ocm_addon() -> TestResult {
@@ -67,152 +63,6 @@ async fn update_status_is_a_real_ocm_addon() -> TestResult {
         env.stop().await?;
     }
     result
-}
-
-/// The Deployment's first container, once the ManifestWork has applied it on `cluster`.
-async fn agent_container(spoke: &Client, cluster: &str) -> Result<Container, BoxError> {
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
-    let d = poll_until(
-        TIMEOUT,
-        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
-    )
-    .await?;
-    d.spec
-        .template
-        .spec
-        .and_then(|p| p.containers.into_iter().next())
-        .ok_or_else(|| {
-            format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster} has no container").into()
-        })
-}
-
-/// The agent's hub Secret, once OCM has written it, projected into `dir` as the kubelet's Secret
-/// volume would be (the Deployment mounts it at `/managed/hub-kubeconfig`).
-async fn hub_secret_volume(spoke: &Client, dir: &Path) -> Result<SecretVolume, BoxError> {
-    ocm::wait_secret(
-        spoke,
-        AGENT_NS,
-        SECRET,
-        &["kubeconfig", "tls.crt", "tls.key"],
-        TIMEOUT,
-    )
-    .await?;
-    Ok(SecretVolume::mount(spoke, AGENT_NS, SECRET, dir, TIMEOUT).await?)
-}
-
-/// A kubeconfig for the agent's ServiceAccount on `cluster` (a token minted with kubectl), in
-/// `dir`.
-async fn service_account_kubeconfig(
-    env: &OcmEnv,
-    cluster: &str,
-    dir: &Path,
-) -> Result<PathBuf, BoxError> {
-    let token = env
-        .kubectl_cluster(
-            cluster,
-            [
-                "create",
-                "token",
-                DEPLOYMENT,
-                "-n",
-                AGENT_NS,
-                "--duration=1h",
-            ],
-        )
-        .await?;
-    let admin = env.cluster_kubeconfig(cluster)?;
-    let kc = kube::config::Kubeconfig::read_from(&admin)?;
-    let server = kc
-        .clusters
-        .first()
-        .and_then(|c| c.cluster.clone())
-        .ok_or("no cluster in the managed cluster's kubeconfig")?;
-    let config = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": cluster, "cluster": server}],
-        "users": [{"name": "agent", "user": {"token": token.trim()}}],
-        "contexts": [{"name": "agent", "context": {"cluster": cluster, "user": "agent"}}],
-        "current-context": "agent",
-    });
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
-    std::fs::write(&path, config.to_string())?;
-    Ok(path)
-}
-
-/// Starts the release controller as the rendered container starts it, on `cluster`: its
-/// arguments and environment, with the bind addresses on free loopback ports, the hub kubeconfig
-/// at `hub_kubeconfig` (the projected Secret), an empty serving-certificate folder, no Prometheus.
-fn start_agent(
-    container: &Container,
-    kubeconfig: &Path,
-    hub_kubeconfig: &Path,
-    work: &Path,
-    cluster: &str,
-) -> Result<Controller, BoxError> {
-    let mount = ocm::HUB_KUBECONFIG_MOUNT;
-    let certs = work.join(format!("{cluster}-metrics-tls"));
-    std::fs::create_dir_all(&certs)?;
-    let mut args = Vec::new();
-    for a in container.args.iter().flatten() {
-        let (flag, value) = a.split_once('=').unwrap_or((a.as_str(), ""));
-        match flag {
-            // Launch sets these (free loopback ports, our namespace).
-            "--metrics-bind-address" | "--health-probe-bind-address" | "--namespace" => {}
-            // No Prometheus in this environment.
-            "--prometheus-url" | "--prometheus-token-file" | "--prometheus-ca-file" => {}
-            "--metrics-cert-dir" => args.push(format!("--metrics-cert-dir={}", certs.display())),
-            "--hub-kubeconfig" => {
-                assert_eq!(
-                    value,
-                    format!("{mount}/kubeconfig"),
-                    "the mounted Secret's kubeconfig"
-                );
-                args.push(format!("--hub-kubeconfig={}", hub_kubeconfig.display()));
-            }
-            _ => args.push(a.clone()),
-        }
-    }
-    assert!(
-        args.iter()
-            .any(|a| a == &format!("--cluster-name={cluster}")),
-        "the rendered Deployment names its cluster: {args:?}"
-    );
-    assert!(
-        args.iter().any(|a| a == "--leader-elect"),
-        "as the Deployment: leader election on: {args:?}"
-    );
-    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    Ok(Controller::launch(
-        &Launch {
-            bin: release_bin(
-                "update-status-controller",
-                "UPDATE_STATUS_CONTROLLER_RELEASE_BIN",
-            ),
-            kubeconfig: kubeconfig.to_path_buf(),
-            log: work.join(format!("{cluster}-controller.log")),
-        },
-        AGENT_NS,
-        port,
-        &extra,
-    )?)
-}
-
-/// The sum of a metric's series (`name` followed by labels or a space).
-fn counter(metrics: &str, name: &str) -> f64 {
-    metrics
-        .lines()
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 /// The plugin's `--fleet -o json` on the hub.
@@ -325,9 +175,13 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
                 )
             })
             .collect();
+    let mut want = want;
+    // Where OCM's add-on manager mounts a proxy CA from (acm_manifests.rs, docs/acm.md
+    // "Behind a proxy").
+    want.insert(("ConfigMap".into(), "update-status-proxy-ca".into()));
     assert_eq!(
         shipped, want,
-        "the agent's manifests are config/openshift's"
+        "the agent's manifests are config/openshift's, and the proxy CA's ConfigMap"
     );
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let container = agent_container(&spoke1, CLUSTER1).await?;

@@ -204,8 +204,15 @@ fn metric(text: &str, prefix: &str) -> f64 {
         .sum()
 }
 
+/// The writes of copies to the hub (the heartbeat, one write per `--hub-heartbeat-interval`, is
+/// e2e `acm_agent`'s).
 fn hub_writes(c: &Controller) -> Result<f64, BoxError> {
-    Ok(metric(&c.metrics()?, "update_status_hub_writes_total{"))
+    let text = c.metrics()?;
+    Ok(metric(&text, "update_status_hub_writes_total{")
+        - metric(
+            &text,
+            r#"update_status_hub_writes_total{kind="ControlPlaneUpdateStatus",verb="heartbeat"}"#,
+        ))
 }
 
 /// Waits until the controller reports the hub failing for `reason` (`update_status_hub_sync_up`

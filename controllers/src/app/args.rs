@@ -153,6 +153,11 @@ pub struct Args {
     /// Also copy progress insights (one per node, operator and the ClusterVersion) to the hub.
     #[arg(long, env = "HUB_INCLUDE_PROGRESS", default_value_t = false)]
     pub hub_include_progress: bool,
+    /// The hub copy of the ControlPlaneUpdateStatus carries the annotation
+    /// `update.openshift.io/last-reported` (the last successful pass), rewritten once older
+    /// than this (1s to 1h): at most one hub write per interval when nothing else changes.
+    #[arg(long, env = "HUB_HEARTBEAT_INTERVAL", default_value = "5m", value_parser = parse_heartbeat)]
+    pub hub_heartbeat_interval: Duration,
     /// A reconcile pass still running after this long makes `/healthz` fail (the kubelet then
     /// restarts the controller): a call that never returns must not stop the reports silently.
     #[arg(long, default_value = "3m", value_parser = parse_duration)]
@@ -244,6 +249,11 @@ fn parse_cluster_name(s: &str) -> Result<String, String> {
     hub_sync::validate_cluster_name(s)
         .map(|()| s.to_string())
         .map_err(|e| e.to_string())
+}
+
+/// `--hub-heartbeat-interval`: a duration within the heartbeat's bounds.
+fn parse_heartbeat(s: &str) -> Result<Duration, String> {
+    hub_sync::heartbeat::check_interval(parse_duration(s)?)
 }
 
 /// A positive duration: `30s`, `1m`, `500ms`, `1h 30m` or ISO 8601 (`PT30S`).

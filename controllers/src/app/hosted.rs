@@ -12,7 +12,7 @@ use super::args::Args;
 use super::process::{LoopContext, Started};
 use crate::hosted::reconciler::{self, HostedReconciler, HubWake};
 use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
-use crate::hub_sync::{Credentials, LocalObjects};
+use crate::hub_sync::{Credentials, LocalObjects, SessionSettings};
 use crate::metrics::Metrics;
 use crate::reconcilers::events::EventsReconciler;
 use crate::runtime::health::Health;
@@ -99,8 +99,12 @@ pub(crate) async fn start(
             match hub {
                 Some(hub) => writers.spawn(
                     "hub-sync",
-                    hub.run(ctx.stopping.clone())
-                        .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
+                    hub.with_settings(SessionSettings {
+                        gate: ctx.gate.clone(),
+                        heartbeat: args.hub_heartbeat_interval,
+                    })
+                    .run(ctx.stopping.clone())
+                    .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
                 ),
                 None => {
                     tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off")

@@ -83,17 +83,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let (stop_writers, stopping) = watch::channel(false);
+    // The writers write through a client that refuses every mutating call once the Lease is
+    // lost (reads go on): the moment it is lost, whatever they are doing (issue #29); the hub
+    // sync's clients too (issue #38 item 10).
+    let gate = leadership
+        .as_ref()
+        .map_or_else(LeaseGate::open, Leadership::gate);
     let ctx = LoopContext {
         clock: args.assess_at.map_or(Clock::Wall, Clock::Fixed),
         metrics,
         health: health.clone(),
         stopping,
+        gate: gate.clone(),
     };
-    // The writers write through a client that refuses every mutating call once the Lease is
-    // lost (reads go on): the moment it is lost, whatever they are doing (issue #29).
-    let gate = leadership
-        .as_ref()
-        .map_or_else(LeaseGate::open, Leadership::gate);
     let writers = (started.writers)(&ctx, &args, &gate.guard(&client));
     supervise(
         Running {

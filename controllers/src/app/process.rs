@@ -188,6 +188,9 @@ pub(crate) struct LoopContext {
     pub metrics: Arc<Metrics>,
     pub health: Arc<Health>,
     pub stopping: watch::Receiver<bool>,
+    /// Closed once the leader-election Lease is lost: the writers' clients, local and hub,
+    /// send no mutating call after that.
+    pub gate: crate::runtime::leader::LeaseGate,
 }
 
 impl LoopContext {

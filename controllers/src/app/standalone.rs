@@ -10,7 +10,8 @@ use tokio::sync::Notify;
 use super::args::Args;
 use super::process::{LoopContext, Started};
 use crate::cache::watch::{self, Caches, Routes, Wake};
-use crate::hub_sync::{HubConfig, HubSync};
+use crate::hub_sync::agent_health::AgentHealth;
+use crate::hub_sync::{HubConfig, HubSync, SessionSettings};
 use crate::metrics::Metrics;
 use crate::reconcilers::alerts::prometheus::PrometheusClient;
 use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
@@ -151,6 +152,16 @@ fn start_writers(
     hub: Option<HubSync>,
 ) -> Tasks {
     let mut tasks = Tasks::new();
+    let hub = hub.map(|hub| {
+        let prometheus = prometheus
+            .as_ref()
+            .map(|p| (p.base_url().to_string(), ctx.metrics.prometheus_polls()));
+        hub.with_settings(SessionSettings {
+            gate: ctx.gate.clone(),
+            heartbeat: args.hub_heartbeat_interval,
+        })
+        .with_agent_health(AgentHealth::new(ctx.health.clone(), prometheus))
+    });
     let cp = ControlPlaneReconciler::new(
         client.clone(),
         &args.namespace,
@@ -188,6 +199,7 @@ fn start_writers(
             tracing::info!(
                 url = %prometheus.alerts_url(),
                 interval = ?args.prometheus_interval,
+                proxy = prometheus.proxy().map(ToString::to_string),
                 "alert insights on: polling Prometheus"
             );
             let r = AlertsReconciler::new(

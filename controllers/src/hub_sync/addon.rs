@@ -10,17 +10,17 @@ use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
 
 use super::HubError;
 
-/// The owner reference to the ManagedClusterAddOn `update-status` of `namespace`, if it exists
-/// and can be read. `404` (no such object, or no such resource: not an ACM hub) and `403` (not
-/// allowed to read it) mean no owner; other failures are errors of the pass.
-pub async fn addon_owner(
+/// The ManagedClusterAddOn `update-status` of `namespace`, if it exists and can be read (its
+/// status too: the agent's health condition is compared with it). `404` (no such object, or no
+/// such resource: not an ACM hub) and `403` (not allowed to read it) mean none; other failures
+/// are errors of the pass.
+pub async fn addon(
     client: &kube::Client,
     namespace: &str,
-) -> Result<Option<OwnerReference>, HubError> {
+) -> Result<Option<ManagedClusterAddOn>, HubError> {
     let api: Api<ManagedClusterAddOn> = Api::namespaced(client.clone(), namespace);
-    match api.get_metadata_opt(ADDON_NAME).await {
-        Ok(Some(m)) => Ok(owner_of(&m)),
-        Ok(None) => Ok(None),
+    match api.get_opt(ADDON_NAME).await {
+        Ok(m) => Ok(m),
         Err(kube::Error::Api(s)) if s.code == 404 || s.code == 403 => {
             tracing::debug!(
                 namespace,

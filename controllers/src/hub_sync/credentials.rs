@@ -29,7 +29,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{Notify, watch};
 
 use super::{CONNECT_TIMEOUT, HubError};
-use crate::runtime::client::kubeconfig_problem;
+use crate::runtime::client::{ClientError, kubeconfig_problem};
+use crate::runtime::proxy::proxy_for;
 
 /// Quiet time after a file event before the files are read (a kubelet swap, or an editor's
 /// write, comes as several events).
@@ -54,7 +55,9 @@ impl std::fmt::Debug for Material {
 }
 
 impl Material {
-    /// A hub client for these credentials (HTTP/2, bounded retries, [`CONNECT_TIMEOUT`]).
+    /// A hub client for these credentials (HTTP/2, bounded retries, [`CONNECT_TIMEOUT`]),
+    /// through the kubeconfig's `proxy-url`, else the proxy of `HTTPS_PROXY` unless `NO_PROXY`
+    /// names the hub ([`crate::runtime::proxy`]).
     pub async fn client(&self, origin: &str) -> Result<kube::Client, HubError> {
         let mut config = kube::Config::from_custom_kubeconfig(
             self.kubeconfig.clone(),
@@ -66,10 +69,44 @@ impl Material {
             problem: kubeconfig_problem(&e).to_string(),
         })?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
-        crate::runtime::client::build_http2(config).map_err(|e| HubError::Client {
+        let client_error = |e: ClientError| HubError::Client {
             origin: origin.to_string(),
             source: Box::new(e),
-        })
+        };
+        // kube's `proxy_url` mixes the kubeconfig's with HTTPS_PROXY (NO_PROXY unread): ours is
+        // decided from the kubeconfig itself.
+        config.proxy_url = None;
+        let proxy = proxy_for(
+            &config.cluster_url,
+            self.proxy_url(),
+            &format!("the proxy-url of {origin}"),
+        )
+        .map_err(|e| client_error(e.into()))?;
+        if let Some(p) = &proxy {
+            tracing::debug!(credentials = %origin, proxy = %p, "hub connections go through a proxy");
+        }
+        crate::runtime::client::build_http2(config, proxy.as_ref()).map_err(client_error)
+    }
+
+    /// The `proxy-url` of the kubeconfig's current context's cluster, if set.
+    pub fn proxy_url(&self) -> Option<&str> {
+        let kc = &self.kubeconfig;
+        let context = kc.current_context.as_deref()?;
+        let cluster = kc
+            .contexts
+            .iter()
+            .find(|c| c.name == context)?
+            .context
+            .as_ref()?
+            .cluster
+            .as_str();
+        kc.clusters
+            .iter()
+            .find(|c| c.name == cluster)?
+            .cluster
+            .as_ref()?
+            .proxy_url
+            .as_deref()
     }
 }
 

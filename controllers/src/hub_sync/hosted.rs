@@ -53,7 +53,7 @@ use update_status_api::hosted::HostedCluster;
 
 use super::credentials::{Credentials, Material, from_secret_data};
 use super::validate_cluster_name;
-use super::{HubSync, LocalObjects, RESYNC};
+use super::{HubSync, LocalObjects, RESYNC, SessionSettings};
 use crate::metrics::Metrics;
 use crate::runtime::existing::Cached;
 
@@ -197,6 +197,8 @@ pub struct HostedHubSync {
     local: LocalObjects,
     wake: Arc<Notify>,
     metrics: Arc<Metrics>,
+    /// Of every session: the Lease gate of their writes, the heartbeat interval.
+    settings: SessionSettings,
 }
 
 /// Where the hosted clusters' hub credentials come from.
@@ -354,7 +356,14 @@ impl HostedHubSync {
             local,
             wake,
             metrics,
+            settings: SessionSettings::default(),
         }
+    }
+
+    /// The Lease gate and heartbeat interval of every session.
+    pub fn with_settings(mut self, settings: SessionSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// Runs until `shutdown` changes. Never fails.
@@ -556,7 +565,8 @@ impl HostedHubSync {
             wake.clone(),
             self.metrics.clone(),
         )
-        .for_hosted_cluster(label(key), hosted_cluster_label(key), retired.clone());
+        .for_hosted_cluster(label(key), hosted_cluster_label(key), retired.clone())
+        .with_settings(self.settings.clone());
         tracing::info!(hosted_cluster = %label(key), hub_namespace = %hub_name, "hub session started");
         let (ended, shutdown) = (ended.clone(), shutdown.clone());
         let task = tokio::spawn(async move {

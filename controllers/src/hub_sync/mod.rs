@@ -30,7 +30,14 @@
 //!   mounted files) the session switches to them with a new client before the next pass: no
 //!   failed call, no restart. A `401` makes the next attempt read the files again.
 //! - The hub client speaks HTTP/2 ([`crate::runtime::client::build_http2`]): a session's three watches
-//!   and its calls share one connection.
+//!   and its calls share one connection, through the kubeconfig's `proxy-url` or
+//!   `HTTPS_PROXY`/`NO_PROXY` when set (one `CONNECT` tunnel then).
+//! - Its writes go through the leader-election Lease gate, as the local writers' do: none is
+//!   sent once the Lease is lost ([`SessionSettings::gate`]).
+//! - A heartbeat ([`heartbeat`]): the hub copy of the ControlPlaneUpdateStatus carries the time of
+//!   the last successful pass, refreshed once older than the heartbeat interval.
+//! - Standalone on an ACM hub, the agent's health ([`agent_health`]): the `Degraded` condition of
+//!   its ManagedClusterAddOn, written when it changes.
 //!
 //! It runs only in the replica that holds the leader-election Lease (`main.rs` starts it with
 //! the reconcilers).
@@ -41,13 +48,17 @@
 //!
 //! Files: `copies` (what is copied, renamed and labelled), `addon` (the copies' owner on an ACM
 //! hub), `credentials` (where the hub credentials come from, and their renewals), `errors`
-//! (failure classes, their metric reasons and hints), `session` (the hub client, its watches and
-//! writers, the sync loop), `hosted` (the sessions of hosted mode, one per HostedCluster).
+//! (failure classes, their metric reasons and hints), `heartbeat` (the last-reported
+//! annotation), `agent_health` (the `Degraded` condition), `session` (the hub client, its
+//! watches and writers, the sync loop), `hosted` (the sessions of hosted mode, one per
+//! HostedCluster).
 
 pub mod addon;
+pub mod agent_health;
 mod copies;
 pub mod credentials;
 mod errors;
+pub mod heartbeat;
 pub mod hosted;
 mod session;
 
@@ -145,6 +156,26 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 pub const PASS_TIMEOUT: Duration = Duration::from_secs(120);
 /// Connect timeout of the hub client.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What every hub session of the process shares beyond its credentials.
+#[derive(Clone, Debug)]
+pub struct SessionSettings {
+    /// Hub writes go through it: none is sent once the leader-election Lease is lost (open
+    /// without leader election).
+    pub gate: crate::runtime::leader::LeaseGate,
+    /// `--hub-heartbeat-interval`: the hub copy of the control plane is stamped once its stamp is
+    /// older than this.
+    pub heartbeat: Duration,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            gate: crate::runtime::leader::LeaseGate::open(),
+            heartbeat: heartbeat::DEFAULT_INTERVAL,
+        }
+    }
+}
 
 /// What the hub sync needs to know.
 #[derive(Clone, Debug, PartialEq, Eq)]

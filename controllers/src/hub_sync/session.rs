@@ -17,14 +17,17 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
+use update_status_api::acm::ManagedClusterAddOn;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 
-use super::addon::addon_owner;
+use super::addon::{addon, owner_of};
+use super::agent_health::{self, AgentHealth};
 use super::credentials::{Credentials, Material};
 use super::errors::{hint, watch_reason};
+use super::heartbeat;
 use super::{
     DEBOUNCE, HubConfig, HubCopies, HubError, LocalObjects, MAX_BACKOFF, MIN_BACKOFF, NAME,
-    PASS_TIMEOUT, RESYNC, desired_copies, hub_selector_for, validate_cluster_name,
+    PASS_TIMEOUT, RESYNC, SessionSettings, desired_copies, hub_selector_for, validate_cluster_name,
 };
 use crate::cache::watch::slim;
 use crate::metrics::Metrics;
@@ -79,12 +82,13 @@ impl Signals {
 
 /// One hub client with its reflectors and writers; dropping it stops the reflectors.
 struct Session {
+    /// Refuses every write once the leader-election Lease is lost ([`SessionSettings::gate`]).
     client: kube::Client,
     /// Of the credentials the client was made from.
     fingerprint: [u8; 32],
     /// The hub namespace's ManagedClusterAddOn of our add-on, owner of the copies (`None`: none,
-    /// not an ACM hub, or not readable), and when it was looked up.
-    owner: Option<(Option<OwnerReference>, Instant)>,
+    /// not an ACM hub, or not readable), and when it was read.
+    addon: Option<(Option<Arc<ManagedClusterAddOn>>, Instant)>,
     namespace: String,
     control_planes: Writer<ControlPlaneUpdateStatus>,
     worker_pools: Writer<WorkerPoolUpdateStatus>,
@@ -120,7 +124,24 @@ struct WatchContext {
 }
 
 impl Session {
-    fn start(client: kube::Client, fingerprint: [u8; 32], ctx: &WatchContext) -> Self {
+    /// A session on `client`, whose writes `gate` stops once the Lease is lost (the local
+    /// writers' gate: issue #38 item 10).
+    ///
+    /// One call (`GET /version`) opens the connection before the three watches start: started
+    /// together on a new client, each would open a connection of its own (hyper learns that the
+    /// server speaks HTTP/2 from the first TLS handshake), two of them closed again at once: two
+    /// wasted TLS handshakes on the hub, and two wasted tunnels through a proxy. Its failure is
+    /// the watches' to report.
+    async fn start(
+        client: kube::Client,
+        fingerprint: [u8; 32],
+        ctx: &WatchContext,
+        gate: &crate::runtime::leader::LeaseGate,
+    ) -> Self {
+        let client = gate.guard(&client);
+        if let Err(e) = client.apiserver_version().await {
+            tracing::debug!(namespace = %ctx.namespace, error = %redact_urls_in(&e.to_string()), "hub not answering yet; the watches retry");
+        }
         let ns = ctx.namespace.as_str();
         let mut listed = Vec::new();
         let mut tasks = Vec::new();
@@ -151,7 +172,7 @@ impl Session {
             insights: Writer::for_hub(client.clone(), ns, NAME, metrics),
             client,
             fingerprint,
-            owner: None,
+            addon: None,
             namespace: ns.to_string(),
             hub_control_planes,
             hub_worker_pools,
@@ -188,17 +209,30 @@ impl Session {
     }
 
     /// The owner of the copies: the ManagedClusterAddOn of our add-on in the hub namespace,
-    /// looked up once per session and again after [`RESYNC`] (a re-enabled add-on is a new
-    /// object, with a new uid).
+    /// read once per session and again after [`RESYNC`] (a re-enabled add-on is a new object,
+    /// with a new uid).
     async fn owner(&mut self) -> Result<Option<OwnerReference>, HubError> {
-        if let Some((owner, at)) = &self.owner
+        if let Some((mca, at)) = &self.addon
             && at.elapsed() < RESYNC
         {
-            return Ok(owner.clone());
+            return Ok(mca.as_deref().and_then(owner_of));
         }
-        let owner = addon_owner(&self.client, &self.namespace).await?;
-        self.owner = Some((owner.clone(), Instant::now()));
-        Ok(owner)
+        let mca = addon(&self.client, &self.namespace).await?.map(Arc::new);
+        self.addon = Some((mca.clone(), Instant::now()));
+        Ok(mca.as_deref().and_then(owner_of))
+    }
+
+    /// When the hub copy of the control plane, `name`, was last stamped, as the hub shows it.
+    fn last_reported(&self, name: &str) -> Option<jiff::Timestamp> {
+        self.hub_control_planes
+            .state()
+            .iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name))?
+            .metadata
+            .annotations
+            .as_ref()?
+            .get(heartbeat::LAST_REPORTED_ANNOTATION)
+            .and_then(|v| heartbeat::parse(v))
     }
 
     /// Makes the hub copies match `copies`; stops at the first kind that fails.
@@ -306,6 +340,21 @@ pub struct HubSync {
     /// Hosted mode: the value of `update.openshift.io/hosted-cluster` of this session's copies
     /// (the only ones it sees and deletes).
     source: Option<String>,
+    /// The Lease gate of the hub writes and the heartbeat interval.
+    settings: SessionSettings,
+    /// Standalone mode on an ACM hub: the agent's health, reported on its ManagedClusterAddOn.
+    health: Option<AgentHealth>,
+}
+
+/// What a session keeps between passes beyond its hub client.
+#[derive(Default)]
+struct Reported {
+    /// The last heartbeat written (the hub's copy may not show it yet).
+    stamped: Option<jiff::Timestamp>,
+    /// The last pass had a control plane's copy to stamp (else no heartbeat is due).
+    stampable: bool,
+    /// The agent's health condition as last written.
+    health: agent_health::Reported,
 }
 
 impl HubSync {
@@ -352,7 +401,21 @@ impl HubSync {
             metrics_label: String::new(),
             retired: Arc::default(),
             source: None,
+            settings: SessionSettings::default(),
+            health: None,
         }
+    }
+
+    /// The Lease gate of its writes and its heartbeat interval.
+    pub fn with_settings(mut self, settings: SessionSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Reports the agent's health on the hub namespace's ManagedClusterAddOn (standalone mode).
+    pub fn with_agent_health(mut self, health: AgentHealth) -> Self {
+        self.health = Some(health);
+        self
     }
 
     /// Hosted mode: the hub metrics of this session carry `hosted_cluster=<label>`, its copies
@@ -408,10 +471,14 @@ impl HubSync {
             namespace = %ns,
             credentials = %self.creds.origin(),
             include_progress = self.include_progress,
+            heartbeat_interval = ?self.settings.heartbeat,
+            agent_health = self.health.is_some(),
             "hub sync on: reporting to the hub"
         );
         let mut creds = self.creds.clone();
         let mut outage = Outage::default();
+        let mut reported = Reported::default();
+        let mut health = self.health.clone();
         let Some(mut session) = self
             .first_session(&mut creds, &ctx, &mut outage, &mut shutdown)
             .await
@@ -419,12 +486,25 @@ impl HubSync {
             return;
         };
         loop {
+            let heartbeat_due = if reported.stampable {
+                heartbeat::due_in(
+                    reported.stamped.max(session.last_reported(&ns)),
+                    self.settings.heartbeat,
+                    jiff::Timestamp::now(),
+                )
+            } else {
+                Duration::MAX
+            };
             if !self
                 .pause(
                     &session,
                     &signals,
                     &mut creds,
-                    outage.failures,
+                    Pause {
+                        failures: outage.failures,
+                        heartbeat_due,
+                        health: health.as_mut(),
+                    },
                     &mut shutdown,
                 )
                 .await
@@ -444,7 +524,8 @@ impl HubSync {
                         tracing::info!(namespace = %ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
                         self.metrics.hub_credentials_reloaded(&self.metrics_label);
                         // The old reflectors stop with the old session.
-                        session = Session::start(client, m.fingerprint, &ctx);
+                        session =
+                            Session::start(client, m.fingerprint, &ctx, &self.settings.gate).await;
                     }
                     Err(e) => {
                         self.failed(&e, &mut outage);
@@ -477,7 +558,12 @@ impl HubSync {
                     tracing::info!(namespace = %ns, deletes = stats.deletes, "hosted cluster gone: its hub copies are deleted, hub session ends");
                     return;
                 }
-                Ok((stats, copies)) => self.succeeded(&stats, &copies, &mut outage),
+                Ok((stats, copies)) => {
+                    match self.after_pass(&mut session, &copies, &mut reported).await {
+                        Ok(()) => self.succeeded(&stats, &copies, &mut outage),
+                        Err(e) => self.failed(&e, &mut outage),
+                    }
+                }
                 Err(e) => {
                     self.failed(&e, &mut outage);
                     if e.reason() == "unauthorized" {
@@ -501,7 +587,11 @@ impl HubSync {
             let current: Option<Arc<Material>> = creds.current();
             let error = match current {
                 Some(m) => match m.client(creds.origin()).await {
-                    Ok(client) => return Some(Session::start(client, m.fingerprint, ctx)),
+                    Ok(client) => {
+                        return Some(
+                            Session::start(client, m.fingerprint, ctx, &self.settings.gate).await,
+                        );
+                    }
                     Err(e) => e,
                 },
                 None => HubError::NoCredentials {
@@ -518,36 +608,93 @@ impl HubSync {
     }
 
     /// Waits for a reason to attempt a pass (our objects or the hub's copies changed, a hub
-    /// watch listed, the back-off or the resync period is over), then [`DEBOUNCE`]; `false`
-    /// when `shutdown` changed meanwhile.
+    /// watch listed, the back-off or the resync period is over, the heartbeat is due, the
+    /// agent's health changed), then [`DEBOUNCE`]; `false` when `shutdown` changed meanwhile.
     async fn pause(
         &self,
         session: &Session,
         signals: &Signals,
         creds: &mut Credentials,
-        failures: u32,
+        p: Pause<'_>,
         shutdown: &mut watch::Receiver<bool>,
     ) -> bool {
+        let failures = p.failures;
         let wait = if failures > 0 {
             backoff(failures, crate::runtime::clock::jitter())
         } else if session.has_pending() {
             // Re-check once our writes are no longer trusted over the cache.
-            PENDING_TTL + Duration::from_secs(1)
+            (PENDING_TTL + Duration::from_secs(1)).min(p.heartbeat_due)
         } else {
-            RESYNC
+            RESYNC.min(p.heartbeat_due)
         };
-        tokio::select! {
-            _ = self.wake.notified(), if failures == 0 => {}
-            _ = signals.listed.notified() => {}
-            _ = creds.changed() => signals.rotated.store(true, Ordering::SeqCst),
-            _ = tokio::time::sleep(wait) => {}
+        let health = async {
+            match p.health {
+                Some(h) => h.changed().await,
+                None => std::future::pending().await,
+            }
+        };
+        let timer = tokio::select! {
+            _ = self.wake.notified(), if failures == 0 => false,
+            _ = health, if failures == 0 => false,
+            _ = signals.listed.notified() => false,
+            _ = creds.changed() => {
+                signals.rotated.store(true, Ordering::SeqCst);
+                false
+            }
+            _ = tokio::time::sleep(wait) => true,
             _ = shutdown.changed() => return false,
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(DEBOUNCE) => {}
-            _ = shutdown.changed() => return false,
+        };
+        // A burst of changes is collected into one pass; a timer (back-off, resync, heartbeat)
+        // is not a burst.
+        if !timer {
+            tokio::select! {
+                _ = tokio::time::sleep(DEBOUNCE) => {}
+                _ = shutdown.changed() => return false,
+            }
         }
         true
+    }
+
+    /// After a pass that wrote the copies: the heartbeat when it is due (a failure fails the
+    /// pass), then the agent's health on the ManagedClusterAddOn when it changed (a failure is
+    /// warned about and retried at the next pass: the hub takes copies but not the condition,
+    /// e.g. a hub ClusterRole from an older version without `managedclusteraddons/status`).
+    async fn after_pass(
+        &self,
+        session: &mut Session,
+        copies: &HubCopies,
+        reported: &mut Reported,
+    ) -> Result<(), HubError> {
+        let now = jiff::Timestamp::now();
+        reported.stampable = !copies.control_planes.is_empty();
+        // Only a copy that exists after this pass is stamped (a patch never creates one).
+        if let Some(cp) = copies.control_planes.first() {
+            let last = reported.stamped.max(session.last_reported(&cp.name));
+            if heartbeat::due_in(last, self.settings.heartbeat, now).is_zero() {
+                heartbeat::stamp(&session.client, &session.namespace, &cp.name, now).await?;
+                self.metrics
+                    .hub_write("ControlPlaneUpdateStatus", "heartbeat");
+                reported.stamped = Some(now);
+            }
+        }
+        let Some(health) = &self.health else {
+            return Ok(());
+        };
+        let Some((Some(mca), read_at)) = session.addon.clone() else {
+            return Ok(()); // not an ACM hub, or no add-on: nowhere to report
+        };
+        let verdict = health.verdict(&self.local);
+        reported
+            .health
+            .report_if_changed(
+                &session.client,
+                &session.namespace,
+                (&mca, read_at),
+                verdict,
+                &self.metrics,
+            )
+            .await;
+        Ok(())
     }
 
     /// Records a pass that succeeded: the metric, the end of an outage, what was written.
@@ -595,6 +742,16 @@ impl HubSync {
     }
 }
 
+/// What a pause waits for besides the wake-ups.
+struct Pause<'a> {
+    /// Consecutive failed attempts (back-off).
+    failures: u32,
+    /// Time until the heartbeat is due.
+    heartbeat_due: Duration,
+    /// The agent's health, when reported: a change is a reason for a pass.
+    health: Option<&'a mut AgentHealth>,
+}
+
 /// Consecutive failed attempts, and the reason last warned about (a warning per outage and per
 /// change of reason).
 #[derive(Debug, Default)]
@@ -639,6 +796,100 @@ mod tests {
         assert_eq!(backoff(30, 0.0), MAX_BACKOFF);
         assert_eq!(backoff(u32::MAX, 0.1), MAX_BACKOFF, "never above the cap");
         assert_eq!(backoff(1, -1.0), MIN_BACKOFF.mul_f64(0.9), "jitter clamped");
+    }
+
+    /// A hub that answers lists with nothing, holds watches open, accepts writes, and records
+    /// every request as `METHOD path`.
+    fn mock_hub() -> (kube::Client, Arc<Mutex<Vec<String>>>) {
+        use hyper::{Request, Response};
+        use kube::client::Body;
+        let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let recorded = calls.clone();
+        tokio::spawn(async move {
+            let mut handle = std::pin::pin!(handle);
+            let mut held = Vec::new();
+            while let Some((request, send)) = handle.next_request().await {
+                let method = request.method().to_string();
+                let path = request.uri().path().to_string();
+                let watch = request
+                    .uri()
+                    .query()
+                    .is_some_and(|q| q.contains("watch=true"));
+                recorded
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(format!("{method} {path}"));
+                if watch {
+                    held.push(send);
+                    continue;
+                }
+                let body = if method == "GET" {
+                    serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": "1"}, "items": []})
+                } else {
+                    serde_json::json!({
+                        "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
+                        "metadata": {"name": "c1", "namespace": "c1", "resourceVersion": "2"}, "spec": {}
+                    })
+                };
+                let response = Response::builder()
+                    .status(200)
+                    .header("content-type", "application/json")
+                    .body(Body::from(serde_json::to_vec(&body).unwrap_or_default()))
+                    .expect("a response");
+                send.send_response(response);
+            }
+        });
+        (kube::Client::new(service, "c1"), calls)
+    }
+
+    /// Issue #38 item 10: the hub session's writes go through the leader-election Lease gate,
+    /// as the local writers' do: once the Lease is lost, no copy, heartbeat or condition is
+    /// sent to the hub.
+    #[tokio::test]
+    async fn hub_writes_stop_when_the_lease_is_lost() {
+        let (client, calls) = mock_hub();
+        let gate = crate::runtime::leader::LeaseGate::open();
+        let ctx = WatchContext {
+            selector: hub_selector_for("c1", None),
+            namespace: "c1".into(),
+            wake: Arc::new(Notify::new()),
+            signals: Arc::default(),
+            metrics: Arc::new(Metrics::new().expect("metrics")),
+            metrics_label: String::new(),
+            retired: Arc::default(),
+        };
+        let mut session = Session::start(client, [0; 32], &ctx, &gate).await;
+        let mut cp = ControlPlaneUpdateStatus::new("cluster", Default::default());
+        cp.status = Some(Default::default());
+        let copies = desired_copies("c1", false, &[Arc::new(cp)], &[], &[]);
+        let writes = || {
+            calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .filter(|c| !c.starts_with("GET "))
+                .count()
+        };
+        session.sync(&copies).await.expect("leading: written");
+        let sent = writes();
+        assert!(sent >= 1, "the mock sees the writes");
+        gate.close();
+        let mut again = copies.clone();
+        again.control_planes[0]
+            .labels
+            .insert("changed".into(), "yes".into());
+        let e = session.sync(&again).await.expect_err("the Lease is lost");
+        assert!(e.to_string().contains("Lease is lost"), "{e}");
+        let e = heartbeat::stamp(&session.client, "c1", "c1", jiff::Timestamp::now())
+            .await
+            .expect_err("no heartbeat either");
+        assert!(e.to_string().contains("Lease is lost"), "{e}");
+        assert_eq!(writes(), sent, "nothing more reached the hub");
+        session
+            .probe(&hub_selector_for("c1", None))
+            .await
+            .expect("reads go on");
     }
 
     #[test]

@@ -98,6 +98,22 @@ pub struct Metrics {
     names: Vec<String>,
     insight_source: OnceLock<InsightSource>,
     render_lock: Mutex<()>,
+    /// What the polls of Prometheus said lately (the agent's health on its ManagedClusterAddOn).
+    prometheus_state: tokio::sync::watch::Sender<PrometheusPolls>,
+}
+
+/// The recent polls of Prometheus: consecutive failures, since when, and the last failure's
+/// reason (`update_status_prometheus_poll_failures_total`'s label).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PrometheusPolls {
+    /// A poll was made.
+    pub polled: bool,
+    /// Consecutive failed polls (0: the last one succeeded).
+    pub failures: u32,
+    /// Unix seconds of the first failure of the current run of failures.
+    pub failing_since: Option<i64>,
+    /// The reason of the last failure.
+    pub last_reason: Option<&'static str>,
 }
 
 /// Errors building the registry (a programming error: duplicate or invalid metric).
@@ -337,6 +353,7 @@ impl Metrics {
             names: Vec::new(),
             insight_source: OnceLock::new(),
             render_lock: Mutex::new(()),
+            prometheus_state: tokio::sync::watch::Sender::new(PrometheusPolls::default()),
         };
         for c in [
             Box::new(m.reconciles.clone()) as Box<dyn prometheus::core::Collector>,
@@ -384,7 +401,7 @@ impl Metrics {
     }
 
     /// Records a poll of Prometheus: `Ok(unix seconds)` or `Err(reason)`.
-    pub fn prometheus_polled(&self, result: Result<f64, &str>) {
+    pub fn prometheus_polled(&self, result: Result<f64, &'static str>) {
         self.prometheus_polls
             .with_label_values(&[] as &[&str])
             .inc();
@@ -400,6 +417,31 @@ impl Metrics {
                 self.prometheus_failures.with_label_values(&[reason]).inc();
             }
         }
+        let now = jiff::Timestamp::now().as_second();
+        // Watchers are woken only when what they read changes (not at every successful poll).
+        self.prometheus_state.send_if_modified(|s| {
+            let old = *s;
+            match result {
+                Ok(_) => {
+                    *s = PrometheusPolls {
+                        polled: true,
+                        ..PrometheusPolls::default()
+                    }
+                }
+                Err(reason) => {
+                    s.polled = true;
+                    s.failures = s.failures.saturating_add(1);
+                    s.failing_since.get_or_insert(now);
+                    s.last_reason = Some(reason);
+                }
+            }
+            *s != old
+        });
+    }
+
+    /// The recent polls of Prometheus, followed (see [`PrometheusPolls`]).
+    pub fn prometheus_polls(&self) -> tokio::sync::watch::Receiver<PrometheusPolls> {
+        self.prometheus_state.subscribe()
     }
 
     /// Counts a TokenReview made for `/metrics` (`result`: allowed, forbidden,

@@ -39,6 +39,12 @@ pub enum ClientError {
     /// The retry parameters are invalid (a bug: they are constants).
     #[error("retry policy: {0}")]
     Retry(String),
+    /// The proxy configuration cannot be used.
+    #[error(transparent)]
+    Proxy(#[from] crate::runtime::proxy::ProxyError),
+    /// The kubeconfig's `tls-server-name` is not a valid server name.
+    #[error("the kubeconfig's tls-server-name is not a valid DNS name or IP address")]
+    ServerName,
 }
 
 /// A client for `config` with the bounded retry. Must be called within a Tokio runtime.
@@ -75,9 +81,20 @@ pub const HUB_PING_TIMEOUT: Duration = Duration::from_secs(10);
 /// fewer (docs/benchmarks.md, "Fleet"). Dead connections are found by HTTP/2 pings
 /// ([`HUB_PING_INTERVAL`], [`HUB_PING_TIMEOUT`]). A server without HTTP/2 gets HTTP/1.1.
 ///
+/// Through `proxy` when given ([`crate::runtime::proxy`]: the kubeconfig's `proxy-url`, else
+/// `HTTPS_PROXY`/`NO_PROXY`): the one connection is then one `CONNECT` tunnel, and an
+/// `https://` proxy is verified with the kubeconfig's CAs and the bundle of
+/// `CA_BUNDLE_FILE_PATH`. The kubeconfig's `tls-server-name` names the server the certificate
+/// must be valid for, as kube's own client does.
+///
 /// Made from kube's pieces (its TLS configuration, base-URI, authentication and header layers)
-/// around hyper's client with HTTP/2 enabled: kube builds its connector with HTTP/1.1 only.
-pub fn build_http2(config: kube::Config) -> Result<kube::Client, ClientError> {
+/// around hyper's client with HTTP/2 enabled: kube builds its connector with HTTP/1.1 only, and
+/// its proxy support only into that connector.
+pub fn build_http2(
+    config: kube::Config,
+    proxy: Option<&crate::runtime::proxy::Proxy>,
+) -> Result<kube::Client, ClientError> {
+    use crate::runtime::proxy::{Connector, proxy_tls};
     use http_body_util::BodyExt as _;
     use hyper_util::client::legacy::connect::HttpConnector;
     use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -88,12 +105,19 @@ pub fn build_http2(config: kube::Config) -> Result<kube::Client, ClientError> {
     http.enforce_http(false);
     http.set_nodelay(true);
     http.set_connect_timeout(config.connect_timeout);
+    let roots = config.root_cert.clone().unwrap_or_default();
+    let connector = Connector::new(http, proxy, |p| proxy_tls(p, &roots))?;
     let tls = config.rustls_client_config()?;
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
+    let mut builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
-        .https_or_http()
-        .enable_all_versions()
-        .wrap_connector(http);
+        .https_or_http();
+    if let Some(name) = &config.tls_server_name {
+        let name = rustls::pki_types::ServerName::try_from(name.clone())
+            .map_err(|_| ClientError::ServerName)?;
+        builder =
+            builder.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name));
+    }
+    let https = builder.enable_all_versions().wrap_connector(connector);
     let hyper = hyper_util::client::legacy::Builder::new(TokioExecutor::new())
         .timer(TokioTimer::new())
         .http2_keep_alive_interval(Some(HUB_PING_INTERVAL))
@@ -174,10 +198,33 @@ pub fn with_user_agent(mut config: kube::Config, agent: &'static str) -> kube::C
 }
 
 /// The in-cluster configuration or `KUBECONFIG`'s (as `kube::Client::try_default` reads it).
+///
+/// kube takes `HTTPS_PROXY` for a kubeconfig's cluster without looking at `NO_PROXY` for it:
+/// a proxy from the environment is dropped here when `NO_PROXY` names the API server (an
+/// add-on's container gets the fleet's proxy settings, meant for the hub, not for its own
+/// cluster). The in-cluster configuration uses no proxy.
 pub async fn infer_config() -> Result<kube::Config, ClientError> {
-    kube::Config::infer()
+    let mut config = kube::Config::infer()
         .await
-        .map_err(|e| ClientError::Kube(kube::Error::InferConfig(e)))
+        .map_err(|e| ClientError::Kube(kube::Error::InferConfig(e)))?;
+    drop_env_proxy_if_excluded(&mut config);
+    Ok(config)
+}
+
+/// Drops `config.proxy_url` when it is the environment's `HTTPS_PROXY` and the environment's
+/// `NO_PROXY` excludes the API server.
+fn drop_env_proxy_if_excluded(config: &mut kube::Config) {
+    let from_env = ["HTTPS_PROXY", "https_proxy"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.trim().is_empty());
+    let same = match (&config.proxy_url, &from_env) {
+        (Some(p), Some(e)) => e.trim().parse::<hyper::Uri>().is_ok_and(|e| &e == p),
+        _ => false,
+    };
+    if same && !crate::runtime::proxy::env_proxies(&config.cluster_url) {
+        config.proxy_url = None;
+    }
 }
 
 /// A client from the in-cluster configuration or `KUBECONFIG`, with the bounded retry and

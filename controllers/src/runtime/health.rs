@@ -41,6 +41,8 @@ struct Cache {
     started: Instant,
     synced: bool,
     last_error: Option<String>,
+    /// When the watch last reported an error.
+    error_at: Option<Instant>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -85,6 +87,7 @@ impl Health {
                 started: Instant::now(),
                 synced: false,
                 last_error: None,
+                error_at: None,
             },
         );
     }
@@ -101,7 +104,34 @@ impl Health {
     pub fn cache_error(&self, kind: &'static str, error: String) {
         if let Some(c) = self.state().caches.get_mut(kind) {
             c.last_error = Some(error);
+            c.error_at = Some(Instant::now());
         }
+    }
+
+    /// The watch caches that have not listed yet past [`CACHE_SYNC_BOUND`], or whose watch
+    /// reported an error within the last `within` (a failing watch retries every few seconds),
+    /// with their last error: inputs the controller cannot read now.
+    pub fn failing_caches(&self, within: Duration) -> Vec<(&'static str, String)> {
+        let now = Instant::now();
+        self.state()
+            .caches
+            .iter()
+            .filter(|(_, c)| {
+                let stuck =
+                    !c.synced && now.saturating_duration_since(c.started) > CACHE_SYNC_BOUND;
+                let failing = c
+                    .error_at
+                    .is_some_and(|t| now.saturating_duration_since(t) <= within);
+                stuck || (failing && c.last_error.is_some())
+            })
+            .map(|(k, c)| {
+                let e = c
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| "not listed yet".into());
+                (*k, e)
+            })
+            .collect()
     }
 
     /// A long-running task ended (`reason` names it): the process is no longer live.
@@ -273,6 +303,26 @@ mod tests {
             "{reason}"
         );
         assert!(!reason.contains("Node"), "{reason}");
+    }
+
+    #[test]
+    fn failing_caches_are_those_with_a_recent_error_or_stuck_listing() {
+        let h = Health::new(DEFAULT_STUCK_AFTER);
+        h.cache_started("Node");
+        h.cache_started("ClusterOperator");
+        h.cache_synced("Node");
+        h.cache_synced("ClusterOperator");
+        assert!(h.failing_caches(Duration::from_secs(30)).is_empty());
+        h.cache_error("Node", "nodes is forbidden".into());
+        assert_eq!(
+            h.failing_caches(Duration::from_secs(30)),
+            [("Node", "nodes is forbidden".to_string())]
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            h.failing_caches(Duration::from_millis(10)).is_empty(),
+            "an error older than the window no longer counts"
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! trait), [`writer`] (change-only server-side apply of the desired objects; [`existing`]: what
 //! it reads of an object in a cache), [`supervisor`] (named long-running tasks), [`leader`]
 //! (leader election on a Lease), [`health`] (`/healthz`, `/readyz`), [`client`] (the API
-//! client with bounded retries), [`clock`] (the wall clock or a fixed instant; back-off).
+//! client with bounded retries), [`proxy`] (HTTP(S) proxies of our own HTTP clients), [`clock`]
+//! (the wall clock or a fixed instant; back-off).
 //!
 //! May import: [`crate::metrics`]. Imported by every layer above.
 pub mod client;
@@ -11,6 +12,7 @@ pub mod clock;
 pub mod existing;
 pub mod health;
 pub mod leader;
+pub mod proxy;
 pub mod runner;
 pub mod supervisor;
 pub mod writer;

@@ -11,6 +11,11 @@
 //! plain `http://` without `--prometheus-insecure-http`, as a token is. Neither the URL's
 //! credentials nor the token are ever shown: `PrometheusConfig`'s `Debug` prints the URL
 //! redacted.
+//!
+//! Behind a proxy: `HTTPS_PROXY`/`HTTP_PROXY` (and lower-case) unless `NO_PROXY` names
+//! Prometheus' host ([`crate::runtime::proxy`]; in-cluster Prometheus is normally in
+//! `NO_PROXY`), through an HTTP `CONNECT` tunnel; an `https://` proxy is verified with the
+//! `--prometheus-ca-file` and the bundle of `CA_BUNDLE_FILE_PATH`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +32,8 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use secrecy::{ExposeSecret, SecretString};
+
+use crate::runtime::proxy::{Connector, Proxy, proxy_for, proxy_tls};
 use update_status_api::input::{Alert, AlertsResponse};
 use update_status_assess::redact::{redact_url, redact_urls_in};
 
@@ -89,6 +96,9 @@ pub enum PrometheusError {
     /// The CA file could not be read or holds no certificate; or no system roots.
     #[error("TLS setup: {0}")]
     Tls(String),
+    /// The proxy settings of the environment cannot be used.
+    #[error("proxy: {0}")]
+    Proxy(String),
     /// Connecting or sending failed.
     #[error("requesting {url}: {message}")]
     Request {
@@ -129,7 +139,7 @@ impl PrometheusError {
     /// A bounded label value for the failure counter.
     pub fn reason(&self) -> &'static str {
         match self {
-            PrometheusError::Url { .. } => "config",
+            PrometheusError::Url { .. } | PrometheusError::Proxy(_) => "config",
             PrometheusError::Token { .. } => "token",
             PrometheusError::Tls(_) => "tls",
             PrometheusError::Request { .. } => "connect",
@@ -140,7 +150,7 @@ impl PrometheusError {
     }
 }
 
-type HttpsClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+type HttpsClient = Client<HttpsConnector<Connector>, Empty<Bytes>>;
 
 /// A Prometheus API client.
 pub struct PrometheusClient {
@@ -153,6 +163,8 @@ pub struct PrometheusClient {
     basic_auth: Option<SecretString>,
     /// The HTTP client and the CA file content it was built with.
     client: Option<(Option<Vec<u8>>, HttpsClient)>,
+    /// The proxy of the environment for Prometheus' URL, if any.
+    proxy: Option<Proxy>,
 }
 
 impl PrometheusClient {
@@ -206,7 +218,10 @@ impl PrometheusClient {
         let uri: Uri = format!("{base}/api/v1/alerts")
             .parse()
             .map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
+        let proxy = proxy_for(&uri, None, "Prometheus")
+            .map_err(|e| PrometheusError::Proxy(e.to_string()))?;
         Ok(PrometheusClient {
+            proxy,
             base_url: redact_url(&base),
             alerts_url: redact_url(&uri.to_string()),
             config,
@@ -219,6 +234,11 @@ impl PrometheusClient {
     /// The configured base URL, without credentials (for logs and insights).
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// The proxy its requests go through, if any (shown without credentials).
+    pub fn proxy(&self) -> Option<&Proxy> {
+        self.proxy.as_ref()
     }
 
     /// The URL of the alerts endpoint, without credentials (for logs and errors).
@@ -242,6 +262,8 @@ impl PrometheusClient {
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| PrometheusError::Tls(e.to_string()))?;
+        // The CA file's certificates also verify an https:// proxy.
+        let mut ca_der: Vec<Vec<u8>> = Vec::new();
         let tls = match &ca {
             Some(pem) => {
                 let mut roots = rustls::RootCertStore::empty();
@@ -250,6 +272,7 @@ impl PrometheusClient {
                     .map_err(|e| {
                         PrometheusError::Tls(format!("parsing the CA file {}: {e}", self.ca_name()))
                     })?;
+                ca_der.extend(certs.iter().map(|c| c.to_vec()));
                 let (added, _) = roots.add_parsable_certificates(certs);
                 if added == 0 {
                     return Err(PrometheusError::Tls(format!(
@@ -267,6 +290,8 @@ impl PrometheusClient {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(self.config.timeout));
+        let http = Connector::new(http, self.proxy.as_ref(), |p| proxy_tls(p, &ca_der))
+            .map_err(|e| PrometheusError::Tls(e.to_string()))?;
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
@@ -854,6 +879,71 @@ mod tests {
                 ..cfg("https://user:s3cret@prometheus:9091")
             })
             .is_ok()
+        );
+    }
+
+    /// Issue #37 item 3: behind a proxy, the polls go through an HTTP CONNECT tunnel, with the
+    /// proxy URL's credentials as `Proxy-Authorization`, to a Prometheus only the proxy can
+    /// reach (`prometheus.invalid` resolves nowhere).
+    #[tokio::test]
+    async fn alerts_are_read_through_a_connect_proxy() {
+        use std::io::{Read, Write};
+        let (target, server) = serve_once("200 OK", r#"{"status":"success","data":{"alerts":[]}}"#);
+        let target = target.trim_start_matches("http://").to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let proxy_port = listener.local_addr().expect("addr").port();
+        let (heads, head) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            let Ok((mut client, _)) = listener.accept() else {
+                return;
+            };
+            let mut buf = vec![0u8; 8192];
+            let n = client.read(&mut buf).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let allowed = request.starts_with("CONNECT prometheus.invalid:9090 ");
+            let _ = heads.send(request);
+            if !allowed {
+                let _ = client.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+                return;
+            }
+            let Ok(mut upstream) = std::net::TcpStream::connect(&target) else {
+                return;
+            };
+            let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            let (Ok(mut c2), Ok(mut u2)) = (client.try_clone(), upstream.try_clone()) else {
+                return;
+            };
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c2, &mut u2);
+            });
+            let _ = std::io::copy(&mut upstream, &mut client);
+            let _ = client.shutdown(std::net::Shutdown::Both);
+        });
+        let mut c = PrometheusClient::new(cfg("http://prometheus.invalid:9090")).expect("valid");
+        c.proxy = crate::runtime::proxy::proxy_with(
+            &c.alerts_uri,
+            Some(&format!("http://scraper:s3cret@127.0.0.1:{proxy_port}")),
+            "test",
+            &hyper_util::client::proxy::matcher::Matcher::builder().build(),
+        )
+        .expect("valid proxy");
+        let alerts = c.alerts().await.expect("read through the proxy");
+        assert!(alerts.is_empty());
+        let connect = head.recv().expect("the proxy was asked");
+        assert!(
+            connect.starts_with("CONNECT prometheus.invalid:9090 HTTP/1.1"),
+            "{connect}"
+        );
+        let basic = base64::engine::general_purpose::STANDARD.encode("scraper:s3cret");
+        assert!(
+            connect.contains(&format!("Proxy-Authorization: Basic {basic}")),
+            "{connect}"
+        );
+        let req = server.join().expect("server");
+        assert!(req.starts_with("GET /api/v1/alerts HTTP/1.1"), "{req}");
+        assert!(
+            !req.to_ascii_lowercase().contains("proxy-authorization"),
+            "{req}"
         );
     }
 }
