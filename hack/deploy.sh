@@ -5,7 +5,8 @@
 # under .cache/deploy/ (kustomize `images:` replaces the placeholder image
 # `update-status-controller` of config/manager/deployment.yaml).
 # make deploy-acm / undeploy-acm (OVERLAY acm or acm/placement, on an ACM hub): the agent's image
-# is the variable UPDATE_STATUS_IMAGE of the add-on's AddOnDeploymentConfig, set by a patch.
+# is the variable UPDATE_STATUS_IMAGE of the add-on's AddOnDeploymentConfig, set by a patch; the
+# hub controller's Deployment (config/acm/limits) gets it through `images:`.
 #
 #   hack/deploy.sh apply|delete IMG [OVERLAY]
 set -euo pipefail
@@ -49,6 +50,12 @@ if [[ $overlay == acm || $overlay == acm/* ]]; then
     echo "    - op: replace"
     echo "      path: /spec/customizedVariables/0"
     echo "      value: {name: UPDATE_STATUS_IMAGE, value: \"$img\"}"
+    # The hub controller (config/acm/limits) runs the same image.
+    echo "images:"
+    echo "- name: update-status-controller"
+    echo "  newName: $name"
+    [[ -z $tag ]] || echo "  newTag: \"$tag\""
+    [[ -z $digest ]] || echo "  digest: $digest"
   } >"$dir/kustomization.yaml"
 else
   {

@@ -271,6 +271,15 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         &root.join("config/acm").display().to_string(),
     ])
     .await?;
+    // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
+    // namespace with the add-on the ResourceQuota without which the agent may not write.
+    let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
+        env,
+        release_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_RELEASE_BIN"),
+        &work,
+        &[],
+    )
+    .await?;
     ocm::enable_addon(&hub, CLUSTER1, ADDON).await?;
 
     // 1. The agent's manifests: exactly those of config/default, through the ManifestWork.
