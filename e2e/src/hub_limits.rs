@@ -87,7 +87,10 @@ pub async fn start_hub_controller(
             let flag = a.split('=').next().unwrap_or_default();
             !matches!(
                 flag,
-                "--metrics-bind-address" | "--health-probe-bind-address" | "--namespace" | "--log-format"
+                "--metrics-bind-address"
+                    | "--health-probe-bind-address"
+                    | "--namespace"
+                    | "--log-format"
             )
         })
         .collect();

@@ -275,7 +275,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     // namespace with the add-on the ResourceQuota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
         env,
-        release_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_RELEASE_BIN"),
+        release_bin(
+            "update-status-controller",
+            "UPDATE_STATUS_CONTROLLER_RELEASE_BIN",
+        ),
         &work,
         &[],
     )

@@ -82,12 +82,21 @@ fn apply() -> PatchParams {
 /// The hard and used counts of insights in the quota.
 async fn insight_counts(quotas: &Api<ResourceQuota>) -> Option<(u64, Option<u64>)> {
     let q = quotas.get_opt(QUOTA).await.ok()??;
-    let hard = q.spec?.hard?.get(INSIGHTS_KEY).and_then(|v| parse_count(&v.0))?;
+    let hard = q
+        .spec?
+        .hard?
+        .get(INSIGHTS_KEY)
+        .and_then(|v| parse_count(&v.0))?;
     // Filled by kube-controller-manager's quota controller: until then, every write is refused.
     let used = q
         .status
         .as_ref()
-        .and_then(|s| s.hard.as_ref()?.get(INSIGHTS_KEY).map(|h| (h, s.used.as_ref())))
+        .and_then(|s| {
+            s.hard
+                .as_ref()?
+                .get(INSIGHTS_KEY)
+                .map(|h| (h, s.used.as_ref()))
+        })
         .filter(|(h, _)| parse_count(&h.0) == Some(hard))
         .and_then(|(_, used)| used?.get(INSIGHTS_KEY).and_then(|v| parse_count(&v.0)));
     Some((hard, used))
@@ -99,7 +108,9 @@ async fn set_override(hub: &Client, limit: Option<u64>) -> TestResult {
         .patch(
             ADDON,
             &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {OVERRIDE: limit.map(|n| n.to_string())}}})),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {OVERRIDE: limit.map(|n| n.to_string())}}}),
+            ),
         )
         .await?;
     Ok(())
@@ -107,10 +118,14 @@ async fn set_override(hub: &Client, limit: Option<u64>) -> TestResult {
 
 /// Waits until the quota's insight limit is `limit` and the quota controller counted it.
 async fn wait_limit(quotas: &Api<ResourceQuota>, limit: u64) -> TestResult {
-    poll_until(TIMEOUT, &format!("ResourceQuota {CLUSTER}/{QUOTA} with {INSIGHTS_KEY}={limit}, counted"), || async {
-        let (hard, used) = insight_counts(quotas).await?;
-        (hard == limit && used.is_some()).then_some(())
-    })
+    poll_until(
+        TIMEOUT,
+        &format!("ResourceQuota {CLUSTER}/{QUOTA} with {INSIGHTS_KEY}={limit}, counted"),
+        || async {
+            let (hard, used) = insight_counts(quotas).await?;
+            (hard == limit && used.is_some()).then_some(())
+        },
+    )
     .await?;
     Ok(())
 }
@@ -165,7 +180,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     ocm::wait_cluster_joined(&hub, CLUSTER, TIMEOUT).await?;
     // As on OpenShift: the agent's manifests hold a Role in this namespace.
     let _ = env
-        .kubectl_cluster(CLUSTER, ["create", "namespace", "openshift-machine-config-operator"])
+        .kubectl_cluster(
+            CLUSTER,
+            ["create", "namespace", "openshift-machine-config-operator"],
+        )
         .await;
     env.kubectl_hub([
         "apply",
@@ -186,16 +204,28 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     // 1. The quota of the cluster's namespace, as the hub controller keeps it.
     let quotas: Api<ResourceQuota> = Api::namespaced(hub.clone(), CLUSTER);
     let t = Instant::now();
-    let quota = poll_until(TIMEOUT, &format!("ResourceQuota {CLUSTER}/{QUOTA}"), || async {
-        quotas.get_opt(QUOTA).await.ok().flatten()
-    })
+    let quota = poll_until(
+        TIMEOUT,
+        &format!("ResourceQuota {CLUSTER}/{QUOTA}"),
+        || async { quotas.get_opt(QUOTA).await.ok().flatten() },
+    )
     .await
     .map_err(|e| format!("{e} (hub controller log: {})", hub_controller.log.display()))?;
-    eprintln!("hub_limits: quota made {:.2}s after the add-on was enabled", t.elapsed().as_secs_f64());
+    eprintln!(
+        "hub_limits: quota made {:.2}s after the add-on was enabled",
+        t.elapsed().as_secs_f64()
+    );
     let hard = quota.spec.and_then(|s| s.hard).unwrap_or_default();
-    let count = |k: &str| hard.get(&format!("count/{k}.update.openshift.io")).and_then(|v| parse_count(&v.0));
+    let count = |k: &str| {
+        hard.get(&format!("count/{k}.update.openshift.io"))
+            .and_then(|v| parse_count(&v.0))
+    };
     assert_eq!(
-        (count("controlplaneupdatestatuses"), count("workerpoolupdatestatuses"), count("updateinsights")),
+        (
+            count("controlplaneupdatestatuses"),
+            count("workerpoolupdatestatuses"),
+            count("updateinsights")
+        ),
         (Some(2), Some(100), Some(2000)),
         "the shipped limits: {hard:?}"
     );
@@ -209,18 +239,40 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
 
     // 2. The agent's identity, as OCM issued it.
     let spoke = env.cluster_client(CLUSTER).await?;
-    ocm::wait_secret(&spoke, AGENT_NS, SECRET, &["kubeconfig", "tls.crt", "tls.key"], TIMEOUT).await?;
-    let volume = SecretVolume::mount(&spoke, AGENT_NS, SECRET, &work.join("agent-hub"), TIMEOUT).await?;
+    ocm::wait_secret(
+        &spoke,
+        AGENT_NS,
+        SECRET,
+        &["kubeconfig", "tls.crt", "tls.key"],
+        TIMEOUT,
+    )
+    .await?;
+    let volume =
+        SecretVolume::mount(&spoke, AGENT_NS, SECRET, &work.join("agent-hub"), TIMEOUT).await?;
     let agent = update_status_e2e::client_for(&volume.kubeconfig()).await?;
     let insights: Api<UpdateInsight> = Api::namespaced(agent.clone(), CLUSTER);
     let planes: Api<ControlPlaneUpdateStatus> = Api::namespaced(agent.clone(), CLUSTER);
-    insights.patch("ok-0", &apply(), &Patch::Apply(copy_body("UpdateInsight", "ok-0", CLUSTER))).await?;
+    insights
+        .patch(
+            "ok-0",
+            &apply(),
+            &Patch::Apply(copy_body("UpdateInsight", "ok-0", CLUSTER)),
+        )
+        .await?;
     planes
-        .patch(CLUSTER, &apply(), &Patch::Apply(copy_body("ControlPlaneUpdateStatus", CLUSTER, CLUSTER)))
+        .patch(
+            CLUSTER,
+            &apply(),
+            &Patch::Apply(copy_body("ControlPlaneUpdateStatus", CLUSTER, CLUSTER)),
+        )
         .await?;
     refused(
         planes
-            .patch("cluster2", &apply(), &Patch::Apply(copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER)))
+            .patch(
+                "cluster2",
+                &apply(),
+                &Patch::Apply(copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER)),
+            )
             .await,
         403,
         "a ControlPlaneUpdateStatus copy is named after its cluster: cluster1",
@@ -229,7 +281,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut other = copy_body("UpdateInsight", "spoof", CLUSTER);
     other["metadata"]["labels"]["open-cluster-management.io/cluster-name"] = json!("cluster2");
     refused(
-        insights.patch("spoof", &apply(), &Patch::Apply(other)).await,
+        insights
+            .patch("spoof", &apply(), &Patch::Apply(other))
+            .await,
         403,
         "label open-cluster-management.io/cluster-name must be cluster1",
         "a copy labelled for another cluster",
@@ -237,7 +291,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut foreign = copy_body("UpdateInsight", "foreign", CLUSTER);
     foreign["metadata"]["labels"]["team"] = json!("payments");
     refused(
-        insights.patch("foreign", &apply(), &Patch::Apply(foreign)).await,
+        insights
+            .patch("foreign", &apply(), &Patch::Apply(foreign))
+            .await,
         403,
         "only update-status's labels",
         "a label that is not ours",
@@ -254,7 +310,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     owned["metadata"]["ownerReferences"] =
         json!([{"apiVersion": "v1", "kind": "Namespace", "name": CLUSTER, "uid": mca_uid}]);
     refused(
-        insights.patch("owned", &apply(), &Patch::Apply(owned)).await,
+        insights
+            .patch("owned", &apply(), &Patch::Apply(owned))
+            .await,
         403,
         "the only owner a copy may have",
         "another owner",
@@ -262,7 +320,11 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let pp = apply();
     refused(
         insights
-            .patch_status("ok-0", &pp, &Patch::Apply(status_body("ok-0", &health_status("d".into(), 11))))
+            .patch_status(
+                "ok-0",
+                &pp,
+                &Patch::Apply(status_body("ok-0", &health_status("d".into(), 11))),
+            )
             .await,
         422,
         "at most 10 related objects",
@@ -288,7 +350,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         }];
     }
     refused(
-        insights.patch_status("ok-0", &pp, &Patch::Apply(status_body("ok-0", &big))).await,
+        insights
+            .patch_status("ok-0", &pp, &Patch::Apply(status_body("ok-0", &big)))
+            .await,
         413,
         "at most 65536 characters in all, not 65544",
         "too much text",
@@ -297,10 +361,22 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     // 3. The counts: 4 insights, then `exceeded quota`; a delete frees a slot.
     for n in 1..4 {
         let name = format!("ok-{n}");
-        insights.patch(&name, &apply(), &Patch::Apply(copy_body("UpdateInsight", &name, CLUSTER))).await?;
+        insights
+            .patch(
+                &name,
+                &apply(),
+                &Patch::Apply(copy_body("UpdateInsight", &name, CLUSTER)),
+            )
+            .await?;
     }
     refused(
-        insights.patch("ok-4", &apply(), &Patch::Apply(copy_body("UpdateInsight", "ok-4", CLUSTER))).await,
+        insights
+            .patch(
+                "ok-4",
+                &apply(),
+                &Patch::Apply(copy_body("UpdateInsight", "ok-4", CLUSTER)),
+            )
+            .await,
         403,
         "exceeded quota: update-status",
         "a fifth insight",
@@ -309,12 +385,19 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let t = Instant::now();
     poll_until(TIMEOUT, "a slot freed by a delete", || async {
         insights
-            .patch("ok-4", &apply(), &Patch::Apply(copy_body("UpdateInsight", "ok-4", CLUSTER)))
+            .patch(
+                "ok-4",
+                &apply(),
+                &Patch::Apply(copy_body("UpdateInsight", "ok-4", CLUSTER)),
+            )
             .await
             .ok()
     })
     .await?;
-    eprintln!("hub_limits: a deleted copy's slot reusable after {:.2}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "hub_limits: a deleted copy's slot reusable after {:.2}s",
+        t.elapsed().as_secs_f64()
+    );
 
     // 4. A quota deleted by hand is put back; with the hub controller stopped, no quota, no write.
     let uid = |q: &ResourceQuota| q.metadata.uid.clone();
@@ -326,7 +409,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         (uid(&q) != uid(&before)).then_some(())
     })
     .await?;
-    eprintln!("hub_limits: a deleted quota put back after {:.2}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "hub_limits: a deleted quota put back after {:.2}s",
+        t.elapsed().as_secs_f64()
+    );
     wait_limit(&quotas, 4).await?;
     // Stopped as the kubelet stops it (SIGTERM: it releases its Lease, so the next one leads at
     // once).
@@ -343,14 +429,18 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut relabelled = copy_body("UpdateInsight", "ok-0", CLUSTER);
     relabelled["metadata"]["labels"]["update.openshift.io/scope"] = json!("cluster");
     refused(
-        insights.patch("ok-0", &apply(), &Patch::Apply(relabelled.clone())).await,
+        insights
+            .patch("ok-0", &apply(), &Patch::Apply(relabelled.clone()))
+            .await,
         403,
         "update-status-hub-quota-required",
         "a write where no quota bounds the counts",
     )?;
     hub_controller = start_hub_controller(env, controller_bin.clone(), &work, &[]).await?;
     wait_limit(&quotas, 4).await?;
-    insights.patch("ok-0", &apply(), &Patch::Apply(relabelled)).await?;
+    insights
+        .patch("ok-0", &apply(), &Patch::Apply(relabelled))
+        .await?;
 
     // 5. The hub admin is not bound by the policies (only by the counts, which it sets): a
     // finalizer and a foreign label (then removed), another cluster's ControlPlaneUpdateStatus.
@@ -370,9 +460,15 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut theirs = copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER);
     theirs["metadata"]["labels"]["open-cluster-management.io/cluster-name"] = json!("cluster2");
     admin_planes
-        .patch("cluster2", &PatchParams::apply("admin"), &Patch::Apply(theirs))
+        .patch(
+            "cluster2",
+            &PatchParams::apply("admin"),
+            &Patch::Apply(theirs),
+        )
         .await?;
-    admin_planes.delete("cluster2", &DeleteParams::default()).await?;
+    admin_planes
+        .delete("cluster2", &DeleteParams::default())
+        .await?;
     planes.delete(CLUSTER, &DeleteParams::default()).await?;
 
     // 6. The real agent at its limit. Its namespace is full of stale copies (ok-0..2, ok-4).
@@ -388,37 +484,77 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
             log: work.join("agent.log"),
         },
         AGENT_NS,
-        std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port(),
-        &[&hub_kubeconfig, "--cluster-name=cluster1", "--hub-include-progress"],
+        std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port(),
+        &[
+            &hub_kubeconfig,
+            "--cluster-name=cluster1",
+            "--hub-include-progress",
+        ],
     )?;
     let log = agent_process.log.clone();
     let selector = "update.openshift.io/reconciler=hub-sync";
-    poll_until(TIMEOUT, "the stale copies deleted, the quota filled with the agent's copies", || async {
-        let there = list_at(&hub_kc, "updateinsights", CLUSTER, Some(selector)).await.ok()?;
-        let names: Vec<&str> = there.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
-        let planes = list_at(&hub_kc, "controlplaneupdatestatuses", CLUSTER, None).await.ok()?;
-        (names.len() == 4 && names.iter().all(|n| !n.starts_with("ok-")) && planes.len() == 1).then_some(())
-    })
+    poll_until(
+        TIMEOUT,
+        "the stale copies deleted, the quota filled with the agent's copies",
+        || async {
+            let there = list_at(&hub_kc, "updateinsights", CLUSTER, Some(selector))
+                .await
+                .ok()?;
+            let names: Vec<&str> = there
+                .iter()
+                .filter_map(|o| o["metadata"]["name"].as_str())
+                .collect();
+            let planes = list_at(&hub_kc, "controlplaneupdatestatuses", CLUSTER, None)
+                .await
+                .ok()?;
+            (names.len() == 4 && names.iter().all(|n| !n.starts_with("ok-")) && planes.len() == 1)
+                .then_some(())
+        },
+    )
     .await
     .map_err(|e| format!("{e} (agent log: {})", log.display()))?;
     let local = list_at(&spoke_kc, "updateinsights", AGENT_NS, None).await?;
-    assert!(local.len() > 4, "the local objects are all there: {}", local.len());
-    wait_for(TIMEOUT, "the refusal reported with reason quota", || async {
-        agent_process
-            .metrics()
-            .is_ok_and(|m| m.lines().any(|l| l.starts_with("update_status_hub_sync_errors_total{") && l.contains("reason=\"quota\"")))
-    })
+    assert!(
+        local.len() > 4,
+        "the local objects are all there: {}",
+        local.len()
+    );
+    wait_for(
+        TIMEOUT,
+        "the refusal reported with reason quota",
+        || async {
+            agent_process.metrics().is_ok_and(|m| {
+                m.lines().any(|l| {
+                    l.starts_with("update_status_hub_sync_errors_total{")
+                        && l.contains("reason=\"quota\"")
+                })
+            })
+        },
+    )
     .await?;
     let text = std::fs::read_to_string(&log)?;
-    assert!(text.contains("exceeded quota: update-status"), "the warning names the quota: {}", log.display());
+    assert!(
+        text.contains("exceeded quota: update-status"),
+        "the warning names the quota: {}",
+        log.display()
+    );
     let warnings = text
         .lines()
         .filter(|l| l.contains("hub sync failed") && l.contains("exceeded quota"))
         .count();
-    assert_eq!(warnings, 1, "warned once while at the limit: {}", log.display());
+    assert_eq!(
+        warnings,
+        1,
+        "warned once while at the limit: {}",
+        log.display()
+    );
     let metrics = agent_process.metrics()?;
     assert!(
-        !metrics.lines().any(|l| l.starts_with("update_status_write_errors_total{")),
+        !metrics
+            .lines()
+            .any(|l| l.starts_with("update_status_write_errors_total{")),
         "no local write failed"
     );
     // No tight loop: refused calls over a while, counted by the hub's API server itself.
@@ -431,7 +567,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     );
     // A pass tries at most a batch of creations once the quota is full, and passes back off
     // (1 s doubling): a tight loop would make thousands.
-    assert!(refusals <= 100, "refused calls in 8s at the limit: {refusals}");
+    assert!(
+        refusals <= 100,
+        "refused calls in 8s at the limit: {refusals}"
+    );
     agent_process.running()?;
 
     // The limit raised: every copy arrives.
@@ -451,7 +590,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         &log,
     )
     .await?;
-    eprintln!("hub_limits: converged {:.1}s after the limit was raised", t.elapsed().as_secs_f64());
+    eprintln!(
+        "hub_limits: converged {:.1}s after the limit was raised",
+        t.elapsed().as_secs_f64()
+    );
     drop(agent_process);
     drop(hub_controller);
     let _ = Api::<UpdateInsight>::namespaced(hub.clone(), CLUSTER)

@@ -64,7 +64,13 @@ pub(crate) fn start(client: &kube::Client, health: &Arc<Health>, infra: &mut Tas
             );
             ctx.spawn(
                 &mut tasks,
-                HubQuotaReconciler::new(client.clone(), addons, quotas, limits, ctx.metrics.clone()),
+                HubQuotaReconciler::new(
+                    client.clone(),
+                    addons,
+                    quotas,
+                    limits,
+                    ctx.metrics.clone(),
+                ),
                 &wake,
             );
             tasks

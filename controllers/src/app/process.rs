@@ -11,8 +11,8 @@ use kube::Api;
 use kube::api::ListParams;
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
-use update_status_api::crd::UpdateInsight;
 use update_status_api::acm::ManagedClusterAddOn;
+use update_status_api::crd::UpdateInsight;
 use update_status_api::hosted::HostedCluster;
 
 use super::args::{Args, LogFormat, Mode};

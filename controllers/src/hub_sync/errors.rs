@@ -215,8 +215,15 @@ mod tests {
         );
         let e = refused(full);
         assert_eq!(e.reason(), "quota");
-        assert!(e.to_string().contains("exceeded quota: update-status"), "{e}");
-        assert!(e.to_string().starts_with("on the hub: 3 UpdateInsight object(s) refused in namespace c1"), "{e}");
+        assert!(
+            e.to_string().contains("exceeded quota: update-status"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("on the hub: 3 UpdateInsight object(s) refused in namespace c1"),
+            "{e}"
+        );
         let policy = status(
             403,
             "updateinsights.update.openshift.io \"n\" is forbidden: ValidatingAdmissionPolicy 'update-status-hub-copies' with binding 'update-status-hub-copies' denied request: no finalizers",
@@ -240,7 +247,10 @@ mod tests {
         assert!(hint("quota", "c1").contains("ResourceQuota update-status in namespace c1"));
         assert!(hint("quota", "c1").contains("update.openshift.io/hub-quota-"));
         // RBAC's own 403 stays `forbidden`.
-        assert_eq!(refusal(&status(403, "User \"x\" cannot create resource")), None);
+        assert_eq!(
+            refusal(&status(403, "User \"x\" cannot create resource")),
+            None
+        );
         assert!(hint("refused", "c1").contains("admission policy"));
     }
 }

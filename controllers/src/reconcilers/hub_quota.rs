@@ -196,7 +196,12 @@ pub fn up_to_date(cached: &ResourceQuota, desired: &ResourceQuota) -> bool {
             .map(|o| (o.uid.clone(), o.controller))
             .collect::<Vec<_>>()
     };
-    let hard = |q: &ResourceQuota| q.spec.as_ref().and_then(|s| s.hard.clone()).unwrap_or_default();
+    let hard = |q: &ResourceQuota| {
+        q.spec
+            .as_ref()
+            .and_then(|s| s.hard.clone())
+            .unwrap_or_default()
+    };
     let (have, want) = (hard(cached), hard(desired));
     let limits_ok = want
         .iter()
@@ -356,7 +361,10 @@ impl Reconcile for HubQuotaReconciler {
                         count,
                         crate::runtime::clock::jitter(),
                     );
-                    let first = self.failures.get(&namespace).is_none_or(|f| f.reason != reason);
+                    let first = self
+                        .failures
+                        .get(&namespace)
+                        .is_none_or(|f| f.reason != reason);
                     if first {
                         tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing the hub quota failed; retrying with back-off (the add-on's agent cannot write its copies there until it exists)");
                     }
@@ -441,7 +449,10 @@ mod tests {
                 "c",
                 &[
                     ("update.openshift.io/hub-quota-updateinsights", "8000"),
-                    ("update.openshift.io/hub-quota-workerpoolupdatestatuses", "many"),
+                    (
+                        "update.openshift.io/hub-quota-workerpoolupdatestatuses",
+                        "many",
+                    ),
                     ("update.openshift.io/hub-quota-nodes", "5"),
                     ("other", "1"),
                 ],
@@ -456,13 +467,26 @@ mod tests {
             }
         );
         assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems[0].contains("unknown resource \"nodes\""), "{problems:?}");
-        assert!(problems[1].contains("\"many\" is not a count"), "{problems:?}");
+        assert!(
+            problems[0].contains("unknown resource \"nodes\""),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].contains("\"many\" is not a count"),
+            "{problems:?}"
+        );
     }
 
     #[test]
     fn counts_read_back_as_the_api_server_writes_them() {
-        for (text, n) in [("2000", 2000), ("2k", 2000), ("16k", 16_000), ("1M", 1_000_000), ("3e3", 3000), ("0", 0)] {
+        for (text, n) in [
+            ("2000", 2000),
+            ("2k", 2000),
+            ("16k", 16_000),
+            ("1M", 1_000_000),
+            ("3e3", 3000),
+            ("0", 0),
+        ] {
             assert_eq!(parse_count(text), Some(n), "{text}");
         }
         for bad in ["", "2Ki", "1.5k", "-1", "k", "99999999999999999999"] {
@@ -473,7 +497,10 @@ mod tests {
         if let Some(h) = cached.spec.as_mut().and_then(|s| s.hard.as_mut()) {
             h.insert(count_key("updateinsights"), Quantity("2k".into()));
         }
-        assert!(up_to_date(&cached, &desired), "2k is 2000: nothing to write");
+        assert!(
+            up_to_date(&cached, &desired),
+            "2k is 2000: nothing to write"
+        );
         if let Some(h) = cached.spec.as_mut().and_then(|s| s.hard.as_mut()) {
             h.insert(count_key("updateinsights"), Quantity("3k".into()));
         }
@@ -482,7 +509,10 @@ mod tests {
         if let Some(h) = more.spec.as_mut().and_then(|s| s.hard.as_mut()) {
             h.insert("pods".into(), Quantity("0".into()));
         }
-        assert!(up_to_date(&more, &desired), "another resource's limit is left alone");
+        assert!(
+            up_to_date(&more, &desired),
+            "another resource's limit is left alone"
+        );
         let mut other_owner = desired.clone();
         other_owner.metadata.owner_references = None;
         assert!(!up_to_date(&other_owner, &desired));

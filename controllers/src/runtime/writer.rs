@@ -50,6 +50,7 @@ use update_status_api::crd::{
 
 use crate::metrics::Metrics;
 use crate::runtime::existing::{Cached, Existing, our_label};
+pub use crate::runtime::refusal::{QUOTA_REQUIRED_POLICY, Refusal, refusal};
 
 /// The objects written: what [`update_status_assess::compose`] produces, complete.
 pub use update_status_assess::compose::Desired;
@@ -91,39 +92,6 @@ fn retry_after(e: &kube::Error) -> Option<Duration> {
             .as_ref()
             .map(|d| Duration::from_secs(u64::from(d.retry_after_seconds)))
             .filter(|d| !d.is_zero()),
-        _ => None,
-    }
-}
-
-/// Why the hub refused one object's write, when it refused that object only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// A ResourceQuota of the namespace is full (`403`, `exceeded quota: <name>, ...`): no new
-    /// object fits until others go; updates of existing ones still do.
-    QuotaFull,
-    /// An admission policy or webhook, or the CRD's schema, rejects this object (`403`, `400`,
-    /// `413`, `422` naming the object's problem).
-    Object,
-}
-
-/// The admission policy that refuses an agent's writes where no ResourceQuota bounds them
-/// (config/acm/limits/admission-policy.yaml): a refusal of every write, not of one object.
-pub const QUOTA_REQUIRED_POLICY: &str = "update-status-hub-quota-required";
-
-/// Whether `e` refuses one object only (`None`: a failure every other call would share).
-pub fn refusal(e: &kube::Error) -> Option<Refusal> {
-    let kube::Error::Api(s) = e else {
-        return None;
-    };
-    if s.message.contains(QUOTA_REQUIRED_POLICY) {
-        return None;
-    }
-    match s.code {
-        403 if s.message.contains("exceeded quota") => Some(Refusal::QuotaFull),
-        403 if s.message.contains("denied request") || s.message.contains("denied the request") => {
-            Some(Refusal::Object)
-        }
-        400 | 413 | 422 => Some(Refusal::Object),
         _ => None,
     }
 }
@@ -661,7 +629,9 @@ impl<K: StatusObject> Writer<K> {
                         busy_ns.fetch_add(ns, Ordering::Relaxed);
                         if let Err((_, e)) = &r {
                             match refusal(e) {
-                                Some(Refusal::QuotaFull) => quota_full.store(true, Ordering::Relaxed),
+                                Some(Refusal::QuotaFull) => {
+                                    quota_full.store(true, Ordering::Relaxed)
+                                }
                                 Some(Refusal::Object) => {}
                                 None => failed.store(true, Ordering::Relaxed),
                             }
