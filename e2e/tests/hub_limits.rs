@@ -330,31 +330,40 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "at most 10 related objects",
         "11 related objects",
     )?;
-    // Each text within the schema's 32,768 characters, together past the policy's 65,536.
-    let mut big = health_status("d".repeat(32_768), 10);
-    big.progress = Some(ProgressInsight {
-        message: "m".repeat(32_768),
+    // Each text within the schema's 32,768 characters, together at most the policy's 65,536.
+    let mut big = UpdateInsightStatus {
+        type_: InsightType::Progress,
+        resource: ResourceRef {
+            kind: "ClusterVersion".into(),
+            name: "version".into(),
+            ..Default::default()
+        },
+        progress: Some(ProgressInsight {
+            message: "m".repeat(32_768),
+            conditions: vec![Condition {
+                type_: "Updating".into(),
+                status: ConditionStatus::True,
+                message: "c".repeat(32_768),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
         ..Default::default()
-    });
+    };
     let largest = insights
         .patch_status("ok-0", &pp, &Patch::Apply(status_body("ok-0", &big)))
         .await?;
     let bytes = serde_json::to_vec(&largest)?.len();
     eprintln!("hub_limits: the largest insight the agent may write: {bytes} bytes of JSON");
-    if let Some(p) = big.progress.as_mut() {
-        p.conditions = vec![Condition {
-            type_: "Updating".into(),
-            status: ConditionStatus::True,
-            message: "one more".into(),
-            ..Default::default()
-        }];
+    if let Some(c) = big.progress.as_mut().and_then(|p| p.conditions.first_mut()) {
+        c.reason = "R".into();
     }
     refused(
         insights
             .patch_status("ok-0", &pp, &Patch::Apply(status_body("ok-0", &big)))
             .await,
         413,
-        "at most 65536 characters in all, not 65544",
+        "at most 65536 characters in all, not 65537",
         "too much text",
     )?;
 
@@ -432,8 +441,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         insights
             .patch("ok-0", &apply(), &Patch::Apply(relabelled.clone()))
             .await,
-        403,
-        "update-status-hub-quota-required",
+        // The API server answers a binding without its parameter as Invalid.
+        422,
+        "ValidatingAdmissionPolicy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found",
         "a write where no quota bounds the counts",
     )?;
     hub_controller = start_hub_controller(env, controller_bin.clone(), &work, &[]).await?;

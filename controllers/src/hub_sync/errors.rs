@@ -232,8 +232,8 @@ mod tests {
         assert_eq!(refused(status(422, "invalid")).reason(), "refused");
         // No quota at all: every write is refused, the pass stops as for a hub-wide failure.
         let missing = status(
-            403,
-            "updateinsights.update.openshift.io \"n\" is forbidden: policy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+            422,
+            "updateinsights.update.openshift.io \"n\" is forbidden: ValidatingAdmissionPolicy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
         );
         assert_eq!(refusal(&missing), None, "not one object's problem");
         let e = HubError::Write(WriteError::Api {

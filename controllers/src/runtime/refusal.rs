@@ -87,8 +87,8 @@ mod tests {
                 "updateinsights.update.openshift.io is forbidden: User \"x\" cannot create resource",
             ),
             (
-                403,
-                "policy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+                422,
+                "updateinsights.update.openshift.io \"n\" is forbidden: ValidatingAdmissionPolicy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
             ),
             (404, "namespaces \"c1\" not found"),
             (500, "etcdserver: request timed out"),

@@ -11,8 +11,9 @@
 //! unreachable hub, a missing namespace or missing permissions would fail every other call too.
 //! Except a call the hub refuses for that object alone ([`refusal`]: its ResourceQuota is full,
 //! an admission policy or the schema rejects it): the other objects are still written and the
-//! stale copies deleted (freeing the quota), the refused object is retried after a back-off, and
-//! once the quota is full no other creation is tried in that pass; the pass then fails with
+//! stale copies deleted (freeing the quota), an object refused for itself is retried after a
+//! back-off, and once the quota is full no other creation is tried in that pass (the next passes
+//! create one object at a time until the first refusal); the pass then fails with
 //! [`WriteError::Refused`], which the hub sync reports.
 //!
 //! A local writer writes every object it can: a call refused for one object (a `422`, a
@@ -315,6 +316,9 @@ pub struct Writer<K: StatusObject> {
     /// doubled back after a sync that wrote without (down to one, up to
     /// [`WRITE_CONCURRENCY`]).
     concurrency: usize,
+    /// A hub writer's last pass found the namespace's quota full: the next one creates one
+    /// object at a time until the first refusal (updates and deletes are not held up).
+    quota_was_full: bool,
 }
 
 impl<K: StatusObject> Writer<K> {
@@ -401,6 +405,7 @@ impl<K: StatusObject> Writer<K> {
             metrics,
             target: Target::Local,
             concurrency: WRITE_CONCURRENCY,
+            quota_was_full: false,
         }
     }
 
@@ -579,6 +584,12 @@ impl<K: StatusObject> Writer<K> {
         let quota_full = &quota_full;
         let skipped = std::sync::atomic::AtomicU32::new(0);
         let skipped = &skipped;
+        let creations = tokio::sync::Semaphore::new(if stop_on_error && self.quota_was_full {
+            1
+        } else {
+            tokio::sync::Semaphore::MAX_PERMITS
+        });
+        let creations = &creations;
         // The jobs' time writing, summed: over the stream's time, their mean number in flight
         // (logged at debug level: a stream the API server paces keeps `concurrency` in flight,
         // one that is not fed fast enough keeps fewer).
@@ -619,6 +630,12 @@ impl<K: StatusObject> Writer<K> {
                         if stop_on_error && failed.load(Ordering::Relaxed) {
                             return (job, None);
                         }
+                        // While the quota is full, creations go one at a time: the first refused
+                        // ends them for this pass.
+                        let _permit = match stop_on_error && job.create {
+                            true => creations.acquire().await.ok(),
+                            false => None,
+                        };
                         if stop_on_error && job.create && quota_full.load(Ordering::Relaxed) {
                             skipped.fetch_add(1, Ordering::Relaxed);
                             return (job, None);
@@ -718,6 +735,7 @@ impl<K: StatusObject> Writer<K> {
             }
         }
         refused += skipped.load(Ordering::Relaxed);
+        self.quota_was_full = quota_full.load(Ordering::Relaxed);
         // Failures of objects neither wanted nor there any more are over.
         self.failures
             .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
