@@ -252,6 +252,25 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let agent = update_status_e2e::client_for(&volume.kubeconfig()).await?;
     let insights: Api<UpdateInsight> = Api::namespaced(agent.clone(), CLUSTER);
     let planes: Api<ControlPlaneUpdateStatus> = Api::namespaced(agent.clone(), CLUSTER);
+    // The API server loads new policies asynchronously (about a second): wait until a dry run
+    // of a write they refuse is refused.
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..apply()
+    };
+    let bad_name = copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER);
+    let t = Instant::now();
+    wait_for(TIMEOUT, "the admission policies in force", || async {
+        planes
+            .patch("cluster2", &dry_run, &Patch::Apply(&bad_name))
+            .await
+            .is_err_and(|e| e.to_string().contains("named after its cluster"))
+    })
+    .await?;
+    eprintln!(
+        "hub_limits: policies in force {:.2}s after the agent's credentials arrived",
+        t.elapsed().as_secs_f64()
+    );
     insights
         .patch(
             "ok-0",
