@@ -12,6 +12,7 @@
 # bypass the rollout strategy (config/acm-placement); a new one is rolled out cluster by cluster.
 # The previous images' configs stay (clusters not rolled yet use them): delete them once the
 # rollout is done (docs/acm.md).
+# The hub controller's Deployment (config/acm/limits) gets the image through `images:`.
 #
 #   hack/deploy.sh apply|delete IMG [OVERLAY]
 set -euo pipefail
@@ -68,6 +69,12 @@ if [[ $overlay == acm || $overlay == acm-* || $overlay == acm/* ]]; then
     echo "    - op: replace"
     echo "      path: /spec/supportedConfigs/1/defaultConfig/name"
     echo "      value: $config"
+    # The hub controller (config/acm/limits) runs the same image.
+    echo "images:"
+    echo "- name: update-status-controller"
+    echo "  newName: $name"
+    [[ -z $tag ]] || echo "  newTag: \"$tag\""
+    [[ -z $digest ]] || echo "  digest: $digest"
   } >"$dir/kustomization.yaml"
 else
   {

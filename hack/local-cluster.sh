@@ -32,9 +32,13 @@
 #                    with CSR_SIGNING=1: the longest lifetime of a signed certificate
 #                    (--cluster-signing-duration, e.g. 1h; default kube-controller-manager's, 1 year).
 #                    Short-lived certificates are renewed sooner by their clients (rotation tests).
+#   KCM_EXTRA_CONTROLLERS
+#                    more kube-controller-manager controllers, comma-separated, read by `up`
+#                    (e.g. resourcequota-controller, which an OCM hub's ResourceQuotas need:
+#                    hack/ocm-env.sh)
 #
 # Only the garbage collector, namespace, service-account and ClusterRole aggregation controllers (and, with CSR_SIGNING=1,
-# the CSR signer) run in kube-controller-manager: there is no node lifecycle controller, so the fake Nodes
+# the CSR signer; and KCM_EXTRA_CONTROLLERS) run in kube-controller-manager: there is no node lifecycle controller, so the fake Nodes
 # loaded from snapshots (no kubelet) keep the conditions they were created with; and the
 # TaintNodesByCondition admission plugin is off, so they get no not-ready taint either.
 set -eEuo pipefail
@@ -410,6 +414,11 @@ EOF
   "" | 0 | false) ;;
   *) die "CSR_SIGNING=$CSR_SIGNING: expected 1 or 0" ;;
   esac
+  if [[ -n ${KCM_EXTRA_CONTROLLERS:-} ]]; then
+    [[ $KCM_EXTRA_CONTROLLERS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "KCM_EXTRA_CONTROLLERS=$KCM_EXTRA_CONTROLLERS: expected controller names, comma-separated"
+    controllers+=,$KCM_EXTRA_CONTROLLERS
+    log "kube-controller-manager also runs $KCM_EXTRA_CONTROLLERS"
+  fi
   start kube-controller-manager --kubeconfig="$CLUSTER_DIR/kcm.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$CLUSTER_DIR/kcm-certs" \
     --controllers="$controllers" "${signing[@]}" \

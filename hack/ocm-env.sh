@@ -588,7 +588,9 @@ cmd_up() {
   write_env
 
   log "starting the hub's control plane (with the CSR signer)"
-  signing_env=(CSR_SIGNING=1)
+  # The resource-quota controller, as in any hub's kube-controller-manager: the ResourceQuotas
+  # of config/acm/limits count the agents' copies (it fills and replenishes their usage).
+  signing_env=(CSR_SIGNING=1 KCM_EXTRA_CONTROLLERS=resourcequota-controller)
   [[ -z $signing_duration ]] || signing_env+=(CSR_SIGNING_DURATION="$signing_duration")
   local_cluster "$hub_dir" up "${signing_env[@]}"
   for c in "${clusters[@]}"; do

@@ -729,7 +729,7 @@ pub struct OperatorCounts {
     pub degraded: u32,
     /// Names of the updating operators, in operator order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = limits::UPDATING_NAMES))]
+    #[schemars(length(max = limits::UPDATING_NAMES), inner(length(max = limits::RESOURCE_NAME)))]
     pub updating_names: Vec<String>,
 }
 

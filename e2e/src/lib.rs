@@ -22,6 +22,7 @@ pub mod certs;
 pub mod controller;
 pub mod hosted_objects;
 pub mod hub_copies;
+pub mod hub_limits;
 pub mod kubeconfig;
 pub mod monitoring;
 pub mod ocm;

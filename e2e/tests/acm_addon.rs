@@ -38,7 +38,7 @@ use update_status_e2e::addon_agent::{
     ADDON, AGENT_NS, DEPLOYMENT, TIMEOUT, agent_container, counter, hub_secret_volume,
     service_account_kubeconfig, start_agent,
 };
-use update_status_e2e::controller::workspace_bin;
+use update_status_e2e::controller::{release_bin, workspace_bin};
 use update_status_e2e::hub_copies::{KINDS, Local, list_at, wait_mirrored_between};
 use update_status_e2e::ocm::{self, OcmEnv, kinds};
 use update_status_e2e::playback::Simulator;
@@ -121,6 +121,18 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "-k",
         &root.join("config/acm").display().to_string(),
     ])
+    .await?;
+    // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
+    // namespace with the add-on the ResourceQuota without which the agent may not write.
+    let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
+        env,
+        release_bin(
+            "update-status-controller",
+            "UPDATE_STATUS_CONTROLLER_RELEASE_BIN",
+        ),
+        &work,
+        &[],
+    )
     .await?;
     ocm::enable_addon(&hub, CLUSTER1, ADDON).await?;
 

@@ -17,6 +17,8 @@ pub enum Mode {
     Standalone,
     // Every HostedCluster of a HyperShift management cluster.
     Hosted,
+    // On the fleet hub: the ResourceQuota of every cluster namespace with the add-on.
+    Hub,
 }
 
 /// The log format (`--log-format`).
@@ -40,6 +42,8 @@ pub struct Args {
     /// `standalone`: report on the cluster the controller runs in (ClusterVersion, ...).
     /// `hosted`: on a HyperShift management cluster, report on every HostedCluster (objects
     /// written into each HostedCluster's namespace; see docs/hosted.md).
+    /// `hub`: on an ACM/OCM fleet hub, keep the ResourceQuota `update-status` (counts of the
+    /// hub copies) in the namespace of every cluster with the add-on (docs/acm.md).
     #[arg(long, env = "UPDATE_STATUS_MODE", value_enum, default_value_t = Mode::Standalone)]
     pub mode: Mode,
     /// Hosted mode: watch HostedClusters, NodePools and our objects in this namespace only
@@ -158,6 +162,20 @@ pub struct Args {
     /// than this (1s to 1h): at most one hub write per interval when nothing else changes.
     #[arg(long, env = "HUB_HEARTBEAT_INTERVAL", default_value = "5m", value_parser = parse_heartbeat)]
     pub hub_heartbeat_interval: Duration,
+    /// Hub mode: ControlPlaneUpdateStatus objects allowed in one cluster's hub namespace
+    /// (ResourceQuota `update-status`; per cluster: the ManagedClusterAddOn's annotation
+    /// `update.openshift.io/hub-quota-controlplaneupdatestatuses`).
+    #[arg(long, default_value_t = 2)]
+    pub hub_quota_control_planes: u64,
+    /// Hub mode: WorkerPoolUpdateStatus objects allowed in one cluster's hub namespace
+    /// (annotation `update.openshift.io/hub-quota-workerpoolupdatestatuses`).
+    #[arg(long, default_value_t = 100)]
+    pub hub_quota_worker_pools: u64,
+    /// Hub mode: UpdateInsights allowed in one cluster's hub namespace (annotation
+    /// `update.openshift.io/hub-quota-updateinsights`; with `--hub-include-progress` a cluster
+    /// needs about one per node more: docs/acm.md).
+    #[arg(long, default_value_t = 2000)]
+    pub hub_quota_insights: u64,
     /// A reconcile pass still running after this long makes `/healthz` fail (the kubelet then
     /// restarts the controller): a call that never returns must not stop the reports silently.
     #[arg(long, default_value = "3m", value_parser = parse_duration)]
@@ -185,6 +203,9 @@ pub enum FlagError {
     /// Hosted mode: flags of standalone mode only.
     #[error("{} not supported with --mode=hosted (standalone mode only)", .0.join(", "))]
     StandaloneOnly(Vec<&'static str>),
+    /// Hub mode: flags of the modes that report a cluster.
+    #[error("{} not supported with --mode=hub (it reports no cluster: it runs on the hub)", .0.join(", "))]
+    NotOnHub(Vec<&'static str>),
 }
 
 impl Args {
@@ -207,6 +228,14 @@ impl Args {
                 Err(FlagError::HubWithoutClusterName)
             }
             Mode::Standalone => Ok(()),
+            Mode::Hub => {
+                let refused = self.reporting_only();
+                if refused.is_empty() {
+                    Ok(())
+                } else {
+                    Err(FlagError::NotOnHub(refused))
+                }
+            }
             Mode::Hosted => {
                 let refused = self.standalone_only();
                 if !refused.is_empty() {
@@ -231,6 +260,32 @@ impl Args {
         .into_iter()
         .filter_map(|(flag, set)| set.then_some(flag))
         .collect()
+    }
+
+    /// Flags of the modes that report a cluster that are set (hub mode reports none).
+    fn reporting_only(&self) -> Vec<&'static str> {
+        let mut set = self.standalone_only();
+        set.extend(
+            [
+                ("--hub-kubeconfig", self.hub_kubeconfig.is_some()),
+                ("--hub-addon-secrets", self.hub_addon_secrets),
+                ("--hub-include-progress", self.hub_include_progress),
+                ("--watch-namespace", self.watch_namespace.is_some()),
+                ("--hosted-kubeconfig-access", self.hosted_kubeconfig_access),
+            ]
+            .into_iter()
+            .filter_map(|(flag, on)| on.then_some(flag)),
+        );
+        set
+    }
+
+    /// Hub mode: the object counts allowed in one cluster namespace.
+    pub fn hub_quota(&self) -> crate::reconcilers::hub_quota::QuotaLimits {
+        crate::reconcilers::hub_quota::QuotaLimits {
+            control_planes: self.hub_quota_control_planes,
+            worker_pools: self.hub_quota_worker_pools,
+            insights: self.hub_quota_insights,
+        }
     }
 
     /// Whether the hub sync is on: `--hub-kubeconfig`, or (hosted mode) `--hub-addon-secrets`.
@@ -333,6 +388,23 @@ mod tests {
         assert_eq!(
             both.expect("flags").check(),
             Err(FlagError::TwoHubIdentities)
+        );
+        let hub = args(&["--mode=hub", "--hub-quota-insights=50"]).expect("flags");
+        assert_eq!(hub.mode, Mode::Hub);
+        assert_eq!(hub.check(), Ok(()));
+        assert_eq!(hub.hub_quota().insights, 50);
+        assert_eq!(hub.hub_quota().worker_pools, 100, "default");
+        let reporting = args(&[
+            "--mode=hub",
+            "--hub-kubeconfig",
+            "/hub",
+            "--cluster-name",
+            "c1",
+        ])
+        .expect("flags");
+        assert_eq!(
+            reporting.check().map_err(|e| e.to_string()),
+            Err("--cluster-name, --hub-kubeconfig not supported with --mode=hub (it reports no cluster: it runs on the hub)".to_string())
         );
     }
 

@@ -1,8 +1,8 @@
-//! The start-up: the flags ([`Args`], the mode a [`Mode`]), then one skeleton for both modes
+//! The start-up: the flags ([`Args`], the mode a [`Mode`]), then one skeleton for every mode
 //! ([`run`]): check the flags, connect, check the CRDs, serve `/metrics` and the probes, start
 //! the mode's watches, wait for the caches (and the Lease), start the mode's writers, and
 //! supervise until a signal, the loss of the Lease or the end of a task. A mode adds only its
-//! watches and writers ([`standalone::start`], [`hosted::start`]); the pieces both share are in
+//! watches and writers ([`standalone::start`], [`hosted::start`], `hub::start`); the pieces both share are in
 //! `process.rs`.
 //!
 //! This is the composition root: the only layer that knows every other one, and the one that
@@ -12,6 +12,7 @@
 
 mod args;
 pub mod hosted;
+mod hub;
 mod process;
 pub mod standalone;
 
@@ -52,7 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     preflight(&client, &args).await?;
 
     let metrics = Arc::new(match args.mode {
-        Mode::Standalone => Metrics::new()?,
+        Mode::Standalone | Mode::Hub => Metrics::new()?,
         Mode::Hosted => Metrics::new_hosted()?,
     });
     let health = Health::new(args.reconcile_stuck_after);
@@ -66,6 +67,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             standalone::start(&args, &client, &metrics, &health, &mut infra, prometheus).await?
         }
         Mode::Hosted => hosted::start(&args, &client, &metrics, &health, &mut infra).await?,
+        Mode::Hub => hub::start(&client, &health, &mut infra),
     };
     count_insights_of(&metrics, &started.insights);
 

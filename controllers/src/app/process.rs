@@ -11,6 +11,7 @@ use kube::Api;
 use kube::api::ListParams;
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
+use update_status_api::acm::ManagedClusterAddOn;
 use update_status_api::crd::UpdateInsight;
 use update_status_api::hosted::HostedCluster;
 
@@ -317,6 +318,33 @@ fn fatal(health: &Health, ended: TaskEnded) -> anyhow::Error {
     anyhow::Error::new(ended).context("the controller cannot run without it")
 }
 
+/// Hub mode: OCM's ManagedClusterAddOn resource exists and we may read it and our quotas.
+async fn preflight_hub(client: &kube::Client) -> anyhow::Result<()> {
+    let one = ListParams::default().limit(1);
+    let rbac = "config/acm/limits/hub-controller.yaml";
+    let addons: Api<ManagedClusterAddOn> = Api::all(client.clone());
+    match addons.list_metadata(&one).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.is_not_found() => anyhow::bail!(
+            "no managedclusteraddons.addon.open-cluster-management.io resource: --mode=hub runs on an Open Cluster Management (ACM) hub"
+        ),
+        Err(kube::Error::Api(s)) if s.is_forbidden() => anyhow::bail!(
+            "not allowed to list managedclusteraddons in all namespaces: check the RBAC in {rbac} ({})",
+            s.message
+        ),
+        Err(e) => return Err(e).context("checking that the ManagedClusterAddOn CRD is installed"),
+    }
+    let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> = Api::all(client.clone());
+    match quotas.list_metadata(&one).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_forbidden() => anyhow::bail!(
+            "not allowed to list resourcequotas in all namespaces: check the RBAC in {rbac} ({})",
+            s.message
+        ),
+        Err(e) => Err(e).context("listing resourcequotas"),
+    }
+}
+
 /// Fails early, with a clear message, if our CRDs (and in hosted mode HyperShift's) are not
 /// installed or we may not use them: standalone mode reads our namespace, hosted mode the
 /// watched namespace (`--watch-namespace`, else all).
@@ -324,6 +352,7 @@ pub(crate) async fn preflight(client: &kube::Client, args: &Args) -> anyhow::Res
     let (namespace, rbac) = match args.mode {
         Mode::Standalone => (Some(args.namespace.as_str()), "config/rbac/"),
         Mode::Hosted => (args.watch_namespace.as_deref(), "config/rbac/hosted/"),
+        Mode::Hub => return preflight_hub(client).await,
     };
     let where_ = namespace.map_or("all namespaces".to_string(), |n| format!("namespace {n}"));
     let one = ListParams::default().limit(1);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kube::runtime::watcher;
 
-use crate::runtime::writer::WriteError;
+use crate::runtime::writer::{QUOTA_REQUIRED_POLICY, Refusal, WriteError, refusal};
 
 /// Errors of the hub sync.
 #[derive(Debug, thiserror::Error)]
@@ -68,14 +68,22 @@ pub enum HubError {
 
 impl HubError {
     /// Why it failed, as the `reason` label of `update_status_hub_sync_errors_total`:
-    /// `connect`, `timeout`, `unauthorized`, `forbidden`, `not-found`, `api`, `config` or
-    /// `other`.
+    /// `connect`, `timeout`, `unauthorized`, `forbidden`, `not-found`, `quota` (the hub's
+    /// ResourceQuota of the namespace is full, or missing where an admission policy requires
+    /// it), `refused` (the hub refused some objects: an admission policy, the schema), `api`,
+    /// `config` or `other`.
     pub fn reason(&self) -> &'static str {
         match self {
             HubError::InvalidClusterName { .. } | HubError::Credentials { .. } => "config",
             HubError::Client { .. } | HubError::NoCredentials { .. } => "config",
             HubError::Api { source, .. } => kube_reason(source),
             HubError::Write(WriteError::Api { source, .. }) => kube_reason(source),
+            HubError::Write(WriteError::Refused { first, .. }) => match &**first {
+                WriteError::Api { source, .. } if refusal(source) == Some(Refusal::QuotaFull) => {
+                    "quota"
+                }
+                _ => "refused",
+            },
             HubError::Write(WriteError::Serialize { .. }) => "other",
             HubError::Timeout(_) => "timeout",
         }
@@ -85,6 +93,7 @@ impl HubError {
 /// The reason label of a client error.
 fn kube_reason(e: &kube::Error) -> &'static str {
     match e {
+        kube::Error::Api(s) if s.message.contains(QUOTA_REQUIRED_POLICY) => "quota",
         kube::Error::Api(s) => status_reason(s.code),
         kube::Error::HyperError(_) | kube::Error::Service(_) => "connect",
         kube::Error::Auth(_) => "config",
@@ -128,6 +137,10 @@ pub(super) fn hint(reason: &str, namespace: &str) -> String {
         "not-found" => format!(
             "namespace {namespace} or the update-status CRDs do not exist on the hub (the namespace comes with the cluster's registration; apply config/crd/ on the hub)"
         ),
+        "quota" => format!(
+            "the hub's ResourceQuota update-status in namespace {namespace} is full, or missing (the hub refuses every write without it): the copies that fit are written and kept up to date, the others are retried with back-off; the hub admin raises a cluster's limits with the ManagedClusterAddOn annotation update.openshift.io/hub-quota-<plural> (update-status-controller --mode=hub keeps the quota: docs/acm.md), or copy less (no --hub-include-progress)"
+        ),
+        "refused" => "the hub refused some copies (an admission policy such as update-status-hub-copies of config/acm/limits, or the CRD's schema; see the error): the others are written, the refused ones retried with back-off".to_string(),
         "config" => "check the hub credentials (--hub-kubeconfig, or in hosted mode the add-on Secret of this managed cluster)".to_string(),
         _ => "see the error".to_string(),
     }
@@ -166,5 +179,78 @@ mod tests {
         assert_eq!(watch_reason(&forbidden), Some("forbidden"));
         assert!(hint("forbidden", "c1").contains("config/hub/role.yaml"));
         assert!(hint("not-found", "c1").contains("namespace c1"));
+    }
+
+    fn status(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            message: message.into(),
+            ..Default::default()
+        }))
+    }
+
+    fn refused(source: kube::Error) -> HubError {
+        let first = WriteError::Api {
+            verb: "apply",
+            kind: "UpdateInsight".into(),
+            namespace: "c1".into(),
+            name: "n".into(),
+            source: Box::new(source),
+        };
+        HubError::Write(WriteError::Refused {
+            kind: "UpdateInsight".into(),
+            namespace: "c1".into(),
+            refused: 3,
+            stats: Default::default(),
+            first: Box::new(first),
+        })
+    }
+
+    #[test]
+    fn a_full_quota_and_admission_refusals_have_reasons_and_hints_of_their_own() {
+        // As the API server words them (quota admission, ValidatingAdmissionPolicy).
+        let full = status(
+            403,
+            "updateinsights.update.openshift.io \"n\" is forbidden: exceeded quota: update-status, requested: count/updateinsights.update.openshift.io=1, used: count/updateinsights.update.openshift.io=5, limited: count/updateinsights.update.openshift.io=5",
+        );
+        let e = refused(full);
+        assert_eq!(e.reason(), "quota");
+        assert!(
+            e.to_string().contains("exceeded quota: update-status"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("on the hub: 3 UpdateInsight object(s) refused in namespace c1"),
+            "{e}"
+        );
+        let policy = status(
+            403,
+            "updateinsights.update.openshift.io \"n\" is forbidden: ValidatingAdmissionPolicy 'update-status-hub-copies' with binding 'update-status-hub-copies' denied request: no finalizers",
+        );
+        assert_eq!(refused(policy).reason(), "refused");
+        assert_eq!(refused(status(422, "invalid")).reason(), "refused");
+        // No quota at all: every write is refused, the pass stops as for a hub-wide failure.
+        let missing = status(
+            422,
+            "updateinsights.update.openshift.io \"n\" is forbidden: ValidatingAdmissionPolicy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+        );
+        assert_eq!(refusal(&missing), None, "not one object's problem");
+        let e = HubError::Write(WriteError::Api {
+            verb: "apply",
+            kind: "UpdateInsight".into(),
+            namespace: "c1".into(),
+            name: "n".into(),
+            source: Box::new(missing),
+        });
+        assert_eq!(e.reason(), "quota");
+        assert!(hint("quota", "c1").contains("ResourceQuota update-status in namespace c1"));
+        assert!(hint("quota", "c1").contains("update.openshift.io/hub-quota-"));
+        // RBAC's own 403 stays `forbidden`.
+        assert_eq!(
+            refusal(&status(403, "User \"x\" cannot create resource")),
+            None
+        );
+        assert!(hint("refused", "c1").contains("admission policy"));
     }
 }

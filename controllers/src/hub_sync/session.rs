@@ -31,7 +31,7 @@ use super::{
 };
 use crate::cache::watch::slim;
 use crate::metrics::Metrics;
-use crate::runtime::writer::{PENDING_TTL, SyncStats, Writer};
+use crate::runtime::writer::{PENDING_TTL, SyncStats, WriteError, Writer};
 
 /// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
 /// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
@@ -235,26 +235,62 @@ impl Session {
             .and_then(|v| heartbeat::parse(v))
     }
 
-    /// Makes the hub copies match `copies`; stops at the first kind that fails.
+    /// Makes the hub copies match `copies`; stops at the first kind that fails, unless the hub
+    /// only refused some of its objects (a full quota, an admission policy): then the other
+    /// kinds are synced too and the first refusal is returned.
     async fn sync(&mut self, copies: &HubCopies) -> Result<SyncStats, HubError> {
+        let mut refused = None;
         let a = self
             .control_planes
             .sync(&copies.control_planes, &self.hub_control_planes.state())
-            .await?;
+            .await;
+        let a = refused_only(a, &mut refused)?;
         let b = self
             .worker_pools
             .sync(&copies.worker_pools, &self.hub_worker_pools.state())
-            .await?;
+            .await;
+        let b = refused_only(b, &mut refused)?;
         let c = self
             .insights
             .sync(&copies.insights, &self.hub_insights.state())
-            .await?;
-        Ok(SyncStats {
-            meta_writes: a.meta_writes + b.meta_writes + c.meta_writes,
-            status_writes: a.status_writes + b.status_writes + c.status_writes,
-            deletes: a.deletes + b.deletes + c.deletes,
-            unchanged: a.unchanged + b.unchanged + c.unchanged,
-        })
+            .await;
+        let c = refused_only(c, &mut refused)?;
+        match refused {
+            Some(e) => Err(e.into()),
+            None => Ok(SyncStats {
+                meta_writes: a.meta_writes + b.meta_writes + c.meta_writes,
+                status_writes: a.status_writes + b.status_writes + c.status_writes,
+                deletes: a.deletes + b.deletes + c.deletes,
+                unchanged: a.unchanged + b.unchanged + c.unchanged,
+            }),
+        }
+    }
+}
+
+/// A kind's sync result, where refusals of single objects ([`WriteError::Refused`]) do not stop
+/// the pass: the first is kept in `refused` and what the sync did is returned.
+fn refused_only(
+    r: Result<SyncStats, WriteError>,
+    refused: &mut Option<WriteError>,
+) -> Result<SyncStats, HubError> {
+    match r {
+        Err(WriteError::Refused {
+            kind,
+            namespace,
+            refused: n,
+            stats,
+            first,
+        }) => {
+            refused.get_or_insert(WriteError::Refused {
+                kind,
+                namespace,
+                refused: n,
+                stats,
+                first,
+            });
+            Ok(stats)
+        }
+        other => other.map_err(HubError::from),
     }
 }
 

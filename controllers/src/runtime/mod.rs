@@ -1,7 +1,7 @@
 //! The runtime: what runs the reconcilers and keeps the process honest, knowing nothing of
 //! what they assess. [`runner`] (the loop every reconciler runs, the [`runner::Reconcile`]
 //! trait), [`writer`] (change-only server-side apply of the desired objects; [`existing`]: what
-//! it reads of an object in a cache), [`supervisor`] (named long-running tasks), [`leader`]
+//! it reads of an object in a cache; [`refusal`]: what a hub refuses for one object alone), [`supervisor`] (named long-running tasks), [`leader`]
 //! (leader election on a Lease), [`health`] (`/healthz`, `/readyz`), [`client`] (the API
 //! client with bounded retries), [`proxy`] (HTTP(S) proxies of our own HTTP clients), [`clock`]
 //! (the wall clock or a fixed instant; back-off).
@@ -13,6 +13,7 @@ pub mod existing;
 pub mod health;
 pub mod leader;
 pub mod proxy;
+pub mod refusal;
 pub mod runner;
 pub mod supervisor;
 pub mod writer;

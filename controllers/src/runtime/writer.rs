@@ -9,6 +9,12 @@
 //! A writer for a fleet hub ([`Writer::for_hub`], used by [`crate::hub_sync`]) counts its writes
 //! apart (`update_status_hub_writes_total`) and stops a pass at the first failed call: an
 //! unreachable hub, a missing namespace or missing permissions would fail every other call too.
+//! Except a call the hub refuses for that object alone ([`refusal`]: its ResourceQuota is full,
+//! an admission policy or the schema rejects it): the other objects are still written and the
+//! stale copies deleted (freeing the quota), an object refused for itself is retried after a
+//! back-off, and once the quota is full no other creation is tried in that pass (the next passes
+//! create one object at a time until the first refusal); the pass then fails with
+//! [`WriteError::Refused`], which the hub sync reports.
 //!
 //! A local writer writes every object it can: a call refused for one object (a `422`, a
 //! `409`, a `429` the client gave up on...) is counted in `update_status_write_errors_total{kind,
@@ -45,6 +51,7 @@ use update_status_api::crd::{
 
 use crate::metrics::Metrics;
 use crate::runtime::existing::{Cached, Existing, our_label};
+pub use crate::runtime::refusal::{QUOTA_REQUIRED_POLICY, Refusal, refusal};
 
 /// The objects written: what [`update_status_assess::compose`] produces, complete.
 pub use update_status_assess::compose::Desired;
@@ -117,6 +124,22 @@ pub enum WriteError {
         /// The client error.
         #[source]
         source: Box<kube::Error>,
+    },
+    /// A hub refused some objects (each alone: [`refusal`]); the others were written.
+    #[error(
+        "{refused} {kind} object(s) refused in namespace {namespace} (the others are written); the first: {first}"
+    )]
+    Refused {
+        /// Kind written.
+        kind: String,
+        /// Namespace.
+        namespace: String,
+        /// Objects refused or, once the quota was full, not tried.
+        refused: u32,
+        /// What the sync did besides.
+        stats: SyncStats,
+        /// The first refusal.
+        first: Box<WriteError>,
     },
     /// A desired object could not be serialized (a bug).
     #[error("serializing {name}: {source}")]
@@ -284,7 +307,7 @@ pub struct Writer<K: StatusObject> {
     manager: String,
     pending: HashMap<String, Pending>,
     deleted: HashMap<String, Instant>,
-    /// Objects whose last write failed (local writers only), by name.
+    /// Objects whose last write failed (local writers; hub writers: objects refused), by name.
     failures: HashMap<String, Failure<K::Status>>,
     metrics: Arc<Metrics>,
     target: Target,
@@ -293,6 +316,9 @@ pub struct Writer<K: StatusObject> {
     /// doubled back after a sync that wrote without (down to one, up to
     /// [`WRITE_CONCURRENCY`]).
     concurrency: usize,
+    /// A hub writer's last pass found the namespace's quota full: the next one creates one
+    /// object at a time until the first refusal (updates and deletes are not held up).
+    quota_was_full: bool,
 }
 
 impl<K: StatusObject> Writer<K> {
@@ -379,6 +405,7 @@ impl<K: StatusObject> Writer<K> {
             metrics,
             target: Target::Local,
             concurrency: WRITE_CONCURRENCY,
+            quota_was_full: false,
         }
     }
 
@@ -418,12 +445,18 @@ impl<K: StatusObject> Writer<K> {
             tracing::warn!(error = %e, "{what} failed");
             return;
         };
-        if self.target == Target::Hub {
+        let hub = self.target == Target::Hub;
+        // A hub writer backs off only an object refused for itself: its content is the problem
+        // (retried at once when it changes). A full quota is paced by the hub sync's back-off
+        // and tried again as soon as a pass runs (space may have been freed meanwhile).
+        if hub && refusal(source) != Some(Refusal::Object) {
             tracing::debug!(error = %e, "hub {what} failed");
             return;
         }
         let reason = error_reason(source);
-        self.metrics.write_error(K::kind(&()).as_ref(), reason);
+        if !hub {
+            self.metrics.write_error(K::kind(&()).as_ref(), reason);
+        }
         let count = self
             .failures
             .get(name)
@@ -443,6 +476,11 @@ impl<K: StatusObject> Writer<K> {
                 content,
             },
         );
+        if hub {
+            // The hub sync warns once for the pass (thousands of copies may be refused).
+            tracing::debug!(object = %name, reason, failures = count, retry_in_s = wait.as_secs_f64(), error = %e, "hub {what} refused; retried after a back-off");
+            return;
+        }
         tracing::warn!(
             object = %name,
             reason,
@@ -530,6 +568,9 @@ impl<K: StatusObject> Writer<K> {
         self.forget_confirmed(&existing);
         let mut stats = SyncStats::default();
         let mut first_error = None;
+        // Hub writers: the objects the hub refused alone, and the first such refusal.
+        let mut refused = 0u32;
+        let mut first_refusal = None;
         let mut wanted = HashSet::new();
         let api = self.api.clone();
         let params = PatchParams::apply(&self.manager).force();
@@ -538,6 +579,17 @@ impl<K: StatusObject> Writer<K> {
         let stop_on_error = self.target == Target::Hub;
         let failed = AtomicBool::new(false);
         let failed = &failed;
+        // The namespace's quota is full: a hub writer tries no other creation in this pass.
+        let quota_full = AtomicBool::new(false);
+        let quota_full = &quota_full;
+        let skipped = std::sync::atomic::AtomicU32::new(0);
+        let skipped = &skipped;
+        let creations = tokio::sync::Semaphore::new(if stop_on_error && self.quota_was_full {
+            1
+        } else {
+            tokio::sync::Semaphore::MAX_PERMITS
+        });
+        let creations = &creations;
         // The jobs' time writing, summed: over the stream's time, their mean number in flight
         // (logged at debug level: a stream the API server paces keeps `concurrency` in flight,
         // one that is not fed fast enough keeps fewer).
@@ -578,12 +630,28 @@ impl<K: StatusObject> Writer<K> {
                         if stop_on_error && failed.load(Ordering::Relaxed) {
                             return (job, None);
                         }
+                        // While the quota is full, creations go one at a time: the first refused
+                        // ends them for this pass.
+                        let _permit = match stop_on_error && job.create {
+                            true => creations.acquire().await.ok(),
+                            false => None,
+                        };
+                        if stop_on_error && job.create && quota_full.load(Ordering::Relaxed) {
+                            skipped.fetch_add(1, Ordering::Relaxed);
+                            return (job, None);
+                        }
                         let t = Instant::now();
                         let r = execute(&api, &params, &job).await;
                         let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
                         busy_ns.fetch_add(ns, Ordering::Relaxed);
-                        if r.is_err() {
-                            failed.store(true, Ordering::Relaxed);
+                        if let Err((_, e)) = &r {
+                            match refusal(e) {
+                                Some(Refusal::QuotaFull) => {
+                                    quota_full.store(true, Ordering::Relaxed)
+                                }
+                                Some(Refusal::Object) => {}
+                                None => failed.store(true, Ordering::Relaxed),
+                            }
                         }
                         (job, Some(r))
                     }
@@ -654,12 +722,20 @@ impl<K: StatusObject> Writer<K> {
                     self.pending.insert(name, pending);
                 }
                 Err(r) => {
+                    let alone = stop_on_error && refusal(&r.error).is_some();
                     let e = self.error(r.verb, &name, r.error);
                     self.record_failure(&e, "write", Some((r.labels, r.status)));
-                    first_error.get_or_insert(e);
+                    if alone {
+                        refused += 1;
+                        first_refusal.get_or_insert(e);
+                    } else {
+                        first_error.get_or_insert(e);
+                    }
                 }
             }
         }
+        refused += skipped.load(Ordering::Relaxed);
+        self.quota_was_full = quota_full.load(Ordering::Relaxed);
         // Failures of objects neither wanted nor there any more are over.
         self.failures
             .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
@@ -692,9 +768,16 @@ impl<K: StatusObject> Writer<K> {
                 }
             }
         }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(stats),
+        match (first_error, first_refusal) {
+            (Some(e), _) => Err(e),
+            (None, Some(first)) => Err(WriteError::Refused {
+                kind: K::kind(&()).to_string(),
+                namespace: self.namespace.clone(),
+                refused,
+                stats,
+                first: Box::new(first),
+            }),
+            (None, None) => Ok(stats),
         }
     }
 
@@ -782,6 +865,7 @@ impl<K: StatusObject> Writer<K> {
         let want_labels = self.full_labels(&d.labels);
         Some(Job {
             name: d.name.clone(),
+            create: !exists,
             meta: !meta_ok,
             status_body: !status_ok || !exists,
             labels: want_labels,
@@ -796,6 +880,8 @@ pub const WRITE_CONCURRENCY: usize = 32;
 /// The writes one object needs.
 struct Job<S> {
     name: String,
+    /// The object does not exist yet (as far as we know).
+    create: bool,
     /// Apply the metadata: the labels or the owner changed (or a creation).
     meta: bool,
     /// Apply the status: it changed (or a creation).
