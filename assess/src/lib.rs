@@ -23,6 +23,7 @@
 pub mod alerts;
 pub mod compose;
 pub mod control_plane;
+pub mod estimates;
 pub mod events;
 pub mod format;
 pub mod hosted;

@@ -3,11 +3,14 @@
 //! [`control_plane`] (the ControlPlaneUpdateStatus and the control plane's insights, and the
 //! unreadable inputs' insights), [`worker_pools`] (the WorkerPoolUpdateStatus objects, the
 //! node and pool insights, incrementally), [`alerts`] (Prometheus' firing alerts as health
-//! insights, polled through [`alerts::prometheus`]); and [`events`], which writes none of our
-//! objects: it tells the update's story as Kubernetes Events from the changes of ours.
+//! insights, polled through [`alerts::prometheus`]); [`estimates`] (the UpdateHistory: update
+//! durations learned by watching, and the remaining-time estimates made from them); and
+//! [`events`], which writes none of our objects: it tells the update's story as Kubernetes
+//! Events from the changes of ours.
 //!
 //! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
 pub mod alerts;
 pub mod control_plane;
+pub mod estimates;
 pub mod events;
 pub mod worker_pools;
