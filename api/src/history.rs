@@ -206,6 +206,10 @@ pub struct TrackedNode {
     /// First seen on the new configuration, not yet uncordoned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_at: Option<Timestamp>,
+    /// Seen `Degraded` or `Unreconcilable` (e.g. a drain blocked by a PodDisruptionBudget):
+    /// an incident, not how long this node's phases take; its phases are not learned.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incident: bool,
 }
 
 /// The update in progress, as observed so far.

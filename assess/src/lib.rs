@@ -14,6 +14,8 @@
 //!   it and whole ([`compose::desired_cluster`]).
 //! - [`incremental`]: the worker-pools share kept between passes (per-node cache), feeding the
 //!   composition's pools step.
+//! - [`estimates`]: update durations learned by watching updates, and the remaining-time
+//!   estimates made from them (the `UpdateHistory` kind), oc's method as the fallback.
 //! - [`events`]: the update's story as Kubernetes Events (what changed between two readings).
 //! - [`related`]: what a health insight points at (the pods and PodDisruptionBudgets blocking
 //!   a drain, a node's pool and MachineConfig, the objects an alert names).

@@ -65,22 +65,24 @@ async fn history(api: &Api<UpdateHistory>) -> Option<UpdateHistoryStatus> {
         .and_then(|h| h.status)
 }
 
-/// Plays the simulation a step a second (wall clock); calls `midway` once when the nodes start
-/// rolling. Returns the methods the estimates said while the update ran.
+/// Plays the simulation a step a second (wall clock, from `t0`: step k at `start` + k s)
+/// until `stop` holds or the update completes; pushes the methods the estimates said.
 async fn play(
     sim: &mut Simulator,
     api: &Api<UpdateHistory>,
-    mut midway: impl FnMut() -> Result<(), Box<dyn std::error::Error + Send + Sync>>,
-) -> Result<Vec<EstimateMethod>, Box<dyn std::error::Error + Send + Sync>> {
-    let mut methods = Vec::new();
-    let mut called = false;
-    let t0 = Instant::now();
-    for k in 1..=300u32 {
-        sim.step().await?;
-        if sim.simulation().stage() == Stage::Nodes && !called {
-            called = true;
-            midway()?;
+    t0: Instant,
+    methods: &mut Vec<EstimateMethod>,
+    stop: impl Fn(&Simulation) -> bool,
+) -> TestResult {
+    loop {
+        let k = sim.simulation().steps() as u32 + 1;
+        if k > 300 {
+            return Err("the simulated update did not complete in 300 steps".into());
         }
+        if let Some(wait) = (STEP * k).checked_sub(t0.elapsed()) {
+            tokio::time::sleep(wait).await;
+        }
+        sim.step().await?;
         if let Some(m) = history(api)
             .await
             .and_then(|h| h.estimates)
@@ -88,16 +90,14 @@ async fn play(
         {
             methods.push(m);
         }
-        if sim.simulation().is_completed() {
-            return Ok(methods);
-        }
-        // The simulation's clock is the wall clock: step k at start + k s.
-        let due = STEP * k;
-        if let Some(wait) = due.checked_sub(t0.elapsed()) {
-            tokio::time::sleep(wait).await;
+        if sim.simulation().is_completed() || stop(sim.simulation()) {
+            return Ok(());
         }
     }
-    Err("the simulated update did not complete in 300 steps".into())
+}
+
+fn rolling(s: &Simulation) -> bool {
+    s.stage() == Stage::Nodes
 }
 
 #[tokio::test]
@@ -117,19 +117,22 @@ async fn learned_durations_survive_a_restart_and_a_leader_change() -> TestResult
         Simulation::new(config("4.18.2", "4.18.3", vec![]))?,
     );
     sim.install().await?;
-    let mut controller = Some(Controller::start(&env, &n, &[])?);
-    let mut ops_before_restart = 0;
-    let methods = play(&mut sim, &api, || {
-        // SIGKILL: nothing is flushed on the way out.
-        drop(controller.take());
-        Ok(())
+    let t0 = Instant::now();
+    let controller = Controller::start(&env, &n, &[])?;
+    let mut methods = Vec::new();
+    play(&mut sim, &api, t0, &mut methods, rolling).await?;
+    // What the first controller learned so far, then SIGKILL: nothing is flushed on the way
+    // out; the next one starts at once.
+    let before = poll_until(TIMEOUT, "operators timed before the restart", || async {
+        history(&api)
+            .await
+            .and_then(|h| h.current)
+            .filter(|c| !c.operators.is_empty())
     })
     .await?;
-    // What the first controller wrote before it was killed.
-    if let Some(h) = history(&api).await {
-        ops_before_restart = h.current.map_or(0, |c| c.operators.len());
-    }
+    drop(controller);
     let _restarted = Controller::start(&env, &n, &[])?;
+    play(&mut sim, &api, t0, &mut methods, |_| false).await?;
     let first = sim.simulation().history_entry(0).ok_or("no history")?;
     let learned = poll_until(TIMEOUT, "update 1 learned", || async {
         history(&api).await.filter(|h| {
@@ -143,10 +146,12 @@ async fn learned_durations_survive_a_restart_and_a_leader_change() -> TestResult
         methods.iter().all(|m| *m == EstimateMethod::OcBaseline),
         "no update observed yet: oc's method, said so ({methods:?})"
     );
-    assert!(
-        ops_before_restart > 0,
-        "the first controller timed no operator before the restart"
-    );
+    for o in &before.operators {
+        assert!(
+            learned.updates[0].operators.contains(o),
+            "{o:?}, timed before the restart, is kept"
+        );
+    }
     let u1 = &learned.updates[0];
     assert_eq!((u1.from.as_str(), u1.to.as_str()), ("4.18.2", "4.18.3"));
     assert_eq!(
@@ -199,11 +204,12 @@ async fn learned_durations_survive_a_restart_and_a_leader_change() -> TestResult
         .filter(|h| !h.is_empty())
     };
     let leader = poll_until(TIMEOUT, "a leader", lease).await?;
-    let methods = play(&mut sim, &api, || {
-        let l = if leader == "replica-a" { &a } else { &b };
-        l.terminate().map_err(|e| e.to_string().into())
-    })
-    .await?;
+    let t0 = Instant::now();
+    let mut methods = Vec::new();
+    play(&mut sim, &api, t0, &mut methods, rolling).await?;
+    // The leader steps down (SIGTERM hands the Lease over); the other carries on.
+    if leader == "replica-a" { &a } else { &b }.terminate()?;
+    play(&mut sim, &api, t0, &mut methods, |_| false).await?;
     let done = poll_until(TIMEOUT, "update 2 learned", || async {
         history(&api)
             .await

@@ -13,7 +13,7 @@ use update_status_api::history::{
 };
 use update_status_api::input::{
     ClusterVersion, NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN,
-    NODE_LAST_APPLIED_DRAIN, UpdateHistory,
+    NODE_LAST_APPLIED_DRAIN, NODE_STATE, UpdateHistory,
 };
 
 pub use super::TimedNode;
@@ -66,6 +66,14 @@ pub fn node_stage(ctx: &NodeContext, node: &impl TimedNode, target: &str) -> Nod
     } else {
         NodeStage::Reboot
     }
+}
+
+/// The machine-config daemon says the node is `Degraded` or `Unreconcilable`.
+fn in_incident(node: &impl TimedNode) -> bool {
+    matches!(
+        node.annotation(NODE_STATE),
+        Some("Degraded" | "Unreconcilable")
+    )
 }
 
 /// The role of a node for grouping: `master` for control-plane nodes, else `worker`.
@@ -290,6 +298,9 @@ fn follow_nodes<N: TimedNode>(
             (NodeStage::Pending, _) => {}
             (NodeStage::Finished, Some(i)) => {
                 let n = current.nodes.remove(i);
+                if n.incident {
+                    continue;
+                }
                 if let Some(g) = current.node_groups.get_mut(n.group as usize) {
                     if let (Some(a), Some(b)) = (n.drain_at, n.reboot_at) {
                         stats::add(&mut g.drain, secs_between(a, b));
@@ -305,6 +316,7 @@ fn follow_nodes<N: TimedNode>(
             (NodeStage::Finished, None) => {}
             (stage, Some(i)) => {
                 if let Some(n) = current.nodes.get_mut(i) {
+                    n.incident |= in_incident(node);
                     match stage {
                         NodeStage::Reboot if n.reboot_at.is_none() => n.reboot_at = Some(now),
                         NodeStage::Ready if n.ready_at.is_none() => {
@@ -325,6 +337,7 @@ fn follow_nodes<N: TimedNode>(
                 let mut n = TrackedNode {
                     name: name.to_string(),
                     group,
+                    incident: in_incident(node),
                     ..Default::default()
                 };
                 match stage {

@@ -123,18 +123,17 @@ struct OperatorModel<'a> {
 
 impl<'a> OperatorModel<'a> {
     fn of(status: &'a UpdateHistoryStatus) -> Self {
-        let mut acc: HashMap<&str, (f64, f64)> = HashMap::new();
+        // The weighted median over the learned updates: one update where an operator was
+        // unusually slow does not make it slow in the next.
+        let mut acc: HashMap<&str, Vec<(f64, f64)>> = HashMap::new();
         for (u, w) in observed(status) {
             for (name, own) in own_durations(&u.operators) {
-                let e = acc.entry(name).or_default();
-                e.0 += own * w;
-                e.1 += w;
+                acc.entry(name).or_default().push((own, w));
             }
         }
         let own: HashMap<&str, f64> = acc
             .into_iter()
-            .filter(|(_, (_, w))| *w > 0.0)
-            .map(|(n, (s, w))| (n, s / w))
+            .filter_map(|(n, v)| weighted_median(v).map(|m| (n, m)))
             .collect();
         let mut v: Vec<f64> = own.values().copied().collect();
         v.sort_by(f64::total_cmp);
@@ -144,6 +143,21 @@ impl<'a> OperatorModel<'a> {
     fn own(&self, name: &str) -> f64 {
         self.own.get(name).copied().unwrap_or(self.median)
     }
+}
+
+/// The value at half the total weight (`None` without weight).
+fn weighted_median(mut v: Vec<(f64, f64)>) -> Option<f64> {
+    v.retain(|(x, w)| x.is_finite() && *w > 0.0);
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = v.iter().map(|(_, w)| w).sum();
+    let mut acc = 0.0;
+    for (x, w) in &v {
+        acc += w;
+        if acc >= total / 2.0 {
+            return Some(*x);
+        }
+    }
+    None
 }
 
 /// Geometric mean of bounded ratios, shrunk towards 1 by [`PACE_PRIOR`]; and the number of
@@ -438,8 +452,24 @@ pub fn learned<N: TimedNode>(
         let items = (w.pending.len() + w.in_flight.len()).max(1) as f64;
         let per_item = w.log_sd / items.sqrt();
         let sigma = (sigma_pace.powi(2) + per_item.powi(2) + SIGMA_FLOOR.powi(2)).sqrt();
-        let mut r = Remaining::with_spread(start_delay + span, sigma, w.overrun);
-        r.paused = pool.paused && !w.pending.is_empty();
+        let paused = pool.paused && !w.pending.is_empty();
+        // A pool paused for `t` is taken to stay paused for `t` more (the median of a pause
+        // whose length is unknown), up to 3 `t` for the p90.
+        let pause = if paused {
+            since(
+                current
+                    .paused
+                    .iter()
+                    .find(|p| p.name == pool.name)
+                    .and_then(|p| p.since),
+                now,
+            )
+        } else {
+            0.0
+        };
+        let mut r =
+            Remaining::with_spread(start_delay + span + pause, sigma, w.overrun + 2.0 * pause);
+        r.paused = paused;
         if pool.is_master {
             master_rest = Some(r);
         }
@@ -532,6 +562,17 @@ mod tests {
         // More in flight than slots (maxUnavailable lowered): the longest ends it.
         assert_eq!(makespan(&[50.0, 80.0, 20.0], &[], 1), 80.0);
         assert_eq!(makespan(&[], &[], 3), 0.0);
+    }
+
+    #[test]
+    fn an_unusual_update_does_not_move_the_median() {
+        // Newest first, weights 1, 0.6, 0.36: the slow one (the newest) is outweighed.
+        assert_eq!(
+            weighted_median(vec![(400.0, 1.0), (100.0, 0.6), (110.0, 0.36)]),
+            Some(110.0)
+        );
+        assert_eq!(weighted_median(vec![(100.0, 1.0)]), Some(100.0));
+        assert_eq!(weighted_median(vec![]), None);
     }
 
     #[test]

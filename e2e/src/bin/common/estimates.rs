@@ -10,6 +10,9 @@
 //! method itself) and is not scored; every later one is scored at 10/25/50/75/90 % of its true
 //! duration, for the control plane (every platform operator at the target) and the whole
 //! update (every pool updated).
+//!
+//! With `ESTIMATES_DEBUG` set, every scored point is printed on stderr (truth, ours with its
+//! interval, oc's, and each pool's).
 
 use std::fmt::Write as _;
 
