@@ -120,7 +120,11 @@ impl DriftingCluster {
                 WORKER_TYPES[(rng.next_u64() % 2) as usize]
             };
             // One node in eight drains slowly (long-lived pods, a big emptyDir).
-            let slow = if rng.next_u64() % 8 == 0 { 2.5 } else { 1.0 };
+            let slow = if rng.next_u64().is_multiple_of(8) {
+                2.5
+            } else {
+                1.0
+            };
             let drain = if master { 90.0 } else { 180.0 } * slow * (0.25 * normal(&mut rng)).exp();
             let apply = 60.0 * (0.2 * normal(&mut rng)).exp();
             let reboot = reboot * (0.15 * normal(&mut rng)).exp();

@@ -21,6 +21,9 @@ use crate::nodes::{NodeContext, NodeSource};
 
 /// Weight of the `k`-th newest learned update (recent updates say more of the next one).
 pub const RECENCY: f64 = 0.6;
+/// Weight of the `k`-th newest learned update in the operators' weighted median (gentler than
+/// [`RECENCY`], so that with 3 updates or more the newest alone is not the median).
+pub const MEDIAN_RECENCY: f64 = 0.8;
 /// Pseudo-count of the pace: how many completions of this update weigh as much as the prior
 /// (pace 1).
 pub const PACE_PRIOR: f64 = 2.0;
@@ -126,7 +129,8 @@ impl<'a> OperatorModel<'a> {
         // The weighted median over the learned updates: one update where an operator was
         // unusually slow does not make it slow in the next.
         let mut acc: HashMap<&str, Vec<(f64, f64)>> = HashMap::new();
-        for (u, w) in observed(status) {
+        for (k, (u, _)) in observed(status).enumerate() {
+            let w = MEDIAN_RECENCY.powi(k as i32);
             for (name, own) in own_durations(&u.operators) {
                 acc.entry(name).or_default().push((own, w));
             }
@@ -566,9 +570,9 @@ mod tests {
 
     #[test]
     fn an_unusual_update_does_not_move_the_median() {
-        // Newest first, weights 1, 0.6, 0.36: the slow one (the newest) is outweighed.
+        // Newest first, weights 1, 0.8, 0.64: the slow one (the newest) is outweighed.
         assert_eq!(
-            weighted_median(vec![(400.0, 1.0), (100.0, 0.6), (110.0, 0.36)]),
+            weighted_median(vec![(400.0, 1.0), (100.0, 0.8), (110.0, 0.64)]),
             Some(110.0)
         );
         assert_eq!(weighted_median(vec![(100.0, 1.0)]), Some(100.0));
