@@ -137,6 +137,7 @@ impl EstimatesReconciler {
                 "apiVersion": "update.openshift.io/v1alpha1",
                 "kind": KIND,
                 "metadata": {"name": UPDATE_HISTORY_NAME, "labels": l},
+                "spec": {},
             });
             self.api
                 .patch(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
