@@ -6,6 +6,7 @@
 //! The learned state is an [`UpdateHistoryStatus`] (the `UpdateHistory` kind): the controller
 //! keeps it in one object per cluster, the bench in memory.
 
+mod node;
 pub mod observe;
 pub mod oc;
 pub mod predict;
@@ -17,63 +18,10 @@ use update_status_api::history::{
 };
 
 use crate::ClusterInputs;
-use crate::nodes::NodeSource;
+pub use node::TimedNode;
 pub use observe::{observe, seed_from_history};
 pub use oc::{OcEstimates, oc_estimates};
 pub use predict::{Learned, Remaining, learned};
-
-/// What the estimates read of a node (the controller's cache holds compact nodes): its labels
-/// (pool, role, instance type), the machine-config daemon's annotations, `unschedulable` and
-/// `Ready`.
-pub trait TimedNode: NodeSource {
-    /// The value of an annotation.
-    fn annotation(&self, key: &str) -> Option<&str>;
-    /// `spec.unschedulable`.
-    fn unschedulable(&self) -> bool;
-    /// The last `Ready` condition is `True`.
-    fn ready(&self) -> bool;
-}
-
-impl TimedNode for update_status_api::input::Node {
-    fn annotation(&self, key: &str) -> Option<&str> {
-        update_status_api::input::Node::annotation(self, key)
-    }
-    fn unschedulable(&self) -> bool {
-        self.spec.unschedulable
-    }
-    fn ready(&self) -> bool {
-        self.status
-            .conditions
-            .iter()
-            .rev()
-            .find(|c| c.type_ == "Ready")
-            .is_some_and(|c| c.status == "True")
-    }
-}
-
-impl<T: TimedNode> TimedNode for std::sync::Arc<T> {
-    fn annotation(&self, key: &str) -> Option<&str> {
-        (**self).annotation(key)
-    }
-    fn unschedulable(&self) -> bool {
-        (**self).unschedulable()
-    }
-    fn ready(&self) -> bool {
-        (**self).ready()
-    }
-}
-
-impl<T: TimedNode> TimedNode for &T {
-    fn annotation(&self, key: &str) -> Option<&str> {
-        (**self).annotation(key)
-    }
-    fn unschedulable(&self) -> bool {
-        (**self).unschedulable()
-    }
-    fn ready(&self) -> bool {
-        (**self).ready()
-    }
-}
 
 /// Interval of oc's method as the fallback: from half to twice its estimate (oc gives none;
 /// its error on the replay is of that order).

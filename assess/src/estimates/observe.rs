@@ -16,7 +16,7 @@ use update_status_api::input::{
     NODE_LAST_APPLIED_DRAIN, NODE_STATE, UpdateHistory,
 };
 
-pub use super::TimedNode;
+use super::node::TimedNode;
 use super::stats;
 use crate::ClusterInputs;
 use crate::control_plane::is_updated;

@@ -12,7 +12,7 @@
 use jiff::Timestamp;
 use update_status_api::input::ClusterVersion;
 
-use super::TimedNode;
+use super::node::TimedNode;
 use super::observe::{NodeStage, node_stage};
 use crate::ClusterInputs;
 use crate::control_plane::oc_estimate_seconds;

@@ -11,7 +11,7 @@ use update_status_api::history::{
     CurrentUpdate, LearnedSource, LearnedUpdate, NodeGroupTiming, UpdateHistoryStatus,
 };
 
-use super::TimedNode;
+use super::node::TimedNode;
 use super::observe::{NodeStage, instance_type, node_role, node_stage};
 use super::oc::target;
 use super::stats::{self, Summary};
