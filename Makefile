@@ -126,6 +126,13 @@ bench: tools k8s-bins ## Benchmarks: pure assessment (criterion), then the contr
 	$(CARGO) build --release -p update-status-controllers -p update-status-cli -p update-status-e2e --bins
 	BENCH_COMMAND='make bench$(if $(BENCH_ARGS), BENCH_ARGS="$(BENCH_ARGS)")' target/release/bench $(BENCH_ARGS)
 
+ESTIMATE_SEEDS ?= 4,5,6,7,8
+.PHONY: bench-estimates
+bench-estimates: ## The estimates that learn against oc's method, replayed on simulated updates of heterogeneous, drifting durations (pure, no control plane, ~1 min) over seeds not used to tune them (ESTIMATE_SEEDS=4,5,6,7,8); fails unless the worst error ratio after 25 % is at most 0.5 and the p10-p90 coverage at least 0.8
+	@mkdir -p .cache
+	$(CARGO) run -q -p update-status-e2e --bin bench -- --estimates --seeds $(ESTIMATE_SEEDS) | tee .cache/bench-estimates.txt
+	@awk '/^estimates: worst ratio/ { seen = 1; ok = ($$4 + 0 <= 0.5 && $$NF + 0 >= 0.8) } END { if (!seen || !ok) { print "bench-estimates: goal missed (worst ratio <= 0.5, coverage >= 0.8)"; exit 1 } }' .cache/bench-estimates.txt
+
 .PHONY: demo
 demo: tools k8s-bins ## Local control plane + controller + a simulated update, live (SNAPSHOT=dir: a captured cluster instead; MODE=hosted: a simulated HyperShift hosted-cluster update, --mode=hosted)
 	MODE=$(MODE) hack/demo.sh $(if $(filter-out file default undefined,$(origin SNAPSHOT)),$(SNAPSHOT))

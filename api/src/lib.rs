@@ -4,5 +4,6 @@
 //! Types only: reading captured clusters is the `update-status-snapshot` crate's job.
 pub mod acm;
 pub mod crd;
+pub mod history;
 pub mod hosted;
 pub mod input;

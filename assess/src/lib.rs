@@ -14,6 +14,8 @@
 //!   it and whole ([`compose::desired_cluster`]).
 //! - [`incremental`]: the worker-pools share kept between passes (per-node cache), feeding the
 //!   composition's pools step.
+//! - [`estimates`]: update durations learned by watching updates, and the remaining-time
+//!   estimates made from them (the `UpdateHistory` kind), oc's method as the fallback.
 //! - [`events`]: the update's story as Kubernetes Events (what changed between two readings).
 //! - [`claims`]: the ClusterClaims that tell ACM's upgrade tools how the update goes (from the
 //!   control-plane and worker-pool statuses).
@@ -26,6 +28,7 @@ pub mod alerts;
 pub mod claims;
 pub mod compose;
 pub mod control_plane;
+pub mod estimates;
 pub mod events;
 pub mod format;
 pub mod hosted;

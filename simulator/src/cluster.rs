@@ -12,6 +12,9 @@ use super::state::{
 };
 use super::{SimConfig, SimError, Simulation};
 
+/// The instance type label of a node ([`super::Durations::instance_types`]).
+pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
+
 /// Platform operators in the order the cluster-version operator updates them (roughly its
 /// run levels); `machine-config` always comes last and is not in this list.
 pub const OPERATORS: [&str; 33] = [
@@ -72,6 +75,19 @@ struct Past {
 impl Past {
     fn of(config: &SimConfig) -> Self {
         let start = config.start.as_second();
+        let earlier = config
+            .durations
+            .as_ref()
+            .map_or(&[][..], |d| &d.history[..]);
+        if let Some(last) = earlier.first() {
+            let oldest = earlier.last().map_or(start, |h| h.started.as_second());
+            return Past {
+                start,
+                installed_at: (start - 90 * DAY).min(oldest - 30 * DAY),
+                from_started: last.started.as_second(),
+                from_completed: last.completed.as_second(),
+            };
+        }
         let from_started = start - 40 * DAY;
         Past {
             start,
@@ -112,9 +128,14 @@ impl Simulation {
                 config.nodes_per_pool
             };
             let first = nodes.len();
-            nodes.extend(
-                (first..first + size).map(|g| initial_node(g, p, &name, &old_config, past)),
-            );
+            nodes.extend((first..first + size).map(|g| {
+                let mut node = initial_node(g, p, &name, &old_config, past);
+                if let Some(t) = config.durations.as_ref().and_then(|d| d.instance_type(g)) {
+                    node.labels
+                        .insert(INSTANCE_TYPE_LABEL.to_string(), t.to_string());
+                }
+                node
+            }));
             let mut pick_order: Vec<usize> = (first..first + size).collect();
             rng.shuffle(&mut pick_order);
             pools.push(Pool {
@@ -183,7 +204,6 @@ fn initial_cv(config: &SimConfig, past: Past) -> Cv {
     let from = &config.from_version;
     let Past {
         installed_at,
-        from_started,
         from_completed,
         ..
     } = past;
@@ -199,15 +219,7 @@ fn initial_cv(config: &SimConfig, past: Past) -> Cv {
         desired_version: String::new(),
         desired_image: String::new(),
         desired_update: false,
-        history: vec![
-            HistoryEntry::new("Completed", from, from_started, Some(from_completed)),
-            HistoryEntry::new(
-                "Completed",
-                &config.installed_version,
-                installed_at,
-                Some(installed_at + 45 * 60),
-            ),
-        ],
+        history: history(config, past),
         // Messages: `settle` below.
         available: Cond::new("Available", "True", "", "", from_completed),
         failing: Cond::new("Failing", "False", "", "", from_completed),
@@ -220,6 +232,42 @@ fn initial_cv(config: &SimConfig, past: Past) -> Cv {
 }
 
 /// The platform operators at `from_version`, all well; `machine-config` last.
+/// The ClusterVersion history before the update: the earlier updates of
+/// [`super::Durations::history`], else one update to `from_version`; the installation last.
+fn history(config: &SimConfig, past: Past) -> Vec<HistoryEntry> {
+    let earlier = config
+        .durations
+        .as_ref()
+        .map_or(&[][..], |d| &d.history[..]);
+    let mut history: Vec<HistoryEntry> = if earlier.is_empty() {
+        vec![HistoryEntry::new(
+            "Completed",
+            &config.from_version,
+            past.from_started,
+            Some(past.from_completed),
+        )]
+    } else {
+        earlier
+            .iter()
+            .map(|h| {
+                HistoryEntry::new(
+                    "Completed",
+                    &h.version,
+                    h.started.as_second(),
+                    Some(h.completed.as_second()),
+                )
+            })
+            .collect()
+    };
+    history.push(HistoryEntry::new(
+        "Completed",
+        &config.installed_version,
+        past.installed_at,
+        Some(past.installed_at + 45 * 60),
+    ));
+    history
+}
+
 fn initial_operators(config: &SimConfig, past: Past) -> Vec<Operator> {
     let at = past.from_completed;
     let mut names: Vec<String> = OPERATORS

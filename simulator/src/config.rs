@@ -5,6 +5,7 @@ use std::str::FromStr;
 use jiff::{SignedDuration, Timestamp};
 
 use super::SimError;
+use super::durations::Durations;
 
 /// A fault: what it hits (`None`: let the simulation pick) and for how many steps.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +104,9 @@ pub struct SimConfig {
     pub step: SignedDuration,
     /// Injected faults.
     pub faults: Faults,
+    /// Per-operator and per-node durations, instance types and earlier updates (`None`: every
+    /// operator, drain and reboot takes 1–2 steps drawn from `seed`).
+    pub durations: Option<Durations>,
 }
 
 impl Default for SimConfig {
@@ -120,6 +124,7 @@ impl Default for SimConfig {
             start: Timestamp::from_second(1_767_225_600).unwrap_or(Timestamp::UNIX_EPOCH), // 2026-01-01
             step: SignedDuration::from_secs(60),
             faults: Faults::default(),
+            durations: None,
         }
     }
 }

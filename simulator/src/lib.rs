@@ -38,6 +38,8 @@
 
 mod cluster;
 mod config;
+pub mod drifting;
+pub mod durations;
 mod faults;
 pub mod hosted;
 mod inject;
@@ -54,6 +56,8 @@ use std::path::PathBuf;
 
 pub use cluster::{MACHINE_CONFIG, OPERATORS};
 pub use config::{DEFAULT_FAULT_STEPS, FaultSpec, Faults, SimConfig, parse_duration};
+pub use drifting::DriftingCluster;
+pub use durations::{Durations, PastUpdate};
 pub use faults::FaultStatus;
 pub use inputs::SimInputs;
 pub use state::{NodeStep, ObjectRef, Part, Simulation, Stage};

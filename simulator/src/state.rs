@@ -467,6 +467,14 @@ impl Simulation {
         self.nodes.iter().map(|n| n.name.as_str())
     }
 
+    /// The ClusterVersion history entry `i` (newest first): when it started and, once
+    /// completed, when it completed.
+    pub fn history_entry(&self, i: usize) -> Option<(Timestamp, Timestamp)> {
+        let h = self.cv.history.get(i)?;
+        let at = |s: i64| Timestamp::from_second(s).ok();
+        Some((at(h.started)?, at(h.completed?)?))
+    }
+
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.nodes.len()

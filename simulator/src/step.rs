@@ -172,7 +172,10 @@ impl Simulation {
         let is_mco = i == self.operators.len() - 1;
         match self.operators[i].phase.clone() {
             OpPhase::Waiting => {
-                let left = self.rng.range(1, 2);
+                let left = match &self.config.durations {
+                    Some(d) => d.operator(i),
+                    None => self.rng.range(1, 2),
+                };
                 let op = &mut self.operators[i];
                 op.phase = OpPhase::Updating { left };
                 let message = if is_mco {
@@ -329,8 +332,11 @@ impl Simulation {
         let now = self.now;
         let pool = self.nodes[i].pool;
         let new = self.pools[pool].new_config.clone();
-        let left = match step {
-            NodeStep::Draining | NodeStep::Rebooting => self.rng.range(1, 2),
+        let left = match (&self.config.durations, step) {
+            (Some(d), NodeStep::Draining) => d.node(i, 0),
+            (Some(d), NodeStep::Updating) => d.node(i, 1),
+            (Some(d), NodeStep::Rebooting) => d.node(i, 2),
+            (None, NodeStep::Draining | NodeStep::Rebooting) => self.rng.range(1, 2),
             _ => 1,
         };
         let blocked = step == NodeStep::Draining

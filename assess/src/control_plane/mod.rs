@@ -403,6 +403,15 @@ pub fn requeue_after(inputs: &ClusterInputs<'_>, now: Timestamp) -> Option<Signe
     next.and_then(|t| signed(t - now_ns))
 }
 
+/// B.7's estimated time to completion at `now`, in seconds (negative when late; 0 when the
+/// control plane is completed); `None` without a ClusterVersion or without a start in its
+/// history. The estimates that learn (`crate::estimates`) fall back to it and compare with it.
+pub fn oc_estimate_seconds(inputs: &ClusterInputs<'_>, now: Timestamp) -> Option<f64> {
+    let facts = gather(inputs)?;
+    facts.model.started?;
+    Some(go_seconds(facts.model.estimate_at(ns(now))))
+}
+
 /// Whether a recomputed `estimatedCompletedAt` (`new`) differs enough from the stored one
 /// (`old`) to be worth a write.
 ///

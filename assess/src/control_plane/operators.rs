@@ -13,7 +13,7 @@ pub(super) struct OperatorFacts<'a> {
 
 /// B.2 "updated": some `operator` version equals the desired version; for `machine-config` also
 /// every `operator-image` equals the MCO image (multi-arch migrations keep the version).
-pub(super) fn is_updated(co: &ClusterOperator, desired: &str, mco_image: &str) -> bool {
+pub fn is_updated(co: &ClusterOperator, desired: &str, mco_image: &str) -> bool {
     let versions = &co.status.versions;
     if co.name() == MACHINE_CONFIG
         && versions

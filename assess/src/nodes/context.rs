@@ -198,7 +198,7 @@ impl NodeContext {
     }
 
     /// The pool a node belongs to (C.1): master first, then custom pools by name, then worker.
-    pub fn pool_of(&self, node: &Node) -> Option<&PoolContext> {
+    pub fn pool_of(&self, node: &impl NodeSource) -> Option<&PoolContext> {
         self.membership
             .iter()
             .filter_map(|&i| self.pools.get(i))

@@ -17,6 +17,7 @@ use crate::reconcilers::alerts::prometheus::PrometheusClient;
 use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
 use crate::reconcilers::claims::ClaimsReconciler;
 use crate::reconcilers::control_plane::{self, ControlPlaneReconciler};
+use crate::reconcilers::estimates::EstimatesReconciler;
 use crate::reconcilers::events::EventsReconciler;
 use crate::reconcilers::worker_pools::{self, WorkerPoolsReconciler};
 use crate::runtime::health::Health;
@@ -39,6 +40,8 @@ pub struct Wakers {
     /// The cluster-claims reconciler (woken by our status objects, and by the watch of the
     /// claims it starts itself).
     pub claims: Arc<Notify>,
+    /// The estimates reconciler (woken by the inputs, like the control-plane one).
+    pub estimates: Arc<Notify>,
 }
 
 impl Wakers {
@@ -53,14 +56,15 @@ impl Wakers {
         let (cp, wp) = (&self.control_plane, &self.worker_pools);
         let (alerts, hub, events) = (&self.alerts, &self.hub_sync, &self.events);
         let claims = &self.claims;
+        let est = &self.estimates;
         let inputs = |w: &[&Arc<Notify>]| Wake::always(w.iter().map(|w| Arc::clone(w)).collect());
         Routes {
-            cluster_versions: inputs(&[cp, wp]),
-            cluster_operators: inputs(&[cp]),
-            pools: inputs(&[cp, wp]),
-            machine_configs: inputs(&[cp, wp]),
-            nodes: inputs(&[cp, wp]),
-            mco_deployments: inputs(&[cp]),
+            cluster_versions: inputs(&[cp, wp, est]),
+            cluster_operators: inputs(&[cp, est]),
+            pools: inputs(&[cp, wp, est]),
+            machine_configs: inputs(&[cp, wp, est]),
+            nodes: inputs(&[cp, wp, est]),
+            mco_deployments: inputs(&[cp, est]),
             insights: Wake::owned(
                 vec![hub.clone(), events.clone()],
                 vec![
@@ -189,11 +193,19 @@ fn start_writers(
         ctx.metrics.clone(),
         wakers.claims.clone(),
     );
+    let est = EstimatesReconciler::new(
+        client.clone(),
+        &args.namespace,
+        caches.clone(),
+        ctx.metrics.clone(),
+        args.cluster_id.clone(),
+    );
     // The events task reads its baseline first: what is already there is not told again.
     ctx.spawn(&mut tasks, events, &wakers.events);
     ctx.spawn(&mut tasks, cp, &wakers.control_plane);
     ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
     ctx.spawn(&mut tasks, claims, &wakers.claims);
+    ctx.spawn(&mut tasks, est, &wakers.estimates);
     match prometheus {
         Some(prometheus) => {
             tracing::info!(
@@ -230,5 +242,6 @@ fn start_writers(
     wakers.hub_sync.notify_one();
     wakers.events.notify_one();
     wakers.claims.notify_one();
+    wakers.estimates.notify_one();
     tasks
 }

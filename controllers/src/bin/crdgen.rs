@@ -12,6 +12,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use kube::CustomResourceExt;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
+use update_status_api::history::UpdateHistory;
 
 fn main() -> anyhow::Result<()> {
     let mut check = false;
@@ -29,6 +30,7 @@ fn main() -> anyhow::Result<()> {
         UpdateInsight::crd(),
         ControlPlaneUpdateStatus::crd(),
         WorkerPoolUpdateStatus::crd(),
+        UpdateHistory::crd(),
     ] {
         let name = crd
             .metadata

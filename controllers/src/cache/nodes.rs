@@ -190,6 +190,23 @@ impl NodeSource for CompactNode {
     }
 }
 
+/// What the estimates read (`reconcilers/estimates.rs`), without building the Node.
+impl crate::assess::estimates::TimedNode for CompactNode {
+    fn annotation(&self, key: &str) -> Option<&str> {
+        lookup(&self.annotations, key)
+    }
+    fn unschedulable(&self) -> bool {
+        self.unschedulable
+    }
+    fn ready(&self) -> bool {
+        self.conditions
+            .iter()
+            .rev()
+            .find(|c| &*c.type_ == "Ready")
+            .is_some_and(|c| &*c.status == "True")
+    }
+}
+
 impl Cached for CompactNode {
     fn cached_name(&self) -> &str {
         &self.name

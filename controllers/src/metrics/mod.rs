@@ -10,6 +10,7 @@
 //!
 //! May import: nothing of this crate (the bottom layer).
 
+pub mod estimates;
 pub mod server;
 
 use std::collections::BTreeMap;
@@ -61,6 +62,8 @@ pub type InsightSource = Box<dyn Fn() -> Vec<Arc<UpdateInsight>> + Send + Sync>;
 
 /// All metrics of the controller.
 pub struct Metrics {
+    /// The estimates that learn (`estimates.rs`).
+    pub estimates: estimates::EstimateMetrics,
     registry: Registry,
     reconciles: IntCounterVec,
     reconcile_errors: IntCounterVec,
@@ -156,6 +159,7 @@ impl Metrics {
         };
         let registry = Registry::new();
         let mut m = Metrics {
+            estimates: estimates::EstimateMetrics::new()?,
             reconciles: IntCounterVec::new(
                 Opts::new(
                     "update_status_reconciles_total",
@@ -382,7 +386,10 @@ impl Metrics {
             Box::new(m.events.clone()),
             Box::new(m.event_errors.clone()),
             Box::new(m.events_dropped.clone()),
-        ] {
+        ]
+        .into_iter()
+        .chain(m.estimates.collectors())
+        {
             m.names.extend(c.desc().iter().map(|d| d.fq_name.clone()));
             m.registry.register(c)?;
         }

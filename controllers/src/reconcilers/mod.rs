@@ -4,15 +4,17 @@
 //! unreadable inputs' insights), [`worker_pools`] (the WorkerPoolUpdateStatus objects, the
 //! node and pool insights, incrementally), [`alerts`] (Prometheus' firing alerts as health
 //! insights, polled through [`alerts::prometheus`]); [`claims`] (the Open Cluster Management
-//! ClusterClaims that feed ACM's upgrade tools, from our status objects); and [`events`], which
-//! writes none of our objects: it tells the update's story as Kubernetes Events from the changes
-//! of ours. On a fleet hub (`--mode=hub`), [`hub_quota`] keeps the ResourceQuota of every cluster
-//! namespace with the add-on.
+//! ClusterClaims that feed ACM's upgrade tools, from our status objects); [`estimates`] (the
+//! UpdateHistory: update durations learned by watching, and the remaining-time estimates made
+//! from them); and [`events`], which writes none of our objects: it tells the update's story as
+//! Kubernetes Events from the changes of ours. On a fleet hub (`--mode=hub`), [`hub_quota`]
+//! keeps the ResourceQuota of every cluster namespace with the add-on.
 //!
 //! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
 pub mod alerts;
 pub mod claims;
 pub mod control_plane;
+pub mod estimates;
 pub mod events;
 pub mod hub_quota;
 pub mod worker_pools;

@@ -70,6 +70,8 @@ use update_status_e2e::playback::Simulator;
 use update_status_e2e::{client_for, repo_root};
 use update_status_simulator::{NodeStep, Simulation};
 
+#[path = "common/estimates.rs"]
+mod estimates;
 #[path = "common/fleet.rs"]
 mod fleet;
 #[path = "common/fleet_rows.rs"]
@@ -178,6 +180,16 @@ struct Args {
     /// Only that case: prints its section, writes no report.
     #[arg(long, conflicts_with_all = ["only_offline", "only_fleet"])]
     only_fleet_rows: bool,
+    /// Only the estimates replay (pure, no control plane: `common/estimates.rs`): prints its
+    /// table and the line `estimates: worst ratio R (ours/oc, after 25 %), coverage C`.
+    #[arg(long, conflicts_with_all = ["only_offline", "only_fleet", "only_fleet_rows"])]
+    estimates: bool,
+    /// Seeds of the estimates replay (one simulated cluster each).
+    #[arg(long, value_delimiter = ',', default_values_t = [4, 5, 6, 7, 8])]
+    seeds: Vec<u64>,
+    /// Updates of each simulated cluster in the estimates replay (the first is not scored).
+    #[arg(long, default_value_t = 6)]
+    estimate_updates: usize,
 }
 
 impl Run {
@@ -1335,6 +1347,16 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let root = repo_root();
     std::env::set_current_dir(&root)?;
+    if args.estimates {
+        let t = Instant::now();
+        let results = estimates::run(&args.seeds, args.estimate_updates)?;
+        println!("{}", results.report());
+        log(&format!(
+            "estimates replay done in {:.1}s",
+            t.elapsed().as_secs_f64()
+        ));
+        return Ok(());
+    }
     let needed = if args.only_offline || args.only_fleet_rows {
         vec![&args.cli]
     } else {

@@ -105,6 +105,7 @@ fn config(args: &Args) -> SimConfig {
             paused_pool: args.paused_pool.clone(),
             stalled_operator: args.stalled_operator.clone(),
         },
+        durations: None,
     }
 }
 

@@ -1,0 +1,164 @@
+//! Estimates that learn (issue #40): the durations of this cluster's updates, learned by
+//! watching them ([`observe`]), and the remaining time of the update in progress made from
+//! them ([`estimate`]), with oc's method as the fallback of a cluster with no observed update
+//! ([`oc`]). Pure: the reader passes the inputs, the learned state and `now`.
+//!
+//! The learned state is an [`UpdateHistoryStatus`] (the `UpdateHistory` kind): the controller
+//! keeps it in one object per cluster, the bench in memory.
+
+mod node;
+pub mod observe;
+pub mod oc;
+pub mod predict;
+pub mod stats;
+
+use jiff::{SignedDuration, Timestamp};
+use update_status_api::history::{
+    Estimate, EstimateMethod, PoolEstimate, UpdateEstimates, UpdateHistoryStatus,
+};
+
+use crate::ClusterInputs;
+pub use node::TimedNode;
+pub use observe::{observe, seed_from_history};
+pub use oc::{OcEstimates, oc_estimates};
+pub use predict::{Learned, Remaining, learned};
+
+/// Interval of oc's method as the fallback: from half to twice its estimate (oc gives none;
+/// its error on the replay is of that order).
+pub const FALLBACK_LOW: f64 = 0.5;
+/// See [`FALLBACK_LOW`].
+pub const FALLBACK_HIGH: f64 = 2.0;
+
+/// Message of the learned method.
+pub const MESSAGE_LEARNED: &str = "learned from this cluster's earlier updates";
+/// Message of the fallback.
+pub const MESSAGE_FALLBACK: &str = "no update of this cluster observed yet: oc's method (its completion curve with the last update's duration from the ClusterVersion history, 10 minutes per node wave), interval ×0.5–×2";
+
+/// The estimates at `now`: learned when this cluster has an observed update and the update in
+/// progress is followed, else oc's method. `None` when nothing updates.
+pub fn estimate<N: TimedNode>(
+    status: &UpdateHistoryStatus,
+    inputs: &ClusterInputs<'_>,
+    nodes: &[N],
+    now: Timestamp,
+) -> Option<UpdateEstimates> {
+    if let Some(l) = learned(status, inputs, nodes, now) {
+        return Some(UpdateEstimates {
+            method: EstimateMethod::Learned,
+            message: MESSAGE_LEARNED.to_string(),
+            computed_at: now,
+            control_plane: Some(to_estimate(l.control_plane, now)),
+            pools: l
+                .pools
+                .into_iter()
+                .map(|(name, r)| PoolEstimate {
+                    name,
+                    estimate: to_estimate(r, now),
+                })
+                .collect(),
+            update: Some(to_estimate(l.update, now)),
+        });
+    }
+    let updating = status.current.is_some()
+        || inputs.cluster_version.is_some_and(|cv| {
+            cv.status
+                .history
+                .first()
+                .is_some_and(|h| h.is_partial() && cv.status.history.len() >= 2)
+        });
+    if !updating {
+        return None;
+    }
+    let oc = oc_estimates(inputs, nodes, now);
+    let fallback = |s: f64| {
+        let mid = s.max(0.0);
+        Remaining {
+            low: mid * FALLBACK_LOW,
+            mid,
+            high: mid * FALLBACK_HIGH,
+            paused: false,
+        }
+    };
+    Some(UpdateEstimates {
+        method: EstimateMethod::OcBaseline,
+        message: MESSAGE_FALLBACK.to_string(),
+        computed_at: now,
+        control_plane: oc.control_plane.map(|s| to_estimate(fallback(s), now)),
+        pools: oc
+            .pools
+            .into_iter()
+            .map(|(name, s)| PoolEstimate {
+                name,
+                estimate: to_estimate(fallback(s), now),
+            })
+            .collect(),
+        update: oc.update.map(|s| to_estimate(fallback(s), now)),
+    })
+}
+
+fn at(now: Timestamp, secs: u32) -> Timestamp {
+    now.checked_add(SignedDuration::from_secs(i64::from(secs)))
+        .unwrap_or(now)
+}
+
+fn secs(s: f64) -> u32 {
+    if s.is_finite() {
+        s.round().clamp(0.0, f64::from(u32::MAX)) as u32
+    } else {
+        u32::MAX
+    }
+}
+
+/// A [`Remaining`] as the object holds it.
+pub fn to_estimate(r: Remaining, now: Timestamp) -> Estimate {
+    let (low, mid, high) = (secs(r.low), secs(r.mid), secs(r.high));
+    Estimate {
+        remaining_seconds: mid,
+        earliest_remaining_seconds: low.min(mid),
+        latest_remaining_seconds: high.max(mid),
+        estimated_completion_time: at(now, mid),
+        earliest_completion_time: at(now, low.min(mid)),
+        latest_completion_time: at(now, high.max(mid)),
+        paused: r.paused,
+    }
+}
+
+/// Whether new estimates are worth a write over the stored ones: the method, the set of
+/// scopes or a pause changed, or a completion time moved by more than
+/// `max(1 min, 10 % of the remaining time)` (the rule of `estimatedCompletedAt`,
+/// [`crate::control_plane::estimate_moved`]). Else the stored ones stay, `computedAt`
+/// included: they still say the same instants.
+pub fn estimates_moved(
+    old: Option<&UpdateEstimates>,
+    new: Option<&UpdateEstimates>,
+    now: Timestamp,
+) -> bool {
+    let (old, new) = match (old, new) {
+        (None, None) => return false,
+        (Some(o), Some(n)) => (o, n),
+        _ => return true,
+    };
+    if old.method != new.method || old.pools.len() != new.pools.len() {
+        return true;
+    }
+    let moved = |o: Option<&Estimate>, n: Option<&Estimate>| match (o, n) {
+        (None, None) => false,
+        (Some(o), Some(n)) => {
+            o.paused != n.paused
+                || [
+                    (o.estimated_completion_time, n.estimated_completion_time),
+                    (o.latest_completion_time, n.latest_completion_time),
+                ]
+                .into_iter()
+                .any(|(a, b)| crate::control_plane::estimate_moved(Some(a), Some(b), now))
+        }
+        _ => true,
+    };
+    moved(old.control_plane.as_ref(), new.control_plane.as_ref())
+        || moved(old.update.as_ref(), new.update.as_ref())
+        || old
+            .pools
+            .iter()
+            .zip(&new.pools)
+            .any(|(o, n)| o.name != n.name || moved(Some(&o.estimate), Some(&n.estimate)))
+}

@@ -1,0 +1,264 @@
+//! The estimates reconciler (issue #40): learns how long this cluster's updates take and
+//! estimates the remaining time of the update in progress, in the one `UpdateHistory` object
+//! `cluster` of the namespace (`.status`: the learned updates, the update being followed, the
+//! estimates) and in `update_status_estimated_seconds_remaining`.
+//!
+//! It reads the same caches as the other reconcilers (ClusterVersion, ClusterOperators,
+//! MachineConfigPools, MachineConfigs, Nodes, the MCO Deployment) and calls the pure
+//! [`crate::assess::estimates`]. Its own object is not watched: it is read once when this
+//! replica starts leading (a restart or a leader change resumes from what the previous leader
+//! wrote) and again after a failed write; between, this replica is its only writer. It is
+//! written only when it changes: a node changing phase, an operator reaching the target, an
+//! update learned, or estimates that moved by more than `max(1 min, 10 %)`.
+//!
+//! Without the `UpdateHistory` CRD (an older installation) it says so once and does nothing
+//! else; the other reconcilers are not affected.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+use update_status_api::crd::labels;
+use update_status_api::history::{
+    EstimateMethod, UPDATE_HISTORY_NAME, UpdateEstimates, UpdateHistory, UpdateHistoryStatus,
+};
+use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
+
+use crate::assess::estimates::{estimate, estimates_moved, observe};
+use crate::assess::{ClusterInputs, McoImage, naming, order};
+use crate::cache::watch::{Caches, cloned};
+use crate::metrics::Metrics;
+use crate::metrics::estimates::ScopeSeconds;
+use crate::runtime::runner::Reconcile;
+use crate::runtime::writer::{WriteError, error_reason, field_manager};
+
+/// Name of this reconciler (label value and field-manager suffix).
+pub const NAME: &str = "estimates";
+const KIND: &str = "UpdateHistory";
+
+/// The reconciler's state.
+pub struct EstimatesReconciler {
+    caches: Caches,
+    api: Api<UpdateHistory>,
+    namespace: String,
+    metrics: Arc<Metrics>,
+    cluster_id: Option<String>,
+    /// What the object holds (`None`: to be read).
+    stored: Option<UpdateHistoryStatus>,
+    /// The object exists.
+    exists: bool,
+    /// The CRD is missing (said once).
+    no_crd: bool,
+}
+
+impl EstimatesReconciler {
+    /// Creates the reconciler.
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        caches: Caches,
+        metrics: Arc<Metrics>,
+        cluster_id: Option<String>,
+    ) -> Self {
+        EstimatesReconciler {
+            api: Api::namespaced(client, namespace),
+            namespace: namespace.to_string(),
+            caches,
+            metrics,
+            cluster_id,
+            stored: None,
+            exists: false,
+            no_crd: false,
+        }
+    }
+
+    fn api_error(&self, verb: &'static str, e: kube::Error) -> WriteError {
+        WriteError::Api {
+            verb,
+            kind: KIND.to_string(),
+            namespace: self.namespace.clone(),
+            name: UPDATE_HISTORY_NAME.to_string(),
+            source: Box::new(e),
+        }
+    }
+
+    /// Reads the object (once per leadership, and after a failed write).
+    async fn load(&mut self) -> Result<Option<UpdateHistoryStatus>, WriteError> {
+        match self.api.get_opt(UPDATE_HISTORY_NAME).await {
+            Ok(Some(obj)) => {
+                self.exists = true;
+                let status = obj.status.unwrap_or_default();
+                tracing::info!(
+                    reconciler = NAME,
+                    learned = status.updates.len(),
+                    following = status.current.is_some(),
+                    "learned update durations read"
+                );
+                Ok(Some(status))
+            }
+            Ok(None) => {
+                self.exists = false;
+                Ok(Some(UpdateHistoryStatus::default()))
+            }
+            // The kind itself is unknown: no CRD.
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                if !self.no_crd {
+                    tracing::warn!(
+                        reconciler = NAME,
+                        "the UpdateHistory CRD is not installed: no learned estimates (apply config/crd)"
+                    );
+                    self.no_crd = true;
+                }
+                Ok(None)
+            }
+            Err(e) => Err(self.api_error("get", e)),
+        }
+    }
+
+    /// Applies the object's metadata (creating it) and its status.
+    async fn write(
+        &mut self,
+        status: &UpdateHistoryStatus,
+        create: bool,
+    ) -> Result<(), WriteError> {
+        let params = PatchParams::apply(&field_manager(NAME)).force();
+        if create {
+            let mut l: BTreeMap<String, String> =
+                naming::cluster_labels(self.cluster_id.as_deref());
+            l.insert(labels::RECONCILER.to_string(), NAME.to_string());
+            l.insert(
+                labels::MANAGED_BY.to_string(),
+                labels::MANAGED_BY_VALUE.to_string(),
+            );
+            let obj = json!({
+                "apiVersion": "update.openshift.io/v1alpha1",
+                "kind": KIND,
+                "metadata": {"name": UPDATE_HISTORY_NAME, "labels": l},
+                "spec": {},
+            });
+            self.api
+                .patch(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
+                .await
+                .map_err(|e| self.count_error("apply", e))?;
+            self.metrics.write(KIND, "apply");
+        }
+        let obj = json!({
+            "apiVersion": "update.openshift.io/v1alpha1",
+            "kind": KIND,
+            "metadata": {"name": UPDATE_HISTORY_NAME},
+            "status": status,
+        });
+        self.api
+            .patch_status(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
+            .await
+            .map_err(|e| self.count_error("apply-status", e))?;
+        self.metrics.write(KIND, "apply-status");
+        Ok(())
+    }
+
+    fn count_error(&self, verb: &'static str, e: kube::Error) -> WriteError {
+        self.metrics.write_error(KIND, error_reason(&e));
+        self.api_error(verb, e)
+    }
+
+    /// One pass (see [`Reconcile::reconcile`]).
+    #[tracing::instrument(
+        name = "reconcile",
+        skip_all,
+        fields(reconciler = NAME, namespace = %self.namespace, cluster_id = self.cluster_id.as_deref())
+    )]
+    async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        if self.stored.is_none() {
+            match self.load().await? {
+                Some(s) => self.stored = Some(s),
+                None => return Ok(None),
+            }
+        }
+        let stored = self.stored.clone().unwrap_or_default();
+        let cv = self.caches.cluster_version();
+        let mut cos: Vec<ClusterOperator> = cloned(&self.caches.cluster_operators.state());
+        cos.sort_by(order::compare_operators);
+        let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
+        let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
+        let nodes = self.caches.nodes.state();
+        let mco = self.caches.mco_deployment();
+        let inputs = ClusterInputs {
+            cluster_version: cv.as_ref(),
+            cluster_operators: &cos,
+            pools: &pools,
+            machine_configs: &mcs,
+            mco_image: McoImage::of_deployment(mco.as_deref()),
+            ..Default::default()
+        };
+        let mut status = stored.clone();
+        observe(&mut status, &inputs, &nodes, now);
+        let fresh = estimate(&status, &inputs, &nodes, now);
+        status.estimates = if estimates_moved(stored.estimates.as_ref(), fresh.as_ref(), now) {
+            fresh
+        } else {
+            stored.estimates.clone()
+        };
+        self.export(status.estimates.as_ref());
+        let create = !self.exists;
+        if status != stored || create {
+            if let Err(e) = self.write(&status, create).await {
+                // Read it again before the next write (another writer, a deleted object).
+                self.stored = None;
+                return Err(e);
+            }
+            if status.updates.len() != stored.updates.len() {
+                tracing::info!(
+                    reconciler = NAME,
+                    learned = status.updates.len(),
+                    "update learned"
+                );
+            }
+            self.exists = true;
+            self.stored = Some(status);
+        }
+        Ok(None)
+    }
+
+    /// The metrics of the current estimates (none while nothing updates).
+    fn export(&self, est: Option<&UpdateEstimates>) {
+        let Some(est) = est else {
+            self.metrics.estimates.set(None, &[]);
+            return;
+        };
+        let bounds = |e: &update_status_api::history::Estimate| {
+            [
+                f64::from(e.earliest_remaining_seconds),
+                f64::from(e.remaining_seconds),
+                f64::from(e.latest_remaining_seconds),
+            ]
+        };
+        let mut scopes: Vec<ScopeSeconds<'_>> = Vec::new();
+        if let Some(e) = &est.control_plane {
+            scopes.push(("control_plane", "", bounds(e)));
+        }
+        if let Some(e) = &est.update {
+            scopes.push(("update", "", bounds(e)));
+        }
+        for p in &est.pools {
+            scopes.push(("pool", &p.name, bounds(&p.estimate)));
+        }
+        let method = match est.method {
+            EstimateMethod::Learned => "Learned",
+            EstimateMethod::OcBaseline => "OcBaseline",
+        };
+        self.metrics.estimates.set(Some(method), &scopes);
+    }
+}
+
+impl Reconcile for EstimatesReconciler {
+    const NAME: &'static str = NAME;
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
+        self.reconcile_at(now)
+    }
+}
