@@ -661,13 +661,24 @@ mod tests {
     fn tenant_alerts_never_crowd_platform_alerts_out_of_the_cap() {
         let during = "2024-01-01T12:30:00Z";
         let mut alerts: Vec<Alert> = (0..150)
-            .map(|i| in_namespace(alert(&format!("Tenant{i}"), "critical", "firing", during, &[]), "shop"))
+            .map(|i| {
+                in_namespace(
+                    alert(&format!("Tenant{i}"), "critical", "firing", during, &[]),
+                    "shop",
+                )
+            })
             .collect();
         alerts.push(in_namespace(
             alert("etcdMembersDown", "critical", "firing", during, &[]),
             "openshift-etcd",
         ));
-        alerts.push(platform(alert("MCDRebootError", "warning", "firing", during, &[])));
+        alerts.push(platform(alert(
+            "MCDRebootError",
+            "warning",
+            "firing",
+            during,
+            &[],
+        )));
         let mut by_prometheus = alert("KubeletDown", "warning", "firing", during, &[]);
         by_prometheus
             .labels
@@ -694,7 +705,10 @@ mod tests {
             ("MCDRebootError", Some("default")),
             ("KubeletDown", Some("default")),
         ] {
-            assert!(shown.contains(&platform_alert), "{platform_alert:?} left out");
+            assert!(
+                shown.contains(&platform_alert),
+                "{platform_alert:?} left out"
+            );
         }
         assert!(!shown.contains(&("etcdMembersDown", Some("shop"))));
         assert_eq!(
@@ -702,7 +716,10 @@ mod tests {
             97,
             "the first 97 tenant criticals fill the rest"
         );
-        assert!(shown.contains(&("Tenant96", Some("shop"))) && !shown.contains(&("Tenant97", Some("shop"))));
+        assert!(
+            shown.contains(&("Tenant96", Some("shop")))
+                && !shown.contains(&("Tenant97", Some("shop")))
+        );
         let over = health(&capped[MAX_ALERT_INSIGHTS].status);
         assert_eq!(
             over.impact.summary,
@@ -722,12 +739,27 @@ mod tests {
     fn known_blockers_come_only_from_the_platform() {
         let before = "2024-01-01T11:00:00Z";
         let tenant = in_namespace(
-            alert("PodDisruptionBudgetAtLimit", "warning", "firing", before, &[]),
+            alert(
+                "PodDisruptionBudgetAtLimit",
+                "warning",
+                "firing",
+                before,
+                &[],
+            ),
             "shop",
         );
-        assert!(run(std::slice::from_ref(&tenant)).is_empty(), "hidden: it fired before the update");
+        assert!(
+            run(std::slice::from_ref(&tenant)).is_empty(),
+            "hidden: it fired before the update"
+        );
         let tenant_during = in_namespace(
-            alert("PodDisruptionBudgetAtLimit", "warning", "firing", "2024-01-01T12:10:00Z", &[]),
+            alert(
+                "PodDisruptionBudgetAtLimit",
+                "warning",
+                "firing",
+                "2024-01-01T12:10:00Z",
+                &[],
+            ),
             "shop",
         );
         let out = run(std::slice::from_ref(&tenant_during));

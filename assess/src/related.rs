@@ -640,8 +640,15 @@ mod tests {
         // label) neither contradicts nor corroborates anything.
         let mut tenant = alert("shop", "other-pdb", "firing");
         tenant.labels.remove("prometheus");
-        assert!(PdbAlerts::of_alerts(std::slice::from_ref(&tenant)).0.is_empty());
-        assert_eq!(names(&drain_blockers("worker-1", &f, &with(vec![tenant]))), both);
+        assert!(
+            PdbAlerts::of_alerts(std::slice::from_ref(&tenant))
+                .0
+                .is_empty()
+        );
+        assert_eq!(
+            names(&drain_blockers("worker-1", &f, &with(vec![tenant]))),
+            both
+        );
         // The same for a looked-up budget: neither it nor its pods are listed.
         let real = parse_drain_failure(REAL_416).expect("failure");
         let node = "build0-gstfj-ci-tests-worker-b-4h7pn";
@@ -686,7 +693,11 @@ mod tests {
             jiff::Timestamp::UNIX_EPOCH,
         );
         assert_eq!(insights.len(), 1);
-        assert!(crate::alerts::pdb_alerts_of_insights(&insights).0.is_empty());
+        assert!(
+            crate::alerts::pdb_alerts_of_insights(&insights)
+                .0
+                .is_empty()
+        );
     }
 
     #[test]

@@ -232,7 +232,10 @@ mod tests {
             ("a\u{2028}b\u{2029}c", "a\\u2028b\\u2029c"),
             ("\u{200e}l\u{200f}r\u{061c}a", "\\u200el\\u200fr\\u061ca"),
             ("et\u{200b}cd\u{200c}\u{200d}", "et\\u200bcd\\u200c\\u200d"),
-            ("\u{feff}bom\u{2060}wj\u{2064}\u{180e}", "\\ufeffbom\\u2060wj\\u2064\\u180e"),
+            (
+                "\u{feff}bom\u{2060}wj\u{2064}\u{180e}",
+                "\\ufeffbom\\u2060wj\\u2064\\u180e",
+            ),
             ("x\u{206a}\u{206f}", "x\\u206a\\u206f"),
         ];
         for (raw, want) in cases {
@@ -243,7 +246,10 @@ mod tests {
         // Their neighbours stay: visible letters, ordinary spaces, the en and em spaces, the
         // soft hyphen, right-to-left letters.
         let kept = "ü \u{2002}\u{2003} soft\u{ad}hyphen שלום مرحبا 🚀";
-        assert!(matches!(text(kept, Newlines::Keep), Cow::Borrowed(_)), "{kept}");
+        assert!(
+            matches!(text(kept, Newlines::Keep), Cow::Borrowed(_)),
+            "{kept}"
+        );
     }
 
     /// The web page's script escapes what the text output escapes (its `vis`, which shows
@@ -254,7 +260,10 @@ mod tests {
     fn the_web_page_escapes_what_the_text_output_escapes() {
         let js = crate::web::page::APP_JS;
         let start = js.find("/[\\u0000-").expect("the page's escaper") + 2;
-        let len = js.get(start..).and_then(|t| t.find("]/g")).expect("its end");
+        let len = js
+            .get(start..)
+            .and_then(|t| t.find("]/g"))
+            .expect("its end");
         let class = js.get(start..start + len).expect("the class");
         let code = |h: &str| u32::from_str_radix(h, 16).expect("hex");
         // `\u0000-\u001f\u061c...`: ranges and single characters.
@@ -274,7 +283,10 @@ mod tests {
                 differ.push(format!("U+{:04X}", u32::from(c)));
             }
         }
-        assert!(differ.is_empty(), "app.js's vis() and escape.rs differ on {differ:?} ({class})");
+        assert!(
+            differ.is_empty(),
+            "app.js's vis() and escape.rs differ on {differ:?} ({class})"
+        );
     }
 
     #[test]

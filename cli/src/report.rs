@@ -241,13 +241,19 @@ mod tests {
 
         let json = serialise(&report, Format::Json).expect("json");
         assert!(!json.chars().any(terminal), "{json:?}");
-        assert!(json.contains("\\u202e") && json.contains("\\u2028"), "{json}");
+        assert!(
+            json.contains("\\u202e") && json.contains("\\u2028"),
+            "{json}"
+        );
         let back: serde_json::Value = serde_json::from_str(&json).expect("parse JSON");
         assert_eq!(back, want);
 
         let yaml = serialise(&report, Format::Yaml).expect("yaml");
         assert!(!yaml.chars().any(terminal), "{yaml:?}");
-        assert!(yaml.contains("\\u202E") && yaml.contains("\\uFEFF"), "{yaml}");
+        assert!(
+            yaml.contains("\\u202E") && yaml.contains("\\uFEFF"),
+            "{yaml}"
+        );
         let back: serde_json::Value = serde_saphyr::from_str(&yaml).expect("parse YAML");
         assert_eq!(back, want, "{yaml}");
         // Strings with nothing to escape keep their usual YAML style.

@@ -239,7 +239,8 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
         "Alert started firing during the update. The alert description is: Only a message."
     );
     assert_eq!(
-        in_namespace("PodDisruptionBudgetAtLimit", "openshift-e2e-pdb")["status"]["health"]["impact"]["description"],
+        in_namespace("PodDisruptionBudgetAtLimit", "openshift-e2e-pdb")["status"]["health"]["impact"]
+            ["description"],
         "Alert known to affect updates started firing during the update. The alert description is: The pod disruption budget is at the minimum disruptions allowed level."
     );
     assert_eq!(

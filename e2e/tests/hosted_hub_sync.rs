@@ -186,7 +186,9 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     );
     let text = std::fs::read_to_string(&log)?;
     assert!(
-        text.contains(&format!("is held by HostedCluster {key_a}, imported under it")),
+        text.contains(&format!(
+            "is held by HostedCluster {key_a}, imported under it"
+        )),
         "the log says why zeta is not reported"
     );
 
@@ -194,7 +196,15 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     for _ in 0..4 {
         sim_a.step().await?;
     }
-    wait_mirrored(&env, local(alpha), &a, false, "alpha's copies after 4 steps", &log).await?;
+    wait_mirrored(
+        &env,
+        local(alpha),
+        &a,
+        false,
+        "alpha's copies after 4 steps",
+        &log,
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let before = hub_writes(&controller)?;
     tokio::time::sleep(quiet_period(6)).await;

@@ -331,7 +331,8 @@ async fn blocked_drain_is_looked_up_from_metadata(
     let points_at_blockers = |objects: &BTreeMap<String, Value>| {
         objects.values().any(|o| {
             let related = o["status"]["health"]["related"].to_string();
-            related.contains(r#""name":"checkout-0""#) && related.contains(r#""name":"checkout-pdb""#)
+            related.contains(r#""name":"checkout-0""#)
+                && related.contains(r#""name":"checkout-pdb""#)
         })
     };
     let want = settled(env, admin, admin_ns, &points_at_blockers).await?;
@@ -371,7 +372,10 @@ fn assert_reads_are_metadata_only(env: &TestEnv, user: &str) -> TestResult {
         if event["user"]["username"] != user {
             continue;
         }
-        let resource = event["objectRef"]["resource"].as_str().unwrap_or_default().to_string();
+        let resource = event["objectRef"]["resource"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let verb = event["verb"].as_str().unwrap_or_default();
         let uri = event["requestURI"].as_str().unwrap_or_default();
         if line.contains(SECRET) {

@@ -72,7 +72,9 @@ pub fn message(msg: &str) -> String {
             // Cut on a character boundary, never inside an escape (`\u{…}`, `\"`).
             let mut cut: String = inner.chars().take(EXCERPT_CHARS).collect();
             if let Some(backslash) = cut.rfind('\\')
-                && cut.get(backslash..).is_some_and(|tail| !tail.contains('}') && tail.len() < 10)
+                && cut
+                    .get(backslash..)
+                    .is_some_and(|tail| !tail.contains('}') && tail.len() < 10)
             {
                 cut.truncate(backslash);
             }
@@ -99,11 +101,18 @@ mod tests {
     #[test]
     fn long_values_are_cut_and_escaped() {
         assert_eq!(quoted("2026-01-01T00:00:00Z"), "\"2026-01-01T00:00:00Z\"");
-        let kubeconfig = format!("apiVersion: v1\nkind: Config\nusers:\n- user: {{token: {SECRET}}}\n");
+        let kubeconfig =
+            format!("apiVersion: v1\nkind: Config\nusers:\n- user: {{token: {SECRET}}}\n");
         let q = quoted(&kubeconfig);
         assert!(!q.contains("Zm9v"), "{q}");
-        assert!(q.starts_with("\"apiVersion: v1\\nkind: Config\\nusers:\\n"), "{q}");
-        assert!(q.ends_with(&format!("… ({} characters)", kubeconfig.chars().count())), "{q}");
+        assert!(
+            q.starts_with("\"apiVersion: v1\\nkind: Config\\nusers:\\n"),
+            "{q}"
+        );
+        assert!(
+            q.ends_with(&format!("… ({} characters)", kubeconfig.chars().count())),
+            "{q}"
+        );
         assert_eq!(quoted("a\u{1b}]0;x\u{7}"), "\"a\\u{1b}]0;x\\u{7}\"");
         assert_eq!(bare(&"k".repeat(41)), format!("{}…", "k".repeat(40)));
     }
@@ -118,9 +127,15 @@ mod tests {
         // Escaped quotes inside a quoted value do not end it.
         let msg = format!("bad \"a\\\"b{SECRET}\" end");
         let cut = message(&msg);
-        assert!(cut.ends_with(" end") && !cut.contains(&SECRET[30..]), "{cut}");
+        assert!(
+            cut.ends_with(" end") && !cut.contains(&SECRET[30..]),
+            "{cut}"
+        );
         // Short quotes and plain text are kept; an unclosed quote is cut with the message.
-        assert_eq!(message("expected \"a\" at line 2"), "expected \"a\" at line 2");
+        assert_eq!(
+            message("expected \"a\" at line 2"),
+            "expected \"a\" at line 2"
+        );
         let open = format!("x \"{}", "y".repeat(1000));
         assert_eq!(message(&open).chars().count(), MESSAGE_CHARS + 1);
     }

@@ -263,8 +263,20 @@ impl Snapshot {
     /// an error ([`SnapshotError::OutsideFolder`]), as the hosted reader skips it; an error
     /// quotes at most a short, escaped excerpt of a file ([`excerpt`]).
     pub fn from_dir(dir: &Path) -> Result<Self, SnapshotError> {
-        let root = Root::new(dir)?;
         let cv_path = dir.join("clusterversion.yaml");
+        let root = match Root::new(dir) {
+            Ok(root) => root,
+            // No such folder: what it lacks first is its ClusterVersion.
+            Err(SnapshotError::Read { error, .. })
+                if error.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Err(SnapshotError::Missing {
+                    path: cv_path,
+                    what: "the ClusterVersion",
+                });
+            }
+            Err(e) => return Err(e),
+        };
         if !entry_exists(&cv_path)
             && let Some(mg) = find_must_gather(&root)
         {
@@ -393,10 +405,12 @@ impl Snapshot {
 fn read_now(path: &Path) -> Result<Timestamp, SnapshotError> {
     let text = read_short(path)?;
     let value = text.trim();
-    value.parse::<Timestamp>().map_err(|_| SnapshotError::BadNow {
-        path: path.to_path_buf(),
-        value: excerpt::quoted(value),
-    })
+    value
+        .parse::<Timestamp>()
+        .map_err(|_| SnapshotError::BadNow {
+            path: path.to_path_buf(),
+            value: excerpt::quoted(value),
+        })
 }
 
 /// The `cluster-scoped-resources` folder of a must-gather at the root or up to two levels
@@ -937,13 +951,23 @@ mod tests {
         let err = Snapshot::from_dir(&dir).expect_err("refused");
         let text = no_token(&err);
         assert!(matches!(err, SnapshotError::OutsideFolder { .. }), "{text}");
-        assert!(text.contains("now: a symbolic link leads it to") && text.contains("outside the folder read"), "{text}");
+        assert!(
+            text.contains("now: a symbolic link leads it to")
+                && text.contains("outside the folder read"),
+            "{text}"
+        );
         // Through a relative link and a folder link too.
         link(Path::new("../home/config"), "now");
-        assert!(matches!(Snapshot::from_dir(&dir), Err(SnapshotError::OutsideFolder { .. })));
+        assert!(matches!(
+            Snapshot::from_dir(&dir),
+            Err(SnapshotError::OutsideFolder { .. })
+        ));
         link(&home, "up");
         link(Path::new("up/config"), "now");
-        assert!(matches!(Snapshot::from_dir(&dir), Err(SnapshotError::OutsideFolder { .. })));
+        assert!(matches!(
+            Snapshot::from_dir(&dir),
+            Err(SnapshotError::OutsideFolder { .. })
+        ));
 
         // A `now` file inside the folder that holds a kubeconfig: a short excerpt only.
         std::fs::remove_file(dir.join("now")).expect("rm");
@@ -951,20 +975,27 @@ mod tests {
         let err = Snapshot::from_dir(&dir).expect_err("not a timestamp");
         let text = no_token(&err);
         assert!(
-            text.contains("now: \"apiVersion: v1\\nkind: Config\\nclusters:") && text.contains("characters) is not an RFC 3339 timestamp"),
+            text.contains("now: \"apiVersion: v1\\nkind: Config\\nclusters:")
+                && text.contains("characters) is not an RFC 3339 timestamp"),
             "{text}"
         );
         // A long one is not even read.
         std::fs::write(dir.join("now"), kubeconfig().repeat(100)).expect("write");
         let text = no_token(&Snapshot::from_dir(&dir).expect_err("too long"));
-        assert!(text.contains("more than the 4096 a timestamp takes"), "{text}");
+        assert!(
+            text.contains("more than the 4096 a timestamp takes"),
+            "{text}"
+        );
         std::fs::copy(case.join("now"), dir.join("now")).expect("copy");
 
         // An input file leading out of the folder; one leading inside it is read.
         std::fs::rename(dir.join("nodes.yaml"), dir.join("real-nodes.yaml")).expect("mv");
         link(&home.join("config"), "nodes.yaml");
         let text = no_token(&Snapshot::from_dir(&dir).expect_err("refused"));
-        assert!(text.contains("nodes.yaml: a symbolic link leads it to"), "{text}");
+        assert!(
+            text.contains("nodes.yaml: a symbolic link leads it to"),
+            "{text}"
+        );
         link(Path::new("real-nodes.yaml"), "nodes.yaml");
         Snapshot::from_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
 
@@ -1002,7 +1033,11 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("core/nodes"), &nodes).expect("symlink");
         let err = Snapshot::from_dir(&root).expect_err("refused");
         assert!(matches!(err, SnapshotError::OutsideFolder { .. }), "{err}");
-        assert!(err.to_string().contains("core/nodes: a symbolic link leads it to"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("core/nodes: a symbolic link leads it to"),
+            "{err}"
+        );
         // The whole `cluster-scoped-resources` is a link out: not found, so not read.
         std::fs::remove_dir_all(&csr).expect("rm");
         std::os::unix::fs::symlink(&outside, &csr).expect("symlink");

@@ -86,8 +86,7 @@ impl DrainLookups {
         nodes: impl IntoIterator<Item = (&'a str, &'a [(String, String)])>,
     ) -> bool {
         let wanted: BTreeMap<&str, &[(String, String)]> = nodes.into_iter().collect();
-        let wanted: Vec<(&str, &[(String, String)])> =
-            wanted.into_iter().take(MAX_NODES).collect();
+        let wanted: Vec<(&str, &[(String, String)])> = wanted.into_iter().take(MAX_NODES).collect();
         let mut changed = false;
         let before = self.nodes.len();
         self.nodes

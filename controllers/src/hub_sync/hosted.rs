@@ -156,7 +156,11 @@ pub fn hub_names(
                 claimants()
             )
         };
-        for Claim { key, annotated: mine } in &claims {
+        for Claim {
+            key,
+            annotated: mine,
+        } in &claims
+        {
             let result = match &winner {
                 Some(w) if w == key => Ok(name.clone()),
                 Some(w) if annotated && !mine => Err(format!(
@@ -782,9 +786,13 @@ mod tests {
                 "{tie}"
             );
         }
-        let named = names[&key("clusters", "prod")].as_ref().expect_err("refused");
+        let named = names[&key("clusters", "prod")]
+            .as_ref()
+            .expect_err("refused");
         assert!(
-            named.contains("claimed by HostedClusters team-a/new, team-z/old through the annotation"),
+            named.contains(
+                "claimed by HostedClusters team-a/new, team-z/old through the annotation"
+            ),
             "{named}"
         );
     }

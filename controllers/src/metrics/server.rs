@@ -297,7 +297,10 @@ impl PerSource {
     /// [`MAX_CONNECTIONS_PER_SOURCE`] open (`first`: the first refusal since it went under).
     fn acquire(table: &Arc<PerSource>, ip: IpAddr) -> Result<SourceSlot, bool> {
         let ip = ip.to_canonical();
-        let mut open = table.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut open = table
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (count, logged) = open.entry(ip).or_insert((0, false));
         if *count >= MAX_CONNECTIONS_PER_SOURCE {
             return Err(!std::mem::replace(logged, true));
@@ -387,19 +390,18 @@ async fn serve_tls(
         let service = TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
             let _slots = (slot, source_slot);
-            let stream = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp))
-                .await
-            {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!(%peer, "TLS handshake timed out");
-                    return;
-                }
-            };
+            let stream =
+                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        return;
+                    }
+                };
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)

@@ -256,12 +256,21 @@ fn one_source_holds_at_most_its_share_of_the_connections() {
             PerSource::acquire(&table, ip).unwrap_or_else(|_| panic!("slot {i}"))
         })
         .collect();
-    assert!(matches!(PerSource::acquire(&table, idle), Err(true)), "the first refusal is logged");
-    assert!(matches!(PerSource::acquire(&table, mapped), Err(false)), "then not again");
+    assert!(
+        matches!(PerSource::acquire(&table, idle), Err(true)),
+        "the first refusal is logged"
+    );
+    assert!(
+        matches!(PerSource::acquire(&table, mapped), Err(false)),
+        "then not again"
+    );
     let other = PerSource::acquire(&table, scraper).expect("another source is served");
     held.pop();
     let again = PerSource::acquire(&table, idle).expect("a slot freed");
-    assert!(matches!(PerSource::acquire(&table, idle), Err(true)), "logged again once full again");
+    assert!(
+        matches!(PerSource::acquire(&table, idle), Err(true)),
+        "logged again once full again"
+    );
     drop((held, again, other));
     assert!(
         table.open.lock().expect("lock").is_empty(),
