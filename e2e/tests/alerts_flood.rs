@@ -60,7 +60,7 @@ fn bodies() -> (Arc<Vec<u8>>, Arc<Vec<u8>>) {
             "warning"
         };
         many.push_str(&format!(
-            r#"{{"labels":{{"alertname":"Flood{i}","namespace":"tenant","severity":"{severity}"}},"annotations":{{"summary":"s"}},"state":"firing","activeAt":"{now}"}}"#
+            r#"{{"labels":{{"alertname":"Flood{i}","severity":"{severity}"}},"annotations":{{"summary":"s"}},"state":"firing","activeAt":"{now}"}}"#
         ));
     }
     for (name, namespace, severity, extra) in PLATFORM {
