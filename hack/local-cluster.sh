@@ -209,10 +209,33 @@ wait_ready() { # name check-function
   done
 }
 
+# The audit policy of the local kube-apiserver: only what update-status-controller's
+# ServiceAccount reads of MachineConfigs and Pods, with the objects the API server answered, into
+# $CLUSTER_DIR/audit.log (e2e service_account checks it asks for their metadata only); nothing
+# else is audited.
+write_audit_policy() {
+  cat >"$CLUSTER_DIR/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: RequestResponse
+  users: ["system:serviceaccount:openshift-update-status:update-status-controller"]
+  verbs: ["get", "list", "watch"]
+  resources:
+  - group: machineconfiguration.openshift.io
+    resources: ["machineconfigs"]
+  - group: ""
+    resources: ["pods"]
+- level: None
+EOF
+}
+
 # Starts kube-apiserver on $APISERVER_PORT (the data stays in etcd across restarts).
 start_apiserver() {
   local pki=$CLUSTER_DIR/pki extra=()
   read -r -a extra <<<"${APISERVER_EXTRA_ARGS:-}"
+  write_audit_policy
   ((${#extra[@]} == 0)) || log "kube-apiserver extra flags: ${extra[*]}"
   start kube-apiserver --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
@@ -223,6 +246,8 @@ start_apiserver() {
     --service-account-issuer="https://127.0.0.1:$APISERVER_PORT" \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --endpoint-reconciler-type=none --profiling=false \
+    --audit-policy-file="$CLUSTER_DIR/audit-policy.yaml" --audit-log-path="$CLUSTER_DIR/audit.log" \
+    --audit-log-maxsize=50 --audit-log-maxbackup=1 \
     --disable-admission-plugins=TaintNodesByCondition "${extra[@]}"
 }
 

@@ -28,8 +28,13 @@ pub const SOURCE_ALERTS_MALFORMED: &str = "AlertsMalformed";
 pub const ALERT_GROUP: &str = "config.openshift.io";
 /// Kind of the resource an alert insight is about.
 pub const ALERT_KIND: &str = "Alert";
-/// Alerts known to affect updates: shown even when they started firing before the update.
+/// Alerts known to affect updates: shown even when they started firing before the update, if
+/// they come from the platform ([`is_platform`]); a tenant's alert of the same name is an alert
+/// like any other.
 pub const ALLOWED_ALERTS: [&str; 2] = crate::related::PDB_ALERTS;
+/// How the description of an alert known to affect updates starts.
+const KNOWN_PREFIX: &str = "Alert known to affect updates";
+pub use crate::related::{ALERT_SOURCE_LABEL, PLATFORM_PROMETHEUS, is_platform};
 /// Reference of an alert without a `runbook_url` annotation.
 pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
 /// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
@@ -42,45 +47,48 @@ pub const MAX_ALERT_INSIGHTS: usize = 100;
 /// `source` of the insight saying alert insights were left out.
 pub const SOURCE_ALERTS_OVER_CAP: &str = "AlertsOverCap";
 
-/// [`assess_alert_insights`] capped: at most [`MAX_ALERT_INSIGHTS`] insights, of the most
-/// severe alerts (Critical before Warning, then in alert order), in alert order, plus one
-/// Warning insight ([`SOURCE_ALERTS_OVER_CAP`]) saying how many were left out; the same as
-/// [`assess_alert_insights`] when not over the cap. Only the kept alerts become insights: the
-/// others are only counted (no text is built for them).
+/// [`assess_alert_insights`] capped: at most [`MAX_ALERT_INSIGHTS`] insights, of the platform's
+/// alerts first ([`is_platform`]: 150 critical tenant alerts must not push `etcdMembersDown`
+/// out), then the most severe (Critical before Warning, then in alert order), in alert order,
+/// plus one Warning insight ([`SOURCE_ALERTS_OVER_CAP`]) saying how many were left out; the
+/// same as [`assess_alert_insights`] when not over the cap. Only the kept alerts become
+/// insights: the others are only counted (no text is built for them).
 pub fn assess_alert_insights_capped(
     alerts: &[Alert],
     update_started_at: Option<Timestamp>,
     now: Timestamp,
 ) -> Vec<AlertInsight> {
-    let shown: Vec<(usize, ImpactLevel)> = alerts
+    let shown: Vec<(usize, bool, ImpactLevel)> = alerts
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| Some((i, shown_level(a, update_started_at)?)))
+        .filter_map(|(i, a)| Some((i, is_platform(a), shown_level(a, update_started_at)?)))
         .collect();
     let total = shown.len();
     if total <= MAX_ALERT_INSIGHTS {
         return assess_alert_insights(alerts, update_started_at, now);
     }
     let mut order = shown;
-    // Stable: equal levels keep the alert order.
-    order.sort_by_key(|&(_, level)| std::cmp::Reverse(level));
+    // Stable: equal ranks keep the alert order.
+    order.sort_by_key(|&(_, platform, level)| std::cmp::Reverse((platform, level)));
     order.truncate(MAX_ALERT_INSIGHTS);
-    let weakest = order.last().map(|&(_, l)| l).unwrap_or_default();
-    let mut keep: Vec<usize> = order.into_iter().map(|(i, _)| i).collect();
+    let weakest = order.iter().map(|&(_, _, l)| l).min().unwrap_or_default();
+    let mut keep: Vec<usize> = order.into_iter().map(|(i, _, _)| i).collect();
     keep.sort_unstable();
     let kept: Vec<Alert> = keep.into_iter().map(|i| alerts[i].clone()).collect();
     let mut out = assess_alert_insights(&kept, update_started_at, now);
     let left_out = total - MAX_ALERT_INSIGHTS;
     let summary = format!(
         "{total} alerts are firing, more than {MAX_ALERT_INSIGHTS}; showing the \
-         {MAX_ALERT_INSIGHTS} most severe, {left_out} left out"
+         {MAX_ALERT_INSIGHTS} most severe, platform alerts first, {left_out} left out"
     );
     let description = format!(
         "update-status writes at most {MAX_ALERT_INSIGHTS} alert insights, so that the alerts \
          anyone can define (user-workload monitoring feeds Thanos) cannot flood the cluster \
          with objects. {total} firing alerts started during the update (or are known to affect \
-         updates); the {MAX_ALERT_INSIGHTS} most severe are shown (down to level {weakest:?}) \
-         and {left_out} are left out. See them all in the console (Observe > Alerting) or with \
+         updates); {MAX_ALERT_INSIGHTS} are shown, the platform's first (labelled \
+         {ALERT_SOURCE_LABEL}=platform, from prometheus={PLATFORM_PROMETHEUS}, or about an \
+         openshift-* namespace), then the most severe (down to level {weakest:?}), and \
+         {left_out} are left out. See them all in the console (Observe > Alerting) or with \
          Prometheus' /api/v1/alerts."
     );
     let mut status = prometheus_insight(
@@ -114,11 +122,18 @@ fn shown_level(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<Im
         (None, Some(_)) => true,
         (Some(start), Some(active)) => start < active,
     };
-    if !started_during_update && !ALLOWED_ALERTS.contains(&name) || alert.state == "pending" {
+    if !started_during_update && !is_known_blocker(name, alert) || alert.state == "pending" {
         return None;
     }
     let level = severity_level(alert);
     (level >= ImpactLevel::Warning).then_some(level)
+}
+
+/// D.9 step 2's allow-list, for platform alerts only: a tenant can name an alert of its own
+/// `PodDisruptionBudgetAtLimit`, which must neither be shown when it fired before the update
+/// nor vouch for a budget blocking a drain.
+fn is_known_blocker(name: &str, alert: &Alert) -> bool {
+    ALLOWED_ALERTS.contains(&name) && is_platform(alert)
 }
 
 /// D.9 step 4: severity → level.
@@ -235,7 +250,7 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
         (None, Some(_)) => true,
         (Some(start), Some(active)) => start < active,
     };
-    let allowed = ALLOWED_ALERTS.contains(&name);
+    let allowed = is_known_blocker(name, alert);
     let prefix = match (allowed, started_during_update) {
         (true, true) => "Alert known to affect updates started firing during the update.",
         (true, false) => {
@@ -320,7 +335,8 @@ pub fn pdb_alerts_of_insights<'a>(
             .filter(|i| i.resource.kind == ALERT_KIND)
             .filter(|i| ALLOWED_ALERTS.contains(&i.resource.name.as_str()))
             .filter_map(|i| i.health.as_ref())
-            .filter(|h| h.source == SOURCE_ALERT)
+            // Only the platform's (known to affect updates), not a tenant's alert of that name.
+            .filter(|h| h.source == SOURCE_ALERT && h.impact.description.starts_with(KNOWN_PREFIX))
             .flat_map(|h| &h.related)
             .filter(|r| r.kind == "PodDisruptionBudget")
             .filter_map(|r| Some((r.namespace.clone()?, r.name.clone())))
@@ -535,6 +551,19 @@ mod tests {
         }
     }
 
+    /// `a` as the platform's: labelled by OpenShift's monitoring stack.
+    fn platform(mut a: Alert) -> Alert {
+        a.labels
+            .insert(ALERT_SOURCE_LABEL.into(), "platform".into());
+        a
+    }
+
+    /// `a` about namespace `ns` (a tenant's when not `openshift-*`).
+    fn in_namespace(mut a: Alert, ns: &str) -> Alert {
+        a.labels.insert("namespace".into(), ns.into());
+        a
+    }
+
     fn run(alerts: &[Alert]) -> Vec<UpdateInsightStatus> {
         assess_alerts(alerts, Some(ts(START)), ts(NOW))
     }
@@ -585,7 +614,7 @@ mod tests {
         assert_eq!(o.source, SOURCE_ALERTS_OVER_CAP);
         assert_eq!(
             o.impact.summary,
-            "100000 alerts are firing, more than 100; showing the 100 most severe, 99900 left out"
+            "100000 alerts are firing, more than 100; showing the 100 most severe, platform alerts first, 99900 left out"
         );
         assert_eq!(o.started_at, Some(ts("2024-01-01T12:30:00Z")));
         // At the cap, and with alerts that give no insight (pending, info, before the update)
@@ -624,6 +653,148 @@ mod tests {
             assess_alert_insights_capped(&mixed, Some(ts(START)), ts(NOW)),
             all
         );
+    }
+
+    /// Issue #38: 150 critical user-workload alerts pushed `etcdMembersDown` out of the 100
+    /// slots. The platform's alerts rank first, whatever their level, then the most severe.
+    #[test]
+    fn tenant_alerts_never_crowd_platform_alerts_out_of_the_cap() {
+        let during = "2024-01-01T12:30:00Z";
+        let mut alerts: Vec<Alert> = (0..150)
+            .map(|i| {
+                in_namespace(
+                    alert(&format!("Tenant{i}"), "critical", "firing", during, &[]),
+                    "shop",
+                )
+            })
+            .collect();
+        alerts.push(in_namespace(
+            alert("etcdMembersDown", "critical", "firing", during, &[]),
+            "openshift-etcd",
+        ));
+        alerts.push(platform(alert(
+            "MCDRebootError",
+            "warning",
+            "firing",
+            during,
+            &[],
+        )));
+        let mut by_prometheus = alert("KubeletDown", "warning", "firing", during, &[]);
+        by_prometheus
+            .labels
+            .insert("prometheus".into(), PLATFORM_PROMETHEUS.into());
+        alerts.push(by_prometheus);
+        // A tenant naming its alert like a platform one does not make it the platform's.
+        alerts.push(in_namespace(
+            alert("etcdMembersDown", "warning", "firing", during, &[]),
+            "shop",
+        ));
+        let capped = assess_alert_insights_capped(&alerts, Some(ts(START)), ts(NOW));
+        assert_eq!(capped.len(), MAX_ALERT_INSIGHTS + 1);
+        let shown: Vec<(&str, Option<&str>)> = capped[..MAX_ALERT_INSIGHTS]
+            .iter()
+            .map(|a| {
+                (
+                    a.status.resource.name.as_str(),
+                    a.status.resource.namespace.as_deref(),
+                )
+            })
+            .collect();
+        for platform_alert in [
+            ("etcdMembersDown", Some("openshift-etcd")),
+            ("MCDRebootError", Some("default")),
+            ("KubeletDown", Some("default")),
+        ] {
+            assert!(
+                shown.contains(&platform_alert),
+                "{platform_alert:?} left out"
+            );
+        }
+        assert!(!shown.contains(&("etcdMembersDown", Some("shop"))));
+        assert_eq!(
+            shown.iter().filter(|(_, ns)| *ns == Some("shop")).count(),
+            97,
+            "the first 97 tenant criticals fill the rest"
+        );
+        assert!(
+            shown.contains(&("Tenant96", Some("shop")))
+                && !shown.contains(&("Tenant97", Some("shop")))
+        );
+        let over = health(&capped[MAX_ALERT_INSIGHTS].status);
+        assert_eq!(
+            over.impact.summary,
+            "154 alerts are firing, more than 100; showing the 100 most severe, platform alerts first, 54 left out"
+        );
+        assert!(
+            over.impact.description.contains("the platform's first")
+                && over.impact.description.contains("down to level Warning"),
+            "{}",
+            over.impact.description
+        );
+    }
+
+    /// Issue #38: a tenant alert named like a known blocker was treated as one (shown though it
+    /// fired before the update, "known to affect updates").
+    #[test]
+    fn known_blockers_come_only_from_the_platform() {
+        let before = "2024-01-01T11:00:00Z";
+        let tenant = in_namespace(
+            alert(
+                "PodDisruptionBudgetAtLimit",
+                "warning",
+                "firing",
+                before,
+                &[],
+            ),
+            "shop",
+        );
+        assert!(
+            run(std::slice::from_ref(&tenant)).is_empty(),
+            "hidden: it fired before the update"
+        );
+        let tenant_during = in_namespace(
+            alert(
+                "PodDisruptionBudgetAtLimit",
+                "warning",
+                "firing",
+                "2024-01-01T12:10:00Z",
+                &[],
+            ),
+            "shop",
+        );
+        let out = run(std::slice::from_ref(&tenant_during));
+        assert_eq!(
+            health(&out[0]).impact.description,
+            "Alert started firing during the update. The alert has no description.",
+            "an alert like any other"
+        );
+        // The platform's, by any of the three signs (the PDB alerts are about the budget's own
+        // namespace, a tenant's: the label says whose rule it is).
+        let mut by_prometheus = tenant.clone();
+        by_prometheus
+            .labels
+            .insert("prometheus".into(), PLATFORM_PROMETHEUS.into());
+        for a in [
+            platform(tenant.clone()),
+            by_prometheus,
+            in_namespace(tenant.clone(), "openshift-monitoring"),
+        ] {
+            let out = run(std::slice::from_ref(&a));
+            assert_eq!(out.len(), 1, "{:?}", a.labels);
+            assert!(
+                health(&out[0]).impact.description.starts_with(KNOWN_PREFIX),
+                "{:?}",
+                a.labels
+            );
+        }
+        // A user-workload Prometheus's label is not the platform's.
+        let mut uwm = tenant;
+        uwm.labels.insert(
+            "prometheus".into(),
+            "openshift-user-workload-monitoring/user-workload".into(),
+        );
+        uwm.labels.insert(ALERT_SOURCE_LABEL.into(), "user".into());
+        assert!(run(&[uwm]).is_empty());
     }
 
     // G.50: empty → none.
@@ -690,20 +861,20 @@ mod tests {
         let after = alert("A", "warning", "firing", "2024-01-01T12:00:01Z", &[]);
         let at = alert("B", "warning", "firing", START, &[]);
         let before = alert("C", "warning", "firing", "2024-01-01T11:00:00Z", &[]);
-        let pdb_before = alert(
+        let pdb_before = platform(alert(
             "PodDisruptionBudgetAtLimit",
             "warning",
             "firing",
             "2024-01-01T11:00:00Z",
             &[],
-        );
-        let pdb_limit_after = alert(
+        ));
+        let pdb_limit_after = platform(alert(
             "PodDisruptionBudgetLimit",
             "critical",
             "firing",
             "2024-01-01T12:10:00Z",
             &[],
-        );
+        ));
         let out = run(&[after, at, before, pdb_before, pdb_limit_after]);
         let names: Vec<&str> = out.iter().map(|i| i.resource.name.as_str()).collect();
         assert_eq!(

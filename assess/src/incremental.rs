@@ -236,11 +236,13 @@ impl WorkerPools {
     }
 
     /// The nodes whose drain fails and whose message names no PodDisruptionBudget (rule D2):
-    /// whose pods and budgets are worth looking up, by name.
-    pub fn drain_lookups(&self) -> impl Iterator<Item = &str> {
-        self.node_assessments()
-            .filter(|a| a.drain.as_ref().is_some_and(|d| d.needs_lookup()))
-            .map(|a| a.name.as_str())
+    /// whose pods and budgets are worth looking up, by name, with the pods the message names
+    /// (`(namespace, name)`; none: any pod of the node may be the one).
+    pub fn drain_lookups(&self) -> impl Iterator<Item = (&str, &[(String, String)])> {
+        self.node_assessments().filter_map(|a| {
+            let drain = a.drain.as_ref().filter(|d| d.needs_lookup())?;
+            Some((a.name.as_str(), drain.pods.as_slice()))
+        })
     }
 
     /// The desired WorkerPoolUpdateStatus objects, in pool order.

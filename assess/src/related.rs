@@ -31,6 +31,27 @@ use crate::format::ellipsize;
 /// they corroborate or contradict what a failed drain's message says.
 pub const PDB_ALERTS: [&str; 2] = ["PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"];
 
+/// The label OpenShift's monitoring stack gives the alerts of the platform's own rules
+/// (`platform`).
+pub const ALERT_SOURCE_LABEL: &str = "openshift_io_alert_source";
+/// The `prometheus` label (external label) of OpenShift's platform Prometheus: the one the
+/// console tells platform alerts by.
+pub const PLATFORM_PROMETHEUS: &str = "openshift-monitoring/k8s";
+
+/// Whether `alert` comes from the platform rather than from a tenant's rule (user-workload
+/// monitoring feeds the same Thanos Querier): labelled `openshift_io_alert_source=platform`,
+/// or evaluated by the platform Prometheus (`prometheus=openshift-monitoring/k8s`), or about a
+/// namespace `openshift-*`. User-workload monitoring enforces a tenant alert's `namespace`
+/// label to the namespace of its rule, and tenants cannot create `openshift-*` namespaces.
+/// Only the platform's [`PDB_ALERTS`] vouch for a budget, and only the platform's alerts are
+/// known to affect updates (`crate::alerts`).
+pub fn is_platform(alert: &Alert) -> bool {
+    let label = |k: &str| alert.labels.get(k).map(String::as_str);
+    label(ALERT_SOURCE_LABEL) == Some("platform")
+        || label("prometheus") == Some(PLATFORM_PROMETHEUS)
+        || label("namespace").is_some_and(|ns| ns.starts_with("openshift-"))
+}
+
 /// API group of MachineConfigPools and MachineConfigs.
 const MCO_GROUP: &str = "machineconfiguration.openshift.io";
 
@@ -241,12 +262,13 @@ pub struct PdbAlerts(pub BTreeSet<(String, String)>);
 
 impl PdbAlerts {
     /// From Prometheus' alerts: the firing (not pending) `PodDisruptionBudgetAtLimit` and
-    /// `PodDisruptionBudgetLimit` alerts with `namespace` and `poddisruptionbudget` labels.
+    /// `PodDisruptionBudgetLimit` alerts of the platform ([`is_platform`]) with `namespace`
+    /// and `poddisruptionbudget` labels.
     pub fn of_alerts(alerts: &[Alert]) -> Self {
         PdbAlerts(
             alerts
                 .iter()
-                .filter(|a| a.state != "pending")
+                .filter(|a| a.state != "pending" && is_platform(a))
                 .filter(|a| {
                     a.labels
                         .get("alertname")
@@ -588,6 +610,7 @@ mod tests {
                 ("alertname", "PodDisruptionBudgetAtLimit"),
                 ("namespace", ns),
                 ("poddisruptionbudget", pdb),
+                ("prometheus", PLATFORM_PROMETHEUS),
             ]),
             state: state.into(),
             ..Default::default()
@@ -613,6 +636,19 @@ mod tests {
             names(&drain_blockers("worker-1", &f, &ev)),
             ["Pod/shop/checkout-7f9c6d5b4-qx2lp"]
         );
+        // Issue #38: a tenant's alert of that name (user-workload monitoring, no platform
+        // label) neither contradicts nor corroborates anything.
+        let mut tenant = alert("shop", "other-pdb", "firing");
+        tenant.labels.remove("prometheus");
+        assert!(
+            PdbAlerts::of_alerts(std::slice::from_ref(&tenant))
+                .0
+                .is_empty()
+        );
+        assert_eq!(
+            names(&drain_blockers("worker-1", &f, &with(vec![tenant]))),
+            both
+        );
         // The same for a looked-up budget: neither it nor its pods are listed.
         let real = parse_drain_failure(REAL_416).expect("failure");
         let node = "build0-gstfj-ci-tests-worker-b-4h7pn";
@@ -634,6 +670,7 @@ mod tests {
                 ("namespace", "shop"),
                 ("poddisruptionbudget", "checkout-pdb"),
                 ("severity", "critical"),
+                ("openshift_io_alert_source", "platform"),
             ]),
             state: "firing".into(),
             ..Default::default()
@@ -645,6 +682,22 @@ mod tests {
             PdbAlerts::of_alerts(&alerts)
         );
         assert_eq!(PdbAlerts::of_alerts(&alerts).0.len(), 1);
+        // A tenant's alert of that name, firing since the update started: an insight like any
+        // alert's, which vouches for no budget.
+        let mut tenant = alerts[0].clone();
+        tenant.labels.remove("openshift_io_alert_source");
+        tenant.active_at = Some(jiff::Timestamp::UNIX_EPOCH);
+        let insights = crate::alerts::assess_alerts(
+            std::slice::from_ref(&tenant),
+            Some(jiff::Timestamp::MIN),
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(insights.len(), 1);
+        assert!(
+            crate::alerts::pdb_alerts_of_insights(&insights)
+                .0
+                .is_empty()
+        );
     }
 
     #[test]

@@ -17,6 +17,16 @@
 //! | DEL U+007F | `^?` |
 //! | C1 controls U+0080–U+009F (8-bit CSI U+009B, OSC U+009D...) | `\u009b` |
 //! | bidi overrides and isolates U+202A–U+202E, U+2066–U+2069 | `\u202e` |
+//! | bidi marks LRM U+200E, RLM U+200F, ALM U+061C | `\u200f` |
+//! | zero-width characters: ZWSP, ZWNJ, ZWJ U+200B–U+200D, word joiner and invisible operators U+2060–U+2064, U+180E, BOM U+FEFF | `\u200b` |
+//! | deprecated format characters U+206A–U+206F | `\u206a` |
+//! | line and paragraph separators U+2028, U+2029 | `\u2028` |
+//!
+//! The last four rows ([`crate::invisible::invisible`]) print nothing or move text: a name with a zero-width
+//! character looks like another name (`etcd` and `et\u{200b}cd`), a bidi mark reorders what
+//! follows, and U+2028/U+2029 break lines in some terminals and editors without being a line
+//! feed (issue #38). An emoji written with ZWJ shows as its parts with `\u200d` between them:
+//! the price of never hiding a character (`-o json|yaml` keep the exact value).
 //!
 //! **Line feeds and tabs** are printed as they are in the oc-identical text view, as kubectl's
 //! own escaper does (it replaces only ESC and CR): oc prints them, and its tabwriter aligns the
@@ -77,8 +87,7 @@ fn needs_escape(c: char, newlines: Newlines) -> bool {
     match c {
         '\n' | '\t' => newlines == Newlines::Escape,
         '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
-        _ => false,
+        c => crate::invisible::invisible(c),
     }
 }
 
@@ -199,6 +208,70 @@ mod tests {
         );
         let clean = "Cluster operator etcd is degraded — ünïcode, émoji 🚀";
         assert!(matches!(text(clean, Newlines::Escape), Cow::Borrowed(_)));
+    }
+
+    /// Issue #38: the characters that print nothing or move text passed through.
+    #[test]
+    fn invisible_and_reordering_characters_become_visible() {
+        let cases = [
+            ("a\u{2028}b\u{2029}c", "a\\u2028b\\u2029c"),
+            ("\u{200e}l\u{200f}r\u{061c}a", "\\u200el\\u200fr\\u061ca"),
+            ("et\u{200b}cd\u{200c}\u{200d}", "et\\u200bcd\\u200c\\u200d"),
+            (
+                "\u{feff}bom\u{2060}wj\u{2064}\u{180e}",
+                "\\ufeffbom\\u2060wj\\u2064\\u180e",
+            ),
+            ("x\u{206a}\u{206f}", "x\\u206a\\u206f"),
+        ];
+        for (raw, want) in cases {
+            for newlines in [Newlines::Keep, Newlines::Escape] {
+                assert_eq!(text(raw, newlines), want, "{raw:?}");
+            }
+        }
+        // Their neighbours stay: visible letters, ordinary spaces, the en and em spaces, the
+        // soft hyphen, right-to-left letters.
+        let kept = "ü \u{2002}\u{2003} soft\u{ad}hyphen שלום مرحبا 🚀";
+        assert!(
+            matches!(text(kept, Newlines::Keep), Cow::Borrowed(_)),
+            "{kept}"
+        );
+    }
+
+    /// The web page's script escapes what the text output escapes (its `vis`, which shows
+    /// cluster texts as the text output prints them): the character class of its regular
+    /// expression is exactly [`needs_escape`]'s set (line feeds and tabs included: `vis` keeps
+    /// or escapes them as `Newlines` does).
+    #[test]
+    fn the_web_page_escapes_what_the_text_output_escapes() {
+        let js = crate::web::page::APP_JS;
+        let start = js.find("/[\\u0000-").expect("the page's escaper") + 2;
+        let len = js
+            .get(start..)
+            .and_then(|t| t.find("]/g"))
+            .expect("its end");
+        let class = js.get(start..start + len).expect("the class");
+        let code = |h: &str| u32::from_str_radix(h, 16).expect("hex");
+        // `\u0000-\u001f\u061c...`: ranges and single characters.
+        let ranges: Vec<(u32, u32)> = class
+            .replace("-\\u", "-")
+            .split("\\u")
+            .filter(|p| !p.is_empty())
+            .map(|p| match p.split_once('-') {
+                Some((a, b)) => (code(a), code(b)),
+                None => (code(p), code(p)),
+            })
+            .collect();
+        let mut differ = Vec::new();
+        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+            let in_page = ranges.iter().any(|&(a, b)| (a..=b).contains(&u32::from(c)));
+            if in_page != needs_escape(c, Newlines::Escape) {
+                differ.push(format!("U+{:04X}", u32::from(c)));
+            }
+        }
+        assert!(
+            differ.is_empty(),
+            "app.js's vis() and escape.rs differ on {differ:?} ({class})"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod exit;
 mod fleet;
 mod gosort;
 mod hosted;
+mod invisible;
 mod offline;
 mod online;
 mod render;

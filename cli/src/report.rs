@@ -104,11 +104,12 @@ pub fn serialise<T: Serialize>(value: &T, format: Format) -> Result<String, Repo
 }
 
 /// Characters a terminal acts on that the JSON and YAML serializers leave raw: DEL, the C1
-/// controls (8-bit CSI U+009B, OSC U+009D...) and the bidi overrides and isolates U+202A–U+202E,
-/// U+2066–U+2069. (serde_json escapes the C0 controls, ESC included; serde-saphyr escapes every
-/// control character but leaves the bidi ones, which YAML counts as printable.)
+/// controls (8-bit CSI U+009B, OSC U+009D...) and the characters that print nothing or move
+/// text ([`crate::invisible::invisible`]: bidi overrides, isolates and marks, zero-width
+/// characters, U+2028/U+2029). (serde_json escapes the C0 controls, ESC included; serde-saphyr
+/// escapes every control character but leaves the others, which YAML counts as printable.)
 pub fn raw_unsafe(c: char) -> bool {
-    matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{7f}'..='\u{9f}') || crate::invisible::invisible(c)
 }
 
 /// `text` with every [`raw_unsafe`] character replaced by `escaped(c)`.
@@ -215,6 +216,7 @@ mod tests {
             "plain ",
             "\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}",
             "\u{2066}\u{2067}\u{2068}\u{2069}",
+            " marks \u{200e}\u{200f}\u{61c} zero-width \u{200b}\u{200d}\u{feff} seps \u{2028}\u{2029}",
             " esc \u{1b}[31m c1 \u{9b}31m \u{9d}8;;x\u{9c} del \u{7f} lf \n tab \t quote ' \" \\ end",
         ]
         .concat();
@@ -239,13 +241,19 @@ mod tests {
 
         let json = serialise(&report, Format::Json).expect("json");
         assert!(!json.chars().any(terminal), "{json:?}");
-        assert!(json.contains("\\u202e"), "{json}");
+        assert!(
+            json.contains("\\u202e") && json.contains("\\u2028"),
+            "{json}"
+        );
         let back: serde_json::Value = serde_json::from_str(&json).expect("parse JSON");
         assert_eq!(back, want);
 
         let yaml = serialise(&report, Format::Yaml).expect("yaml");
         assert!(!yaml.chars().any(terminal), "{yaml:?}");
-        assert!(yaml.contains("\\u202E"), "{yaml}");
+        assert!(
+            yaml.contains("\\u202E") && yaml.contains("\\uFEFF"),
+            "{yaml}"
+        );
         let back: serde_json::Value = serde_saphyr::from_str(&yaml).expect("parse YAML");
         assert_eq!(back, want, "{yaml}");
         // Strings with nothing to escape keep their usual YAML style.

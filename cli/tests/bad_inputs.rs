@@ -1,6 +1,6 @@
 //! The bad-input corpus (`testdata/bad-inputs/`, format in its `README.md`): the binary, run
-//! offline on every case, ends in time, never panics, prints no raw control character, and
-//! gives the documented exit code and message.
+//! offline on every case, ends in time, never panics, prints no raw control character (nor one
+//! that prints nothing or moves text), and gives the documented exit code and message.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -50,6 +50,13 @@ fn build(case: &Path, dir: &Path) -> (Vec<String>, Option<PathBuf>) {
         copy_dir(base, dir, &["expected.output", "expected.detailed-output"]);
     }
     copy_dir(case, dir, &["case", "expected"]);
+    // `*.outside` files are put out of the folder by `setup: link-out`, never into it.
+    for entry in std::fs::read_dir(case).expect("case dir") {
+        let name = entry.expect("entry").file_name();
+        if name.to_string_lossy().ends_with(".outside") {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+    }
     let mut args = Vec::new();
     let mut replace: Option<(String, String)> = None;
     for (key, value) in spec {
@@ -90,6 +97,14 @@ fn setup(dir: &Path, case: &Path, action: &str) {
         ["symlink", _, "->", target] => {
             std::os::unix::fs::symlink(target, &file).expect("symlink");
         }
+        ["link-out", _, from] => {
+            // A file out of the folder (someone's kubeconfig), and a link to it.
+            let away = outside(dir);
+            std::fs::create_dir_all(&away).expect("mkdir");
+            let target = away.join(from);
+            std::fs::copy(case.join(from), &target).expect("link-out: copy");
+            std::os::unix::fs::symlink(&target, &file).expect("symlink");
+        }
         ["fifo", _] => {
             let ok = Command::new("mkfifo")
                 .arg(&file)
@@ -111,6 +126,11 @@ fn setup(dir: &Path, case: &Path, action: &str) {
         }
         _ => panic!("{}: unknown setup {action:?}", case.display()),
     }
+}
+
+/// The folder beside the input folder `dir` that `setup: link-out` puts files into.
+fn outside(dir: &Path) -> PathBuf {
+    dir.with_extension("outside")
 }
 
 /// Runs the binary; returns (exit code, stdout, stderr), or an error after [`TIMEOUT`].
@@ -152,10 +172,26 @@ fn run(dir: &Path, args: &[String]) -> Result<(Option<i32>, String, String), Str
     ))
 }
 
-/// The first raw control character (other than a line feed) of `s`.
+/// The first raw control character (other than a line feed) of `s`, or one that prints
+/// nothing or moves text (bidi overrides, isolates and marks, zero-width characters, the line
+/// and paragraph separators: `cli/src/escape.rs`).
 fn raw_control(s: &str) -> Option<char> {
-    s.chars()
-        .find(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+    s.chars().find(|&c| {
+        (c.is_control() && c != '\n')
+            || matches!(
+                c,
+                '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}'
+                    | '\u{200b}'..='\u{200f}'
+                    | '\u{061c}'
+                    | '\u{2060}'..='\u{2064}'
+                    | '\u{180e}'
+                    | '\u{feff}'
+                    | '\u{206a}'..='\u{206f}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+            )
+    })
 }
 
 fn check(case: &Path) -> Result<(), String> {
@@ -165,6 +201,7 @@ fn check(case: &Path) -> Result<(), String> {
     let (args, base) = build(case, &dir);
     let result = run(&dir, &args);
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(outside(&dir));
     let (code, stdout, stderr) = result.map_err(|e| format!("{name}: {e}"))?;
     let mut problems = Vec::new();
     if stderr.contains("panicked") {
@@ -181,6 +218,7 @@ fn check(case: &Path) -> Result<(), String> {
             "stdout" => stdout.contains(&want),
             "stderr" => stderr.contains(&want),
             "stderr-once" => stderr.matches(&want).count() == 1,
+            "not" => !stderr.contains(&want) && !stdout.contains(&want),
             "stdout-no-line" => !stdout.lines().any(|l| l.starts_with(&want)),
             "stdout-same-as" => {
                 let base = base.as_ref().expect("stdout-same-as needs a base");

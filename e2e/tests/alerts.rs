@@ -93,6 +93,11 @@ fn test_rules(with_warning: bool) -> String {
             "labels": {"severity": "warning", "namespace": "openshift-e2e-pdb", "poddisruptionbudget": "app"},
             "annotations": {"summary": "The pod disruption budget is preventing further disruption to pods.",
                 "description": "The pod disruption budget is at the minimum disruptions allowed level."}}),
+        // A tenant's rule of the same name (issue #38): an alert like any other, not one
+        // "known to affect updates".
+        json!({"alert": "PodDisruptionBudgetAtLimit", "expr": "vector(1)",
+            "labels": {"severity": "warning", "namespace": "tenant-shop", "poddisruptionbudget": "web"},
+            "annotations": {"description": "Defined by a tenant."}}),
         // Same name, two label sets: two insights.
         json!({"alert": "E2EDuplicated",
             "expr": r#"label_replace(vector(1), "pod", "a", "", "") or label_replace(vector(1), "pod", "b", "", "")"#,
@@ -163,8 +168,9 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
         ("E2EDuplicated", "openshift-e2e", "Warning"),
         ("E2EWarning", "openshift-e2e", "Warning"),
         ("PodDisruptionBudgetAtLimit", "openshift-e2e-pdb", "Warning"),
+        ("PodDisruptionBudgetAtLimit", "tenant-shop", "Warning"),
     ]);
-    let items = poll_until(TIMEOUT, "5 alert insights", || async {
+    let items = poll_until(TIMEOUT, "6 alert insights", || async {
         let items = insights(&env, n, alerts_selector).await?;
         (summary(&items) == want).then_some(items)
     })
@@ -174,6 +180,16 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
         items
             .iter()
             .find(|i| i["status"]["resource"]["name"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let in_namespace = |name: &str, ns: &str| {
+        items
+            .iter()
+            .find(|i| {
+                i["status"]["resource"]["name"] == name
+                    && i["status"]["resource"]["namespace"] == ns
+            })
             .cloned()
             .unwrap_or_default()
     };
@@ -223,8 +239,14 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
         "Alert started firing during the update. The alert description is: Only a message."
     );
     assert_eq!(
-        by_name("PodDisruptionBudgetAtLimit")["status"]["health"]["impact"]["description"],
+        in_namespace("PodDisruptionBudgetAtLimit", "openshift-e2e-pdb")["status"]["health"]["impact"]
+            ["description"],
         "Alert known to affect updates started firing during the update. The alert description is: The pod disruption budget is at the minimum disruptions allowed level."
+    );
+    assert_eq!(
+        in_namespace("PodDisruptionBudgetAtLimit", "tenant-shop")["status"]["health"]["impact"]["description"],
+        "Alert started firing during the update. The alert description is: Defined by a tenant.",
+        "a tenant's alert named like a known blocker is not one"
     );
     // Selectable like any health insight.
     let critical_items = insights(
@@ -244,7 +266,7 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
     );
     wait_for(TIMEOUT, "alert insights in the metrics", || async {
         controller.metrics().is_ok_and(|t| {
-            metric(&t, r#"update_status_health_insights{impact_level="Warning",impact_type="Unknown",scope="cluster"}"#) == Some(4.0)
+            metric(&t, r#"update_status_health_insights{impact_level="Warning",impact_type="Unknown",scope="cluster"}"#) == Some(5.0)
                 && t.contains(r#"insight_info{impact_level="Critical",impact_type="Unknown",insight=""#)
         })
     })
@@ -288,6 +310,7 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
         ("E2EDuplicated", "openshift-e2e", "Warning"),
         ("E2EDuplicated", "openshift-e2e", "Warning"),
         ("PodDisruptionBudgetAtLimit", "openshift-e2e-pdb", "Warning"),
+        ("PodDisruptionBudgetAtLimit", "tenant-shop", "Warning"),
     ]);
     wait_for(TIMEOUT, "the resolved alert's insight to go", || async {
         insights(&env, n, alerts_selector)

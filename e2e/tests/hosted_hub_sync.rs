@@ -4,8 +4,9 @@
 //! `cluster.open-cluster-management.io/managedcluster-name`), with only its own objects. Checked
 //! as a fleet admin would see it: the copies equal the hosted cluster's objects (names, labels,
 //! status, no owners), `kubectl update-status --fleet` lists the hosted clusters, changes are
-//! mirrored, nothing is written in a steady state, a name two HostedClusters would share is
-//! refused for the second only (and its metric says so), a renamed managed cluster moves its
+//! mirrored, nothing is written in a steady state, a HostedCluster merely named like the
+//! managed cluster another one is imported as (its ACM annotation) is refused, from the start
+//! (and its metric says so), a renamed managed cluster moves its
 //! copies, a deleted HostedCluster's copies are deleted, freeing its name, and a refused one's
 //! series goes with it.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
@@ -98,14 +99,16 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     install_hosted_crds(&env).await?;
     let clusters_ns = env.namespace("hosted-hub").await?;
     let ns = clusters_ns.name().to_string();
-    // The hub namespaces (the managed clusters' names). HostedCluster `a` is named after its
-    // hub namespace; `b` is imported under another name (the ACM annotation); `zeta` asks
-    // for `a`'s name, which `a` holds (first by namespace and name).
+    // The hub namespaces (the managed clusters' names). HostedCluster `alpha` is imported as
+    // managed cluster `a` (the ACM annotation), `b` under another name too; `zeta`, a
+    // tenant's HostedCluster, is named `a` without the annotation (issue #38): the imported
+    // mapping wins, from the controller's start (no session holds the name yet).
     let hub_a = env.namespace("hub-a").await?;
     let hub_b = env.namespace("hub-b").await?;
     let hub_b2 = env.namespace("hub-b2").await?;
-    let (a, b, zeta) = (hub_a.name().to_string(), "bravo", "zeta");
-    let mut sim_a = simulator(&env, &ns, &a, 11)?;
+    let (a, alpha, b) = (hub_a.name().to_string(), "alpha", "bravo");
+    let zeta = a.as_str();
+    let mut sim_a = simulator(&env, &ns, alpha, 11)?;
     let mut sim_b = simulator(&env, &ns, b, 12)?;
     let mut sim_zeta = simulator(&env, &ns, zeta, 13)?;
     for s in [&mut sim_a, &mut sim_b, &mut sim_zeta] {
@@ -114,8 +117,8 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
             s.step().await?;
         }
     }
+    annotate(&env, &ns, alpha, &a).await?;
     annotate(&env, &ns, b, hub_b.name()).await?;
-    annotate(&env, &ns, zeta, &a).await?;
 
     let hub_kubeconfig = env.kubeconfig_path().display().to_string();
     let controller = Controller::start(
@@ -139,7 +142,7 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     };
 
     // 1. Each hosted cluster in its own hub namespace, with its own objects only.
-    wait_mirrored(&env, local(&a), &a, false, "a's copies", &log).await?;
+    wait_mirrored(&env, local(alpha), &a, false, "alpha's copies", &log).await?;
     wait_mirrored(&env, local(b), hub_b.name(), false, "b's copies", &log).await?;
     let cp = list(&env, "controlplaneupdatestatuses", hub_b.name()).await?;
     assert_eq!(cp.len(), 1);
@@ -174,8 +177,8 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
         assert_eq!(row["workerNodes"], 4, "two NodePools of two: {row}");
     }
 
-    // 3. The name `zeta` asks for is refused for zeta only, and its metric says so.
-    let (key_a, key_zeta) = (format!("{ns}/{a}"), format!("{ns}/{zeta}"));
+    // 3. The name `zeta` is named after is refused for zeta only, and its metric says so.
+    let (key_a, key_zeta) = (format!("{ns}/{alpha}"), format!("{ns}/{zeta}"));
     wait_for(TIMEOUT, "zeta's hub sync reported down", || async {
         hub_up(&controller, &key_zeta).is_some_and(|l| l.ends_with(" 0"))
     })
@@ -187,7 +190,9 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     );
     let text = std::fs::read_to_string(&log)?;
     assert!(
-        text.contains(&format!("is held by HostedCluster {key_a}")),
+        text.contains(&format!(
+            "is held by HostedCluster {key_a}, imported under it"
+        )),
         "the log says why zeta is not reported"
     );
 
@@ -195,7 +200,15 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     for _ in 0..4 {
         sim_a.step().await?;
     }
-    wait_mirrored(&env, local(&a), &a, false, "a's copies after 4 steps", &log).await?;
+    wait_mirrored(
+        &env,
+        local(alpha),
+        &a,
+        false,
+        "alpha's copies after 4 steps",
+        &log,
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let before = hub_writes(&controller)?;
     tokio::time::sleep(quiet_period(6)).await;
@@ -242,14 +255,14 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
 
     // 6. A deleted HostedCluster's copies are deleted and its series go; its name is free, so
     //    zeta now reports under it.
-    env.kubectl_ok(["delete", "hostedcluster", &a, "-n", &ns, "--wait=false"])
+    env.kubectl_ok(["delete", "hostedcluster", alpha, "-n", &ns, "--wait=false"])
         .await?;
     wait_mirrored(
         &env,
         local(zeta),
         &a,
         false,
-        "zeta's copies under a's former name",
+        "zeta's copies under alpha's former name",
         &log,
     )
     .await?;
@@ -258,7 +271,7 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
         cp[0]["metadata"]["labels"]["update.openshift.io/cluster"], zeta,
         "only zeta's objects are in the namespace now"
     );
-    wait_for(TIMEOUT, "a's hub series removed", || async {
+    wait_for(TIMEOUT, "alpha's hub series removed", || async {
         hub_up(&controller, &key_a).is_none()
     })
     .await?;

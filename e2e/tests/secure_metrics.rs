@@ -5,7 +5,9 @@
 //! permission → 403, one allowed only the non-resource URL `/metrics` (the role shipped before
 //! issue #29) → 403, a ServiceAccount bound in the namespace to the shipped
 //! `update-status-metrics-reader` ClusterRole (`config/prometheus/`) → 200, and that role does
-//! not open the kube-apiserver's own `/metrics` (`kubectl auth can-i`).
+//! not open the kube-apiserver's own `/metrics` (`kubectl auth can-i`). 600 idle TCP
+//! connections from one address never block that reader's scrapes (issue #38): at most 16 are
+//! held, each until the 3 s handshake deadline.
 //! The probes answer on their own plain-HTTP port, without authentication and without data.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
@@ -81,6 +83,82 @@ async fn first_answer(
         .map_err(|e| e.to_string())
         .and_then(|r| r)
         .map_err(|e| format!("{e} (controller log: {log})"))?)
+}
+
+/// Idle TCP connections opened by the test from one source address.
+const IDLE_CONNECTIONS: usize = 600;
+/// The controller's per-source limit and TLS handshake deadline
+/// (`controllers/src/metrics/server.rs`).
+const PER_SOURCE: usize = 16;
+const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(3);
+
+/// Opens [`IDLE_CONNECTIONS`] TCP connections to `/metrics` from 127.0.0.2 that never start a
+/// TLS handshake (more than the controller's 512 slots), then scrapes with `reader`'s token
+/// from 127.0.0.1, as Prometheus would: every scrape is served. Measures when the server closes
+/// the idle connections: those past the per-source limit at once, the others at the handshake
+/// deadline.
+async fn idle_connections_never_block_the_scraper(
+    controller: &Controller,
+    reader: &str,
+) -> TestResult {
+    use tokio::io::AsyncReadExt as _;
+    let addr: std::net::SocketAddr = controller.metrics_addr().parse()?;
+    let source: std::net::SocketAddr = "127.0.0.2:0".parse()?;
+    let opened = std::time::Instant::now();
+    let mut idle = Vec::with_capacity(IDLE_CONNECTIONS);
+    for _ in 0..IDLE_CONNECTIONS {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(source)?;
+        idle.push(socket.connect(addr).await?);
+    }
+    // When the server closes each idle connection (EOF or reset), watched from now on.
+    let closing = tokio::spawn(futures::future::join_all(idle.into_iter().map(
+        |mut c| async move {
+            let mut buf = [0u8; 16];
+            let _ = tokio::time::timeout(Duration::from_secs(30), c.read(&mut buf)).await;
+            opened.elapsed()
+        },
+    )));
+    let mut served = Vec::new();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let answer = scrape(controller.metrics_addr(), Some(reader), None).await;
+        let took = t.elapsed();
+        assert!(
+            matches!(answer, Some((200, _))),
+            "the scraper is refused while {IDLE_CONNECTIONS} idle connections come from one source: {answer:?} (controller log: {})",
+            controller.log.display()
+        );
+        served.push(took);
+    }
+    let closed: Vec<Duration> = closing.await?;
+    let held = closed
+        .iter()
+        .filter(|d| **d >= HANDSHAKE_DEADLINE - Duration::from_millis(500))
+        .count();
+    let last = closed.iter().max().copied().unwrap_or_default();
+    let metrics = scrape(controller.metrics_addr(), Some(reader), None)
+        .await
+        .ok_or("no answer after the idle connections")?
+        .1;
+    let refused = metrics
+        .lines()
+        .find(|l| l.starts_with(r#"update_status_metrics_auth_refused_total{reason="source"}"#))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .unwrap_or_default();
+    eprintln!(
+        "{IDLE_CONNECTIONS} idle connections from 127.0.0.2: {held} held until the handshake deadline (the last closed after {last:?}), {refused} refused at once; 5 scrapes from 127.0.0.1 served in {served:?}"
+    );
+    assert_eq!(held, PER_SOURCE, "connections held from one source");
+    assert!(
+        last < HANDSHAKE_DEADLINE + Duration::from_secs(2),
+        "the idle connections were held past the handshake deadline: {last:?}"
+    );
+    assert!(
+        refused >= (IDLE_CONNECTIONS - PER_SOURCE) as f64,
+        "refusals counted: {refused}"
+    );
+    Ok(())
 }
 
 /// A token of ServiceAccount `namespace/name`, from the TokenRequest API.
@@ -255,6 +333,12 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
         ])
         .await?;
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "yes");
+
+    // Issue #38 item 8: idle TCP connections from one source (an allowed one: the
+    // NetworkPolicy admits the whole monitoring namespace) took every slot before their TLS
+    // handshakes, and the scraper was refused. Now at most MAX_CONNECTIONS_PER_SOURCE of them
+    // are held, each until the handshake deadline, and the scraper is served throughout.
+    idle_connections_never_block_the_scraper(&controller, &reader).await?;
 
     // The nobody token is still refused (the reader's permission is its own).
     let (status, _) = scrape(controller.metrics_addr(), Some(&nobody), None)

@@ -8,8 +8,11 @@
 //! cluster-admin into a test namespace. On a loaded snapshot, then through a simulated update,
 //! the ServiceAccount's run must write the same objects (labels, spec, status) as the admin's,
 //! and log no `403`. `kubectl auth can-i --as` checks what the ServiceAccount may and may not do
-//! (no Secrets, no writes outside its namespace, no writes to its inputs), and a ServiceAccount
-//! bound only to the `update-status-viewer` ClusterRole runs `kubectl update-status`.
+//! (no Secrets, no writes outside its namespace, no writes to its inputs, no `get` of a
+//! MachineConfig), and a ServiceAccount bound only to the `update-status-viewer` ClusterRole
+//! runs `kubectl update-status`. A drain failing without saying why is looked up (the pod and
+//! the budget blocking it), and the API server's audit log shows what the ServiceAccount read
+//! of MachineConfigs and Pods: their metadata only, never the secret their specs hold.
 //!
 //! A missing verb in `config/rbac/` fails this test. Fixed names (the namespace
 //! `openshift-update-status`, cluster-wide RBAC): it holds [`exclusive_cluster_state`].
@@ -243,6 +246,167 @@ async fn converged(
     Ok(())
 }
 
+/// A secret only the spec of [`secret_machine_config`] and the pod of
+/// [`blocked_drain_is_looked_up_from_metadata`] hold: the ServiceAccount must never read it.
+const SECRET: &str = "e2e-pull-secret-c2VjcmV0LWluLWEtc3BlYw";
+/// The worker node of 4.14.1-degraded whose drain the test makes fail.
+const DRAIN_NODE: &str = "ip-10-0-20-162.us-east-2.compute.internal";
+
+/// A MachineConfig holding [`SECRET`] in its ignition config, as a rendered MachineConfig holds
+/// the cluster's pull secret (`/var/lib/kubelet/config.json`).
+fn secret_machine_config() -> String {
+    json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfig",
+        "metadata": {"name": "rendered-worker-e2e-secret"},
+        "spec": {"config": {"ignition": {"version": "3.2.0"}, "storage": {"files": [{
+            "path": "/var/lib/kubelet/config.json",
+            "contents": {"source": format!("data:,{{\"auths\":{{\"quay.io\":{{\"auth\":\"{SECRET}\"}}}}}}")}
+        }]}}}
+    })
+    .to_string()
+}
+
+/// `kubectl apply -f` of `text` (JSON or YAML), written to `dir/name`.
+async fn apply_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> TestResult {
+    let file = dir.join(name);
+    std::fs::write(&file, text)?;
+    env.kubectl_ok(["apply", "-f", path(&file)?]).await?;
+    Ok(())
+}
+
+/// A pod on [`DRAIN_NODE`] (its spec holding [`SECRET`] in an environment value) selected by
+/// a PodDisruptionBudget allowing 0 disruptions, then the node's drain failing without naming
+/// them (as real 4.16 messages do): both runs write the node's insight pointing at the pod and
+/// the budget, the same objects.
+async fn blocked_drain_is_looked_up_from_metadata(
+    env: &TestEnv,
+    admin: &Controller,
+    mine: &Controller,
+    admin_ns: &str,
+    dir: &Path,
+) -> TestResult {
+    let ns = env.namespace("sa-drain").await?;
+    let n = ns.name().to_string();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "checkout-0", "namespace": n, "labels": {"app": "checkout"}},
+        "spec": {"nodeName": DRAIN_NODE, "automountServiceAccountToken": false,
+            "containers": [{"name": "app", "image": "example.invalid/app:1",
+                "env": [{"name": "API_TOKEN", "value": SECRET}]}]}});
+    let pdb = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "checkout-pdb", "namespace": n},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "checkout"}}}});
+    // The namespace's default ServiceAccount comes a moment after the namespace.
+    wait_for(TIMEOUT, "the pod to be created", || async {
+        apply_file(env, dir, "drain-pod.json", &pod.to_string())
+            .await
+            .is_ok()
+    })
+    .await?;
+    apply_file(env, dir, "drain-pdb.json", &pdb.to_string()).await?;
+    // No disruption controller runs: the budget's status is what is written.
+    env.kubectl_ok([
+        "patch",
+        "poddisruptionbudget",
+        "checkout-pdb",
+        "-n",
+        &n,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"disruptionsAllowed":0,"currentHealthy":1,"desiredHealthy":1,"expectedPods":1}}"#,
+    ])
+    .await?;
+    env.kubectl_ok([
+        "annotate",
+        "node",
+        DRAIN_NODE,
+        "--overwrite",
+        "machineconfiguration.openshift.io/state=Degraded",
+        &format!(
+            "machineconfiguration.openshift.io/reason=failed to drain node: {DRAIN_NODE} after 1 hour. Please see machine-config-controller logs for more information"
+        ),
+    ])
+    .await?;
+    let points_at_blockers = |objects: &BTreeMap<String, Value>| {
+        objects.values().any(|o| {
+            let related = o["status"]["health"]["related"].to_string();
+            related.contains(r#""name":"checkout-0""#)
+                && related.contains(r#""name":"checkout-pdb""#)
+        })
+    };
+    let want = settled(env, admin, admin_ns, &points_at_blockers).await?;
+    converged(
+        env,
+        &want,
+        "the ServiceAccount's objects to equal the admin's (a drain looked up)",
+        &mine.log,
+    )
+    .await?;
+    assert!(points_at_blockers(&outputs(env, NS).await?));
+    ns.delete().await?;
+    Ok(())
+}
+
+/// What the ServiceAccount `user` read of MachineConfigs and Pods, in the API server's audit
+/// log (`hack/local-cluster.sh` audits exactly that, with the answers): lists of metadata only
+/// (`PartialObjectMetadataList`), never a `get`, never [`SECRET`].
+fn assert_reads_are_metadata_only(env: &TestEnv, user: &str) -> TestResult {
+    let log = env
+        .kubeconfig_path()
+        .parent()
+        .ok_or("no cluster folder")?
+        .join("audit.log");
+    let text = std::fs::read_to_string(&log).map_err(|e| {
+        format!(
+            "{}: {e} (a cluster started before hack/local-cluster.sh had an audit policy: restart it)",
+            log.display()
+        )
+    })?;
+    let mut problems = Vec::new();
+    let mut lists: BTreeMap<String, usize> = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if event["user"]["username"] != user {
+            continue;
+        }
+        let resource = event["objectRef"]["resource"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let verb = event["verb"].as_str().unwrap_or_default();
+        let uri = event["requestURI"].as_str().unwrap_or_default();
+        if line.contains(SECRET) {
+            problems.push(format!("{verb} {uri} answered the secret"));
+        }
+        match verb {
+            "get" => problems.push(format!("get {uri}")),
+            "list" if event["stage"] == "ResponseComplete" => {
+                let kind = event["responseObject"]["kind"].as_str().unwrap_or_default();
+                if kind != "PartialObjectMetadataList" {
+                    problems.push(format!("list {uri} answered a {kind:?}"));
+                }
+                *lists.entry(resource).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+    eprintln!("audited lists by the ServiceAccount: {lists:?}");
+    for resource in ["machineconfigs", "pods"] {
+        if !lists.contains_key(resource) {
+            problems.push(format!("no list of {resource} audited"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the ServiceAccount read more than metadata ({}): {problems:#?}",
+        log.display()
+    );
+    Ok(())
+}
+
 /// A log line saying the API server refused: `403` as a number of its own (not in a port like
 /// 40327), or `forbidden`.
 fn is_denial(line: &str) -> bool {
@@ -293,6 +457,11 @@ async fn assert_service_account_permissions(
         ),
         (
             "watch",
+            "machineconfigs.machineconfiguration.openshift.io",
+            None,
+        ),
+        (
+            "list",
             "machineconfigs.machineconfiguration.openshift.io",
             None,
         ),
@@ -353,6 +522,13 @@ async fn assert_service_account_permissions(
             "machineconfigs.machineconfiguration.openshift.io",
             None,
         ),
+        // Listed and watched metadata-only; never read one by one (issue #38).
+        (
+            "get",
+            "machineconfigs.machineconfiguration.openshift.io/rendered-worker-e2e-secret",
+            None,
+        ),
+        ("get", "pods", Some("default")),
         ("patch", "nodes", None),
         ("delete", "nodes", None),
         ("update", "leases.coordination.k8s.io", Some("kube-system")),
@@ -503,9 +679,11 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
         Ok(Controller::launch(&launch, ns, free_port()?, &flags)?)
     };
 
-    // 1. A captured cluster: the ServiceAccount's run writes what the admin's writes.
+    // 1. A captured cluster: the ServiceAccount's run writes what the admin's writes. One more
+    //    MachineConfig holds a secret in its spec, as a rendered one holds the pull secret.
     env.replace_snapshot(&oc_status_case("4.14.1-degraded"))
         .await?;
+    apply_file(&env, &dir, "secret-mc.yaml", &secret_machine_config()).await?;
     let admin = start(env.kubeconfig_path(), admin_ns.name(), flags("admin-run")?)?;
     let mine = start(&sa.kubeconfig, NS, flags("sa-run")?)?;
     let want = settled(&env, &admin, admin_ns.name(), |o| {
@@ -540,6 +718,12 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
 
     // 2. update-status-viewer alone is enough for `kubectl update-status`.
     assert_viewer_renders(&env, &dir, admin_ns.name()).await?;
+
+    // 2b. A drain that fails without saying why: both runs look up the pods on the node and the
+    //     budgets, and point at them; then what the ServiceAccount read, in the API server's
+    //     audit log: MachineConfigs and Pods as metadata only (issue #38 item 9).
+    blocked_drain_is_looked_up_from_metadata(&env, &admin, &mine, admin_ns.name(), &dir).await?;
+    assert_reads_are_metadata_only(&env, &sa.user)?;
 
     // 3. A simulated update with a drain blocked for 2 steps (the insight it raises is deleted
     //    when it clears): at every step and at the end, the same objects as the admin's.

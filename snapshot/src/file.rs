@@ -1,6 +1,7 @@
-//! Reading one snapshot file safely: only regular files (symbolic links followed), at most
-//! [`MAX_FILE_BYTES`], UTF-8. A FIFO, a device (`/dev/zero`), a socket or a directory is
-//! refused before anything is read, so reading never blocks and never grows without bound.
+//! Reading one snapshot file safely: only regular files (symbolic links followed, within the
+//! folder read: [`Root`]), at most [`MAX_FILE_BYTES`], UTF-8. A FIFO, a device (`/dev/zero`),
+//! a socket or a directory is refused before anything is read, so reading never blocks and
+//! never grows without bound.
 //!
 //! The file is opened first (non-blocking, so opening a FIFO returns at once instead of
 //! waiting for a writer), and what was opened is checked: no check of the path can be
@@ -8,7 +9,7 @@
 
 use std::fs::{File, FileType, Metadata};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::SnapshotError;
 
@@ -19,6 +20,90 @@ pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 /// it then fails with a clear error instead of the file being taken as absent).
 pub fn entry_exists(path: &Path) -> bool {
     path.symlink_metadata().is_ok()
+}
+
+/// The folder a snapshot is read from, as given (the paths shown) and resolved (where links
+/// may lead). A must-gather comes from elsewhere and may hold symbolic links to the analyst's
+/// own files (`now -> ~/.kube/config`): a path is read only when, links followed, it stays
+/// inside the folder.
+#[derive(Debug, Clone)]
+pub struct Root {
+    given: PathBuf,
+    resolved: PathBuf,
+}
+
+impl Root {
+    /// The folder `dir` (which may itself be a link).
+    pub fn new(dir: &Path) -> Result<Self, SnapshotError> {
+        let resolved = std::fs::canonicalize(dir).map_err(|error| SnapshotError::Read {
+            path: dir.to_path_buf(),
+            error,
+        })?;
+        Ok(Root {
+            given: dir.to_path_buf(),
+            resolved,
+        })
+    }
+
+    /// The folder as given.
+    pub fn given(&self) -> &Path {
+        &self.given
+    }
+
+    /// Where `path` leads when that is outside the folder (through a symbolic link in any of
+    /// its components); `None` when it stays inside, or cannot be resolved (a dangling link or
+    /// a loop: reading it then fails with its own error).
+    pub fn outside(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(path)
+            .ok()
+            .filter(|target| !target.starts_with(&self.resolved))
+    }
+
+    /// `Ok` when `path` stays inside the folder, else the error naming where it leads.
+    pub fn check(&self, path: &Path) -> Result<(), SnapshotError> {
+        match self.outside(path) {
+            None => Ok(()),
+            Some(target) => Err(SnapshotError::OutsideFolder {
+                path: path.to_path_buf(),
+                target,
+            }),
+        }
+    }
+}
+
+/// Most bytes of a file read by [`read_short`].
+pub const MAX_SHORT_FILE_BYTES: u64 = 4096;
+
+/// The text of a file that holds one short value (the `now` file): like [`read_text`], but a
+/// file larger than [`MAX_SHORT_FILE_BYTES`] is refused without being read whole (its size
+/// said, nothing of its content).
+pub fn read_short(path: &Path) -> Result<String, SnapshotError> {
+    let (file, len) = open(path)?;
+    if len > MAX_SHORT_FILE_BYTES {
+        return Err(SnapshotError::TooLong {
+            path: path.to_path_buf(),
+            len,
+            limit: MAX_SHORT_FILE_BYTES,
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SHORT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| SnapshotError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    if bytes.len() as u64 > MAX_SHORT_FILE_BYTES {
+        return Err(SnapshotError::TooLong {
+            path: path.to_path_buf(),
+            len: bytes.len() as u64,
+            limit: MAX_SHORT_FILE_BYTES,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| SnapshotError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// The text of `path`, checked as described in the module documentation.

@@ -22,8 +22,8 @@ use jiff::Timestamp;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::file::{entry_exists, read_text};
-use super::{SnapshotError, read_values};
+use super::file::{Root, entry_exists};
+use super::{SnapshotError, excerpt, read_now, read_values};
 use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, MachineSet, NodePool};
 use update_status_api::input::{ClusterOperator, Node};
 
@@ -95,18 +95,8 @@ impl HostedSnapshot {
             .sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
         let now = dir.join("now");
         if entry_exists(&now) {
-            if let Err(message) = root.check(&now) {
-                return Err(SnapshotError::Read {
-                    path: now,
-                    error: std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
-                });
-            }
-            let value = read_text(&now)?.trim().to_string();
-            snap.now = Some(
-                value
-                    .parse::<Timestamp>()
-                    .map_err(|_| SnapshotError::BadNow { path: now, value })?,
-            );
+            root.check(&now)?;
+            snap.now = Some(read_now(&now)?);
         }
         Ok(snap)
     }
@@ -173,9 +163,9 @@ impl HostedSnapshot {
                 _ => {
                     let name = name_of(&v);
                     let kind = if kind.is_empty() {
-                        "object without kind"
+                        "object without kind".to_string()
                     } else {
-                        &kind
+                        excerpt::bare(&kind)
                     };
                     let place = if guest.is_some() {
                         "inside the hosted cluster only ClusterOperators and Nodes are read"
@@ -209,17 +199,17 @@ impl HostedSnapshot {
         list: impl FnOnce(&mut Self) -> &mut Vec<T>,
     ) {
         let (kind, name) = (
-            v.get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string(),
+            excerpt::bare(v.get("kind").and_then(Value::as_str).unwrap_or("?")),
             name_of(&v),
         );
         match serde_json::from_value::<T>(v) {
             Ok(obj) => list(self).push(obj),
             Err(e) => self.warn(
                 path,
-                format!("object #{index} ({kind} {name}) skipped: it is not a valid {kind}: {e}"),
+                format!(
+                    "object #{index} ({kind} {name}) skipped: it is not a valid {kind}: {}",
+                    excerpt::message(&e.to_string())
+                ),
             ),
         }
     }
@@ -232,50 +222,31 @@ impl HostedSnapshot {
     }
 }
 
-/// `metadata.namespace/metadata.name` (or `?`).
+/// `metadata.namespace/metadata.name` (or `?`), each cut to a short excerpt.
 fn name_of(v: &Value) -> String {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str);
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(excerpt::bare);
     match (s("/metadata/namespace"), s("/metadata/name")) {
         (Some(ns), Some(n)) => format!("{ns}/{n}"),
-        (None, Some(n)) => n.to_string(),
+        (None, Some(n)) => n,
         _ => "?".to_string(),
     }
 }
 
-/// The folder read, as given (paths shown) and resolved (where links may point).
-struct Root {
-    given: PathBuf,
-    resolved: PathBuf,
-}
-
-impl Root {
-    fn new(dir: &Path) -> Result<Self, SnapshotError> {
-        let resolved = std::fs::canonicalize(dir).map_err(|error| SnapshotError::Read {
-            path: dir.to_path_buf(),
-            error,
-        })?;
-        Ok(Root {
-            given: dir.to_path_buf(),
-            resolved,
-        })
+/// `Ok` if `path` is not a symbolic link leading out of the root (its parents were checked
+/// as they were listed), why it is skipped otherwise.
+fn check_link(root: &Root, path: &Path) -> Result<(), String> {
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
     }
-
-    /// `Ok` if `path` (links followed) stays inside the folder, or cannot be resolved (a
-    /// dangling link: reading it then fails with its own error); why not otherwise.
-    fn check(&self, path: &Path) -> Result<(), String> {
-        let is_link = path
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink());
-        if !is_link {
-            return Ok(());
-        }
-        match std::fs::canonicalize(path) {
-            Ok(target) if !target.starts_with(&self.resolved) => Err(format!(
-                "skipped: a symbolic link to {}, outside the folder read",
-                target.display()
-            )),
-            _ => Ok(()),
-        }
+    match root.outside(path) {
+        Some(target) => Err(format!(
+            "skipped: a symbolic link to {}, outside the folder read",
+            target.display()
+        )),
+        None => Ok(()),
     }
 }
 
@@ -297,14 +268,14 @@ fn collect(
     let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
     for p in paths {
-        if let Err(message) = root.check(&p) {
+        if let Err(message) = check_link(root, &p) {
             warnings.push(HostedSnapshotWarning {
                 path: p.clone(),
                 message,
             });
             continue;
         }
-        let rel = p.strip_prefix(&root.given).unwrap_or(&p);
+        let rel = p.strip_prefix(root.given()).unwrap_or(&p);
         let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
         if p.is_dir() {
             if depth + 1 < MAX_DEPTH

@@ -27,6 +27,7 @@ use update_status_api::input::{
 };
 
 mod events;
+pub mod excerpt;
 mod fast;
 mod file;
 pub mod hosted;
@@ -35,8 +36,8 @@ mod proptests;
 mod split;
 mod wire;
 
-pub use file::MAX_FILE_BYTES;
-use file::{entry_exists, read_text};
+pub use file::{MAX_FILE_BYTES, Root};
+use file::{entry_exists, read_short, read_text};
 pub use wire::Input;
 
 /// What can go wrong reading a snapshot. Every variant names the file, and its text holds the
@@ -50,6 +51,26 @@ pub enum SnapshotError {
         path: PathBuf,
         /// The I/O error.
         error: std::io::Error,
+    },
+    /// The path leads out of the folder read (through a symbolic link): it is not read.
+    #[error(
+        "cannot read {path}: a symbolic link leads it to {target}, outside the folder read (links are followed only within it)"
+    )]
+    OutsideFolder {
+        /// The file or folder.
+        path: PathBuf,
+        /// Where it leads.
+        target: PathBuf,
+    },
+    /// A file that holds one short value (the `now` file) is far longer.
+    #[error("cannot read {path}: it is {len} bytes long, more than the {limit} a timestamp takes")]
+    TooLong {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
+        len: u64,
+        /// The most read.
+        limit: u64,
     },
     /// The file is a symbolic link to nothing.
     #[error("cannot read {path}: it is a dangling symbolic link (to {target})")]
@@ -108,14 +129,14 @@ pub enum SnapshotError {
         path: PathBuf,
         /// Position of the object in the file (after flattening lists), from 0.
         index: usize,
-        /// Its `kind`.
+        /// Its `kind` (cut: [`excerpt::bare`]).
         kind: String,
-        /// Its `metadata.name`.
+        /// Its `metadata.name` (cut: [`excerpt::bare`]).
         name: String,
         /// The Rust type expected.
         expected: &'static str,
-        /// The decoding error.
-        error: serde_json::Error,
+        /// The decoding error, its quotes of the file cut ([`excerpt::message`]).
+        error: String,
     },
     /// A required file is missing.
     #[error("{path} is missing: a snapshot needs {what}")]
@@ -126,11 +147,11 @@ pub enum SnapshotError {
         what: &'static str,
     },
     /// The `now` file is not an RFC 3339 timestamp.
-    #[error("{path}: {value:?} is not an RFC 3339 timestamp")]
+    #[error("{path}: {value} is not an RFC 3339 timestamp")]
     BadNow {
         /// The file.
         path: PathBuf,
-        /// Its content.
+        /// Its content, as a short escaped excerpt ([`excerpt::quoted`]).
         value: String,
     },
 }
@@ -237,12 +258,29 @@ impl Snapshot {
     /// its `config.openshift.io/{clusterversions,clusteroperators}`,
     /// `machineconfiguration.openshift.io/{machineconfigpools,machineconfigs}` and
     /// `core/nodes` folders (one file per object, or lists).
+    ///
+    /// Nothing outside `dir` is read: a file or folder that a symbolic link leads out of it is
+    /// an error ([`SnapshotError::OutsideFolder`]), as the hosted reader skips it; an error
+    /// quotes at most a short, escaped excerpt of a file ([`excerpt`]).
     pub fn from_dir(dir: &Path) -> Result<Self, SnapshotError> {
         let cv_path = dir.join("clusterversion.yaml");
+        let root = match Root::new(dir) {
+            Ok(root) => root,
+            // No such folder: what it lacks first is its ClusterVersion.
+            Err(SnapshotError::Read { error, .. })
+                if error.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Err(SnapshotError::Missing {
+                    path: cv_path,
+                    what: "the ClusterVersion",
+                });
+            }
+            Err(e) => return Err(e),
+        };
         if !entry_exists(&cv_path)
-            && let Some(root) = find_must_gather(dir)
+            && let Some(mg) = find_must_gather(&root)
         {
-            return Self::from_must_gather(&root);
+            return Self::from_must_gather(&root, &mg);
         }
         if !entry_exists(&cv_path) {
             return Err(SnapshotError::Missing {
@@ -250,26 +288,32 @@ impl Snapshot {
                 what: "the ClusterVersion",
             });
         }
-        let optional = |name: &str| {
+        let optional = |name: &str| -> Result<Option<PathBuf>, SnapshotError> {
             let p = dir.join(name);
-            entry_exists(&p).then_some(p)
+            if !entry_exists(&p) {
+                return Ok(None);
+            }
+            root.check(&p)?;
+            Ok(Some(p))
         };
-        let files = |name: &str| optional(name).into_iter().collect::<Vec<_>>();
+        let files = |name: &str| -> Result<Vec<PathBuf>, SnapshotError> {
+            Ok(optional(name)?.into_iter().collect())
+        };
         let mut snap = Snapshot::default();
-        let mut r = Reader::default();
+        let mut r = Reader::new(&root);
         snap.cluster_version = r.read(&[cv_path])?.into_iter().next();
-        snap.cluster_operators = r.read(&files("clusteroperators.yaml"))?;
-        snap.machine_config_pools = r.read(&files("machineconfigpools.yaml"))?;
-        snap.machine_configs = r.read(&files("machineconfigs.yaml"))?;
-        snap.nodes = r.read(&files("nodes.yaml"))?;
-        snap.pods = r.read(&files("pods.yaml"))?;
-        snap.pod_disruption_budgets = r.read(&files("poddisruptionbudgets.yaml"))?;
+        snap.cluster_operators = r.read(&files("clusteroperators.yaml")?)?;
+        snap.machine_config_pools = r.read(&files("machineconfigpools.yaml")?)?;
+        snap.machine_configs = r.read(&files("machineconfigs.yaml")?)?;
+        snap.nodes = r.read(&files("nodes.yaml")?)?;
+        snap.pods = r.read(&files("pods.yaml")?)?;
+        snap.pod_disruption_budgets = r.read(&files("poddisruptionbudgets.yaml")?)?;
         snap.keep_drain_pods();
         snap.warnings = r.warnings;
-        if let Some(p) = optional("alerts.json") {
+        if let Some(p) = optional("alerts.json")? {
             snap.alerts = read_alerts(&p, &mut snap.warnings)?;
         }
-        if let Some(p) = optional("mco-deployment.yaml") {
+        if let Some(p) = optional("mco-deployment.yaml")? {
             snap.mco_image = read_values(&p)?
                 .into_iter()
                 .next()
@@ -277,23 +321,18 @@ impl Snapshot {
                 .transpose()?
                 .and_then(|d| d.operator_image().map(str::to_string));
         }
-        if let Some(p) = optional("now") {
-            let value = read_text(&p)?.trim().to_string();
-            snap.now = Some(
-                value
-                    .parse::<Timestamp>()
-                    .map_err(|_| SnapshotError::BadNow { path: p, value })?,
-            );
+        if let Some(p) = optional("now")? {
+            snap.now = Some(read_now(&p)?);
         }
         Ok(snap)
     }
 
-    /// Reads a must-gather's `cluster-scoped-resources` folder.
-    fn from_must_gather(root: &Path) -> Result<Self, SnapshotError> {
-        let cv_dir = root.join("config.openshift.io/clusterversions");
-        let mut r = Reader::default();
+    /// Reads a must-gather's `cluster-scoped-resources` folder `mg`, inside `root`.
+    fn from_must_gather(root: &Root, mg: &Path) -> Result<Self, SnapshotError> {
+        let cv_dir = mg.join("config.openshift.io/clusterversions");
+        let mut r = Reader::new(root);
         let cluster_version = r
-            .read::<ClusterVersion>(&folder_files(&cv_dir)?)?
+            .read::<ClusterVersion>(&folder_files(root, &cv_dir)?)?
             .into_iter()
             .next();
         if cluster_version.is_none() {
@@ -302,7 +341,7 @@ impl Snapshot {
                 what: "the ClusterVersion",
             });
         }
-        let read = |sub: &str| folder_files(&root.join(sub));
+        let read = |sub: &str| folder_files(root, &mg.join(sub));
         let co_files = read("config.openshift.io/clusteroperators")?;
         let mcp_files = read("machineconfiguration.openshift.io/machineconfigpools")?;
         let mc_files = read("machineconfiguration.openshift.io/machineconfigs")?;
@@ -312,11 +351,11 @@ impl Snapshot {
         // Namespaced objects: `namespaces/<ns>/<group>/<resource>.yaml`, beside
         // `cluster-scoped-resources`.
         let namespaced = |file: &str| -> Result<Vec<PathBuf>, SnapshotError> {
-            let Some(parent) = root.parent() else {
+            let Some(parent) = mg.parent() else {
                 return Ok(Vec::new());
             };
             let mut out = Vec::new();
-            for ns in folder_dirs(&parent.join("namespaces"))? {
+            for ns in folder_dirs(root, &parent.join("namespaces"))? {
                 let p = ns.join(file);
                 if entry_exists(&p) {
                     out.push(p);
@@ -361,21 +400,35 @@ impl Snapshot {
     }
 }
 
-/// The `cluster-scoped-resources` folder of a must-gather at `dir` or up to two levels below.
-fn find_must_gather(dir: &Path) -> Option<PathBuf> {
-    let mut level = vec![dir.to_path_buf()];
+/// The instant a `now` file holds (a short file: [`read_short`]); an error quotes at most an
+/// excerpt of it.
+fn read_now(path: &Path) -> Result<Timestamp, SnapshotError> {
+    let text = read_short(path)?;
+    let value = text.trim();
+    value
+        .parse::<Timestamp>()
+        .map_err(|_| SnapshotError::BadNow {
+            path: path.to_path_buf(),
+            value: excerpt::quoted(value),
+        })
+}
+
+/// The `cluster-scoped-resources` folder of a must-gather at the root or up to two levels
+/// below; folders a link leads out of the root are not searched.
+fn find_must_gather(root: &Root) -> Option<PathBuf> {
+    let mut level = vec![root.given().to_path_buf()];
     for _ in 0..3 {
         let mut next = Vec::new();
         for d in &level {
             let candidate = d.join("cluster-scoped-resources");
-            if candidate.is_dir() {
+            if candidate.is_dir() && root.outside(&candidate).is_none() {
                 return Some(candidate);
             }
             if let Ok(entries) = std::fs::read_dir(d) {
                 let mut subdirs: Vec<PathBuf> = entries
                     .filter_map(Result::ok)
                     .map(|e| e.path())
-                    .filter(|p| p.is_dir())
+                    .filter(|p| p.is_dir() && root.outside(p).is_none())
                     .collect();
                 subdirs.sort();
                 next.extend(subdirs);
@@ -387,21 +440,28 @@ fn find_must_gather(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The `*.yaml`/`*.yml`/`*.json` entries of a folder in name order (a missing folder: none).
-/// Entries are not filtered on their type: one that is not a regular file fails when read.
-fn folder_files(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
-    folder_entries(dir, |p| {
+/// Entries are not filtered on their type: one that is not a regular file, or that leads out
+/// of the root, fails when read.
+fn folder_files(root: &Root, dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    folder_entries(root, dir, |p| {
         p.extension()
             .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
     })
 }
 
 /// The sub-folders of a folder in name order (a missing folder: none).
-fn folder_dirs(dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
-    folder_entries(dir, |p| p.is_dir())
+fn folder_dirs(root: &Root, dir: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    folder_entries(root, dir, |p| p.is_dir())
 }
 
-/// The entries of a folder that `keep` keeps, in name order (a missing folder: none).
-fn folder_entries(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>, SnapshotError> {
+/// The entries of a folder that `keep` keeps, in name order (a missing folder: none; one a
+/// link leads out of the root: an error, not listed).
+fn folder_entries(
+    root: &Root,
+    dir: &Path,
+    keep: impl Fn(&Path) -> bool,
+) -> Result<Vec<PathBuf>, SnapshotError> {
+    root.check(dir)?;
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -421,20 +481,29 @@ fn folder_entries(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBu
     Ok(paths)
 }
 
-/// Reads objects of one kind from files, keeping the first of duplicates (same kind,
-/// namespace and name) and recording a warning for each other copy.
-#[derive(Default)]
-struct Reader {
+/// Reads objects of one kind from files inside the root, keeping the first of duplicates (same
+/// kind, namespace and name) and recording a warning for each other copy.
+struct Reader<'r> {
+    root: &'r Root,
     /// Where each `(kind, name)` was first read.
     seen: HashMap<(String, String), PathBuf>,
     warnings: Vec<SnapshotWarning>,
 }
 
-impl Reader {
+impl<'r> Reader<'r> {
+    fn new(root: &'r Root) -> Self {
+        Reader {
+            root,
+            seen: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     fn read<T: Input>(&mut self, files: &[PathBuf]) -> Result<Vec<T>, SnapshotError> {
         let kind = T::kind(&()).into_owned();
         let mut out = Vec::new();
         for path in files {
+            self.root.check(path)?;
             let mut objects = read_typed::<T>(path)?;
             // In place (thousands of Nodes are not moved into a second vector).
             objects.retain(|object| {
@@ -529,7 +598,27 @@ fn yaml_options(len: usize) -> serde_saphyr::Options {
     budget.max_documents = budget.max_documents.max(len / 4);
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    // No rendered snippet (the lines around the error, 64 columns each side): an error quotes
+    // at most a short excerpt of the file ([`syntax_message`]).
+    options.with_snippet = false;
     options
+}
+
+/// A YAML parser's error as the message of [`SnapshotError::Syntax`]: its text (quotes cut,
+/// [`excerpt::message`]) and, where it has a location, a short escaped excerpt of the line
+/// around it.
+fn syntax_message(text: &str, err: &serde_saphyr::Error) -> String {
+    let mut msg = excerpt::message(&err.to_string());
+    if let Some(loc) = err.location() {
+        let line = usize::try_from(loc.line()).unwrap_or(usize::MAX);
+        let column = usize::try_from(loc.column()).unwrap_or(0);
+        if let Some(l) = line.checked_sub(1).and_then(|i| text.lines().nth(i)) {
+            let from = column.saturating_sub(1 + excerpt::EXCERPT_CHARS / 2);
+            let near: String = l.chars().skip(from).collect();
+            msg.push_str(&format!(" (near {})", excerpt::quoted(&near)));
+        }
+    }
+    msg
 }
 
 /// Parses YAML or JSON text into its documents (empty and `null` documents skipped).
@@ -540,14 +629,20 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
     match serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options(text.len())) {
         Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
         Err(yaml_err) => {
+            let yaml_msg = syntax_message(text, &yaml_err);
             let trimmed = text.trim_start();
             if trimmed.starts_with('{') || trimmed.starts_with('[') {
                 serde_json::Deserializer::from_str(trimmed)
                     .into_iter::<Value>()
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(|json_err| format!("as JSON: {json_err}; as YAML: {yaml_err}"))
+                    .map_err(|json_err| {
+                        format!(
+                            "as JSON: {}; as YAML: {yaml_msg}",
+                            excerpt::message(&json_err.to_string())
+                        )
+                    })
             } else {
-                Err(yaml_err.to_string())
+                Err(yaml_msg)
             }
         }
     }
@@ -642,7 +737,10 @@ where
         *found.entry(kind).or_default() += 1;
     }
     if found.keys().any(|k| *k != expected) {
-        let found: Vec<String> = found.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let found: Vec<String> = found
+            .iter()
+            .map(|(k, n)| format!("{n} {}", excerpt::bare(k)))
+            .collect();
         return Err(SnapshotError::WrongKind {
             path: path.to_path_buf(),
             expected: expected.into_owned(),
@@ -668,10 +766,10 @@ fn decode<T: DeserializeOwned>(path: &Path, index: usize, v: Value) -> Result<T,
     serde_json::from_value(v).map_err(|error| SnapshotError::Shape {
         path: path.to_path_buf(),
         index,
-        kind,
-        name,
+        kind: excerpt::bare(&kind),
+        name: excerpt::bare(&name),
         expected: std::any::type_name::<T>(),
-        error,
+        error: excerpt::message(&error.to_string()),
     })
 }
 
@@ -809,6 +907,143 @@ mod tests {
         let err = Snapshot::from_dir(&dir).expect_err("bad shape");
         assert!(err.to_string().contains("ClusterVersion version"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A token someone's kubeconfig holds: no error may print it.
+    const TOKEN: &str = "sha256~c2VjcmV0LXRva2VuLW9mLXRoZS1hbmFseXN0LXNoYWxsLW5vdC1wcmludA";
+
+    fn kubeconfig() -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: 'https://api.example:6443'}}\nusers:\n- name: u\n  user: {{token: {TOKEN}}}\n"
+        )
+    }
+
+    /// Issue #38: in a must-gather, `now -> ~/.kube/config` put the analyst's credentials into
+    /// the error text (the reader followed the link and printed the file whole). Links out of
+    /// the folder are refused, whatever they name (a file, a folder, the must-gather itself);
+    /// links inside it are followed; an error quotes a short excerpt of a file, never all of it.
+    #[test]
+    fn nothing_outside_the_folder_is_read_and_errors_quote_only_an_excerpt() {
+        let base = std::env::temp_dir().join(format!("us-snap-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (dir, home) = (base.join("snapshot"), base.join("home"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::create_dir_all(home.join("nodes")).expect("mkdir");
+        let case = update_status_testdata::oc_status_case("not-upgrading");
+        for entry in std::fs::read_dir(&case).expect("case") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
+        }
+        std::fs::write(home.join("config"), kubeconfig()).expect("write");
+        let no_token = |e: &SnapshotError| {
+            let text = e.to_string();
+            assert!(!text.contains(&TOKEN[10..]), "{text}");
+            text
+        };
+        let link = |target: &Path, at: &str| {
+            let p = dir.join(at);
+            let _ = std::fs::remove_file(&p);
+            std::os::unix::fs::symlink(target, &p).expect("symlink");
+        };
+
+        // `now` leading to a file out of the folder.
+        link(&home.join("config"), "now");
+        let err = Snapshot::from_dir(&dir).expect_err("refused");
+        let text = no_token(&err);
+        assert!(matches!(err, SnapshotError::OutsideFolder { .. }), "{text}");
+        assert!(
+            text.contains("now: a symbolic link leads it to")
+                && text.contains("outside the folder read"),
+            "{text}"
+        );
+        // Through a relative link and a folder link too.
+        link(Path::new("../home/config"), "now");
+        assert!(matches!(
+            Snapshot::from_dir(&dir),
+            Err(SnapshotError::OutsideFolder { .. })
+        ));
+        link(&home, "up");
+        link(Path::new("up/config"), "now");
+        assert!(matches!(
+            Snapshot::from_dir(&dir),
+            Err(SnapshotError::OutsideFolder { .. })
+        ));
+
+        // A `now` file inside the folder that holds a kubeconfig: a short excerpt only.
+        std::fs::remove_file(dir.join("now")).expect("rm");
+        std::fs::write(dir.join("now"), kubeconfig()).expect("write");
+        let err = Snapshot::from_dir(&dir).expect_err("not a timestamp");
+        let text = no_token(&err);
+        assert!(
+            text.contains("now: \"apiVersion: v1\\nkind: Config\\nclusters:")
+                && text.contains("characters) is not an RFC 3339 timestamp"),
+            "{text}"
+        );
+        // A long one is not even read.
+        std::fs::write(dir.join("now"), kubeconfig().repeat(100)).expect("write");
+        let text = no_token(&Snapshot::from_dir(&dir).expect_err("too long"));
+        assert!(
+            text.contains("more than the 4096 a timestamp takes"),
+            "{text}"
+        );
+        std::fs::copy(case.join("now"), dir.join("now")).expect("copy");
+
+        // An input file leading out of the folder; one leading inside it is read.
+        std::fs::rename(dir.join("nodes.yaml"), dir.join("real-nodes.yaml")).expect("mv");
+        link(&home.join("config"), "nodes.yaml");
+        let text = no_token(&Snapshot::from_dir(&dir).expect_err("refused"));
+        assert!(
+            text.contains("nodes.yaml: a symbolic link leads it to"),
+            "{text}"
+        );
+        link(Path::new("real-nodes.yaml"), "nodes.yaml");
+        Snapshot::from_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+
+        // A field holding a long value: the decoder's quote of it is cut.
+        std::fs::write(
+            dir.join("clusterversion.yaml"),
+            format!("kind: ClusterVersion\nmetadata: {{name: version}}\nstatus: {{history: \"{TOKEN}{TOKEN}\"}}\n"),
+        )
+        .expect("write");
+        let text = no_token(&Snapshot::from_dir(&dir).expect_err("bad shape"));
+        assert!(text.contains("invalid type: string \"sha256~"), "{text}");
+        // A syntax error quotes the line around it, shortly.
+        std::fs::write(
+            dir.join("clusterversion.yaml"),
+            format!("kind: ClusterVersion\nmetadata: {{name: version\ntoken: [{TOKEN}{TOKEN}\n"),
+        )
+        .expect("write");
+        let text = no_token(&Snapshot::from_dir(&dir).expect_err("bad syntax"));
+        assert!(text.contains("is not valid YAML or JSON"), "{text}");
+        std::fs::remove_dir_all(&base).ok();
+    }
+
+    /// The same in a must-gather: a folder of it, or the whole `cluster-scoped-resources`,
+    /// linked out of the folder is never read.
+    #[test]
+    fn a_must_gather_is_read_only_inside_its_folder() {
+        let base = std::env::temp_dir().join(format!("us-mg-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (root, home) = (base.join("mg"), base.join("home"));
+        let csr = update_status_testdata::must_gather::write(&root, 2).expect("must-gather");
+        let outside = update_status_testdata::must_gather::write(&home, 3).expect("elsewhere");
+        // `core/nodes` is a link to another capture's nodes.
+        let nodes = csr.join("core/nodes");
+        std::fs::remove_dir_all(&nodes).expect("rm");
+        std::os::unix::fs::symlink(outside.join("core/nodes"), &nodes).expect("symlink");
+        let err = Snapshot::from_dir(&root).expect_err("refused");
+        assert!(matches!(err, SnapshotError::OutsideFolder { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("core/nodes: a symbolic link leads it to"),
+            "{err}"
+        );
+        // The whole `cluster-scoped-resources` is a link out: not found, so not read.
+        std::fs::remove_dir_all(&csr).expect("rm");
+        std::os::unix::fs::symlink(&outside, &csr).expect("symlink");
+        let err = Snapshot::from_dir(&root).expect_err("not found");
+        assert!(err.to_string().contains("is missing"), "{err}");
+        std::fs::remove_dir_all(&base).ok();
     }
 
     #[test]

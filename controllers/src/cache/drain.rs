@@ -5,9 +5,17 @@
 //! kept bounded:
 //!
 //! - at most [`MAX_NODES`] nodes at once (the first by name), at most [`MAX_PODS_PER_NODE`]
-//!   pods each (one page of a list with the field selector `spec.nodeName=<node>`);
+//!   pods each (one page of a list with the field selector `spec.nodeName=<node>`): only in the
+//!   namespaces of the pods the message names, when it names some (the drain touches those;
+//!   at most [`MAX_NAMED_NAMESPACES`]), else in every namespace (any pod of the node may be the
+//!   one);
+//! - pods listed metadata-only (`PartialObjectMetadata`: names, namespaces and labels are all
+//!   the drain rules read of them; the node is the selector's): a pod's spec, its environment
+//!   values included, never reaches the controller;
 //! - the budgets listed cluster-wide in pages of [`BUDGET_PAGE`], at most [`MAX_BUDGET_PAGES`]
-//!   pages, and only those allowing 0 disruptions in a namespace of a pod read are kept;
+//!   pages, and only those allowing 0 disruptions in a namespace of a pod read are kept (a
+//!   budget holds nothing secret, and one paged list costs less than a list per namespace of
+//!   a node's pods);
 //! - pods and budgets trimmed to what the drain rules read (name, namespace, labels, node;
 //!   selector, disruptions allowed);
 //! - read again at most every [`REFRESH`] while the drain fails, and forgotten as soon as it
@@ -19,14 +27,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
-use update_status_api::input::{Pod, PodDisruptionBudget};
+use kube::core::PartialObjectMeta;
+use update_status_api::input::{Pod, PodDisruptionBudget, PodSpec};
 use update_status_assess::related::{DrainEvidence, PdbAlerts};
 
 /// Nodes looked up at once.
 pub const MAX_NODES: usize = 16;
 /// Pods read per node.
 pub const MAX_PODS_PER_NODE: u32 = 500;
+/// Namespaces of a node's named pods read at most (one list each).
+pub const MAX_NAMED_NAMESPACES: usize = 8;
 /// PodDisruptionBudgets per page.
 pub const BUDGET_PAGE: u32 = 500;
 /// Pages of PodDisruptionBudgets read at most.
@@ -38,6 +50,8 @@ pub const REFRESH: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 struct NodePods {
     read_at: Instant,
+    /// The pods the message named when they were read (none: any pod of the node).
+    named: Vec<(String, String)>,
     pods: Vec<Pod>,
 }
 
@@ -63,29 +77,34 @@ impl DrainLookups {
     }
 
     /// Brings the lookups up to date for `nodes` (those whose drain fails and whose message
-    /// names no budget; the first [`MAX_NODES`] by name are looked up): other nodes are
-    /// forgotten, a node's pods and the budgets are read when not read within [`REFRESH`].
-    /// Returns whether what the lookups say changed.
-    pub async fn refresh<'a>(&mut self, nodes: impl IntoIterator<Item = &'a str>) -> bool {
-        let wanted: BTreeSet<&str> = nodes.into_iter().collect();
-        let wanted: Vec<&str> = wanted.into_iter().take(MAX_NODES).collect();
+    /// names no budget, with the pods it names; the first [`MAX_NODES`] by name are looked up):
+    /// other nodes are forgotten, a node's pods and the budgets are read when not read within
+    /// [`REFRESH`] (or when the pods its message names changed). Returns whether what the
+    /// lookups say changed.
+    pub async fn refresh<'a>(
+        &mut self,
+        nodes: impl IntoIterator<Item = (&'a str, &'a [(String, String)])>,
+    ) -> bool {
+        let wanted: BTreeMap<&str, &[(String, String)]> = nodes.into_iter().collect();
+        let wanted: Vec<(&str, &[(String, String)])> = wanted.into_iter().take(MAX_NODES).collect();
         let mut changed = false;
         let before = self.nodes.len();
-        self.nodes.retain(|n, _| wanted.contains(&n.as_str()));
+        self.nodes
+            .retain(|n, _| wanted.iter().any(|(w, _)| *w == n.as_str()));
         changed |= self.nodes.len() != before;
         if wanted.is_empty() {
             changed |= self.budgets.take().is_some();
             return changed;
         }
-        for node in &wanted {
+        for (node, named) in &wanted {
             if self
                 .nodes
                 .get(*node)
-                .is_some_and(|p| p.read_at.elapsed() < REFRESH)
+                .is_some_and(|p| p.read_at.elapsed() < REFRESH && p.named == *named)
             {
                 continue;
             }
-            match self.read_pods(node).await {
+            match self.read_pods(node, named).await {
                 Ok(pods) => {
                     self.recovered(&format!("pods on node {node}"));
                     let same = self.nodes.get(*node).is_some_and(|p| p.pods == pods);
@@ -94,6 +113,7 @@ impl DrainLookups {
                         node.to_string(),
                         NodePods {
                             read_at: Instant::now(),
+                            named: named.to_vec(),
                             pods,
                         },
                     );
@@ -153,17 +173,30 @@ impl DrainLookups {
         )
     }
 
-    async fn read_pods(&self, node: &str) -> Result<Vec<Pod>, kube::Error> {
-        let api: Api<Pod> = Api::all(self.client.clone());
+    /// The pods on `node`, metadata only: in the namespaces of the `named` pods when there
+    /// are some, else in every namespace.
+    async fn read_pods(
+        &self,
+        node: &str,
+        named: &[(String, String)],
+    ) -> Result<Vec<Pod>, kube::Error> {
         let lp = ListParams::default()
             .fields(&format!("spec.nodeName={node}"))
             .limit(MAX_PODS_PER_NODE);
-        let mut pods: Vec<Pod> = api
-            .list(&lp)
-            .await?
-            .items
+        let namespaces: BTreeSet<&str> = named.iter().map(|(ns, _)| ns.as_str()).collect();
+        let mut metas: Vec<PartialObjectMeta<Pod>> = Vec::new();
+        if namespaces.is_empty() {
+            let api: Api<PartialObjectMeta<Pod>> = Api::all(self.client.clone());
+            metas = api.list(&lp).await?.items;
+        } else {
+            for ns in namespaces.into_iter().take(MAX_NAMED_NAMESPACES) {
+                let api: Api<PartialObjectMeta<Pod>> = Api::namespaced(self.client.clone(), ns);
+                metas.extend(api.list(&lp).await?.items);
+            }
+        }
+        let mut pods: Vec<Pod> = metas
             .into_iter()
-            .map(Pod::trimmed)
+            .map(|m| pod_on(node, m.metadata))
             .collect();
         pods.sort_by(|a, b| {
             (&a.metadata.namespace, &a.metadata.name)
@@ -218,5 +251,21 @@ impl DrainLookups {
         if self.failing.remove(what) {
             tracing::info!("{what} read again");
         }
+    }
+}
+
+/// A pod listed on `node` from its metadata, trimmed to what the drain rules read (its name,
+/// namespace and labels; the node is the one its list selected).
+fn pod_on(node: &str, meta: ObjectMeta) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: meta.name,
+            namespace: meta.namespace,
+            labels: meta.labels,
+            ..Default::default()
+        },
+        spec: PodSpec {
+            node_name: node.to_string(),
+        },
     }
 }

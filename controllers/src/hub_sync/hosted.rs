@@ -12,10 +12,13 @@
 //!   hypershift addon uses to import a hosted cluster under another name), else the
 //!   HostedCluster's name ([`hub_names`]). A name that is not a DNS-1123 label, or that two
 //!   HostedClusters would share (HostedClusters in different namespaces may have the same
-//!   name, and an annotation can claim any name), is refused for that HostedCluster only: a
-//!   warning, and its `update_status_hub_sync_up{hosted_cluster}` is 0. The HostedCluster that
-//!   holds the name keeps it: the one whose session is running, else the one named so without
-//!   the annotation, else the oldest.
+//!   name, and an annotation can claim any name), is refused for the HostedClusters that do
+//!   not get it: a warning, and their `update_status_hub_sync_up{hosted_cluster}` is 0. The
+//!   annotated claim (the mapping ACM imported the hosted cluster under) always wins over a
+//!   HostedCluster named so, running session or not; between equal claims the one whose
+//!   session holds the name keeps it, and with none holding it (after a restart) the tie is
+//!   refused for all of them: a tenant's HostedCluster never takes another's hub identity (nor,
+//!   with `--hub-addon-secrets`, its credentials).
 //! - **No session deletes another's copies:** the copies of a hosted cluster carry the label
 //!   `update.openshift.io/hosted-cluster=<namespace>.<name>` of their HostedCluster, and its
 //!   session sees, changes and deletes only copies with that label. An annotation claiming a name
@@ -77,65 +80,105 @@ const MANAGER_DEBOUNCE: Duration = Duration::from_millis(200);
 pub type HostedKey = (String, String);
 
 /// The hub name (managed cluster name) of every live HostedCluster, or why it has none (pure).
-/// HostedClusters being deleted are left out (their sessions retire). `holders`: the names held
-/// now (running sessions), which their HostedClusters keep while they still claim them; a name
-/// claimed by several otherwise goes to the HostedCluster named so without the annotation, then
-/// the oldest, then the first by namespace and name.
+/// HostedClusters being deleted are left out (their sessions retire).
+///
+/// A name claimed by several HostedClusters goes, in this order:
+/// 1. to the one claiming it by the annotation [`MANAGED_CLUSTER_NAME_ANNOTATION`] (the
+///    mapping ACM imported the hosted cluster under) rather than by its own name: an
+///    un-annotated HostedCluster never takes the name of an imported one, whether or not a
+///    session holds it (so not after a restart either);
+/// 2. among equal claims (both annotated, or both by their names), to the one holding it now
+///    (`holders`: the names of the running sessions), which keeps it;
+/// 3. otherwise to none: a tie is refused for every claimant and reported, since nothing tells
+///    which of them the hub's managed cluster is (its hub identity and, with
+///    `--hub-addon-secrets`, its credentials would go to a guess).
 pub fn hub_names(
     hosted_clusters: &[Arc<HostedCluster>],
     holders: &BTreeMap<String, HostedKey>,
 ) -> BTreeMap<HostedKey, Result<String, String>> {
     struct Claim {
         key: HostedKey,
-        name: String,
-        /// Claimed by the annotation (not its own name).
+        /// Claimed by the annotation (the imported mapping), not by its own name.
         annotated: bool,
-        created: Option<jiff::Timestamp>,
     }
-    let mut claims: Vec<Claim> = hosted_clusters
+    let mut out = BTreeMap::new();
+    let mut by_name: BTreeMap<String, Vec<Claim>> = BTreeMap::new();
+    for hc in hosted_clusters
         .iter()
         .filter(|hc| hc.metadata.deletion_timestamp.is_none())
-        .filter_map(|hc| {
-            let key = (hc.metadata.namespace.clone()?, hc.metadata.name.clone()?);
-            let annotation = hc
-                .annotations()
-                .get(MANAGED_CLUSTER_NAME_ANNOTATION)
-                .filter(|n| !n.is_empty());
-            let name = annotation.cloned().unwrap_or_else(|| key.1.clone());
-            Some(Claim {
-                annotated: annotation.is_some_and(|a| *a != key.1),
-                created: hc.metadata.creation_timestamp.as_ref().map(|t| t.0),
-                key,
-                name,
-            })
-        })
-        .collect();
-    claims.sort_by(|a, b| {
-        let rank = |c: &Claim| {
-            (
-                holders.get(&c.name) != Some(&c.key),
-                c.annotated,
-                c.created.is_none(),
-                c.created,
+    {
+        let (Some(ns), Some(own)) = (hc.metadata.namespace.clone(), hc.metadata.name.clone())
+        else {
+            continue;
+        };
+        let annotation = hc
+            .annotations()
+            .get(MANAGED_CLUSTER_NAME_ANNOTATION)
+            .filter(|n| !n.is_empty());
+        let name = annotation.cloned().unwrap_or_else(|| own.clone());
+        let key = (ns, own);
+        if let Err(e) = validate_cluster_name(&name) {
+            out.insert(key, Err(e.to_string()));
+            continue;
+        }
+        by_name.entry(name).or_default().push(Claim {
+            key,
+            annotated: annotation.is_some(),
+        });
+    }
+    for (name, claims) in by_name {
+        let annotated = claims.iter().any(|c| c.annotated);
+        let top: Vec<&HostedKey> = claims
+            .iter()
+            .filter(|c| c.annotated == annotated)
+            .map(|c| &c.key)
+            .collect();
+        let winner: Option<HostedKey> = match top.as_slice() {
+            [only] => Some((*only).clone()),
+            _ => top
+                .iter()
+                .find(|k| holders.get(&name) == Some(**k))
+                .map(|k| (*k).clone()),
+        };
+        let claimants = || {
+            let mut names: Vec<String> = top.iter().map(|k| label(k)).collect();
+            names.sort();
+            names.join(", ")
+        };
+        let tie = || {
+            let how = if annotated {
+                format!("by the annotation {MANAGED_CLUSTER_NAME_ANNOTATION}")
+            } else {
+                "by their own names".to_string()
+            };
+            format!(
+                "managed cluster name {name:?} is claimed by HostedClusters {} ({how}) and none holds it: none of them is reported under it until only one claims it; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on each to its own managed cluster's name",
+                claimants()
             )
         };
-        rank(a).cmp(&rank(b)).then_with(|| a.key.cmp(&b.key))
-    });
-    let mut taken: HashMap<String, HostedKey> = HashMap::new();
-    let mut out = BTreeMap::new();
-    for Claim { key, name, .. } in claims {
-        let result = if let Err(e) = validate_cluster_name(&name) {
-            Err(e.to_string())
-        } else if let Some(first) = taken.get(&name) {
-            Err(format!(
-                "managed cluster name {name:?} is held by HostedCluster {}/{}, which keeps it; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on this one to its own managed cluster's name",
-                first.0, first.1
-            ))
-        } else {
-            taken.insert(name.clone(), key.clone());
-            Ok(name)
-        };
-        out.insert(key, result);
+        for Claim {
+            key,
+            annotated: mine,
+        } in &claims
+        {
+            let result = match &winner {
+                Some(w) if w == key => Ok(name.clone()),
+                Some(w) if annotated && !mine => Err(format!(
+                    "managed cluster name {name:?} is held by HostedCluster {}, imported under it (annotation {MANAGED_CLUSTER_NAME_ANNOTATION}), which wins over a HostedCluster's own name; set the annotation on this one to its own managed cluster's name",
+                    label(w)
+                )),
+                Some(w) => Err(format!(
+                    "managed cluster name {name:?} is held by HostedCluster {}, which keeps it; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on this one to its own managed cluster's name",
+                    label(w)
+                )),
+                None if annotated && !mine => Err(format!(
+                    "managed cluster name {name:?} is claimed by HostedClusters {} through the annotation {MANAGED_CLUSTER_NAME_ANNOTATION}, which wins over a HostedCluster's own name; set the annotation on this one to its own managed cluster's name",
+                    claimants()
+                )),
+                None => Err(tie()),
+            };
+            out.insert(key.clone(), result);
+        }
     }
     out
 }
@@ -624,25 +667,23 @@ mod tests {
 
     #[test]
     fn a_bad_or_shared_hub_name_is_refused_for_that_hosted_cluster_only() {
-        let names = hub_names(
-            &[
-                hc("team-b", "prod", None),
-                hc("team-a", "prod", None),
-                hc("clusters", "x", Some("Not_A_Label")),
-                hc("clusters", "y", None),
-            ],
-            &BTreeMap::new(),
-        );
-        assert_eq!(
-            names[&key("team-a", "prod")],
-            Ok("prod".into()),
-            "first by namespace keeps it"
-        );
-        let shared = names[&key("team-b", "prod")].as_ref().expect_err("shared");
-        assert!(
-            shared.contains("team-a/prod") && shared.contains(MANAGED_CLUSTER_NAME_ANNOTATION),
-            "{shared}"
-        );
+        let hcs = [
+            hc("team-b", "prod", None),
+            hc("team-a", "prod", None),
+            hc("clusters", "x", Some("Not_A_Label")),
+            hc("clusters", "y", None),
+        ];
+        let names = hub_names(&hcs, &BTreeMap::new());
+        // The same name in two namespaces, neither holding it: a tie, refused for both.
+        for k in [key("team-a", "prod"), key("team-b", "prod")] {
+            let tie = names[&k].as_ref().expect_err("a tie");
+            assert!(
+                tie.contains("claimed by HostedClusters team-a/prod, team-b/prod")
+                    && tie.contains("none holds it")
+                    && tie.contains(MANAGED_CLUSTER_NAME_ANNOTATION),
+                "{tie}"
+            );
+        }
         let bad = names[&key("clusters", "x")].as_ref().expect_err("bad");
         assert!(
             bad.contains("Not_A_Label") && bad.contains("DNS-1123"),
@@ -652,6 +693,17 @@ mod tests {
             names[&key("clusters", "y")],
             Ok("y".into()),
             "the others are unaffected"
+        );
+        // The one holding it (a running session) keeps it against an equal claim.
+        let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-b", "prod"))]
+            .into_iter()
+            .collect();
+        let names = hub_names(&hcs, &holders);
+        assert_eq!(names[&key("team-b", "prod")], Ok("prod".into()));
+        let refused = names[&key("team-a", "prod")].as_ref().expect_err("held");
+        assert!(
+            refused.contains("held by HostedCluster team-b/prod, which keeps it"),
+            "{refused}"
         );
     }
 
@@ -676,42 +728,56 @@ mod tests {
         hc
     }
 
+    /// Issue #38: a tenant's HostedCluster `tenant/prod-east` (no annotation) against the
+    /// cluster ACM imported as `prod-east` (the annotation on `clusters/hc-1`). The imported
+    /// mapping wins with or without a running session, and even against the session of the
+    /// tenant's HostedCluster (it would write the victim's copies, with the victim's hub
+    /// credentials under `--hub-addon-secrets`).
     #[test]
-    fn the_holder_of_a_name_keeps_it_against_a_later_claim() {
-        // team-a/alpha holds "prod" through its annotation; clusters/prod (named so) arrives.
+    fn the_imported_mapping_always_wins_over_a_hosted_cluster_named_so() {
         let hcs = [
-            hc("team-a", "alpha", Some("prod")),
-            hc("clusters", "prod", None),
+            created(hc("tenant", "prod-east", None), "2025-01-01T00:00:00Z"),
+            created(
+                hc("clusters", "hc-1", Some("prod-east")),
+                "2026-01-01T00:00:00Z",
+            ),
         ];
-        let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-a", "alpha"))]
-            .into_iter()
-            .collect();
-        let names = hub_names(&hcs, &holders);
-        assert_eq!(
-            names[&key("team-a", "alpha")],
-            Ok("prod".into()),
-            "the holder keeps it"
+        let victim = key("clusters", "hc-1");
+        let tenant = key("tenant", "prod-east");
+        for holders in [
+            BTreeMap::new(),
+            [("prod-east".to_string(), victim.clone())].into(),
+            [("prod-east".to_string(), tenant.clone())].into(),
+        ] {
+            let names = hub_names(&hcs, &holders);
+            assert_eq!(names[&victim], Ok("prod-east".into()), "{holders:?}");
+            let refused = names[&tenant].as_ref().expect_err("refused");
+            assert!(
+                refused.contains("held by HostedCluster clusters/hc-1, imported under it")
+                    && refused.contains(MANAGED_CLUSTER_NAME_ANNOTATION),
+                "{refused}"
+            );
+        }
+        // The annotation naming the HostedCluster's own name is an imported mapping too.
+        let names = hub_names(
+            &[
+                hc("tenant", "prod-east", None),
+                hc("clusters", "prod-east", Some("prod-east")),
+            ],
+            &BTreeMap::new(),
         );
-        let refused = names[&key("clusters", "prod")]
-            .as_ref()
-            .expect_err("refused");
-        assert!(
-            refused.contains("held by HostedCluster team-a/alpha"),
-            "{refused}"
-        );
-        // With no holder (a restart), the one named so wins over the annotation.
-        let names = hub_names(&hcs, &BTreeMap::new());
-        assert_eq!(names[&key("clusters", "prod")], Ok("prod".into()));
-        assert!(names[&key("team-a", "alpha")].is_err());
+        assert_eq!(names[&key("clusters", "prod-east")], Ok("prod-east".into()));
+        assert!(names[&key("tenant", "prod-east")].is_err());
     }
 
     #[test]
-    fn a_later_annotation_never_takes_a_name_from_its_holder() {
+    fn two_annotations_claiming_one_name_are_a_tie_unless_one_holds_it() {
         // team-z/old claims "prod" first (a session holds it); a newer annotation on team-a/new
         // claims it too: team-a/new sorts first by name but does not get it.
         let hcs = [
             created(hc("team-z", "old", Some("prod")), "2026-01-01T00:00:00Z"),
             created(hc("team-a", "new", Some("prod")), "2026-06-01T00:00:00Z"),
+            hc("clusters", "prod", None),
         ];
         let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-z", "old"))]
             .into_iter()
@@ -719,9 +785,26 @@ mod tests {
         let names = hub_names(&hcs, &holders);
         assert_eq!(names[&key("team-z", "old")], Ok("prod".into()));
         assert!(names[&key("team-a", "new")].is_err());
-        // And after a restart the oldest claim wins.
+        assert!(names[&key("clusters", "prod")].is_err());
+        // After a restart nothing tells them apart (age is no proof of identity): refused for
+        // both and reported, and the HostedCluster named so does not get it either.
         let names = hub_names(&hcs, &BTreeMap::new());
-        assert_eq!(names[&key("team-z", "old")], Ok("prod".into()));
+        for k in [key("team-z", "old"), key("team-a", "new")] {
+            let tie = names[&k].as_ref().expect_err("a tie");
+            assert!(
+                tie.contains("claimed by HostedClusters team-a/new, team-z/old (by the annotation"),
+                "{tie}"
+            );
+        }
+        let named = names[&key("clusters", "prod")]
+            .as_ref()
+            .expect_err("refused");
+        assert!(
+            named.contains(
+                "claimed by HostedClusters team-a/new, team-z/old through the annotation"
+            ),
+            "{named}"
+        );
     }
 
     fn secret(ns: &str, cluster: &str, cert: &str) -> Arc<Secret> {

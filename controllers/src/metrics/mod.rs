@@ -326,7 +326,7 @@ impl Metrics {
             metrics_auth_refused: IntCounterVec::new(
                 Opts::new(
                     "update_status_metrics_auth_refused_total",
-                    "/metrics requests and connections refused before any review, by reason (malformed: not a token's shape; throttled: the review budget was spent; connections: too many open connections).",
+                    "/metrics requests and connections refused before any review, by reason (malformed: not a token's shape; throttled: the review budget was spent; connections: too many open connections; source: too many open connections from one address).",
                 ),
                 &["reason"],
             )?,

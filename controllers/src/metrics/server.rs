@@ -11,9 +11,10 @@
 pub mod auth;
 pub mod tls;
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -29,12 +30,22 @@ use super::Metrics;
 use auth::Authorizer;
 use tls::{CertError, CertResolver};
 
-/// How long a client may take for its TLS handshake, and to send request headers.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take for its TLS handshake (from its connection): a scraper on the
+/// cluster network needs milliseconds; an idle connection holds its slot no longer.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a client may take to send request headers (an idle kept-alive connection is closed
+/// after it too).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most `/metrics` connections open at once (TLS handshakes included); a connection past it is
 /// closed at once and counted (`update_status_metrics_auth_refused_total{reason="connections"}`).
 /// A connection costs its TLS and HTTP buffers (tens of KiB): this bounds them.
 pub const MAX_CONNECTIONS: usize = 512;
+/// Most `/metrics` connections open at once from one address (TLS handshakes included): a
+/// source past it has its new connections closed at once and counted
+/// (`update_status_metrics_auth_refused_total{reason="source"}`), so one client, however many
+/// idle connections it opens, never takes the slots [`MAX_CONNECTIONS`] leaves to the others
+/// (Prometheus scrapes over one connection per target and replica).
+pub const MAX_CONNECTIONS_PER_SOURCE: usize = 16;
 /// Longest a connection is kept: then it is closed after its current request.
 pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(300);
 /// Largest request head read (request line and headers, the bearer token included).
@@ -268,9 +279,61 @@ pub async fn serve_metrics(
     })
 }
 
+/// The connections open per source address, each counted while its [`SourceSlot`] lives.
+#[derive(Default)]
+struct PerSource {
+    /// Open connections by address, and whether the limit was logged since it was last reached.
+    open: Mutex<HashMap<IpAddr, (usize, bool)>>,
+}
+
+/// One connection's place in its source's count (released on drop).
+struct SourceSlot {
+    table: Arc<PerSource>,
+    ip: IpAddr,
+}
+
+impl PerSource {
+    /// A slot for a connection from `ip`, or `Err(first)` when it already has
+    /// [`MAX_CONNECTIONS_PER_SOURCE`] open (`first`: the first refusal since it went under).
+    fn acquire(table: &Arc<PerSource>, ip: IpAddr) -> Result<SourceSlot, bool> {
+        let ip = ip.to_canonical();
+        let mut open = table
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (count, logged) = open.entry(ip).or_insert((0, false));
+        if *count >= MAX_CONNECTIONS_PER_SOURCE {
+            return Err(!std::mem::replace(logged, true));
+        }
+        *count += 1;
+        Ok(SourceSlot {
+            table: table.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for SourceSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .table
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((count, logged)) = open.get_mut(&self.ip) {
+            *count = count.saturating_sub(1);
+            *logged = false;
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// Accepts TLS connections and serves HTTP/1.1 on them, one task per connection: at most
-/// [`MAX_CONNECTIONS`] at once, each with a bounded handshake, request head
-/// ([`MAX_REQUEST_HEAD`], read within [`HANDSHAKE_TIMEOUT`]) and age ([`MAX_CONNECTION_AGE`]).
+/// [`MAX_CONNECTIONS`] at once and [`MAX_CONNECTIONS_PER_SOURCE`] from one address, each with a
+/// handshake within [`TLS_HANDSHAKE_TIMEOUT`], a bounded request head ([`MAX_REQUEST_HEAD`],
+/// read within [`HEADER_READ_TIMEOUT`]) and age ([`MAX_CONNECTION_AGE`]).
 async fn serve_tls(
     listener: TcpListener,
     acceptor: TlsAcceptor,
@@ -278,6 +341,7 @@ async fn serve_tls(
     metrics: Option<Arc<Metrics>>,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let sources = Arc::new(PerSource::default());
     let mut full_logged = false;
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -286,6 +350,24 @@ async fn serve_tls(
                 // Out of file descriptors and the like: do not spin.
                 tracing::warn!(error = %e, "accepting a /metrics connection");
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        // The source's own limit first: a source past it takes no global slot.
+        let source_slot = match PerSource::acquire(&sources, peer.ip()) {
+            Ok(s) => s,
+            Err(first) => {
+                drop(tcp);
+                if let Some(m) = &metrics {
+                    m.metrics_auth_refused("source");
+                }
+                if first {
+                    tracing::warn!(
+                        source = %peer.ip(),
+                        max = MAX_CONNECTIONS_PER_SOURCE,
+                        "too many /metrics connections from one address; closing its new ones until some end"
+                    );
+                }
                 continue;
             }
         };
@@ -307,21 +389,22 @@ async fn serve_tls(
         let acceptor = acceptor.clone();
         let service = TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
-            let _slot = slot;
-            let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!(%peer, "TLS handshake timed out");
-                    return;
-                }
-            };
+            let _slots = (slot, source_slot);
+            let stream =
+                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        return;
+                    }
+                };
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(HANDSHAKE_TIMEOUT)
+                .header_read_timeout(HEADER_READ_TIMEOUT)
                 .max_buf_size(MAX_REQUEST_HEAD)
                 .serve_connection(TokioIo::new(stream), service);
             let mut conn = std::pin::pin!(conn);

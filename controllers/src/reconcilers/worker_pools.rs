@@ -177,8 +177,14 @@ impl WorkerPoolsReconciler {
         // Failed drains whose message names no PodDisruptionBudget: their pods and budgets,
         // looked up (bounded, only for those nodes); the firing PodDisruptionBudget alerts
         // from the alerts reconciler's insights.
-        let lookups: Vec<String> = self.share.drain_lookups().map(str::to_string).collect();
-        self.drain.refresh(lookups.iter().map(String::as_str)).await;
+        let lookups: Vec<(String, Vec<(String, String)>)> = self
+            .share
+            .drain_lookups()
+            .map(|(node, named)| (node.to_string(), named.to_vec()))
+            .collect();
+        self.drain
+            .refresh(lookups.iter().map(|(n, p)| (n.as_str(), p.as_slice())))
+            .await;
         let evidence = self
             .drain
             .evidence(crate::assess::alerts::pdb_alerts_of_insights(

@@ -32,13 +32,15 @@
   ];
 
   // --- text -------------------------------------------------------------------------------
-  // As the text output escapes them (cli/src/escape.rs): ESC ^[, CR \r, other C0 ^X, DEL ^?,
-  // C1 and bidi controls \uXXXX. Line feeds and tabs are kept, as the oc-identical text view
+  // As the text output escapes them (cli/src/escape.rs, whose test checks this class is its
+  // set): ESC ^[, CR \r, other C0 ^X, DEL ^?, C1 controls and the characters that print
+  // nothing or move text (bidi overrides, isolates and marks, zero-width characters, BOM,
+  // U+2028/U+2029) \uXXXX. Line feeds and tabs are kept, as the oc-identical text view
   // prints them; the elements showing such text preserve them (CSS white-space: pre-wrap), as
   // text, never as markup. `line` escapes them too (\n, \t): the fleet's own table does.
   function vis(s, line) {
     return String(s == null ? '' : s).replace(
-      /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+      /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g,
       (c) => {
         const n = c.charCodeAt(0);
         if (c === '\n') return line ? '\\n' : '\n';

@@ -240,3 +240,40 @@ async fn https_metrics_answer_401_403_200_500_and_serve_a_rotated_certificate() 
     server.abort();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue #38 item 8: one address holds at most [`MAX_CONNECTIONS_PER_SOURCE`] connections;
+/// the limit is logged once until the source goes under it again; other sources (and the
+/// IPv4-mapped form of the same address) are counted as what they are.
+#[test]
+fn one_source_holds_at_most_its_share_of_the_connections() {
+    let table = Arc::new(PerSource::default());
+    let idle: IpAddr = "10.128.0.7".parse().expect("ip");
+    let mapped: IpAddr = "::ffff:10.128.0.7".parse().expect("ip");
+    let scraper: IpAddr = "10.129.2.3".parse().expect("ip");
+    let mut held: Vec<SourceSlot> = (0..MAX_CONNECTIONS_PER_SOURCE)
+        .map(|i| {
+            let ip = if i % 2 == 0 { idle } else { mapped };
+            PerSource::acquire(&table, ip).unwrap_or_else(|_| panic!("slot {i}"))
+        })
+        .collect();
+    assert!(
+        matches!(PerSource::acquire(&table, idle), Err(true)),
+        "the first refusal is logged"
+    );
+    assert!(
+        matches!(PerSource::acquire(&table, mapped), Err(false)),
+        "then not again"
+    );
+    let other = PerSource::acquire(&table, scraper).expect("another source is served");
+    held.pop();
+    let again = PerSource::acquire(&table, idle).expect("a slot freed");
+    assert!(
+        matches!(PerSource::acquire(&table, idle), Err(true)),
+        "logged again once full again"
+    );
+    drop((held, again, other));
+    assert!(
+        table.open.lock().expect("lock").is_empty(),
+        "nothing is kept for sources without connections"
+    );
+}
