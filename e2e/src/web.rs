@@ -68,7 +68,9 @@ impl WebServer {
     /// `http://127.0.0.1:<port>` (no path, no token).
     pub fn origin(&self) -> &str {
         let rest = self.url.strip_prefix("http://").unwrap_or(&self.url);
-        let end = rest.find('/').map_or(self.url.len(), |i| i + "http://".len());
+        let end = rest
+            .find('/')
+            .map_or(self.url.len(), |i| i + "http://".len());
         &self.url[..end]
     }
 

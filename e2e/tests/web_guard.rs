@@ -144,20 +144,16 @@ async fn lists_reach(env: &TestEnv, want: u64) -> Result<u64, BoxError> {
 /// ours included: the counts would move without the view).
 async fn no_namespace_terminating(env: &TestEnv) -> TestResult {
     let api: Api<Namespace> = Api::all(env.client());
-    wait_for(
-        Duration::from_secs(120),
-        "no namespace terminating",
-        || {
-            let api = api.clone();
-            async move {
-                api.list(&ListParams::default()).await.is_ok_and(|list| {
-                    list.items.iter().all(|n| {
-                        n.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Terminating")
-                    })
+    wait_for(Duration::from_secs(120), "no namespace terminating", || {
+        let api = api.clone();
+        async move {
+            api.list(&ListParams::default()).await.is_ok_and(|list| {
+                list.items.iter().all(|n| {
+                    n.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Terminating")
                 })
-            }
-        },
-    )
+            })
+        }
+    })
     .await?;
     Ok(())
 }
@@ -207,12 +203,18 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
         ("/app.js".to_owned(), vec![]),
         (format!("/?token={wrong}"), vec![]),
         (format!("/api/view?token={}", &token[..42]), vec![]),
-        ("/api/view".to_owned(), vec![("cookie", bad_cookie.as_str())]),
+        (
+            "/api/view".to_owned(),
+            vec![("cookie", bad_cookie.as_str())],
+        ),
     ] {
         let a = get(&client, &at(&path), &headers).await?;
         assert_eq!(a.status, 401, "{path} {headers:?}: {}", a.body);
         assert!(a.headers.get(http::header::SET_COOKIE).is_none(), "{path}");
-        assert!(!a.body.contains(&token), "{path}: the answer shows the token");
+        assert!(
+            !a.body.contains(&token),
+            "{path}: the answer shows the token"
+        );
     }
     let first = get(&client, &at(&format!("/?token={token}")), &[]).await?;
     assert_eq!(first.status, 200, "{}", first.body);
@@ -253,14 +255,25 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
     let (lists0, watches0) = hub_reads(&env).await?;
     let victim = format!("/api/c/{}", namespace(99));
     for headers in [
-        [("sec-fetch-site", "cross-site"), ("cookie", cookie.as_str())],
+        [
+            ("sec-fetch-site", "cross-site"),
+            ("cookie", cookie.as_str()),
+        ],
         [("sec-fetch-site", "same-site"), ("cookie", cookie.as_str())],
-        [("origin", "http://evil.example"), ("cookie", cookie.as_str())],
+        [
+            ("origin", "http://evil.example"),
+            ("cookie", cookie.as_str()),
+        ],
         [("origin", "null"), ("cookie", cookie.as_str())],
     ] {
         let a = get(&client, &at(&victim), &headers).await?;
         assert_eq!(a.status, 403, "{headers:?}: {}", a.body);
-        let a = get(&client, &at(&format!("/events/c/{}", namespace(99))), &headers).await?;
+        let a = get(
+            &client,
+            &at(&format!("/events/c/{}", namespace(99))),
+            &headers,
+        )
+        .await?;
         assert_eq!(a.status, 403, "events, {headers:?}: {}", a.body);
     }
     let long = "a".repeat(64);
@@ -312,7 +325,8 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
     let want = watches0 + MAX_OPEN as u64 * WATCHES_PER_CLUSTER;
     let got = watches_become(&env, want).await?;
     assert_eq!(
-        got, want,
+        got,
+        want,
         "{} clusters opened: {got} namespaced watches, want {want} ({MAX_OPEN} clusters)",
         MAX_OPEN + 2
     );
@@ -320,7 +334,11 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
     // the most recent; 0 is opened anew (lists) and closes 3, not 2.
     let before = hub_lists(&env).await?;
     assert_eq!(get(&client, &view(2), &with_cookie).await?.status, 200);
-    assert_eq!(hub_lists(&env).await?, before, "an open cluster was listed again");
+    assert_eq!(
+        hub_lists(&env).await?,
+        before,
+        "an open cluster was listed again"
+    );
     assert_eq!(get(&client, &view(0), &with_cookie).await?.status, 200);
     let after = lists_reach(&env, before + 5).await?;
     assert!(after >= before + 5, "a closed cluster was not opened anew");
@@ -355,12 +373,13 @@ async fn a_page_of_another_port_cannot_make_the_view_watch() -> TestResult {
     // The printed URL, as the user opens it: the view, the token gone from the address bar and
     // the history entry, the cookie out of the page's reach.
     let page = browser::open(&browser, &server.url, &Open::default()).await?;
-    let (href, cookies, history): (String, String, usize) = browser::eval(
-        &page,
-        "[location.href, document.cookie, history.length]",
-    )
-    .await?;
-    assert_eq!(href, format!("{origin}/"), "the token stayed in the address");
+    let (href, cookies, history): (String, String, usize) =
+        browser::eval(&page, "[location.href, document.cookie, history.length]").await?;
+    assert_eq!(
+        href,
+        format!("{origin}/"),
+        "the token stayed in the address"
+    );
     assert_eq!(cookies, "", "the page can read the cookie");
     assert_eq!(history, 1);
     // The page's own request for a cluster opens it on the hub (the counts can move).
@@ -373,7 +392,10 @@ async fn a_page_of_another_port_cannot_make_the_view_watch() -> TestResult {
     .await?;
     assert_eq!(own, 200);
     let lists1 = lists_reach(&env, lists0 + 5).await?;
-    assert!(lists1 >= lists0 + 5, "the page's own request listed nothing");
+    assert!(
+        lists1 >= lists0 + 5,
+        "the page's own request listed nothing"
+    );
     let watches1 = watches_become(&env, watches0 + WATCHES_PER_CLUSTER).await?;
     assert_eq!(watches1, watches0 + WATCHES_PER_CLUSTER);
     // Another local server's page (another user's, or any page the admin opens there): the same

@@ -336,7 +336,11 @@ mod tests {
         let k = keys();
         let t = k.token.reveal().to_owned();
         assert_eq!(
-            decide_with(&k, &format!("/?token={t}"), &[HOST, ("sec-fetch-site", "none")]),
+            decide_with(
+                &k,
+                &format!("/?token={t}"),
+                &[HOST, ("sec-fetch-site", "none")]
+            ),
             Decision::Allow { set_cookie: true }
         );
         assert_eq!(

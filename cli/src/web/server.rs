@@ -88,17 +88,13 @@ fn security_headers(headers: &mut axum::http::HeaderMap) {
 
 /// [`guard::decide`] before any handler; the cookie set when the token came in the query.
 async fn guard(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Response {
-    let decision = guard::decide(
-        &keys,
-        request.method(),
-        request.uri(),
-        request.headers(),
-    );
+    let decision = guard::decide(&keys, request.method(), request.uri(), request.headers());
     let mut response = match decision {
         Decision::Allow { set_cookie } => {
             let mut r = next.run(request).await;
             if set_cookie {
-                r.headers_mut().append(header::SET_COOKIE, keys.set_cookie());
+                r.headers_mut()
+                    .append(header::SET_COOKIE, keys.set_cookie());
             }
             r
         }
@@ -369,10 +365,20 @@ mod tests {
             assert!(cluster_key(ok.to_owned(), None).is_ok(), "{ok}");
         }
         for bad in [
-            "", "..", ".", "a.b", "-a", "a-", "A", "a_b", "a/b", "a%2e", "é",
+            "",
+            "..",
+            ".",
+            "a.b",
+            "-a",
+            "a-",
+            "A",
+            "a_b",
+            "a/b",
+            "a%2e",
+            "é",
             &"a".repeat(64),
         ] {
-            let r = cluster_key(bad.to_owned(), None).err().expect(bad);
+            let r = cluster_key(bad.to_owned(), None).expect_err(bad);
             assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
         }
         for ok in ["demo", "a.b", "x-1.y-2", &"a".repeat(63)] {
@@ -382,11 +388,18 @@ mod tests {
             );
         }
         for bad in [
-            "", "..", ".", "a..b", ".a", "a.", "a.-b", "UP", "a_b", &"a".repeat(64),
+            "",
+            "..",
+            ".",
+            "a..b",
+            ".a",
+            "a.",
+            "a.-b",
+            "UP",
+            "a_b",
+            &"a".repeat(64),
         ] {
-            let r = cluster_key("ns".to_owned(), Some(bad.to_owned()))
-                .err()
-                .expect(bad);
+            let r = cluster_key("ns".to_owned(), Some(bad.to_owned())).expect_err(bad);
             assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
         }
     }
