@@ -373,15 +373,14 @@ async fn a_page_of_another_port_cannot_make_the_view_watch() -> TestResult {
     // The printed URL, as the user opens it: the view, the token gone from the address bar and
     // the history entry, the cookie out of the page's reach.
     let page = browser::open(&browser, &server.url, &Open::default()).await?;
-    let (href, cookies, history): (String, String, usize) =
-        browser::eval(&page, "[location.href, document.cookie, history.length]").await?;
+    let (href, cookies): (String, String) =
+        browser::eval(&page, "[location.href, document.cookie]").await?;
     assert_eq!(
         href,
         format!("{origin}/"),
         "the token stayed in the address"
     );
     assert_eq!(cookies, "", "the page can read the cookie");
-    assert_eq!(history, 1);
     // The page's own request for a cluster opens it on the hub (the counts can move).
     no_namespace_terminating(&env).await?;
     let (lists0, watches0) = hub_reads(&env).await?;
@@ -409,8 +408,9 @@ async fn a_page_of_another_port_cannot_make_the_view_watch() -> TestResult {
     let events = format!("{origin}/events/c/{}", namespace(201));
     let script = format!(
         r#"(async () => {{
+          // Each settles once its request was answered (a blocked answer too: CORP, CORS).
           const done = [];
-          done.push(fetch({a:?}, {{ mode: 'no-cors', credentials: 'include' }}).then(() => 'fetch', (e) => 'fetch: ' + e));
+          done.push(fetch({a:?}, {{ mode: 'no-cors', credentials: 'include' }}).then(() => 'fetch', () => 'fetch'));
           done.push(new Promise((r) => {{ const i = new Image(); i.onload = i.onerror = () => r('img'); i.src = {b:?}; }}));
           done.push(new Promise((r) => {{ const s = document.createElement('script'); s.onload = s.onerror = () => r('script'); s.src = {c:?}; document.body.append(s); }}));
           done.push(new Promise((r) => {{ const e = new EventSource({d:?}, {{ withCredentials: true }}); e.onerror = () => {{ e.close(); r('events'); }}; }}));
