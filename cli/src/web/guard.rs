@@ -111,7 +111,7 @@ pub enum Decision {
 
 const HOST_REFUSED: &str = "this server answers only requests to an IP address or localhost\n";
 const CROSS_SITE: &str = "refused: a cross-site request (another site or port made it); open the URL kubectl update-status printed\n";
-const NO_TOKEN: &str = "this view needs the token of the URL kubectl update-status printed (http://HOST:PORT/?token=...); open that URL\n";
+const NO_TOKEN: &str = "this view needs the token of the URL kubectl update-status printed (http://<address>:<port>/?token=...): open that URL\n";
 
 /// Decides on a request from its method, URI and headers.
 pub fn decide(keys: &Keys, method: &Method, uri: &Uri, headers: &HeaderMap) -> Decision {
