@@ -114,9 +114,12 @@ target/debug/update-status-controller "${controller_args[@]}" --metrics-bind-add
 controller_pid=$!
 echo "demo: controller running (log: $CLUSTER_DIR/controller.log); KUBECONFIG=$KUBECONFIG"
 
-# The picture of the same update: kubectl update-status --web, on a free loopback port.
+# The picture of the same update: kubectl update-status --web, on a free loopback port. The URL
+# it prints carries the session's token (http://127.0.0.1:<port>/?token=...): printed as is, and
+# its file readable by this user only.
 web_url=""
 web_pid=""
+rm -f "$CLUSTER_DIR/web.out" && (umask 077 && : >"$CLUSTER_DIR/web.out")
 target/debug/kubectl-update_status "${cli_args[@]}" "${cli_now[@]}" --web >"$CLUSTER_DIR/web.out" 2>"$CLUSTER_DIR/web.log" &
 web_pid=$!
 for _ in $(seq 1 100); do

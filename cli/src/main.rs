@@ -111,7 +111,8 @@ struct Cli {
     full_read: bool,
 
     /// Serve a live picture of the update (a web page fed by watches, changes pushed as they
-    /// happen) on --address:--port until Ctrl-C; with --from-dir, the snapshot's picture.
+    /// happen) on --address:--port until Ctrl-C; with --from-dir, the snapshot's picture. Open
+    /// the URL it prints: it carries this session's token.
     #[arg(long, conflicts_with = "output")]
     web: bool,
 
@@ -119,8 +120,8 @@ struct Cli {
     #[arg(long, value_name = "PORT", default_value_t = 0, requires = "web")]
     port: u16,
 
-    /// With --web: the address to listen on. Anything but a loopback address serves the view,
-    /// without authentication, beyond this machine.
+    /// With --web: the address to listen on. Anything but a loopback address serves the view
+    /// beyond this machine over plain HTTP (the URL's token can be seen on the network).
     #[arg(long, value_name = "IP", default_value = "127.0.0.1", requires = "web")]
     address: IpAddr,
 }

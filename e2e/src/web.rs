@@ -16,7 +16,7 @@ use crate::browser::{self, BrowserError};
 #[derive(Debug)]
 pub struct WebServer {
     child: Child,
-    /// `http://127.0.0.1:<port>/`.
+    /// The URL it printed, as a user opens it: `http://127.0.0.1:<port>/?token=<token>`.
     pub url: String,
     /// The line it printed.
     pub banner: String,
@@ -63,6 +63,22 @@ impl WebServer {
             .ok_or_else(|| std::io::Error::other(format!("no URL in {banner:?}")))?
             .to_owned();
         Ok(WebServer { child, url, banner })
+    }
+
+    /// `http://127.0.0.1:<port>` (no path, no token).
+    pub fn origin(&self) -> &str {
+        let rest = self.url.strip_prefix("http://").unwrap_or(&self.url);
+        let end = rest
+            .find('/')
+            .map_or(self.url.len(), |i| i + "http://".len());
+        &self.url[..end]
+    }
+
+    /// The session's token (the URL's `token` parameter; empty when it printed none).
+    pub fn token(&self) -> &str {
+        self.url
+            .split_once("?token=")
+            .map_or("", |(_, t)| t.split('&').next().unwrap_or(t))
     }
 
     /// Stops it with SIGINT (Ctrl-C) and returns how long it took to exit and its status.

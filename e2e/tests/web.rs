@@ -246,6 +246,13 @@ async fn snapshot_pages_show_the_text_views_facts_and_colours() -> TestResult {
             server.banner
         );
         let page = browser::open(&browser, &server.url, &Open::default()).await?;
+        // Opened with the printed URL's token, which the page then takes out of the address.
+        let href: String = browser::eval(&page, "location.href").await?;
+        assert_eq!(
+            href,
+            format!("{}/", server.origin()),
+            "{name} --web: the address"
+        );
         check_snapshot_page(&page, &want, &format!("{name} --web")).await?;
         page.close().await?;
     }
@@ -998,6 +1005,12 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     let server = WebServer::start(&cli_bin(), &["--fleet", "--now", &now_s], Some(kubeconfig))?;
     let browser = Chromium::shared()?.connect().await?;
     let page = browser::open(&browser, &server.url, &Open::default()).await?;
+    let href: String = browser::eval(&page, "location.href").await?;
+    assert_eq!(
+        href,
+        format!("{}/", server.origin()),
+        "the token stayed in the address"
+    );
     let names = format!("[{:?}, {:?}]", a.name(), b.name());
     browser::wait_for(&page, &format!("{names}.every((n) => Array.from(document.querySelectorAll('.fleet .tile')).some((t) => t.dataset.name === n))"), Duration::from_secs(30)).await?;
     let png = browser::screenshot(&page).await?;

@@ -6,9 +6,12 @@
 //! - [`page`]: the HTML, the script and stylesheet (`assets/`), the Content-Security-Policies;
 //! - [`watch`]: list-then-watch of one kind by label (kube's client only);
 //! - [`feed`]: a cluster's or a fleet's watches turned into the page's data at each change;
-//! - [`server`]: the read-only HTTP server.
+//! - [`server`]: the read-only HTTP server; [`guard`]: who may use it (the session's token, no
+//!   cross-site request, the Host); [`drill`]: the fleet's clusters opened from the grid (capped).
 
+pub mod drill;
 pub mod feed;
+pub mod guard;
 pub mod model;
 pub mod page;
 pub mod server;
@@ -144,13 +147,14 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
         }
     };
     let (title, _task) = what;
+    let token = guard::Token::generate()?;
     let addr = SocketAddr::new(listen.address, listen.port);
     let bound = server::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     if !listen.address.is_loopback() {
         eprintln!(
-            "warning: --address {}: the view is served beyond this machine, without authentication, to anyone who can reach {}",
+            "warning: --address {}: the view is served beyond this machine over plain HTTP: anyone who can reach {} and read the URL's token (on the network, or in a browser's history) can read the view",
             listen.address, bound.addr
         );
     }
@@ -159,16 +163,20 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
         SocketAddr::V4(a) => format!("http://{a}/"),
     };
     {
+        // The only place the token is shown: the URL the user opens (the page then keeps it in
+        // a cookie and takes it out of the address bar).
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
-            "Serving the update status of {} at {url} (read-only; Ctrl-C to stop)",
-            crate::escape::text(&title, crate::escape::Newlines::Escape)
+            "Serving the update status of {} at {url}?{}={} (read-only; Ctrl-C to stop)",
+            crate::escape::text(&title, crate::escape::Newlines::Escape),
+            guard::TOKEN_PARAM,
+            token.reveal()
         )
         .and_then(|()| out.flush())
         .context("cannot write to standard output")?;
     }
-    server::serve(bound, served, stopped())
+    server::serve(bound, served, token, stopped())
         .await
         .context("the web server failed")?;
     eprintln!("Stopped serving {url}");

@@ -10,16 +10,18 @@
 //! | `/api/view`, `/api/c/...` | the page's data now (JSON) |
 //! | `/events`, `/events/c/...` | the page's data at each change (`text/event-stream`, event `view`) |
 //!
-//! Only `GET` and `HEAD` are answered (anything else: 405). A request whose `Host` is neither an
-//! IP address nor `localhost` is refused (403): a web page cannot reach the server through a
-//! DNS name rebound to 127.0.0.1 (DNS rebinding).
+//! Only `GET` and `HEAD` are answered (anything else: 405). Before any handler, [`guard`]
+//! refuses a `Host` that is neither an IP address nor `localhost` (403: DNS rebinding), a
+//! cross-site request (403) and a request without the session's token (401); the token in the
+//! query sets the cookie the page's later requests carry. A cluster's name in a path is checked
+//! before anything is asked of the hub (400: a namespace is a DNS-1123 label, a hosted cluster's
+//! name a DNS-1123 subdomain of at most 63 characters); [`drill`] caps the clusters watched at
+//! once.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -31,11 +33,12 @@ use axum::routing::get;
 use futures::Stream;
 use jiff::Timestamp;
 use kube::Client;
-use tokio::sync::{Mutex, Notify, watch};
+use tokio::sync::watch;
 
-use super::feed::{self, ClusterFeed, Published};
+use super::drill::{self, HubOpener, Key, Views};
+use super::feed::Published;
+use super::guard::{self, Decision, Keys, Token};
 use super::page::{APP_CSS, APP_JS, LIVE_CSP, live_page};
-use super::watch::Task;
 
 /// What the server serves.
 pub struct Served {
@@ -45,75 +48,13 @@ pub struct Served {
     pub clusters: Option<Drill>,
 }
 
-/// Opens the views of a fleet's clusters on demand (one set of watches per open cluster,
-/// dropped a minute after its last page closed).
-pub struct Drill {
-    client: Client,
-    now: Option<Timestamp>,
-    open: Mutex<HashMap<(String, Option<String>), Opened>>,
-}
-
-struct Opened {
-    data: Published,
-    readers: Arc<AtomicUsize>,
-    last_used: Instant,
-    _task: Task,
-}
+/// Opens the views of a fleet's clusters on demand, at most [`drill::MAX_OPEN`] at once.
+pub struct Drill(Views<HubOpener>);
 
 impl Drill {
     /// Views of the clusters of the hub `client` reads, evaluated at `now` (else the clock).
     pub fn new(client: Client, now: Option<Timestamp>) -> Self {
-        Drill {
-            client,
-            now,
-            open: Mutex::new(HashMap::new()),
-        }
-    }
-
-    async fn get(
-        &self,
-        namespace: String,
-        hosted: Option<String>,
-    ) -> Result<(Published, Arc<AtomicUsize>), Response> {
-        let valid = |s: &str| {
-            !s.is_empty()
-                && s.len() <= 253
-                && s.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        };
-        if !valid(&namespace) || hosted.as_deref().is_some_and(|h| !valid(h)) {
-            return Err((StatusCode::NOT_FOUND, "no such cluster\n").into_response());
-        }
-        let mut open = self.open.lock().await;
-        open.retain(|_, o| {
-            o.readers.load(Ordering::Relaxed) > 0 || o.last_used.elapsed() < Duration::from_secs(60)
-        });
-        let key = (namespace, hosted);
-        if let Some(o) = open.get_mut(&key) {
-            o.last_used = Instant::now();
-            return Ok((o.data.clone(), Arc::clone(&o.readers)));
-        }
-        let (namespace, hosted) = (&key.0, key.1.as_deref());
-        let title = match hosted {
-            Some(h) => format!("hosted cluster {h} (namespace {namespace}, hub copies)"),
-            None => format!("cluster {namespace} (hub copies)"),
-        };
-        let changed = Arc::new(Notify::new());
-        let cluster = ClusterFeed::start(&self.client, namespace, hosted, title, &changed)
-            .await
-            .map_err(|e| (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response())?;
-        let (data, task) = feed::publish(cluster, changed, self.now);
-        let readers = Arc::new(AtomicUsize::new(0));
-        open.insert(
-            key,
-            Opened {
-                data: data.clone(),
-                readers: Arc::clone(&readers),
-                last_used: Instant::now(),
-                _task: task,
-            },
-        );
-        Ok((data, readers))
+        Drill(Views::new(HubOpener { client, now }))
     }
 }
 
@@ -145,45 +86,78 @@ fn security_headers(headers: &mut axum::http::HeaderMap) {
     );
 }
 
-/// `Host` is an IP address or `localhost`, with an optional port.
-fn host_allowed(host: &str) -> bool {
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        // [v6]:port
-        return rest
-            .split_once(']')
-            .is_some_and(|(ip, port)| ip.parse::<IpAddr>().is_ok() && valid_port(port));
-    } else {
-        match host.rsplit_once(':') {
-            Some((name, port)) if valid_port(&format!(":{port}")) => name,
-            _ => host,
+/// [`guard::decide`] before any handler; the cookie set when the token came in the query.
+async fn guard(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Response {
+    let decision = guard::decide(&keys, request.method(), request.uri(), request.headers());
+    let mut response = match decision {
+        Decision::Allow { set_cookie } => {
+            let mut r = next.run(request).await;
+            if set_cookie {
+                r.headers_mut()
+                    .append(header::SET_COOKIE, keys.set_cookie());
+            }
+            r
         }
-    };
-    name.eq_ignore_ascii_case("localhost") || name.parse::<IpAddr>().is_ok()
-}
-
-fn valid_port(s: &str) -> bool {
-    s.is_empty()
-        || s.strip_prefix(':')
-            .is_some_and(|p| p.parse::<u16>().is_ok())
-}
-
-async fn guard(request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    let mut response = if host_allowed(host) {
-        next.run(request).await
-    } else {
-        (
-            StatusCode::FORBIDDEN,
-            "this server answers only requests to an IP address or localhost\n",
-        )
-            .into_response()
+        Decision::Refuse(status, text) => {
+            let mut r = (status, text).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"kubectl update-status\""),
+                );
+            }
+            r
+        }
     };
     security_headers(response.headers_mut());
     response
+}
+
+/// A DNS-1123 label (a namespace's name): 1 to 63 lower-case letters, digits and '-', starting
+/// and ending with a letter or digit.
+fn dns_label(s: &str) -> bool {
+    (1..=63).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// A hosted cluster's name: a DNS-1123 subdomain (the name of its ControlPlaneUpdateStatus)
+/// that is also a label value (`update.openshift.io/cluster`), so at most 63 characters: DNS
+/// labels joined by dots (no `..`, no leading or trailing dot).
+fn hosted_name(s: &str) -> bool {
+    s.len() <= 63 && s.split('.').all(dns_label)
+}
+
+/// The cluster a path names, or 400 saying what is wrong (the name quoted, escaped and cut).
+#[allow(clippy::result_large_err)]
+fn cluster_key(namespace: String, hosted: Option<String>) -> Result<Key, Response> {
+    let quoted = |s: &str| {
+        let cut: String = s.chars().take(80).collect();
+        format!("{:?}{}", cut, if cut.len() < s.len() { "..." } else { "" })
+    };
+    if !dns_label(&namespace) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "{}: not a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)\n",
+                quoted(&namespace)
+            ),
+        )
+            .into_response());
+    }
+    if let Some(h) = hosted.as_deref().filter(|h| !hosted_name(h)) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "{}: not a hosted cluster's name (a DNS-1123 subdomain of at most 63 characters: lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit)\n",
+                quoted(h)
+            ),
+        )
+            .into_response());
+    }
+    Ok((namespace, hosted))
 }
 
 fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
@@ -192,6 +166,20 @@ fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Respo
 
 async fn page() -> Response {
     typed("text/html; charset=utf-8", live_page())
+}
+
+async fn cluster_page(Path(ns): Path<String>) -> Response {
+    match cluster_key(ns, None) {
+        Ok(_) => page().await,
+        Err(r) => r,
+    }
+}
+
+async fn hosted_page(Path((ns, name)): Path<(String, String)>) -> Response {
+    match cluster_key(ns, Some(name)) {
+        Ok(_) => page().await,
+        Err(r) => r,
+    }
 }
 
 async fn script() -> Response {
@@ -211,52 +199,48 @@ async fn main_data(State(app): State<App>) -> Response {
     json(&app.served.main)
 }
 
+/// The view of the cluster a path names (400 before any hub call when the name is not one).
 async fn cluster_target(
     app: &App,
     namespace: String,
     hosted: Option<String>,
-) -> Result<(Published, Arc<AtomicUsize>), Response> {
-    match &app.served.clusters {
-        Some(drill) => drill.get(namespace, hosted).await,
-        None => Err((StatusCode::NOT_FOUND, "not a fleet view\n").into_response()),
-    }
+) -> Result<drill::View, Response> {
+    let Some(drill) = &app.served.clusters else {
+        return Err((StatusCode::NOT_FOUND, "not a fleet view\n").into_response());
+    };
+    let key = cluster_key(namespace, hosted)?;
+    drill
+        .0
+        .get(key)
+        .await
+        .map_err(|e| (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response())
 }
 
 async fn cluster_data(State(app): State<App>, Path(ns): Path<String>) -> Response {
     match cluster_target(&app, ns, None).await {
-        Ok((data, _)) => json(&data),
+        Ok(view) => json(&view.data),
         Err(r) => r,
     }
 }
 
 async fn hosted_data(State(app): State<App>, Path((ns, name)): Path<(String, String)>) -> Response {
     match cluster_target(&app, ns, Some(name)).await {
-        Ok((data, _)) => json(&data),
+        Ok(view) => json(&view.data),
         Err(r) => r,
     }
 }
 
-/// Counts a reader of a drilled-down view while its stream lives.
-struct Reader(Option<Arc<AtomicUsize>>);
-
-impl Drop for Reader {
-    fn drop(&mut self) {
-        if let Some(r) = &self.0 {
-            r.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-}
-
+/// The events of `data`; with `view` (a fleet's cluster), counted as a page showing it, and
+/// ended when it is closed (the page reconnects, which opens it again).
 fn stream(
     app: &App,
     data: Published,
-    readers: Option<Arc<AtomicUsize>>,
+    view: Option<drill::View>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<>> {
-    if let Some(r) = &readers {
-        r.fetch_add(1, Ordering::Relaxed);
-    }
-    let reader = Reader(readers);
-    let mut shutdown = app.shutdown.clone();
+    // The reader keeps the view open while the stream lives.
+    let reader = view.as_ref().map(drill::View::reader);
+    let closed = view.as_ref().map(drill::View::closed);
+    drop(view);
     let events = futures::stream::unfold(
         (data, true, reader),
         move |(mut data, first, reader)| async move {
@@ -271,9 +255,21 @@ fn stream(
             Some((Ok(event), (data, false, reader)))
         },
     );
-    // Ends with the server: Ctrl-C does not wait for the open pages.
+    // Ends with the server (Ctrl-C does not wait for the open pages), or with the view.
+    let mut shutdown = app.shutdown.clone();
     let stop = async move {
-        let _ = shutdown.wait_for(|stop| *stop).await;
+        let server = async move {
+            let _ = shutdown.wait_for(|stop| *stop).await;
+        };
+        match closed {
+            Some(closed) => {
+                tokio::select! {
+                    () = server => {}
+                    () = closed => {}
+                }
+            }
+            None => server.await,
+        }
     };
     Sse::new(futures::StreamExt::take_until(events, stop)).keep_alive(KeepAlive::default())
 }
@@ -284,7 +280,7 @@ async fn main_events(State(app): State<App>) -> Response {
 
 async fn cluster_events(State(app): State<App>, Path(ns): Path<String>) -> Response {
     match cluster_target(&app, ns, None).await {
-        Ok((data, readers)) => stream(&app, data, Some(readers)).into_response(),
+        Ok(view) => stream(&app, view.data.clone(), Some(view)).into_response(),
         Err(r) => r,
     }
 }
@@ -294,7 +290,7 @@ async fn hosted_events(
     Path((ns, name)): Path<(String, String)>,
 ) -> Response {
     match cluster_target(&app, ns, Some(name)).await {
-        Ok((data, readers)) => stream(&app, data, Some(readers)).into_response(),
+        Ok(view) => stream(&app, view.data.clone(), Some(view)).into_response(),
         Err(r) => r,
     }
 }
@@ -303,11 +299,11 @@ async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found\n").into_response()
 }
 
-fn router(app: App) -> Router {
+fn router(app: App, keys: Arc<Keys>) -> Router {
     Router::new()
         .route("/", get(page))
-        .route("/c/{ns}", get(page))
-        .route("/c/{ns}/{name}", get(page))
+        .route("/c/{ns}", get(cluster_page))
+        .route("/c/{ns}/{name}", get(hosted_page))
         .route("/app.js", get(script))
         .route("/app.css", get(style))
         .route("/api/view", get(main_data))
@@ -318,7 +314,7 @@ fn router(app: App) -> Router {
         .route("/events/c/{ns}/{name}", get(hosted_events))
         .fallback(not_found)
         .with_state(app)
-        .layer(middleware::from_fn(guard))
+        .layer(middleware::from_fn_with_state(keys, guard))
 }
 
 /// A bound server, not yet serving.
@@ -335,10 +331,11 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<Bound> {
     Ok(Bound { listener, addr })
 }
 
-/// Serves `served` until `stop` completes.
+/// Serves `served` to the holders of `token` until `stop` completes.
 pub async fn serve(
     bound: Bound,
     served: Served,
+    token: Token,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (tx, rx) = watch::channel(false);
@@ -346,7 +343,11 @@ pub async fn serve(
         served: Arc::new(served),
         shutdown: rx,
     };
-    axum::serve(bound.listener, router(app))
+    let keys = Arc::new(Keys {
+        token,
+        cookie: guard::cookie_name(bound.addr.port()),
+    });
+    axum::serve(bound.listener, router(app, keys))
         .with_graceful_shutdown(async move {
             stop.await;
             let _ = tx.send(true);
@@ -359,27 +360,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_ip_addresses_and_localhost_are_served() {
-        for ok in [
-            "127.0.0.1:8080",
-            "127.0.0.1",
-            "localhost:1",
-            "LOCALHOST",
-            "[::1]:9000",
-            "[::1]",
-            "10.0.0.5:80",
-        ] {
-            assert!(host_allowed(ok), "{ok}");
+    fn namespaces_are_dns_labels_hosted_clusters_short_dns_subdomains() {
+        for ok in ["a", "ns-1", "0", &"a".repeat(63)] {
+            assert!(cluster_key(ok.to_owned(), None).is_ok(), "{ok}");
         }
         for bad in [
             "",
-            "evil.example:8080",
-            "localhost.evil.example",
-            "127.0.0.1.nip.io:80",
-            "[::1]:x",
-            "127.0.0.1:99999",
+            "..",
+            ".",
+            "a.b",
+            "-a",
+            "a-",
+            "A",
+            "a_b",
+            "a/b",
+            "a%2e",
+            "é",
+            &"a".repeat(64),
         ] {
-            assert!(!host_allowed(bad), "{bad}");
+            let r = cluster_key(bad.to_owned(), None).expect_err(bad);
+            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
+        }
+        for ok in ["demo", "a.b", "x-1.y-2", &"a".repeat(63)] {
+            assert!(
+                cluster_key("ns".to_owned(), Some(ok.to_owned())).is_ok(),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "",
+            "..",
+            ".",
+            "a..b",
+            ".a",
+            "a.",
+            "a.-b",
+            "UP",
+            "a_b",
+            &"a".repeat(64),
+        ] {
+            let r = cluster_key("ns".to_owned(), Some(bad.to_owned())).expect_err(bad);
+            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
         }
     }
 }

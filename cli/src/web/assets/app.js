@@ -546,7 +546,16 @@
     try { first(JSON.parse(embedded.textContent)); } catch (e) { root.textContent = 'Cannot read the embedded data: ' + e; }
     return;
   }
-  // Live: /events (cluster or fleet), /c/<namespace>[/<hosted cluster>] -> /events/c/...
+  // Live. The URL kubectl update-status printed carries the session's token (?token=...); the
+  // server answered it with a cookie, which the page's requests carry from now on: the token
+  // leaves the address bar and the history entry (cli/src/web/guard.rs).
+  const query = new URLSearchParams(location.search);
+  if (query.has('token')) {
+    query.delete('token');
+    const rest = query.toString();
+    history.replaceState(history.state, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
+  }
+  // /events (cluster or fleet), /c/<namespace>[/<hosted cluster>] -> /events/c/...
   const path = location.pathname.replace(/\/+$/, '');
   const events = path.startsWith('/c/') ? '/events' + path : '/events';
   const es = new EventSource(events);
