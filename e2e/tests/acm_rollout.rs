@@ -109,6 +109,18 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         &placement_dir.display().to_string(),
     ])
     .await?;
+    // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
+    // namespace with the add-on the ResourceQuota without which the agent may not write.
+    let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
+        env,
+        update_status_e2e::controller::workspace_bin(
+            "update-status-controller",
+            "UPDATE_STATUS_CONTROLLER_BIN",
+        ),
+        &work,
+        &[],
+    )
+    .await?;
     // The soak, shortened through the ClusterManagementAddOn's own field.
     env.kubectl_hub([
         "patch",
