@@ -45,7 +45,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::fleet::{AddOnCondition, AddOnState, FleetRow, PoolSummary};
-use crate::render::View;
+use crate::view::View;
 
 /// Whether line feeds and tabs are printed as they are or escaped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,12 +13,16 @@
 //! pages and joined in linear time; a user who may not list them in all namespaces gets the
 //! namespaces of the clusters they may see, one by one (`read.rs`).
 //!
+//! - `model.rs`: a row, the filter, what the read found;
 //! - `age.rs`: the last report's age and freshness;
 //! - `join.rs`: the rows from the objects;
+//! - `assemble.rs`: the rows with the add-ons, selected, checked and sorted;
 //! - `read.rs`: reading the hub.
 
 mod age;
+mod assemble;
 mod join;
+mod model;
 mod read;
 
 use std::cmp::Reverse;
@@ -36,275 +40,13 @@ use crate::report::API_VERSION;
 use crate::tabwriter::format_table;
 
 pub use age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
+pub use assemble::{assemble, sort, sort_key, with_addons};
+pub use model::{
+    AddOnCondition, AddOnState, Fleet, FleetFilter, FleetRow, PoolSummary, addons_forbidden,
+    unreadable_warning,
+};
 pub use join::{Tally, check_claims, rows};
 pub use read::{discover, fetch};
-
-/// One cluster of the fleet.
-#[derive(Serialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct FleetRow {
-    /// The row's name: its hub namespace; for a hosted cluster's row (a management cluster's
-    /// objects), `<namespace>/<hosted cluster>`.
-    pub cluster: String,
-    /// The namespace the objects live in: what identifies the row.
-    pub namespace: String,
-    /// For a hosted cluster's row: the HostedCluster's name, as the objects of `namespace`
-    /// claim it (their name and `update.openshift.io/cluster` label).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosted_cluster: Option<String>,
-    /// Version updated from (empty for an installation).
-    pub from: String,
-    /// Version updated to.
-    pub to: String,
-    /// Control-plane assessment.
-    pub assessment: Assessment,
-    /// Control-plane completion in percent.
-    pub completion_percent: u32,
-    /// Worker nodes in all pools.
-    pub worker_nodes: u32,
-    /// Updated worker nodes in all pools.
-    pub worker_nodes_updated: u32,
-    /// Pools that are neither `Completed` nor `Empty`, by name.
-    pub worker_pools_not_completed: Vec<PoolSummary>,
-    /// Health insights of the cluster by level.
-    pub health: HealthCounts,
-    /// `false`: the add-on is enabled for the cluster but its agent has not reported yet (no
-    /// ControlPlaneUpdateStatus in its namespace); the other fields are then empty.
-    pub reported: bool,
-    /// The agent's last report (the hub copy's `update.openshift.io/last-reported`), absent
-    /// for a copy without a heartbeat.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_reported: Option<Timestamp>,
-    /// `Fresh`, `Stale` (no report for longer than `--stale-after`) or `Unknown` (no
-    /// heartbeat on the copy: an older agent); absent when the cluster has not reported.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub freshness: Option<Freshness>,
-    /// On an ACM hub: the state of the cluster's `update-status` ManagedClusterAddOn (absent:
-    /// not an ACM hub, or the cluster reports without the add-on).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub add_on: Option<AddOnState>,
-    /// What the reader should know about this row (a name or label claiming another cluster,
-    /// an unreadable heartbeat).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-impl FleetRow {
-    /// The row of a cluster with the add-on enabled whose agent has not reported.
-    fn not_reported(namespace: String, add_on: AddOnState) -> Self {
-        FleetRow {
-            cluster: namespace.clone(),
-            namespace,
-            hosted_cluster: None,
-            from: String::new(),
-            to: String::new(),
-            assessment: Assessment::Unknown,
-            completion_percent: 0,
-            worker_nodes: 0,
-            worker_nodes_updated: 0,
-            worker_pools_not_completed: Vec::new(),
-            health: HealthCounts::default(),
-            reported: false,
-            last_reported: None,
-            freshness: None,
-            add_on: Some(add_on),
-            warnings: Vec::new(),
-        }
-    }
-
-    /// The LAST REPORT column at `now`: the age (as kubectl's AGE), `Stale (<age>)`, `<unknown>`
-    /// without a heartbeat, `-` when the cluster has not reported.
-    pub fn last_report_text(&self, now: Timestamp) -> String {
-        match (self.freshness, self.last_reported) {
-            (None, _) => "-".to_owned(),
-            (Some(Freshness::Stale), Some(at)) => {
-                format!("Stale ({})", human(now.duration_since(at)))
-            }
-            (Some(_), Some(at)) => human(now.duration_since(at)),
-            (Some(_), None) => "<unknown>".to_owned(),
-        }
-    }
-}
-
-/// A condition of a cluster's ManagedClusterAddOn.
-#[derive(Serialize, Debug, Clone, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct AddOnCondition {
-    /// `True`, `False` or `Unknown`.
-    pub status: String,
-    /// The condition's reason.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// The condition's message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
-}
-
-/// The `Available` and `Degraded` conditions of a cluster's ManagedClusterAddOn.
-#[derive(Serialize, Debug, Clone, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct AddOnState {
-    /// `True`, `False` or `Unknown` (`Unknown` too when the condition is missing).
-    pub available: String,
-    /// The condition's reason.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// The condition's message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    /// The agent's own report of its health (condition `Degraded`), when it has made one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub degraded: Option<AddOnCondition>,
-}
-
-impl AddOnState {
-    fn of(mca: &ManagedClusterAddOn) -> Self {
-        let status = |s: &str| match s {
-            "True" | "False" => s.to_owned(),
-            _ => "Unknown".to_owned(),
-        };
-        let degraded = mca.condition(CONDITION_DEGRADED).map(|c| AddOnCondition {
-            status: status(&c.status),
-            reason: c.reason.clone(),
-            message: c.message.clone(),
-        });
-        match mca.condition(CONDITION_AVAILABLE) {
-            Some(c) => AddOnState {
-                available: status(&c.status),
-                reason: c.reason.clone(),
-                message: c.message.clone(),
-                degraded,
-            },
-            None => AddOnState {
-                available: "Unknown".to_owned(),
-                reason: String::new(),
-                message: "the add-on has no Available condition yet".to_owned(),
-                degraded,
-            },
-        }
-    }
-
-    /// The ADD-ON column: `Available`, `Degraded (<reason>)` (available, but the agent says it
-    /// cannot read what it reports on), `Unavailable (<reason>)`, `Unknown (<reason>)`; a
-    /// degraded agent that is not available shows both.
-    pub fn text(&self) -> String {
-        let with = |what: &str, reason: &str| {
-            if reason.is_empty() {
-                what.to_owned()
-            } else {
-                format!("{what} ({reason})")
-            }
-        };
-        let degraded = self
-            .degraded
-            .as_ref()
-            .filter(|d| d.status == "True")
-            .map(|d| with("Degraded", &d.reason));
-        let available = match self.available.as_str() {
-            "True" => None,
-            "False" => Some(with("Unavailable", &self.reason)),
-            _ => Some(with("Unknown", &self.reason)),
-        };
-        match (available, degraded) {
-            (None, None) => "Available".to_owned(),
-            (None, Some(d)) => d,
-            (Some(a), None) => a,
-            (Some(a), Some(d)) => format!("{a}, {d}"),
-        }
-    }
-}
-
-/// Which clusters `--fleet` shows on an ACM hub, and how it judges their reports.
-#[derive(Clone, Debug)]
-pub struct FleetFilter {
-    /// `--selector`: a label selector on ManagedClusters.
-    pub selector: Option<String>,
-    /// `--clusterset`: the ManagedClusterSet the clusters belong to.
-    pub clusterset: Option<String>,
-    /// `--stale-after`: a report older than this is `Stale`.
-    pub stale_after: SignedDuration,
-    /// `--chunk-size`: objects per list request (0: all at once).
-    pub chunk_size: u32,
-}
-
-impl Default for FleetFilter {
-    fn default() -> Self {
-        FleetFilter {
-            selector: None,
-            clusterset: None,
-            stale_after: DEFAULT_STALE_AFTER,
-            chunk_size: read::DEFAULT_CHUNK_SIZE,
-        }
-    }
-}
-
-impl FleetFilter {
-    /// The ManagedCluster label selector, `None` when every cluster is shown.
-    pub(crate) fn managed_cluster_selector(&self) -> Option<String> {
-        let parts: Vec<String> = self
-            .selector
-            .iter()
-            .filter(|s| !s.trim().is_empty())
-            .cloned()
-            .chain(self.clusterset.iter().map(|s| clusterset_selector(s)))
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(","))
-    }
-
-    /// How rows are judged at `now`.
-    pub fn judge(&self, now: Timestamp) -> Judge {
-        Judge {
-            now,
-            stale_after: self.stale_after,
-        }
-    }
-}
-
-/// What `--fleet` read: the rows and what the reader should know about them.
-#[derive(Debug, Default)]
-pub struct Fleet {
-    /// One row per cluster, worst first.
-    pub rows: Vec<FleetRow>,
-    /// Warnings about the whole read (the add-ons unreadable, the lists read per namespace).
-    pub warnings: Vec<String>,
-    /// Namespaces of clusters the user may see whose objects RBAC denied: not in the rows.
-    pub unreadable: Vec<String>,
-}
-
-impl Fleet {
-    /// Every warning: the read's, then each row's.
-    pub fn all_warnings(&self) -> Vec<String> {
-        let mut all = self.warnings.clone();
-        if !self.unreadable.is_empty() {
-            all.push(unreadable_warning(&self.unreadable));
-        }
-        all.extend(self.rows.iter().flat_map(|r| r.warnings.iter().cloned()));
-        all
-    }
-}
-
-/// The warning naming the namespaces that could not be read.
-pub fn unreadable_warning(namespaces: &[String]) -> String {
-    format!(
-        "cannot read the update status in namespace{} {} (RBAC): {} not shown",
-        if namespaces.len() == 1 { "" } else { "s" },
-        namespaces.join(", "),
-        if namespaces.len() == 1 {
-            "its cluster is"
-        } else {
-            "their clusters are"
-        }
-    )
-}
-
-/// A pool of a [`FleetRow`].
-#[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct PoolSummary {
-    /// The pool's name.
-    pub name: String,
-    /// Its assessment.
-    pub assessment: Assessment,
-}
 
 /// The `--fleet -o json|yaml` document.
 #[derive(Serialize, Debug)]
@@ -342,105 +84,6 @@ impl FleetReport {
             warnings,
         }
     }
-}
-
-/// The warning when the hub's ManagedClusterAddOns cannot be listed (RBAC): the list and the
-/// web view say the same.
-pub fn addons_forbidden() -> String {
-    format!(
-        "cannot list managedclusteraddons.{} (RBAC): clusters with the add-on enabled that did not report are not shown, nor the add-on's state",
-        update_status_api::acm::ADDON_GROUP
-    )
-}
-
-/// Adds the add-on state to the rows of clusters with the add-on, and a "not reported" row for
-/// each cluster with the add-on and no row (its namespace is the cluster's name).
-pub fn with_addons<'a>(
-    mut rows: Vec<FleetRow>,
-    addons: impl IntoIterator<Item = &'a ManagedClusterAddOn>,
-) -> Vec<FleetRow> {
-    let by_namespace: BTreeMap<&str, &ManagedClusterAddOn> = addons
-        .into_iter()
-        .filter(|a| a.metadata.name.as_deref() == Some(ADDON_NAME))
-        .filter(|a| a.metadata.deletion_timestamp.is_none())
-        .filter_map(|a| Some((a.metadata.namespace.as_deref()?, a)))
-        .collect();
-    let mut seen = BTreeSet::new();
-    for row in &mut rows {
-        // A hosted cluster's row is not the namespace's cluster: the add-on is not its own.
-        if row.hosted_cluster.is_some() {
-            continue;
-        }
-        if let Some(a) = by_namespace.get(row.namespace.as_str()) {
-            row.add_on = Some(AddOnState::of(a));
-            seen.insert(row.namespace.clone());
-        }
-    }
-    for (namespace, a) in by_namespace {
-        if !seen.contains(namespace) {
-            rows.push(FleetRow::not_reported(
-                namespace.to_owned(),
-                AddOnState::of(a),
-            ));
-        }
-    }
-    rows
-}
-
-fn worst_level(h: &HealthCounts) -> u8 {
-    if h.critical > 0 {
-        4
-    } else if h.error > 0 {
-        3
-    } else if h.warning > 0 {
-        2
-    } else if h.info > 0 || h.unknown > 0 {
-        1
-    } else {
-        0
-    }
-}
-
-fn assessment_badness(r: &FleetRow) -> u8 {
-    // Nothing known, or nothing recent: an agent that does not report needs a look.
-    if !r.reported || r.freshness == Some(Freshness::Stale) {
-        return 5;
-    }
-    match r.assessment {
-        Assessment::Stalled => 4,
-        Assessment::ProgressingSlow => 3,
-        Assessment::Unknown => 2,
-        Assessment::Completed => 0,
-        _ => 1,
-    }
-}
-
-/// Rows worst first: by the most severe health insight, then the control-plane assessment
-/// (not reported or stale, Stalled, Progressing - Slow, Unknown, Progressing, Completed), then
-/// pools in trouble (Degraded before Excluded), then lowest completion, then name.
-pub(crate) fn sort_key(r: &FleetRow) -> (Reverse<u8>, Reverse<u8>, Reverse<u8>, u32, &str) {
-    let pools = r
-        .worker_pools_not_completed
-        .iter()
-        .map(|p| match p.assessment {
-            Assessment::Degraded => 2,
-            Assessment::Excluded => 1,
-            _ => 0,
-        })
-        .max()
-        .unwrap_or(0);
-    (
-        Reverse(worst_level(&r.health)),
-        Reverse(assessment_badness(r)),
-        Reverse(pools),
-        r.completion_percent,
-        r.cluster.as_str(),
-    )
-}
-
-/// Sorts rows worst first.
-pub fn sort(rows: &mut [FleetRow]) {
-    rows.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
 }
 
 /// The fleet table at `now`: an ADD-ON column when a row has an add-on state (an ACM hub), a
@@ -517,28 +160,6 @@ fn health_text(h: &HealthCounts) -> String {
     } else {
         parts.join(", ")
     }
-}
-
-/// The fleet's rows from what was read: the statuses' rows counted from `tally`, the add-ons
-/// (`None`: not an ACM hub, or unreadable) with a row for each cluster that has not reported,
-/// only the `selected` clusters' (`--selector`/`--clusterset`), claims checked, worst first.
-pub fn assemble(
-    cps: &[ControlPlaneUpdateStatus],
-    tally: &Tally,
-    addons: Option<&[ManagedClusterAddOn]>,
-    selected: Option<&BTreeSet<String>>,
-    judge: &Judge,
-) -> Vec<FleetRow> {
-    let mut rows = rows(cps, tally, judge);
-    if let Some(addons) = addons {
-        rows = with_addons(rows, addons);
-    }
-    if let Some(selected) = selected {
-        rows.retain(|r| selected.contains(&r.namespace));
-    }
-    check_claims(&mut rows);
-    sort(&mut rows);
-    rows
 }
 
 #[cfg(test)]

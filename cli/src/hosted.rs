@@ -22,7 +22,7 @@ use update_status_snapshot::hosted::HostedSnapshot;
 
 use crate::escape::{self, Newlines};
 use crate::online::{self, OnlineError};
-use crate::render::View;
+use crate::view::View;
 use crate::selective;
 
 /// What can go wrong in hosted mode.

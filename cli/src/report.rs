@@ -12,7 +12,8 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
-use crate::render::{View, sorted_health, sorted_progress};
+use crate::render::{sorted_health, sorted_progress};
+use crate::view::View;
 
 /// `apiVersion` of the reports.
 pub const API_VERSION: &str = "update.openshift.io/v1alpha1";

@@ -22,7 +22,7 @@ use update_status_assess::naming::label_value;
 use update_status_assess::nodes::MASTER_POOL;
 
 use crate::online::{OnlineError, list};
-use crate::render::View;
+use crate::view::View;
 
 /// Page size of the full read.
 pub const PAGE: u32 = 500;

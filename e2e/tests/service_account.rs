@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use jiff::SignedDuration;
 use serde_json::{Value, json};
-use update_status_controllers::assess::nodes::SOURCE_NODE_DEGRADED;
+use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::{Controller, Launch, release_bin, workspace_bin};
 use update_status_e2e::kubeconfig::{ServiceAccountConfig, service_account_config};
 use update_status_e2e::playback::{self, Simulator};

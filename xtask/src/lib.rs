@@ -74,6 +74,10 @@ pub struct Crate {
     pub modules: Vec<Module>,
     /// `(a, b)`: the file of module `a` names module `b` (both own their file).
     pub edges: BTreeSet<(usize, usize)>,
+    /// `(a, b)`: the file of module `a` names module `b`, one of its ancestors (its parent, the
+    /// crate root...): an import running back up. Kept apart from `edges` (a module and its
+    /// ancestors would make every such import a cycle).
+    pub upward: BTreeSet<(usize, usize)>,
 }
 
 impl Crate {
@@ -173,7 +177,12 @@ impl Crate {
 
     fn add_edge(&mut self, from: usize, to: usize) {
         let (from, to) = (self.file_owner(from), self.file_owner(to));
-        if from != to && !self.is_ancestor(to, from) {
+        if from == to {
+            return;
+        }
+        if self.is_ancestor(to, from) {
+            self.upward.insert((from, to));
+        } else {
             self.edges.insert((from, to));
         }
     }
@@ -238,6 +247,16 @@ impl Crate {
             .collect();
         out.sort();
         out
+    }
+
+    /// Every import running back up (to an ancestor module) as `(from, to)` module names, but
+    /// those of test modules (`mod tests`: `use super::*` is how they reach what they test).
+    pub fn upward_arrows(&self) -> Vec<(String, String)> {
+        self.upward
+            .iter()
+            .filter(|&&(a, _)| self.modules[a].path.last().map(String::as_str) != Some("tests"))
+            .map(|&(a, b)| (self.modules[a].name(), self.modules[b].name()))
+            .collect()
     }
 
     /// Every arrow as `(from, to)` module names.
@@ -422,6 +441,20 @@ fn ident_char(ch: char) -> bool {
 /// ... }` block, a `mod tests;` declaration, a test-only `use` or function), which are test
 /// code.
 fn without_tests(text: &str) -> String {
+    cut_tests(text, true)
+}
+
+/// The lines of `text` (a Rust file) outside its `#[cfg(test)]` items: its code, comments
+/// included, its inline tests aside.
+pub fn code_lines(text: &str) -> usize {
+    let stripped = strip(text);
+    let code = cut_tests(&stripped, false);
+    code.lines().count()
+}
+
+/// `text` without its `#[cfg(test)]` items; `keep_lines`: their newlines stay (positions stay
+/// on their lines).
+fn cut_tests(text: &str, keep_lines: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("#[cfg(") {
@@ -447,7 +480,9 @@ fn without_tests(text: &str) -> String {
             (Some(s), None) => s + 1,
             (None, None) => item.len(),
         };
-        out.extend(item[..end].chars().filter(|&c| c == '\n'));
+        if keep_lines {
+            out.extend(item[..end].chars().filter(|&c| c == '\n'));
+        }
         rest = &item[end..];
     }
     out.push_str(rest);
@@ -725,5 +760,36 @@ mod tests {
                     fn f<'a>() {}\n#[cfg(test)]\nmod tests { use crate::d; }\ncrate::e::f();";
         let got = paths(&without_tests(&strip(text)));
         assert_eq!(got, vec![vec!["crate".to_string(), "e".into(), "f".into()]]);
+    }
+
+    #[test]
+    fn code_lines_leave_inline_tests_out() {
+        let text = "//! doc\nfn a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
+        // The doc, `fn a`, the blank line and the attribute's line (cut from `#[cfg(`).
+        assert_eq!(code_lines(text), 4);
+        assert_eq!(code_lines("fn a() {}\n#[cfg(test)]\nmod tests;\n"), 2);
+    }
+
+    #[test]
+    fn imports_back_up_are_arrows_of_their_own() {
+        let dir = std::env::temp_dir().join(format!("xtask-up-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("a")).expect("dir");
+        let w = |p: &str, t: &str| std::fs::write(dir.join(p), t).expect("write");
+        w("lib.rs", "pub mod a;\npub mod b;\npub struct Root;\n");
+        w("a/mod.rs", "pub mod c;\nuse crate::b::B;\n");
+        w("a/c.rs", "use super::X;\nuse crate::Root;\n#[cfg(test)]\nmod tests;\n");
+        w("a/tests.rs", "use super::*;\n");
+        w("b.rs", "pub struct B;\n");
+        let c = Crate::read(&dir.join("lib.rs")).expect("read");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            c.upward_arrows(),
+            vec![
+                ("crate::a::c".to_string(), "crate".to_string()),
+                ("crate::a::c".to_string(), "crate::a".to_string()),
+            ]
+        );
+        assert_eq!(c.arrows(), vec![("crate::a".to_string(), "crate::b".to_string())]);
     }
 }

@@ -1,6 +1,7 @@
 //! `cargo run -p xtask -- modules [CRATE_DIR...]`: prints, for every target of every workspace
-//! crate (or of the crates named), its files, the arrows between them and its import cycles.
-//! Exits 1 when a target has a cycle.
+//! crate (or of the crates named), its files, the arrows between them, its import cycles and the imports running back up (to a
+//! parent module or the crate root).
+//! Exits 1 when a target has a cycle or an import back up.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,23 +39,28 @@ fn run() -> anyhow::Result<bool> {
         for (target, file) in targets(&dir) {
             let c = Crate::read(&file)?;
             let cycles = c.cycles();
+            let upward = c.upward_arrows();
             println!(
-                "{} ({target}): {} files, {} arrows, {} cycles",
+                "{} ({target}): {} files, {} arrows, {} cycles, {} back up",
                 dir.strip_prefix(&root).unwrap_or(&dir).display(),
                 c.modules
                     .iter()
                     .filter(|m| m.parent.is_none_or(|p| c.modules[p].file != m.file))
                     .count(),
                 c.edges.len(),
-                cycles.len()
+                cycles.len(),
+                upward.len()
             );
             for (from, to) in c.arrows() {
                 println!("  {from} -> {to}");
             }
+            for (from, to) in &upward {
+                println!("  BACK UP: {from} -> {to}");
+            }
             for cycle in &cycles {
                 println!("  CYCLE: {}", cycle.join(" <-> "));
             }
-            clean &= cycles.is_empty();
+            clean &= cycles.is_empty() && upward.is_empty();
         }
     }
     Ok(clean)

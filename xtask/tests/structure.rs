@@ -1,10 +1,12 @@
-//! The workspace's structure, kept: no crate has an import cycle between its files, and the
-//! controller's layers import only the layers below them (docs/architecture.md).
+//! The workspace's structure, kept (docs/architecture.md): no crate has an import cycle between
+//! its files or an import running back up (to a parent module or the crate root), the
+//! controller's layers import only the layers below them and are named after concerns (no
+//! `hosted` layer), and no file is too long to find one's way in.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use xtask::{Crate, members, targets};
+use xtask::{Crate, code_lines, members, targets};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,18 +43,10 @@ fn no_crate_has_an_import_cycle() {
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "app",
-        &[
-            "hub_sync",
-            "reconcilers",
-            "hosted",
-            "cache",
-            "runtime",
-            "metrics",
-        ],
+        &["hub_sync", "reconcilers", "cache", "runtime", "metrics"],
     ),
-    ("hub_sync", &["hosted", "cache", "runtime", "metrics"]),
+    ("hub_sync", &["cache", "runtime", "metrics"]),
     ("reconcilers", &["cache", "runtime", "metrics"]),
-    ("hosted", &["cache", "runtime", "metrics"]),
     ("cache", &["runtime", "metrics"]),
     ("runtime", &["metrics"]),
     ("metrics", &[]),
@@ -89,4 +83,86 @@ fn the_controller_layers_import_only_the_layers_below() {
     for (l, _) in LAYERS.iter().filter(|(l, _)| *l != "acm_manifests") {
         assert!(seen.contains(*l), "no file of layer {l} imports anything");
     }
+}
+
+#[test]
+fn no_import_runs_back_up() {
+    let mut found = Vec::new();
+    for dir in members(&root()).expect("the workspace's members") {
+        for (target, file) in targets(&dir) {
+            let c = Crate::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            for (from, to) in c.upward_arrows() {
+                found.push(format!("{} ({target}): {from} -> {to}", dir.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "imports running back up (move what they import down, into a module of its own):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Hosted mode is a mode, not a concern: its caches are in `cache/`, its reconciler in
+/// `reconcilers/`, its start-up in `app/`.
+#[test]
+fn the_controller_has_no_layer_named_after_a_mode() {
+    let src = root().join("controllers/src");
+    for mode in ["hosted", "standalone", "hub"] {
+        assert!(!src.join(mode).exists(), "controllers/src/{mode}/ is back");
+        assert!(!src.join(format!("{mode}.rs")).exists(), "controllers/src/{mode}.rs");
+    }
+}
+
+/// The most lines of code a file may have, its inline tests aside.
+const MAX_CODE_LINES: usize = 800;
+/// The most lines a file of tests may have (`tests/*.rs`, `tests.rs`).
+const MAX_TEST_LINES: usize = 1500;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "target") {
+                rust_files(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_file_is_too_long() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in members(&root).expect("the workspace's members") {
+        rust_files(&dir.join("src"), &mut files);
+        rust_files(&dir.join("tests"), &mut files);
+    }
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut long = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let is_tests = f.file_name().is_some_and(|n| n == "tests.rs")
+            || f.components().any(|c| c.as_os_str() == "tests");
+        let rel = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
+        if is_tests {
+            let n = text.lines().count();
+            if n > MAX_TEST_LINES {
+                long.push(format!("{rel}: {n} lines of tests (at most {MAX_TEST_LINES})"));
+            }
+        } else {
+            let n = code_lines(&text);
+            if n > MAX_CODE_LINES {
+                long.push(format!(
+                    "{rel}: {n} lines of code, inline tests aside (at most {MAX_CODE_LINES})"
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "files to split:\n{}", long.join("\n"));
 }

@@ -18,7 +18,7 @@ use update_status_api::crd::{
 };
 
 use super::age::Judge;
-use super::{FleetRow, PoolSummary};
+use super::model::{FleetRow, PoolSummary};
 
 /// What the rows need of the pools and health insights, by namespace and then by the value of
 /// their `update.openshift.io/cluster` label.

@@ -15,7 +15,9 @@ use update_status_api::acm::{
 };
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 
-use super::{Fleet, FleetFilter, Tally, addons_forbidden, assemble};
+use super::assemble::assemble;
+use super::join::Tally;
+use super::model::{Fleet, FleetFilter, addons_forbidden};
 use crate::online::{OnlineError, fold_pages, health_selector, list_named};
 
 /// Objects per list request, as kubectl's `--chunk-size`.

@@ -13,11 +13,13 @@ use update_status_assess::hosted::control_plane::{
     CONDITION_MANAGEMENT_SIDE_UPDATED, CONDITION_UPDATE_REQUESTED,
 };
 
-use super::{
-    Details, RenderError, View, completed_line, condition, estimate_text, node_table, pool_members,
+use update_status_assess::format::short_duration;
+
+use super::standalone::{
+    Details, RenderError, completed_line, condition, estimate_text, node_table, pool_members,
     pool_table, sort_nodes, update_health, update_timing,
 };
-use crate::duration::short_duration;
+use crate::view::View;
 
 /// Renders the hosted cluster `name` from `view` at `now`; with `related` each detailed health
 /// insight also lists its `related` resources (`--related`).
@@ -44,7 +46,7 @@ pub fn render_with(
     let mut out = String::new();
     control_plane_block(&mut out, cp, cp_updating, now);
     if cp.assessment != Assessment::Completed || cp_updating {
-        super::updating_operators(&mut out, cp, view, now, details);
+        super::standalone::updating_operators(&mut out, cp, view, now, details);
     }
 
     let pools: Vec<_> = view

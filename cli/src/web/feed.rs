@@ -20,7 +20,7 @@ use super::page::script_json;
 use super::watch::{self as reflect, Selection, Store, Task};
 use crate::fleet::{self, Fleet, FleetFilter, FleetRow, Tally};
 use crate::online::OnlineError;
-use crate::render::View;
+use crate::view::View;
 use crate::selective::{pick_control_plane, selectors};
 
 /// The page's JSON, as last published.

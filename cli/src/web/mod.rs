@@ -27,7 +27,7 @@ use kube::Client;
 use tokio::sync::Notify;
 
 use crate::fleet::{Fleet, FleetFilter};
-use crate::render::View;
+use crate::view::View;
 use feed::{ClusterFeed, FleetFeed};
 use model::Source;
 

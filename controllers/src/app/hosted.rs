@@ -1,6 +1,7 @@
 //! Hosted mode (`--mode=hosted`): the same process as standalone (endpoints, supervisor, leader
 //! election, health, metrics) with the hosted watches, the one hosted reconciler
-//! ([`crate::hosted::reconciler`]) and the hosted hub sync.
+//! ([`crate::reconcilers::hosted`]) and the hosted hub sync. [`routes`] says whom each hosted
+//! watch wakes, as `super::standalone::Wakers::routes` does for standalone's.
 
 use std::sync::Arc;
 
@@ -10,17 +11,44 @@ use tracing::Instrument;
 
 use super::args::Args;
 use super::process::{LoopContext, Started};
-use crate::hosted::reconciler::{self, HostedReconciler, HubWake};
+use crate::cache::hosted::{self, HostedRoutes};
+use crate::cache::watch::Wake;
 use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
 use crate::hub_sync::{Credentials, LocalObjects, SessionSettings};
 use crate::metrics::Metrics;
 use crate::reconcilers::events::EventsReconciler;
+use crate::reconcilers::hosted::HostedReconciler;
 use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
 
-/// Starts the hosted watches (tasks of `infra`), every event waking the hosted reconciler and
-/// those of HostedClusters and our objects the hub sync, and checks the hub configuration;
-/// returns how to start the writers once we lead.
+/// Whom each hosted watch wakes: every event the hosted reconciler (`reconciler`); those of
+/// HostedClusters and of our objects the hub sync (`hub`, when on); those of our insights and
+/// control-plane statuses the events task (`events`).
+pub fn routes(
+    reconciler: &Arc<Notify>,
+    hub: Option<&Arc<Notify>>,
+    events: &Arc<Notify>,
+) -> HostedRoutes {
+    let wake = |others: &[Option<&Arc<Notify>>]| {
+        Wake::always(
+            std::iter::once(reconciler)
+                .chain(others.iter().flatten().copied())
+                .cloned()
+                .collect(),
+        )
+    };
+    HostedRoutes {
+        hosted_clusters: wake(&[hub]),
+        node_pools: wake(&[]),
+        machines: wake(&[]),
+        insights: wake(&[hub, Some(events)]),
+        control_plane_statuses: wake(&[hub, Some(events)]),
+        worker_pool_statuses: wake(&[hub]),
+    }
+}
+
+/// Starts the hosted watches (tasks of `infra`), waking whom [`routes`] says, and checks the
+/// hub configuration; returns how to start the writers once we lead.
 pub(crate) async fn start(
     args: &Args,
     client: &kube::Client,
@@ -30,22 +58,18 @@ pub(crate) async fn start(
 ) -> anyhow::Result<Started> {
     let wake = Arc::new(Notify::new());
     let events_wake = Arc::new(Notify::new());
-    let hub_wake = HubWake {
-        wake: args.hub_on().then(|| Arc::new(Notify::new())),
-        events: Some(events_wake.clone()),
-        keep_progress: args.keep_progress(),
-    };
-    let caches = reconciler::start(
+    let hub_wake = args.hub_on().then(|| Arc::new(Notify::new()));
+    let caches = hosted::start(
         client,
         args.watch_namespace.as_deref(),
-        &wake,
-        &hub_wake,
+        routes(&wake, hub_wake.as_ref(), &events_wake),
         health,
         infra,
+        args.keep_progress(),
     );
     // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
     // kubeconfig is a configuration error.
-    let credentials = match (&args.hub_kubeconfig, &hub_wake.wake) {
+    let credentials = match (&args.hub_kubeconfig, &hub_wake) {
         (Some(kubeconfig), Some(_)) => Some(HostedCredentials::Shared(
             Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?,
         )),
@@ -60,7 +84,7 @@ pub(crate) async fn start(
         }
         _ => None,
     };
-    let hub = match (credentials, &hub_wake.wake) {
+    let hub = match (credentials, &hub_wake) {
         (Some(credentials), Some(hub_wake)) => Some(HostedHubSync::new(
             credentials,
             args.hub_include_progress,
@@ -112,7 +136,7 @@ pub(crate) async fn start(
             }
             wake.notify_one();
             events_wake.notify_one();
-            if let Some(w) = &hub_wake.wake {
+            if let Some(w) = &hub_wake {
                 w.notify_one();
             }
             tracing::info!(

@@ -26,10 +26,10 @@ use jiff::Timestamp;
 use kube::api::ObjectMeta;
 use update_status_api::input::{Condition, Node, NodeSpec, NodeStatus};
 
-use crate::assess::nodes::NodeSource;
+use update_status_assess::nodes::NodeSource;
 use crate::runtime::existing::Cached;
 
-use crate::assess::nodes::trim_node;
+use update_status_assess::nodes::trim_node;
 
 /// A Node reduced to what the assessment reads, with shared strings (see the module
 /// documentation).
@@ -191,7 +191,7 @@ impl NodeSource for CompactNode {
 }
 
 /// What the estimates read (`reconcilers/estimates.rs`), without building the Node.
-impl crate::assess::estimates::TimedNode for CompactNode {
+impl update_status_assess::estimates::TimedNode for CompactNode {
     fn annotation(&self, key: &str) -> Option<&str> {
         lookup(&self.annotations, key)
     }

@@ -745,7 +745,7 @@ impl Watches<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assess::nodes::trim_node;
+    use update_status_assess::nodes::trim_node;
     use kube::core::Status;
     use kube::runtime::utils::Backoff;
 

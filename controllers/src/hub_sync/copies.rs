@@ -11,7 +11,7 @@ use update_status_api::crd::{
 };
 
 use super::NAME;
-use crate::assess::naming;
+use update_status_assess::naming;
 use crate::runtime::writer::Desired;
 
 /// Label selector of this cluster's copies on the hub (ours, by the hub sync, for this

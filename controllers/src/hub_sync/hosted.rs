@@ -185,7 +185,7 @@ pub fn hub_names(
 
 /// The value of the label `update.openshift.io/hosted-cluster` of a hosted cluster's copies.
 pub fn hosted_cluster_label((ns, name): &HostedKey) -> String {
-    crate::assess::naming::label_value(&format!("{ns}.{name}"))
+    update_status_assess::naming::label_value(&format!("{ns}.{name}"))
 }
 
 /// A fingerprint per hosted cluster of our objects (names and resourceVersions), computed in

@@ -124,7 +124,7 @@ impl LocalObjects {
     {
         match &self.hosted_cluster {
             None => store.state(),
-            Some((ns, name)) => crate::hosted::reconciler::labelled(store, ns, name),
+            Some((ns, name)) => crate::cache::hosted::labelled(store, ns, name),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! an update is in progress), and re-evaluates the last answer without polling.
 //!
 //! - Alert insights exist only while the cluster updates (B.1's gate, see
-//!   [`crate::assess::alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
+//!   [`update_status_assess::alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
 //!   (same namespace), so they go with it.
 //! - An alert that stops firing loses its insight at the next successful poll.
 //! - A failed poll changes nothing: the insights of the last successful answer stay (one
@@ -27,11 +27,11 @@ use update_status_api::crd::{
 use update_status_api::input::Alert;
 
 use self::prometheus::{PrometheusClient, PrometheusError};
-use crate::assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
-use crate::assess::naming;
+use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
+use update_status_assess::naming;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{Desired, WriteError, Writer};
 
 pub mod prometheus;
@@ -247,11 +247,6 @@ impl AlertsReconciler {
     }
 
     /// One pass (see [`Reconcile::reconcile`]): polls when due, then writes.
-    #[tracing::instrument(
-        name = "reconcile",
-        skip_all,
-        fields(reconciler = NAME, namespace = %self.insights.namespace(), cluster_id = self.cluster_id.as_deref())
-    )]
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         if self.next_poll.is_none_or(|t| Instant::now() >= t) {
             self.poll_prometheus(now).await;
@@ -294,6 +289,12 @@ impl AlertsReconciler {
 
 impl Reconcile for AlertsReconciler {
     const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.insights.namespace().to_string()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
     fn reconcile(
         &mut self,
         now: Timestamp,

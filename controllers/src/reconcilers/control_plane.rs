@@ -15,12 +15,12 @@ use kube::ResourceExt;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight};
 use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
-use crate::assess::compose::{self, ExistingInsights};
-use crate::assess::{ClusterInputs, McoImage, control_plane, naming, order};
+use update_status_assess::compose::{self, ExistingInsights};
+use update_status_assess::{ClusterInputs, McoImage, control_plane, naming, order};
 use crate::cache::insights::ProgressConditions;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::Writer;
 
 /// Name of this reconciler (label value and field-manager suffix).
@@ -57,11 +57,6 @@ impl ControlPlaneReconciler {
     }
 
     /// One pass (see [`Reconcile::reconcile`]).
-    #[tracing::instrument(
-        name = "reconcile",
-        skip_all,
-        fields(reconciler = NAME, namespace = %self.statuses.namespace(), cluster_id = self.cluster_id.as_deref())
-    )]
     async fn reconcile_at(
         &mut self,
         now: Timestamp,
@@ -179,6 +174,12 @@ impl ControlPlaneReconciler {
 
 impl Reconcile for ControlPlaneReconciler {
     const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.statuses.namespace().to_string()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
     fn reconcile(
         &mut self,
         now: Timestamp,

@@ -5,7 +5,7 @@
 //!
 //! It reads the same caches as the other reconcilers (ClusterVersion, ClusterOperators,
 //! MachineConfigPools, MachineConfigs, Nodes, the MCO Deployment) and calls the pure
-//! [`crate::assess::estimates`]. Its own object is not watched: it is read once when this
+//! [`update_status_assess::estimates`]. Its own object is not watched: it is read once when this
 //! replica starts leading (a restart or a leader change resumes from what the previous leader
 //! wrote) and again after a failed write; between, this replica is its only writer. It is
 //! written only when it changes: a node changing phase, an operator reaching the target, an
@@ -27,12 +27,12 @@ use update_status_api::history::{
 };
 use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
-use crate::assess::estimates::{estimate, estimates_moved, observe};
-use crate::assess::{ClusterInputs, McoImage, naming, order};
+use update_status_assess::estimates::{estimate, estimates_moved, observe};
+use update_status_assess::{ClusterInputs, McoImage, naming, order};
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 
 /// Name of this reconciler (label value and field-manager suffix).
@@ -165,11 +165,6 @@ impl EstimatesReconciler {
     }
 
     /// One pass (see [`Reconcile::reconcile`]).
-    #[tracing::instrument(
-        name = "reconcile",
-        skip_all,
-        fields(reconciler = NAME, namespace = %self.namespace, cluster_id = self.cluster_id.as_deref())
-    )]
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         if self.stored.is_none() {
             match self.load().await? {
@@ -255,6 +250,12 @@ impl EstimatesReconciler {
 
 impl Reconcile for EstimatesReconciler {
     const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.namespace.clone()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
     fn reconcile(
         &mut self,
         now: Timestamp,

@@ -122,7 +122,6 @@ impl EventsReconciler {
         reading(&self.insights.state(), &self.statuses.state())
     }
 
-    #[tracing::instrument(name = "reconcile", skip_all, fields(reconciler = NAME))]
     async fn pass(&mut self) {
         let now = self.reading();
         let Some(before) = self.last.replace(now.clone()) else {

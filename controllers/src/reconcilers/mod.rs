@@ -1,4 +1,4 @@
-//! The standalone reconcilers, one per share of the objects: each reads the caches, calls its
+//! The reconcilers, one per set of objects it owns: each reads the caches, calls its
 //! step of the pure composition (`update_status_assess::compose`) and writes what differs.
 //! [`control_plane`] (the ControlPlaneUpdateStatus and the control plane's insights, and the
 //! unreadable inputs' insights), [`worker_pools`] (the WorkerPoolUpdateStatus objects, the
@@ -8,7 +8,8 @@
 //! UpdateHistory: update durations learned by watching, and the remaining-time estimates made
 //! from them); and [`events`], which writes none of our objects: it tells the update's story as
 //! Kubernetes Events from the changes of ours. On a fleet hub (`--mode=hub`), [`hub_quota`]
-//! keeps the ResourceQuota of every cluster namespace with the add-on.
+//! keeps the ResourceQuota of every cluster namespace with the add-on. In hosted mode
+//! (`--mode=hosted`), [`hosted`] writes every HostedCluster's objects in one pass.
 //!
 //! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
 pub mod alerts;
@@ -16,5 +17,6 @@ pub mod claims;
 pub mod control_plane;
 pub mod estimates;
 pub mod events;
+pub mod hosted;
 pub mod hub_quota;
 pub mod worker_pools;

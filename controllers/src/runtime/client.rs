@@ -247,14 +247,23 @@ mod tests {
     /// A plain-HTTP server that answers `429` with `Retry-After: 0` to every request but the
     /// `ok_after`-th, which gets a ConfigMap; counts the requests.
     async fn server(ok_after: u32) -> (String, Arc<AtomicU32>) {
+        let (url, requests, _connections) = counting_server(ok_after).await;
+        (url, requests)
+    }
+
+    /// [`server`], also counting the connections it accepted.
+    async fn counting_server(ok_after: u32) -> (String, Arc<AtomicU32>, Arc<AtomicU32>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("address");
         let count = Arc::new(AtomicU32::new(0));
         let seen = count.clone();
+        let connections = Arc::new(AtomicU32::new(0));
+        let accepted = connections.clone();
         tokio::spawn(async move {
             while let Ok((mut sock, _)) = listener.accept().await {
+                accepted.fetch_add(1, Ordering::SeqCst);
                 let seen = seen.clone();
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 8192];
@@ -286,7 +295,7 @@ mod tests {
                 });
             }
         });
-        (format!("http://{addr}"), count)
+        (format!("http://{addr}"), count, connections)
     }
 
     /// Short waits: the test checks the retries, not the production waits.
@@ -319,5 +328,30 @@ mod tests {
         assert_eq!(count.load(Ordering::SeqCst), RETRY_ATTEMPTS + 1);
         // Bounded: at most the longest wait per retry (kube's default would wait minutes).
         assert!(started.elapsed() < MAX * RETRY_ATTEMPTS + Duration::from_secs(2));
+    }
+
+    /// The hub client keeps its connection however long it stays idle: hyper's default pool
+    /// drops a connection 90 s after the last request started on it, although the session's
+    /// watches still stream over it, and the next call then opens a second one that both hold
+    /// until the watches end. (This replaced a 95-second wait in the e2e `hub_sync`.) Tokio's
+    /// clock is advanced past hyper's 90 s, the client's only clock.
+    #[tokio::test]
+    async fn the_hub_client_reuses_its_connection_after_a_long_quiet_spell() {
+        let (url, requests, connections) = counting_server(1).await;
+        let config = kube::Config::new(url.parse().expect("url"));
+        let cms: Api<ConfigMap> = Api::namespaced(build_http2(config, None).expect("client"), "ns");
+        cms.get("x").await.expect("the first call");
+        // The connection goes back to the pool once the answer is read.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::pause();
+        tokio::time::advance(Duration::from_secs(95)).await;
+        tokio::time::resume();
+        cms.get("x").await.expect("the call after the quiet spell");
+        assert_eq!(requests.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            connections.load(Ordering::SeqCst),
+            1,
+            "the call after 95 quiet seconds opened a second connection"
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
+use tracing::Instrument as _;
 
 use crate::metrics::Metrics;
 use crate::runtime::clock::Clock;
@@ -23,10 +24,23 @@ pub const DEBOUNCE: Duration = Duration::from_millis(100);
 /// Wait after a failed pass.
 pub const RETRY: Duration = Duration::from_secs(10);
 
+/// What a reconciler's passes are about: the fields of its `reconcile` span besides its name.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// The namespace it writes.
+    pub namespace: Option<String>,
+    /// The cluster it reports (`--cluster-name`, on a fleet hub).
+    pub cluster_id: Option<String>,
+}
+
 /// A reconciler: one pass over its inputs.
 pub trait Reconcile: Send + 'static {
     /// Name (label value, field-manager suffix, metrics label).
     const NAME: &'static str;
+    /// The fields of its passes' `reconcile` span (none by default).
+    fn scope(&self) -> Scope {
+        Scope::default()
+    }
     /// One pass at `now`; returns when time alone will next change the answer.
     fn reconcile(
         &mut self,
@@ -60,7 +74,15 @@ pub async fn run<R: Reconcile>(
             tokio::time::sleep(DEBOUNCE).await;
         }
         let started = Instant::now();
-        let result = r.reconcile(clock.now()).await;
+        // The one `reconcile` span of every pass of every reconciler.
+        let scope = r.scope();
+        let span = tracing::info_span!(
+            "reconcile",
+            reconciler = R::NAME,
+            namespace = scope.namespace.as_deref(),
+            cluster_id = scope.cluster_id.as_deref()
+        );
+        let result = r.reconcile(clock.now()).instrument(span).await;
         metrics.reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
         heartbeat.idle();
         next = match result {

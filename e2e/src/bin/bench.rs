@@ -64,8 +64,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use update_status_api::crd::{
     Assessment, ControlPlaneUpdateStatus, NodePhase, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
-use update_status_controllers::assess::nodes::{self as node_assess, NodeContext};
-use update_status_controllers::assess::{assess_cluster, naming};
+use update_status_assess::nodes::{self as node_assess, NodeContext};
+use update_status_assess::{assess_cluster, naming};
 use update_status_e2e::playback::Simulator;
 use update_status_e2e::{client_for, repo_root};
 use update_status_simulator::{NodeStep, Simulation};
@@ -624,10 +624,10 @@ async fn bench_size(args: &Args, n: usize, ticks: f64) -> anyhow::Result<Run> {
     run.objects = want_insights + want_pools + 1;
 
     // The API server's raw write rate for the same objects, before the controller starts.
-    let mut named = update_status_controllers::assess::compose::desired_cluster(
+    let mut named = update_status_assess::compose::desired_cluster(
         &inputs.as_cluster_inputs(),
-        &update_status_controllers::assess::compose::Existing::default(),
-        &update_status_controllers::assess::compose::Labels::new(),
+        &update_status_assess::compose::Existing::default(),
+        &update_status_assess::compose::Labels::new(),
         Timestamp::now(),
     );
     // The same owner references as the controller's (the Nodes' real uids): the garbage

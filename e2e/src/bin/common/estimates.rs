@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use anyhow::Context;
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::history::UpdateHistoryStatus;
-use update_status_controllers::assess::estimates::{Remaining, estimate, observe, oc_estimates};
+use update_status_assess::estimates::{Remaining, estimate, observe, oc_estimates};
 use update_status_simulator::{DriftingCluster, PastUpdate, SimConfig, Simulation};
 
 /// Seeds the constants of `assess/src/estimates/predict.rs` were tuned on; the others were not

@@ -18,7 +18,7 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus};
-use update_status_controllers::assess::compose::Desired;
+use update_status_assess::compose::Desired;
 use update_status_controllers::runtime::writer;
 
 /// Where the raw writes go (not the controller's namespace).

@@ -3,6 +3,7 @@
 //! tests use real sockets (a closed local port), no mock.
 
 use super::*;
+use super::kubeconfig::MAX_REASON;
 use k8s_openapi::ByteString;
 use kube::core::Status;
 

@@ -364,7 +364,7 @@ SINCE      LEVEL   IMPACT   MESSAGE
 
 fn estimate_for(mut cp: ControlPlaneUpdateStatusStatus, est: &str) -> Option<String> {
     let now = ts(NOW);
-    let est = crate::duration::parse_go_duration(est).expect("test duration");
+    let est = update_status_assess::format::parse_go_duration(est).expect("test duration");
     let at = Timestamp::from_nanosecond(now.as_nanosecond() + est).expect("in range");
     cp.estimated_completed_at = Some(at);
     estimate_text(&cp, now)

@@ -12,7 +12,7 @@
 //! Objects of a deleted HostedCluster or NodePool are removed by the garbage collector (they
 //! are owned by it).
 //!
-//! With `--hosted-kubeconfig-access` ([`crate::hosted::guest`]), each hosted cluster's
+//! With `--hosted-kubeconfig-access` ([`crate::cache::guest`]), each hosted cluster's
 //! ClusterOperators and Nodes are read through its admin kubeconfig and passed as the guest
 //! inputs; one that cannot be read is assessed without them (`HostedClusterUnreachable`).
 //! Input objects that cannot be decoded (a HostedCluster, NodePool or cluster-api object with a
@@ -38,13 +38,14 @@ use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 
-use crate::assess::compose::{DesiredCluster, Existing, ExistingInsights};
-use crate::assess::control_plane::CONDITION_UPDATING;
-use crate::assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
-use crate::assess::insight::UnreadableInput;
+use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
+use update_status_assess::control_plane::CONDITION_UPDATING;
+use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
+use update_status_assess::insight::UnreadableInput;
 use crate::cache::insights::{CachedInsight, ProgressConditions};
 use crate::cache::watch::{Unreadable, Wake, Watches, keep_all};
-use crate::hosted::guest::{GuestView, Guests};
+use crate::cache::guest::{GuestView, Guests};
+use crate::cache::hosted::{HostedCaches, labelled};
 use crate::metrics::Metrics;
 use crate::runtime::existing::Cached;
 use crate::runtime::health::Health;
@@ -54,139 +55,6 @@ use crate::runtime::writer::{WriteError, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "hosted";
-
-/// The caches of hosted mode.
-#[derive(Clone)]
-pub struct HostedCaches {
-    /// HostedClusters (the watched namespace, or all).
-    pub hosted_clusters: Store<HostedCluster>,
-    /// NodePools (the watched namespace, or all).
-    pub node_pools: Store<NodePool>,
-    /// cluster-api Machines (all namespaces: they live in the control-plane namespaces).
-    pub machines: Store<Machine>,
-    /// cluster-api MachineSets.
-    pub machine_sets: Store<MachineSet>,
-    /// cluster-api MachineDeployments.
-    pub machine_deployments: Store<MachineDeployment>,
-    /// Our UpdateInsights labelled with a hosted cluster (progress insights projected unless
-    /// the hub sync copies them, see [`crate::cache::insights`]).
-    pub insights: Store<CachedInsight>,
-    /// Our ControlPlaneUpdateStatus objects labelled with a hosted cluster.
-    pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
-    /// Our WorkerPoolUpdateStatus objects labelled with a hosted cluster.
-    pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
-    /// Input objects that cannot be decoded (left out of the caches above).
-    pub unreadable: Unreadable,
-}
-
-/// Whom the hosted watches wake besides the reconciler: the hub sync, if on, and the events
-/// task.
-#[derive(Clone, Default)]
-pub struct HubWake {
-    /// Woken by the HostedCluster watch and the watches of our objects.
-    pub wake: Option<Arc<Notify>>,
-    /// The events task: woken by our insights and control-plane statuses.
-    pub events: Option<Arc<Notify>>,
-    /// Progress insights are cached whole (`--hub-include-progress`: the hub copies them).
-    pub keep_progress: bool,
-}
-
-/// Starts the hosted-mode watches (tasks `watch/<Kind>`), every event waking `wake`, and
-/// `hub.wake` for HostedClusters and our objects, `hub.events` for our insights and statuses.
-/// `namespace`: where HostedClusters, NodePools and our objects are watched (`None`: all).
-pub fn start(
-    client: &kube::Client,
-    namespace: Option<&str>,
-    wake: &Arc<Notify>,
-    hub: &HubWake,
-    health: &Arc<Health>,
-    tasks: &mut Tasks,
-) -> HostedCaches {
-    let unreadable = Unreadable::default();
-    let mut w = Watches {
-        tasks,
-        health: health.clone(),
-        client: client.clone(),
-        unreadable: unreadable.clone(),
-    };
-    let wakes = || Wake::always(vec![wake.clone()]);
-    let and_hub = || {
-        Wake::always(
-            [Some(wake.clone()), hub.wake.clone()]
-                .into_iter()
-                .flatten()
-                .collect(),
-        )
-    };
-    // Our insights and statuses also wake the events task.
-    let and_events = || {
-        Wake::always(
-            [Some(wake.clone()), hub.wake.clone(), hub.events.clone()]
-                .into_iter()
-                .flatten()
-                .collect(),
-        )
-    };
-    // Ours: written by this controller for some hosted cluster.
-    let ours = kube::runtime::watcher::Config::default().labels(&format!(
-        "{}={},{}",
-        labels::MANAGED_BY,
-        labels::MANAGED_BY_VALUE,
-        labels::CLUSTER
-    ));
-    HostedCaches {
-        hosted_clusters: w.spawn_input_in(namespace, and_hub(), "HostedCluster", keep_all),
-        node_pools: w.spawn_input_in(namespace, wakes(), "NodePool", keep_all),
-        machines: w.spawn_input_in(None, wakes(), "Machine", keep_all),
-        machine_sets: w.spawn_input_in(None, wakes(), "MachineSet", keep_all),
-        machine_deployments: w.spawn_input_in(None, wakes(), "MachineDeployment", keep_all),
-        // Progress insights projected, as in standalone mode, unless the hub sync copies them.
-        insights: w.spawn_insights(
-            api(client, namespace),
-            ours.clone(),
-            and_events(),
-            hub.keep_progress,
-        ),
-        control_plane_statuses: w.spawn(
-            api(client, namespace),
-            ours.clone(),
-            and_events(),
-            "ControlPlaneUpdateStatus",
-        ),
-        worker_pool_statuses: w.spawn(
-            api(client, namespace),
-            ours,
-            and_hub(),
-            "WorkerPoolUpdateStatus",
-        ),
-        unreadable,
-    }
-}
-
-/// `K` in `namespace` (`None`: all namespaces).
-fn api<K>(client: &kube::Client, namespace: Option<&str>) -> kube::Api<K>
-where
-    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>,
-{
-    match namespace {
-        Some(ns) => kube::Api::namespaced(client.clone(), ns),
-        None => kube::Api::all(client.clone()),
-    }
-}
-
-impl HostedCaches {
-    /// Resolves once every cache has listed once (`Err`: a watch task ended before).
-    pub async fn synced(&self) -> Result<(), kube::runtime::reflector::store::WriterDropped> {
-        self.hosted_clusters.wait_until_ready().await?;
-        self.node_pools.wait_until_ready().await?;
-        self.machines.wait_until_ready().await?;
-        self.machine_sets.wait_until_ready().await?;
-        self.machine_deployments.wait_until_ready().await?;
-        self.insights.wait_until_ready().await?;
-        self.control_plane_statuses.wait_until_ready().await?;
-        self.worker_pool_statuses.wait_until_ready().await
-    }
-}
 
 /// The writers of one HostedCluster (in its namespace).
 struct ClusterWriters {
@@ -230,21 +98,6 @@ pub struct HostedReconciler {
     writers: HashMap<(String, String), ClusterWriters>,
     /// `--hosted-kubeconfig-access`: the hosted clusters read from inside.
     guests: Option<Guests>,
-}
-
-/// The objects of `store` in `namespace` whose `update.openshift.io/cluster` label is `cluster`.
-pub(crate) fn labelled<K>(store: &Store<K>, namespace: &str, cluster: &str) -> Vec<Arc<K>>
-where
-    K: Lookup<DynamicType = ()> + Cached + Clone + 'static,
-{
-    store
-        .state()
-        .into_iter()
-        .filter(|o| {
-            o.cached_namespace() == Some(namespace)
-                && o.cached_label(labels::CLUSTER) == Some(cluster)
-        })
-        .collect()
 }
 
 /// HostedClusters reconciled at once in a pass (each of their writers runs its own writes
@@ -523,7 +376,6 @@ impl HostedReconciler {
 
     /// One pass over every HostedCluster (see [`Reconcile::reconcile`]), [`CLUSTER_CONCURRENCY`]
     /// at a time, each with its own writers.
-    #[tracing::instrument(name = "reconcile", skip_all, fields(reconciler = NAME))]
     async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
