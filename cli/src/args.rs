@@ -115,4 +115,3 @@ fn parse_stale_after(s: &str) -> Result<jiff::SignedDuration, String> {
         Err(format!("{s:?}: the duration must be positive"))
     }
 }
-

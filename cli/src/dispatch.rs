@@ -41,7 +41,7 @@ pub enum Picture {
     /// One cluster's objects.
     Cluster {
         /// Its objects' content.
-        view: View,
+        view: Box<View>,
         /// The title of its page.
         title: String,
         /// A hosted cluster's name (its own text layout).
@@ -82,11 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let (picture, now) = read(&cli, details, &rt)?;
     let text = match picture {
         Picture::Cluster { view, title, .. } if cli.web => {
-            let target = web::Target::Snapshot {
-                view: Box::new(view),
-                now,
-                title,
-            };
+            let target = web::Target::Snapshot { view, now, title };
             return rt.block_on(web::serve(listen, target, None));
         }
         picture => output(picture, now, &cli, details)?,
@@ -108,7 +104,7 @@ pub fn read(
 ) -> anyhow::Result<(Picture, Timestamp)> {
     let clock = || cli.now.unwrap_or_else(Timestamp::now);
     let cluster = |view, title, hosted: Option<&str>| Picture::Cluster {
-        view,
+        view: Box::new(view),
         title,
         hosted: hosted.map(str::to_owned),
     };
@@ -185,11 +181,11 @@ pub fn output(
             hosted,
         } => match (cli.output, hosted) {
             (Format::Text, Some(name)) => {
-                render::hosted::render_with(&name, &escape::view(view)?, now, details, cli.related)
+                render::hosted::render_with(&name, &escape::view(*view)?, now, details, cli.related)
             }
             (Format::Text, None) => {
                 render::check(&view)?;
-                render::render_with(&escape::view(view)?, now, details, cli.related)
+                render::render_with(&escape::view(*view)?, now, details, cli.related)
             }
             (Format::Html, _) => web::html_cluster(&view, now, title)?,
             (format, _) => report::serialise(&UpdateStatusReport::new(&view, now), format)?,

@@ -25,27 +25,22 @@ mod join;
 mod model;
 mod read;
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
-use update_status_api::acm::{
-    ADDON_NAME, CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn, clusterset_selector,
-};
-use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel};
+use update_status_api::crd::{HealthCounts, ImpactLevel};
 
 use crate::report::API_VERSION;
 use crate::tabwriter::format_table;
 
 pub use age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
 pub use assemble::{assemble, sort, sort_key, with_addons};
+pub use join::{Tally, check_claims, rows};
 pub use model::{
     AddOnCondition, AddOnState, Fleet, FleetFilter, FleetRow, PoolSummary, addons_forbidden,
     unreadable_warning,
 };
-pub use join::{Tally, check_claims, rows};
 pub use read::{discover, fetch};
 
 /// The `--fleet -o json|yaml` document.
@@ -165,6 +160,10 @@ fn health_text(h: &HealthCounts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use update_status_api::acm::{
+        ADDON_NAME, CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn,
+    };
+    use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus};
     use update_status_api::crd::{
         ControlPlaneUpdateStatusSpec, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
         HealthInsight, Impact, InsightType, UpdateInsight, UpdateInsightSpec, UpdateInsightStatus,

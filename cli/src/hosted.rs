@@ -22,8 +22,8 @@ use update_status_snapshot::hosted::HostedSnapshot;
 
 use crate::escape::{self, Newlines};
 use crate::online::{self, OnlineError};
-use crate::view::View;
 use crate::selective;
+use crate::view::View;
 
 /// What can go wrong in hosted mode.
 #[derive(Debug, thiserror::Error)]

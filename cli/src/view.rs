@@ -20,4 +20,3 @@ pub struct View {
     /// read): the omitted-nodes footers subtract them from the statuses' node counts.
     pub printed_nodes_only: bool,
 }
-

@@ -764,7 +764,8 @@ mod tests {
 
     #[test]
     fn code_lines_leave_inline_tests_out() {
-        let text = "//! doc\nfn a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
+        let text =
+            "//! doc\nfn a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
         // The doc, `fn a`, the blank line and the attribute's line (cut from `#[cfg(`).
         assert_eq!(code_lines(text), 4);
         assert_eq!(code_lines("fn a() {}\n#[cfg(test)]\nmod tests;\n"), 2);
@@ -778,7 +779,10 @@ mod tests {
         let w = |p: &str, t: &str| std::fs::write(dir.join(p), t).expect("write");
         w("lib.rs", "pub mod a;\npub mod b;\npub struct Root;\n");
         w("a/mod.rs", "pub mod c;\nuse crate::b::B;\n");
-        w("a/c.rs", "use super::X;\nuse crate::Root;\n#[cfg(test)]\nmod tests;\n");
+        w(
+            "a/c.rs",
+            "use super::X;\nuse crate::Root;\n#[cfg(test)]\nmod tests;\n",
+        );
         w("a/tests.rs", "use super::*;\n");
         w("b.rs", "pub struct B;\n");
         let c = Crate::read(&dir.join("lib.rs")).expect("read");
@@ -790,6 +794,9 @@ mod tests {
                 ("crate::a::c".to_string(), "crate::a".to_string()),
             ]
         );
-        assert_eq!(c.arrows(), vec![("crate::a".to_string(), "crate::b".to_string())]);
+        assert_eq!(
+            c.arrows(),
+            vec![("crate::a".to_string(), "crate::b".to_string())]
+        );
     }
 }

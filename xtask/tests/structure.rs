@@ -110,7 +110,10 @@ fn the_controller_has_no_layer_named_after_a_mode() {
     let src = root().join("controllers/src");
     for mode in ["hosted", "standalone", "hub"] {
         assert!(!src.join(mode).exists(), "controllers/src/{mode}/ is back");
-        assert!(!src.join(format!("{mode}.rs")).exists(), "controllers/src/{mode}.rs");
+        assert!(
+            !src.join(format!("{mode}.rs")).exists(),
+            "controllers/src/{mode}.rs"
+        );
     }
 }
 
@@ -153,7 +156,9 @@ fn no_file_is_too_long() {
         if is_tests {
             let n = text.lines().count();
             if n > MAX_TEST_LINES {
-                long.push(format!("{rel}: {n} lines of tests (at most {MAX_TEST_LINES})"));
+                long.push(format!(
+                    "{rel}: {n} lines of tests (at most {MAX_TEST_LINES})"
+                ));
             }
         } else {
             let n = code_lines(&text);

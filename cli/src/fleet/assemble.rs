@@ -4,14 +4,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use jiff::{SignedDuration, Timestamp};
-use serde::Serialize;
-use update_status_api::acm::{
-    ADDON_NAME, CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn, clusterset_selector,
-};
-use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel};
+use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
+use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus, HealthCounts};
 
-use super::age::Judge;
+use super::age::{Freshness, Judge};
 use super::join::{Tally, check_claims, rows};
 use super::model::{AddOnState, FleetRow};
 
@@ -126,4 +122,3 @@ pub fn assemble(
     sort(&mut rows);
     rows
 }
-

@@ -1,17 +1,17 @@
 //! What `--fleet` shows: a cluster's row ([`FleetRow`]), its pools and add-on state, the
 //! filter the user gave ([`FleetFilter`]) and what the read found ([`Fleet`]).
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
-
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use update_status_api::acm::{
-    ADDON_NAME, CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn, clusterset_selector,
+    CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn, clusterset_selector,
 };
-use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel};
+use update_status_api::crd::{Assessment, HealthCounts};
 
-use super::age::Freshness;
+use super::age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
+
+/// Objects per list request, as kubectl's `--chunk-size`.
+pub const DEFAULT_CHUNK_SIZE: u32 = 500;
 
 /// One cluster of the fleet.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ pub struct FleetRow {
 
 impl FleetRow {
     /// The row of a cluster with the add-on enabled whose agent has not reported.
-    fn not_reported(namespace: String, add_on: AddOnState) -> Self {
+    pub(super) fn not_reported(namespace: String, add_on: AddOnState) -> Self {
         FleetRow {
             cluster: namespace.clone(),
             namespace,
@@ -132,7 +132,7 @@ pub struct AddOnState {
 }
 
 impl AddOnState {
-    fn of(mca: &ManagedClusterAddOn) -> Self {
+    pub(super) fn of(mca: &ManagedClusterAddOn) -> Self {
         let status = |s: &str| match s {
             "True" | "False" => s.to_owned(),
             _ => "Unknown".to_owned(),
@@ -207,7 +207,7 @@ impl Default for FleetFilter {
             selector: None,
             clusterset: None,
             stale_after: DEFAULT_STALE_AFTER,
-            chunk_size: read::DEFAULT_CHUNK_SIZE,
+            chunk_size: DEFAULT_CHUNK_SIZE,
         }
     }
 }
@@ -288,4 +288,3 @@ pub fn addons_forbidden() -> String {
         update_status_api::acm::ADDON_GROUP
     )
 }
-

@@ -20,9 +20,6 @@ use super::join::Tally;
 use super::model::{Fleet, FleetFilter, addons_forbidden};
 use crate::online::{OnlineError, fold_pages, health_selector, list_named};
 
-/// Objects per list request, as kubectl's `--chunk-size`.
-pub const DEFAULT_CHUNK_SIZE: u32 = 500;
-
 /// Namespaces read at once when reading them one by one.
 const PARALLEL: usize = 8;
 

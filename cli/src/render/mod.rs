@@ -8,9 +8,9 @@
 pub mod hosted;
 mod standalone;
 
+#[cfg(test)]
+pub use standalone::render;
 pub use standalone::{
     Details, InvalidDetails, RelatedNeedsHealth, RenderError, check, estimate_text, health_since,
     is_updating, render_with, sorted_health, sorted_progress, update_timing,
 };
-#[cfg(test)]
-pub use standalone::render;

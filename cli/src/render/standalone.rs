@@ -22,8 +22,8 @@ use update_status_assess::order::node_sort_key;
 
 use update_status_assess::format::{MINUTE, SECOND, ellipsize, round, short_duration, truncate};
 
-use crate::view::View;
 use crate::tabwriter::format_table;
+use crate::view::View;
 
 /// Name of the control-plane pool.
 const MASTER: &str = "master";
@@ -180,7 +180,7 @@ pub fn render_with(view: &View, now: Timestamp, details: Details, related: bool)
 }
 
 /// B.1: the CV is progressing, or some worker pool with nodes is not fully updated.
-pub(crate) fn is_updating(view: &View) -> bool {
+pub fn is_updating(view: &View) -> bool {
     let cp_progressing = view.control_plane.as_ref().is_some_and(|cp| {
         condition(&cp.conditions, "Updating").is_some_and(|c| c.status == ConditionStatus::True)
     });
@@ -201,7 +201,7 @@ fn elapsed(a: Timestamp, b: Timestamp) -> i128 {
 }
 
 /// E.3's estimate text, or `None` when there is no estimate (`EstTimeToComplete == 0`).
-pub(crate) fn estimate_text(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> Option<String> {
+pub fn estimate_text(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> Option<String> {
     let at = cp.estimated_completed_at?;
     let est = round_update_duration(elapsed(at, now));
     if est == 0 {
@@ -306,10 +306,7 @@ pub(super) fn updating_operators(
 
 /// When the control plane's update ended (`now` while it runs) and how long it took, rounded
 /// as oc rounds it.
-pub(crate) fn update_timing(
-    cp: &ControlPlaneUpdateStatusStatus,
-    now: Timestamp,
-) -> (Timestamp, i128) {
+pub fn update_timing(cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) -> (Timestamp, i128) {
     let end = cp.completed_at.unwrap_or(now);
     let duration = cp
         .started_at
@@ -319,7 +316,11 @@ pub(crate) fn update_timing(
 }
 
 /// E.3's single line of a completed control-plane update.
-pub(super) fn completed_line(out: &mut String, cp: &ControlPlaneUpdateStatusStatus, now: Timestamp) {
+pub(super) fn completed_line(
+    out: &mut String,
+    cp: &ControlPlaneUpdateStatusStatus,
+    now: Timestamp,
+) {
     let (end, duration) = update_timing(cp, now);
     let _ = writeln!(
         out,
@@ -362,7 +363,11 @@ fn pool_nodes<'a>(view: &'a View, pool: &str) -> Vec<&'a UpdateInsightStatus> {
 }
 
 /// The progress insights about resources of `kinds` in a pool (in input order).
-pub(super) fn pool_members<'a>(view: &'a View, pool: &str, kinds: &[&str]) -> Vec<&'a UpdateInsightStatus> {
+pub(super) fn pool_members<'a>(
+    view: &'a View,
+    pool: &str,
+    kinds: &[&str],
+) -> Vec<&'a UpdateInsightStatus> {
     view.insights
         .iter()
         .filter(|i| {
@@ -533,7 +538,11 @@ fn worker_pool_table(out: &mut String, pools: &[(&str, &WorkerPoolUpdateStatusSt
 }
 
 /// E.5 with the first column named `header` (hosted mode: `NODEPOOL`).
-pub(super) fn pool_table(out: &mut String, header: &str, pools: &[(&str, &WorkerPoolUpdateStatusStatus)]) {
+pub(super) fn pool_table(
+    out: &mut String,
+    header: &str,
+    pools: &[(&str, &WorkerPoolUpdateStatusStatus)],
+) {
     let mut table = format!("{header}\tASSESSMENT\tCOMPLETION\tSTATUS\n");
     for (name, pool) in pools {
         let n = &pool.nodes;
@@ -646,7 +655,7 @@ fn progress_key<'a>(
 }
 
 /// SINCE of a health insight: `-` when unknown, else the elapsed time truncated to 1 s.
-pub(crate) fn health_since(started_at: Option<Timestamp>, now: Timestamp) -> String {
+pub fn health_since(started_at: Option<Timestamp>, now: Timestamp) -> String {
     started_at.map_or_else(
         || "-".to_owned(),
         |t| short_duration(truncate(elapsed(now, t), SECOND)),

@@ -20,8 +20,8 @@ use super::page::script_json;
 use super::watch::{self as reflect, Selection, Store, Task};
 use crate::fleet::{self, Fleet, FleetFilter, FleetRow, Tally};
 use crate::online::OnlineError;
-use crate::view::View;
 use crate::selective::{pick_control_plane, selectors};
+use crate::view::View;
 
 /// The page's JSON, as last published.
 pub type Published = watch::Receiver<Arc<String>>;

@@ -86,12 +86,22 @@ pub fn start(
         labels::CLUSTER
     ));
     HostedCaches {
-        hosted_clusters: w.spawn_input_in(namespace, routes.hosted_clusters, "HostedCluster", keep_all),
+        hosted_clusters: w.spawn_input_in(
+            namespace,
+            routes.hosted_clusters,
+            "HostedCluster",
+            keep_all,
+        ),
         node_pools: w.spawn_input_in(namespace, routes.node_pools, "NodePool", keep_all),
         machines: w.spawn_input_in(None, routes.machines.clone(), "Machine", keep_all),
         machine_sets: w.spawn_input_in(None, routes.machines.clone(), "MachineSet", keep_all),
         machine_deployments: w.spawn_input_in(None, routes.machines, "MachineDeployment", keep_all),
-        insights: w.spawn_insights(api(client, namespace), ours.clone(), routes.insights, keep_progress),
+        insights: w.spawn_insights(
+            api(client, namespace),
+            ours.clone(),
+            routes.insights,
+            keep_progress,
+        ),
         control_plane_statuses: w.spawn(
             api(client, namespace),
             ours.clone(),
@@ -147,4 +157,3 @@ where
         })
         .collect()
 }
-

@@ -26,8 +26,8 @@ use jiff::Timestamp;
 use kube::api::ObjectMeta;
 use update_status_api::input::{Condition, Node, NodeSpec, NodeStatus};
 
-use update_status_assess::nodes::NodeSource;
 use crate::runtime::existing::Cached;
+use update_status_assess::nodes::NodeSource;
 
 use update_status_assess::nodes::trim_node;
 

@@ -745,9 +745,9 @@ impl Watches<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use update_status_assess::nodes::trim_node;
     use kube::core::Status;
     use kube::runtime::utils::Backoff;
+    use update_status_assess::nodes::trim_node;
 
     fn insight(reconciler: &str) -> UpdateInsight {
         let mut o = UpdateInsight::new("x", Default::default());

@@ -11,8 +11,8 @@ use update_status_api::crd::{
 };
 
 use super::NAME;
-use update_status_assess::naming;
 use crate::runtime::writer::Desired;
+use update_status_assess::naming;
 
 /// Label selector of this cluster's copies on the hub (ours, by the hub sync, for this
 /// cluster): what the hub reflectors see, hence all that a pass may change or delete.

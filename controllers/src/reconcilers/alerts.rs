@@ -27,12 +27,12 @@ use update_status_api::crd::{
 use update_status_api::input::Alert;
 
 use self::prometheus::{PrometheusClient, PrometheusError};
-use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
-use update_status_assess::naming;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{Desired, WriteError, Writer};
+use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
+use update_status_assess::naming;
 
 pub mod prometheus;
 

@@ -30,11 +30,11 @@ use tokio::sync::Notify;
 use update_status_api::acm::ClusterClaim;
 use update_status_api::crd::labels;
 
-use update_status_assess::claims::{Claim, cluster_claims};
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use update_status_assess::claims::{Claim, cluster_claims};
 
 /// Name of this reconciler (label value, field-manager suffix, metrics label).
 pub const NAME: &str = "cluster-claims";

@@ -27,13 +27,13 @@ use update_status_api::history::{
 };
 use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
-use update_status_assess::estimates::{estimate, estimates_moved, observe};
-use update_status_assess::{ClusterInputs, McoImage, naming, order};
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use update_status_assess::estimates::{estimate, estimates_moved, observe};
+use update_status_assess::{ClusterInputs, McoImage, naming, order};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "estimates";

@@ -28,7 +28,7 @@ use futures::StreamExt;
 
 use jiff::Timestamp;
 use kube::ResourceExt;
-use kube::runtime::reflector::{Lookup, Store};
+use kube::runtime::reflector::Store;
 use tokio::sync::Notify;
 use update_status_api::crd::{
     Assessment, ConditionStatus, ControlPlaneUpdateStatus, InsightType, UpdateInsight,
@@ -38,20 +38,17 @@ use update_status_api::hosted::{
     HostedCluster, Machine, MachineDeployment, MachineSet, NodePool, control_plane_namespace,
 };
 
+use crate::cache::guest::{GuestView, Guests};
+use crate::cache::hosted::HostedCaches;
+use crate::cache::insights::{CachedInsight, ProgressConditions};
+use crate::metrics::Metrics;
+use crate::runtime::existing::Cached;
+use crate::runtime::runner::{RETRY, Reconcile};
+use crate::runtime::writer::{WriteError, Writer};
 use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::control_plane::CONDITION_UPDATING;
 use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
 use update_status_assess::insight::UnreadableInput;
-use crate::cache::insights::{CachedInsight, ProgressConditions};
-use crate::cache::watch::{Unreadable, Wake, Watches, keep_all};
-use crate::cache::guest::{GuestView, Guests};
-use crate::cache::hosted::{HostedCaches, labelled};
-use crate::metrics::Metrics;
-use crate::runtime::existing::Cached;
-use crate::runtime::health::Health;
-use crate::runtime::runner::{RETRY, Reconcile};
-use crate::runtime::supervisor::Tasks;
-use crate::runtime::writer::{WriteError, Writer};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "hosted";

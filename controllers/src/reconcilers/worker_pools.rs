@@ -30,15 +30,15 @@ use update_status_api::crd::{
 };
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
-use update_status_assess::compose;
-use update_status_assess::incremental::WorkerPools;
-use update_status_assess::related::{DrainEvidence, drain_blockers};
 use crate::cache::drain::DrainLookups;
 use crate::cache::insights::ProgressConditions;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{PENDING_TTL, Writer};
+use update_status_assess::compose;
+use update_status_assess::incremental::WorkerPools;
+use update_status_assess::related::{DrainEvidence, drain_blockers};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";

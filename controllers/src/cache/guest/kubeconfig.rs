@@ -228,4 +228,3 @@ pub fn watch_reason(
         text
     }
 }
-

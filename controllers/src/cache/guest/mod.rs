@@ -25,26 +25,23 @@ use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Secret;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
-use secrecy::ExposeSecret;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
-use update_status_api::hosted::{HostedCluster, KUBECONFIG_SECRET_KEY};
+use update_status_api::hosted::HostedCluster;
 use update_status_api::input::{ClusterOperator, Node};
 use update_status_assess::insight::UnreadableInput;
-use update_status_assess::redact::{REDACTED, redact_url, redact_urls_in};
 
-use update_status_assess::nodes::trim_node;
 use crate::cache::watch::{Decoder, INPUT_PAGE_SIZE, Unreadable, slim};
 use tracing::Instrument;
 use update_status_assess::hosted::caps::{
     MAX_GUEST_CLUSTER_OPERATORS, MAX_GUEST_NODES, Reported, trim_operator,
 };
+use update_status_assess::nodes::trim_node;
 
 mod kubeconfig;
 

@@ -2,8 +2,8 @@
 //! clear reason naming the Secret, and no reason ever carries a credential. The connection
 //! tests use real sockets (a closed local port), no mock.
 
-use super::*;
 use super::kubeconfig::MAX_REASON;
+use super::*;
 use k8s_openapi::ByteString;
 use kube::core::Status;
 
