@@ -55,7 +55,7 @@ fn slugs(classes: &[Assessment]) -> String {
 
 /// The selectors the live view uses (documented in the README).
 pub mod selectors {
-    use super::{CLASSES, labels, nodes_selector, slugs};
+    use crate::selective::{CLASSES, labels, nodes_selector, slugs};
 
     /// Non-node progress insights (ClusterVersion, ClusterOperators).
     pub fn other_progress() -> String {

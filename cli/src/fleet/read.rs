@@ -189,7 +189,7 @@ async fn per_namespace(
     client: &Client,
     filter: &FleetFilter,
     denied: OnlineError,
-    judge: super::Judge,
+    judge: super::age::Judge,
 ) -> Result<Fleet, OnlineError> {
     let Some(found) = discover(client, filter).await? else {
         return Err(OnlineError::NoNamespaceReadable {
