@@ -3,6 +3,14 @@
 # from Go modules into .cache/bin. Rebuilds only when hack/k8s-bins/go.{mod,sum} change.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# One Go build at a time (.ci/run starts them in the background while lint compiles; make e2e
+# then waits here and finds them built).
+mkdir -p "$root/.cache"
+exec 8>"$root/.cache/go-build.lock"
+if ! flock -n 8; then
+  echo "build-k8s: waiting for the Go build already running (lock .cache/go-build.lock)" >&2
+  flock 8
+fi
 src="$root/hack/k8s-bins"
 out="$root/.cache/bin"
 stamp="$out/.k8s-bins.stamp"

@@ -13,6 +13,14 @@
 #   OCM_SRC_ARCHIVE  the archive (default <repo>/../shared/ocm/ocm-src.tar.xz)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# One Go build at a time (.ci/run starts them in the background while lint compiles; make e2e
+# then waits here and finds them built).
+mkdir -p "$root/.cache"
+exec 8>"$root/.cache/go-build.lock"
+if ! flock -n 8; then
+  echo "build-ocm: waiting for the Go build already running (lock .cache/go-build.lock)" >&2
+  flock 8
+fi
 archive=${OCM_SRC_ARCHIVE:-$root/../shared/ocm/ocm-src.tar.xz}
 commit=00f84c32b03b813ca504809bc526f59ec6c5df8b
 main_go=$root/hack/ocm/main.go

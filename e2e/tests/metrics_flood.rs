@@ -1,6 +1,6 @@
 //! Issue #29 item 1, against the real API server: scrapers flood the real controller's HTTPS
 //! `/metrics` with random tokens of the shape of a JWT (so none is refused as junk: each could
-//! be a real token and reaches the review budget) for 60 s. The controller sends at most 20
+//! be a real token and reaches the review budget) for 25 s. The controller sends at most 20
 //! TokenReviews/s (counted by the API server itself, `apiserver_request_total`), keeps its
 //! Lease (same holder, renewed all along), does not exit, keeps its peak RSS within a bound,
 //! and still answers a permitted scraper (a ServiceAccount bound to the shipped
@@ -30,8 +30,10 @@ use update_status_e2e::{TestEnv, exclusive_cluster_state, poll_until};
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Https = Client<hyper_rustls::HttpsConnector<HttpConnector>, Empty<Bytes>>;
 
-/// How long the flood lasts (the issue's figure).
-const FLOOD: Duration = Duration::from_secs(60);
+/// How long the flood lasts: more than two of the controller's Lease renew deadlines, 12 looks
+/// at the Lease and the permitted scraper (the issue's figure was 60 s; shortened for CI's
+/// time, issue #39).
+const FLOOD: Duration = Duration::from_secs(25);
 /// Concurrent scrapers (the issue measured 300; see the module comment).
 const SCRAPERS: usize = 100;
 /// At most this many TokenReviews per second over the flood (the issue's bound; the controller's
@@ -256,11 +258,10 @@ async fn a_flood_of_random_tokens_is_held_to_the_review_budget_and_the_lease_hol
         }));
     }
 
-    // Meanwhile: the Lease (every 2 s) and the permitted scraper (every 5 s).
+    // Meanwhile, every 2 s: the Lease and the permitted scraper.
     let mut renewals = std::collections::BTreeSet::new();
     let mut oldest_renewal = Duration::ZERO;
     let mut permitted_answers = Vec::new();
-    let mut last_permitted = Instant::now();
     while started.elapsed() < FLOOD {
         tokio::time::sleep(Duration::from_secs(2)).await;
         controller
@@ -274,10 +275,7 @@ async fn a_flood_of_random_tokens_is_held_to_the_review_budget_and_the_lease_hol
         let age = jiff::Timestamp::now().duration_since(renewed);
         oldest_renewal = oldest_renewal.max(Duration::try_from(age).unwrap_or_default());
         renewals.insert(renewed);
-        if last_permitted.elapsed() >= Duration::from_secs(5) {
-            last_permitted = Instant::now();
-            permitted_answers.push(scrape(&permitted, &addr, &reader).await);
-        }
+        permitted_answers.push(scrape(&permitted, &addr, &reader).await);
     }
     for scraper in scrapers {
         scraper.await?;

@@ -267,11 +267,15 @@ fn secret_machine_config() -> String {
     .to_string()
 }
 
-/// `kubectl apply -f` of `text` (JSON or YAML), written to `dir/name`.
+/// `kubectl apply --server-side -f` of `text` (JSON or YAML), written to `dir/name`. Server
+/// side: a client-side apply copies the whole object into its
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation, which a metadata-only read
+/// then answers, [`SECRET`] included (the MCO creates rendered MachineConfigs without it).
 async fn apply_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> TestResult {
     let file = dir.join(name);
     std::fs::write(&file, text)?;
-    env.kubectl_ok(["apply", "-f", path(&file)?]).await?;
+    env.kubectl_ok(["apply", "--server-side", "-f", path(&file)?])
+        .await?;
     Ok(())
 }
 
@@ -344,6 +348,19 @@ async fn blocked_drain_is_looked_up_from_metadata(
     )
     .await?;
     assert!(points_at_blockers(&outputs(env, NS).await?));
+    // No kubelet confirms the deletion of a pod bound to a node: forced, or its namespace
+    // would stay Terminating (and the namespace controller's lists disturb later tests'
+    // counts: web_guard waits for no namespace terminating).
+    env.kubectl_ok([
+        "delete",
+        "pod",
+        "checkout-0",
+        "-n",
+        &n,
+        "--grace-period=0",
+        "--force",
+    ])
+    .await?;
     ns.delete().await?;
     Ok(())
 }
