@@ -155,7 +155,7 @@ pub struct AgentHealth {
 
 impl AgentHealth {
     /// The health of the process (`health`: the watch caches) and of the Prometheus polls
-    /// (`prometheus`: its URL, redacted, and [`crate::metrics::Metrics::prometheus_polls`]).
+    /// (`prometheus`: its URL, redacted, and [`crate::metrics::alert_polls::AlertPollMetrics::follow`]).
     pub fn new(
         health: Arc<Health>,
         prometheus: Option<(String, watch::Receiver<PrometheusPolls>)>,
@@ -273,7 +273,7 @@ impl Reported {
         }
         match report(client, namespace, &verdict, current).await {
             Ok(()) => {
-                metrics.hub_write("ManagedClusterAddOn", "apply-status");
+                metrics.hub.write("ManagedClusterAddOn", "apply-status");
                 tracing::info!(
                     namespace,
                     degraded = verdict.degraded,

@@ -447,7 +447,7 @@ impl HostedHubSync {
             let done = r.task.is_finished();
             // A refused name keeps its series at 0 (the alert's input).
             if done && !active.contains_key(key) && !refused.contains_key(key) {
-                self.metrics.hub_sync_forget(&label(key));
+                self.metrics.hub.forget(&label(key));
             }
             !done
         });
@@ -476,7 +476,7 @@ impl HostedHubSync {
         s.refused.retain(|k, _| {
             let keep = wanted.get(k).is_some_and(Result::is_err);
             if !keep && !wanted.contains_key(k) {
-                self.metrics.hub_sync_forget(&label(k));
+                self.metrics.hub.forget(&label(k));
             }
             keep
         });
@@ -485,7 +485,7 @@ impl HostedHubSync {
                 Err(why) => {
                     if s.refused.get(&key) != Some(&why) {
                         tracing::warn!(hosted_cluster = %label(&key), reason = %why, "hosted cluster not reported to the hub");
-                        self.metrics.hub_sync_failed(&label(&key), "config");
+                        self.metrics.hub.sync_failed(&label(&key), "config");
                         s.refused.insert(key, why);
                     }
                 }

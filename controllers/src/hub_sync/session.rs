@@ -335,7 +335,7 @@ where
                         continue;
                     };
                     if !ctx.retired.load(Ordering::SeqCst) {
-                        ctx.metrics.hub_sync_failed(&ctx.metrics_label, reason);
+                        ctx.metrics.hub.sync_failed(&ctx.metrics_label, reason);
                     }
                     ctx.signals.unhealthy.store(true, Ordering::SeqCst);
                     if reason == "unauthorized" {
@@ -558,7 +558,7 @@ impl HubSync {
                 match m.client(creds.origin()).await {
                     Ok(client) => {
                         tracing::info!(namespace = %ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
-                        self.metrics.hub_credentials_reloaded(&self.metrics_label);
+                        self.metrics.hub.credentials_reloaded(&self.metrics_label);
                         // The old reflectors stop with the old session.
                         session =
                             Session::start(client, m.fingerprint, &ctx, &self.settings.gate).await;
@@ -709,7 +709,8 @@ impl HubSync {
             if heartbeat::due_in(last, self.settings.heartbeat, now).is_zero() {
                 heartbeat::stamp(&session.client, &session.namespace, &cp.name, now).await?;
                 self.metrics
-                    .hub_write("ControlPlaneUpdateStatus", "heartbeat");
+                    .hub
+                    .write("ControlPlaneUpdateStatus", "heartbeat");
                 reported.stamped = Some(now);
             }
         }
@@ -736,7 +737,7 @@ impl HubSync {
     /// Records a pass that succeeded: the metric, the end of an outage, what was written.
     fn succeeded(&self, stats: &SyncStats, copies: &HubCopies, outage: &mut Outage) {
         let ns = &self.cluster_name;
-        self.metrics.hub_sync_succeeded(
+        self.metrics.hub.sync_succeeded(
             &self.metrics_label,
             jiff::Timestamp::now().as_millisecond() as f64 / 1000.0,
         );
@@ -760,7 +761,7 @@ impl HubSync {
         outage.failures = outage.failures.saturating_add(1);
         let reason = e.reason();
         if !self.retired.load(Ordering::SeqCst) {
-            self.metrics.hub_sync_failed(&self.metrics_label, reason);
+            self.metrics.hub.sync_failed(&self.metrics_label, reason);
         }
         let ns = &self.cluster_name;
         if outage.reported != Some(reason) {

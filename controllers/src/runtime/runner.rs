@@ -61,7 +61,9 @@ pub async fn run<R: Reconcile>(
         }
         let started = Instant::now();
         let result = r.reconcile(clock.now()).await;
-        metrics.reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
+        metrics
+            .reconciles
+            .reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
         heartbeat.idle();
         next = match result {
             Ok(n) => n,

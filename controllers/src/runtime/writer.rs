@@ -427,8 +427,8 @@ impl<K: StatusObject> Writer<K> {
     /// Counts one write.
     fn count(&self, kind: &str, verb: &str) {
         match self.target {
-            Target::Local => self.metrics.write(kind, verb),
-            Target::Hub => self.metrics.hub_write(kind, verb),
+            Target::Local => self.metrics.writes.write(kind, verb),
+            Target::Hub => self.metrics.hub.write(kind, verb),
         }
     }
 
@@ -455,7 +455,7 @@ impl<K: StatusObject> Writer<K> {
         }
         let reason = error_reason(source);
         if !hub {
-            self.metrics.write_error(K::kind(&()).as_ref(), reason);
+            self.metrics.writes.error(K::kind(&()).as_ref(), reason);
         }
         let count = self
             .failures
