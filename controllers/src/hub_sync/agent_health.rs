@@ -33,7 +33,8 @@ use update_status_api::acm::{ADDON_NAME, CONDITION_DEGRADED, ManagedClusterAddOn
 use update_status_api::crd::labels;
 use update_status_api::input::Condition;
 
-use super::{HubError, LocalObjects};
+use super::errors::HubError;
+use super::local::LocalObjects;
 use crate::metrics::{Metrics, PrometheusPolls};
 use crate::runtime::existing::Cached;
 use crate::runtime::health::Health;

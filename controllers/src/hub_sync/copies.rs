@@ -10,9 +10,9 @@ use update_status_api::crd::{
     UpdateInsightStatus, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
-use super::NAME;
-use crate::assess::naming;
+use super::config::NAME;
 use crate::runtime::writer::Desired;
+use update_status_assess::naming;
 
 /// Label selector of this cluster's copies on the hub (ours, by the hub sync, for this
 /// cluster): what the hub reflectors see, hence all that a pass may change or delete.

@@ -54,9 +54,11 @@ use tokio::task::JoinHandle;
 use update_status_api::crd::labels;
 use update_status_api::hosted::HostedCluster;
 
+use super::config::{RESYNC, SessionSettings, validate_cluster_name};
 use super::credentials::{Credentials, Material, from_secret_data};
-use super::validate_cluster_name;
-use super::{HubSync, LocalObjects, RESYNC, SessionSettings};
+use super::errors::HubError;
+use super::local::LocalObjects;
+use super::sync_loop::HubSync;
 use crate::metrics::Metrics;
 use crate::runtime::existing::Cached;
 
@@ -185,7 +187,7 @@ pub fn hub_names(
 
 /// The value of the label `update.openshift.io/hosted-cluster` of a hosted cluster's copies.
 pub fn hosted_cluster_label((ns, name): &HostedKey) -> String {
-    crate::assess::naming::label_value(&format!("{ns}.{name}"))
+    update_status_assess::naming::label_value(&format!("{ns}.{name}"))
 }
 
 /// A fingerprint per hosted cluster of our objects (names and resourceVersions), computed in
@@ -343,7 +345,7 @@ pub fn addon_material(
     secrets: &[Arc<Secret>],
     pattern: &str,
     cluster: &str,
-) -> Option<Result<Material, super::HubError>> {
+) -> Option<Result<Material, HubError>> {
     let (ns, name) = addon_secret_ref(pattern, cluster);
     let secret = secrets.iter().find(|s| {
         s.metadata.namespace.as_deref() == Some(ns.as_str())
@@ -357,7 +359,7 @@ pub fn addon_material(
         .collect();
     let origin = format!("{ns}/{name}");
     if data.get(ADDON_SECRET_CLUSTER_KEY).map(Vec::as_slice) != Some(cluster.as_bytes()) {
-        return Some(Err(super::HubError::Credentials {
+        return Some(Err(HubError::Credentials {
             origin,
             problem: format!(
                 "its key {ADDON_SECRET_CLUSTER_KEY} does not name managed cluster {cluster}"
