@@ -7,7 +7,7 @@
 //! an update is in progress), and re-evaluates the last answer without polling.
 //!
 //! - Alert insights exist only while the cluster updates (B.1's gate, see
-//!   [`crate::assess::alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
+//!   [`update_status_assess::alerts::update_in_progress`]); they are owned by the ControlPlaneUpdateStatus `cluster`
 //!   (same namespace), so they go with it.
 //! - An alert that stops firing loses its insight at the next successful poll.
 //! - A failed poll changes nothing: the insights of the last successful answer stay (one
@@ -27,12 +27,12 @@ use update_status_api::crd::{
 use update_status_api::input::Alert;
 
 use self::prometheus::{PrometheusClient, PrometheusError};
-use crate::assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
-use crate::assess::naming;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{Desired, WriteError, Writer};
+use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
+use update_status_assess::naming;
 
 pub mod prometheus;
 

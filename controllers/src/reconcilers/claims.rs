@@ -2,7 +2,7 @@
 //! Management `ClusterClaim`s (`state.update.openshift.io`, `target.update.openshift.io`,
 //! `workers-complete.update.openshift.io`), which the klusterlet's registration agent copies
 //! into the cluster's ManagedCluster on the hub, for ACM's upgrade tools and Placements
-//! (docs/acm.md). What they say is [`crate::assess::claims`] (pure); this file reads our status
+//! (docs/acm.md). What they say is [`update_status_assess::claims`] (pure); this file reads our status
 //! objects, and writes the claims that differ.
 //!
 //! - Only where the ClusterClaim kind is served (a cluster managed by OCM/ACM: the klusterlet
@@ -30,11 +30,11 @@ use tokio::sync::Notify;
 use update_status_api::acm::ClusterClaim;
 use update_status_api::crd::labels;
 
-use crate::assess::claims::{Claim, cluster_claims};
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use update_status_assess::claims::{Claim, cluster_claims};
 
 /// Name of this reconciler (label value, field-manager suffix, metrics label).
 pub const NAME: &str = "cluster-claims";
@@ -173,7 +173,7 @@ impl ClaimsReconciler {
         let cps = self.caches.control_plane_statuses.state();
         let cp = cps
             .iter()
-            .find(|o| o.name_any() == crate::assess::naming::CONTROL_PLANE_STATUS_NAME)
+            .find(|o| o.name_any() == update_status_assess::naming::CONTROL_PLANE_STATUS_NAME)
             .and_then(|o| o.status.as_ref());
         let wps = self.caches.worker_pool_statuses.state();
         let pools: Vec<_> = wps.iter().filter_map(|o| o.status.as_ref()).collect();
@@ -341,7 +341,7 @@ impl Reconcile for ClaimsReconciler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assess::claims::cluster_claims;
+    use update_status_assess::claims::cluster_claims;
 
     /// The RBAC of config/rbac lets the agent patch and delete exactly the claims it writes.
     #[test]

@@ -15,13 +15,13 @@ use kube::ResourceExt;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight};
 use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
-use crate::assess::compose::{self, ExistingInsights};
-use crate::assess::{ClusterInputs, McoImage, control_plane, naming, order};
 use crate::cache::insights::ProgressConditions;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::Writer;
+use update_status_assess::compose::{self, ExistingInsights};
+use update_status_assess::{ClusterInputs, McoImage, control_plane, naming, order};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "control-plane";

@@ -5,7 +5,7 @@
 //!
 //! It reads the same caches as the other reconcilers (ClusterVersion, ClusterOperators,
 //! MachineConfigPools, MachineConfigs, Nodes, the MCO Deployment) and calls the pure
-//! [`crate::assess::estimates`]. Its own object is not watched: it is read once when this
+//! [`update_status_assess::estimates`]. Its own object is not watched: it is read once when this
 //! replica starts leading (a restart or a leader change resumes from what the previous leader
 //! wrote) and again after a failed write; between, this replica is its only writer. It is
 //! written only when it changes: a node changing phase, an operator reaching the target, an
@@ -27,13 +27,13 @@ use update_status_api::history::{
 };
 use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
-use crate::assess::estimates::{estimate, estimates_moved, observe};
-use crate::assess::{ClusterInputs, McoImage, naming, order};
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use update_status_assess::estimates::{estimate, estimates_moved, observe};
+use update_status_assess::{ClusterInputs, McoImage, naming, order};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "estimates";

@@ -1,13 +1,13 @@
 //! The worker-pools reconciler: MachineConfigPools + MachineConfigs + Nodes (+ the
 //! ClusterVersion's target) → one WorkerPoolUpdateStatus per non-master pool, one progress
 //! insight per node, and node/pool health insights. It only reads its caches, brings the core's
-//! worker-pools share up to date ([`crate::assess::incremental::WorkerPools`]: the per-node
-//! cache, built from the same pieces as [`crate::assess::compose::desired_cluster`]), and
+//! worker-pools share up to date ([`update_status_assess::incremental::WorkerPools`]: the per-node
+//! cache, built from the same pieces as [`update_status_assess::compose::desired_cluster`]), and
 //! writes what differs.
 //!
 //! Built for thousands of nodes (see `docs/benchmarks.md`):
 //! - a node event re-assesses that node only, and pools are re-aggregated only when something
-//!   they read changed (see [`crate::assess::incremental`]);
+//!   they read changed (see [`update_status_assess::incremental`]);
 //! - the writer is not even asked to compare when neither the desired objects nor our objects
 //!   in the watch cache changed since a pass that found nothing to write;
 //! - a WorkerPoolUpdateStatus whose change is only in its counts (node counts, completion,
@@ -30,15 +30,15 @@ use update_status_api::crd::{
 };
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
-use crate::assess::compose;
-use crate::assess::incremental::WorkerPools;
-use crate::assess::related::{DrainEvidence, drain_blockers};
 use crate::cache::drain::DrainLookups;
 use crate::cache::insights::ProgressConditions;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{PENDING_TTL, Writer};
+use update_status_assess::compose;
+use update_status_assess::incremental::WorkerPools;
+use update_status_assess::related::{DrainEvidence, drain_blockers};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "worker-pools";
@@ -187,7 +187,7 @@ impl WorkerPoolsReconciler {
             .await;
         let evidence = self
             .drain
-            .evidence(crate::assess::alerts::pdb_alerts_of_insights(
+            .evidence(update_status_assess::alerts::pdb_alerts_of_insights(
                 whole_insights.iter().filter_map(|o| o.status.as_ref()),
             ));
         let blockers = blockers_fingerprint(&self.share, &evidence);
