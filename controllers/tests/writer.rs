@@ -315,7 +315,7 @@ async fn a_new_object_costs_a_metadata_apply_then_a_status_apply() {
         status["status"],
         serde_json::to_value(&d.status).expect("status")
     );
-    assert_eq!(metrics.total_writes(), 2);
+    assert_eq!(metrics.writes.total(), 2);
 }
 
 #[tokio::test]
@@ -327,7 +327,7 @@ async fn an_unchanged_object_costs_no_call() {
 
     assert_eq!(stats, counts(0, 0, 0, 1));
     assert!(server.lines().is_empty(), "{:?}", server.lines());
-    assert_eq!(metrics.total_writes(), 0);
+    assert_eq!(metrics.writes.total(), 0);
 }
 
 #[tokio::test]
@@ -344,7 +344,7 @@ async fn a_write_the_cache_does_not_show_yet_is_not_made_twice() {
     assert_eq!(stats.unchanged, 1);
     assert_eq!(server.calls().len(), 2, "{:?}", server.lines());
     assert!(w.has_pending());
-    assert_eq!(metrics.total_writes(), 2);
+    assert_eq!(metrics.writes.total(), 2);
 }
 
 #[tokio::test]
@@ -358,7 +358,7 @@ async fn a_changed_status_costs_one_status_apply_and_changed_labels_one_metadata
         .expect("sync");
     assert_eq!(stats, counts(0, 1, 0, 0));
     assert_eq!(server.lines(), [patch_status("cluster")]);
-    assert_eq!(metrics.total_writes(), 1);
+    assert_eq!(metrics.writes.total(), 1);
 
     let (mut w, server, metrics) = writer(accept_all());
     let mut relabelled = old.clone();
@@ -371,7 +371,7 @@ async fn a_changed_status_costs_one_status_apply_and_changed_labels_one_metadata
         .expect("sync");
     assert_eq!(stats, counts(1, 0, 0, 0));
     assert_eq!(server.lines(), [patch("cluster")]);
-    assert_eq!(metrics.total_writes(), 1);
+    assert_eq!(metrics.writes.total(), 1);
 }
 
 #[tokio::test]
@@ -411,7 +411,7 @@ async fn a_404_on_an_object_the_cache_believed_existed_recreates_it() {
         RECONCILER
     );
     assert_eq!(calls[2].body["status"]["completionPercent"], 60);
-    assert_eq!(metrics.total_writes(), 2);
+    assert_eq!(metrics.writes.total(), 2);
 }
 
 #[tokio::test]
@@ -432,7 +432,7 @@ async fn an_object_no_longer_desired_is_deleted_and_others_objects_are_left_alon
     let stats = w.sync([&kept], &existing).await.expect("sync");
     assert_eq!(stats, counts(0, 0, 0, 1));
     assert_eq!(server.calls().len(), 1);
-    assert_eq!(metrics.total_writes(), 1);
+    assert_eq!(metrics.writes.total(), 1);
 }
 
 #[tokio::test]
@@ -513,7 +513,7 @@ async fn a_hub_writer_starts_no_call_once_one_failed() {
         }
         other => panic!("expected the 403, got {other:?}"),
     }
-    assert_eq!(metrics.total_hub_writes(), 0);
+    assert_eq!(metrics.hub.total_writes(), 0);
 }
 
 #[tokio::test]
@@ -533,7 +533,7 @@ async fn a_local_writer_goes_on_after_a_failed_call() {
         matches!(result, Err(WriteError::Api { verb: "apply", .. })),
         "{result:?}"
     );
-    assert_eq!(metrics.total_writes(), 1, "the deletion");
+    assert_eq!(metrics.writes.total(), 1, "the deletion");
 }
 
 /// Answers every apply of the object `bad` with `answer`, everything else with success.
@@ -575,7 +575,7 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     expected.sort();
     assert_eq!(lines, expected);
     assert_eq!(
-        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        metrics.writes.errors("ControlPlaneUpdateStatus", "invalid"),
         1
     );
     assert_eq!(w.failing(), 1);
@@ -599,7 +599,7 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     assert!(w.sync(&wanted, &cache).await.is_err());
     assert_eq!(server.lines()[5..], [patch("bad")]);
     assert_eq!(
-        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        metrics.writes.errors("ControlPlaneUpdateStatus", "invalid"),
         2
     );
     let wait = w.retry_in().expect("a back-off");
@@ -613,7 +613,7 @@ async fn a_refused_object_blocks_no_other_and_is_retried_after_its_back_off() {
     assert_eq!(w.failing(), 0);
     assert_eq!(w.retry_in(), None);
     assert_eq!(
-        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        metrics.writes.errors("ControlPlaneUpdateStatus", "invalid"),
         2
     );
 }
@@ -626,7 +626,9 @@ async fn a_throttled_object_waits_at_least_the_servers_retry_after() {
     let (mut w, _server, metrics) = writer(refuse_one(answer));
     assert!(w.sync(&[desired("bad", 1)], NONE).await.is_err());
     assert_eq!(
-        metrics.write_errors("ControlPlaneUpdateStatus", "throttled"),
+        metrics
+            .writes
+            .errors("ControlPlaneUpdateStatus", "throttled"),
         1
     );
     let wait = w.retry_in().expect("a back-off");
@@ -669,7 +671,7 @@ async fn new_content_for_a_refused_object_is_tried_at_once() {
     assert_eq!(stats, counts(1, 1, 0, 0));
     assert_eq!(w.failing(), 0);
     assert_eq!(
-        metrics.write_errors("ControlPlaneUpdateStatus", "invalid"),
+        metrics.writes.errors("ControlPlaneUpdateStatus", "invalid"),
         1
     );
 }

@@ -68,7 +68,9 @@ impl Started {
 pub(crate) fn count_insights_of(metrics: &Metrics, insights: &Store<CachedInsight>) {
     let insights = insights.clone();
     // Health insights are always cached whole (progress insights, not counted, may not be).
-    metrics.set_insight_source(Box::new(move || wholes(&insights.state())));
+    metrics
+        .insights
+        .set_source(Box::new(move || wholes(&insights.state())));
 }
 
 /// Waits until every cache listed once, then (with `--leader-elect`) until we hold the Lease.

@@ -159,7 +159,7 @@ fn start_writers(
     let hub = hub.map(|hub| {
         let prometheus = prometheus
             .as_ref()
-            .map(|p| (p.base_url().to_string(), ctx.metrics.prometheus_polls()));
+            .map(|p| (p.base_url().to_string(), ctx.metrics.alert_polls.follow()));
         hub.with_settings(SessionSettings {
             gate: ctx.gate.clone(),
             heartbeat: args.hub_heartbeat_interval,

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Api, Resource, ResourceExt};
 use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
 
-use super::HubError;
+use super::errors::HubError;
 
 /// The ManagedClusterAddOn `update-status` of `namespace`, if it exists and can be read (its
 /// status too: the agent's health condition is compared with it). `404` (no such object, or no

@@ -33,7 +33,8 @@ use update_status_api::acm::{ADDON_NAME, CONDITION_DEGRADED, ManagedClusterAddOn
 use update_status_api::crd::labels;
 use update_status_api::input::Condition;
 
-use super::{HubError, LocalObjects};
+use super::errors::HubError;
+use super::local::LocalObjects;
 use crate::metrics::{Metrics, PrometheusPolls};
 use crate::runtime::existing::Cached;
 use crate::runtime::health::Health;
@@ -155,7 +156,7 @@ pub struct AgentHealth {
 
 impl AgentHealth {
     /// The health of the process (`health`: the watch caches) and of the Prometheus polls
-    /// (`prometheus`: its URL, redacted, and [`crate::metrics::Metrics::prometheus_polls`]).
+    /// (`prometheus`: its URL, redacted, and [`crate::metrics::alert_polls::AlertPollMetrics::follow`]).
     pub fn new(
         health: Arc<Health>,
         prometheus: Option<(String, watch::Receiver<PrometheusPolls>)>,
@@ -273,7 +274,7 @@ impl Reported {
         }
         match report(client, namespace, &verdict, current).await {
             Ok(()) => {
-                metrics.hub_write("ManagedClusterAddOn", "apply-status");
+                metrics.hub.write("ManagedClusterAddOn", "apply-status");
                 tracing::info!(
                     namespace,
                     degraded = verdict.degraded,

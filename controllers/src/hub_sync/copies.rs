@@ -10,7 +10,7 @@ use update_status_api::crd::{
     UpdateInsightStatus, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
-use super::NAME;
+use super::config::NAME;
 use crate::runtime::writer::Desired;
 use update_status_assess::naming;
 

@@ -28,7 +28,8 @@ use secrecy::SecretString;
 use sha2::{Digest, Sha256};
 use tokio::sync::{Notify, watch};
 
-use super::{CONNECT_TIMEOUT, HubError};
+use super::config::CONNECT_TIMEOUT;
+use super::errors::HubError;
 use crate::runtime::client::{ClientError, kubeconfig_problem};
 use crate::runtime::proxy::proxy_for;
 

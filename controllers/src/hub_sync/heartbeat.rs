@@ -21,7 +21,7 @@ use update_status_api::crd::ControlPlaneUpdateStatus;
 
 pub use update_status_api::acm::LAST_REPORTED_ANNOTATION;
 
-use super::HubError;
+use super::errors::HubError;
 
 /// Default `--hub-heartbeat-interval`.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(300);

@@ -54,9 +54,11 @@ use tokio::task::JoinHandle;
 use update_status_api::crd::labels;
 use update_status_api::hosted::HostedCluster;
 
+use super::config::{RESYNC, SessionSettings, validate_cluster_name};
 use super::credentials::{Credentials, Material, from_secret_data};
-use super::validate_cluster_name;
-use super::{HubSync, LocalObjects, RESYNC, SessionSettings};
+use super::errors::HubError;
+use super::local::LocalObjects;
+use super::sync_loop::HubSync;
 use crate::metrics::Metrics;
 use crate::runtime::existing::Cached;
 
@@ -343,7 +345,7 @@ pub fn addon_material(
     secrets: &[Arc<Secret>],
     pattern: &str,
     cluster: &str,
-) -> Option<Result<Material, super::HubError>> {
+) -> Option<Result<Material, HubError>> {
     let (ns, name) = addon_secret_ref(pattern, cluster);
     let secret = secrets.iter().find(|s| {
         s.metadata.namespace.as_deref() == Some(ns.as_str())
@@ -357,7 +359,7 @@ pub fn addon_material(
         .collect();
     let origin = format!("{ns}/{name}");
     if data.get(ADDON_SECRET_CLUSTER_KEY).map(Vec::as_slice) != Some(cluster.as_bytes()) {
-        return Some(Err(super::HubError::Credentials {
+        return Some(Err(HubError::Credentials {
             origin,
             problem: format!(
                 "its key {ADDON_SECRET_CLUSTER_KEY} does not name managed cluster {cluster}"
@@ -447,7 +449,7 @@ impl HostedHubSync {
             let done = r.task.is_finished();
             // A refused name keeps its series at 0 (the alert's input).
             if done && !active.contains_key(key) && !refused.contains_key(key) {
-                self.metrics.hub_sync_forget(&label(key));
+                self.metrics.hub.forget(&label(key));
             }
             !done
         });
@@ -476,7 +478,7 @@ impl HostedHubSync {
         s.refused.retain(|k, _| {
             let keep = wanted.get(k).is_some_and(Result::is_err);
             if !keep && !wanted.contains_key(k) {
-                self.metrics.hub_sync_forget(&label(k));
+                self.metrics.hub.forget(&label(k));
             }
             keep
         });
@@ -485,7 +487,7 @@ impl HostedHubSync {
                 Err(why) => {
                     if s.refused.get(&key) != Some(&why) {
                         tracing::warn!(hosted_cluster = %label(&key), reason = %why, "hosted cluster not reported to the hub");
-                        self.metrics.hub_sync_failed(&label(&key), "config");
+                        self.metrics.hub.sync_failed(&label(&key), "config");
                         s.refused.insert(key, why);
                     }
                 }

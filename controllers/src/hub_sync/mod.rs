@@ -49,183 +49,31 @@
 //! Files: `copies` (what is copied, renamed and labelled), `addon` (the copies' owner on an ACM
 //! hub), `credentials` (where the hub credentials come from, and their renewals), `errors`
 //! (failure classes, their metric reasons and hints), `heartbeat` (the last-reported
-//! annotation), `agent_health` (the `Degraded` condition), `session` (the hub client, its
-//! watches and writers, the sync loop), `hosted` (the sessions of hosted mode, one per
-//! HostedCluster).
+//! annotation), `agent_health` (the `Degraded` condition), `config` (the flags' values, the
+//! names and timings), `local` (the local objects copied), `watches` (the reflectors of the
+//! hub's copies and what they signal), `session` (the hub client with its watches and writers,
+//! one pass), `sync_loop` (the hub sync task: passes, back-off, new credentials, heartbeat),
+//! `hosted` (the sessions of hosted mode, one per HostedCluster).
 
 pub mod addon;
 pub mod agent_health;
+mod config;
 mod copies;
 pub mod credentials;
 mod errors;
 pub mod heartbeat;
 pub mod hosted;
+mod local;
 mod session;
+mod sync_loop;
+mod watches;
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
-
-use kube::runtime::reflector::Store;
-use update_status_api::crd::{ControlPlaneUpdateStatus, WorkerPoolUpdateStatus};
-
-use crate::cache::insights::CachedInsight;
-
+pub use config::{
+    CONNECT_TIMEOUT, DEBOUNCE, HubConfig, MAX_BACKOFF, MIN_BACKOFF, NAME, PASS_TIMEOUT, RESYNC,
+    SessionSettings, validate_cluster_name,
+};
 pub use copies::{HubCopies, copy_labels, desired_copies, hub_selector, hub_selector_for};
 pub use credentials::Credentials;
 pub use errors::HubError;
-pub use session::{HubSync, backoff};
-
-/// The local objects a hub session copies: our three kinds, every one of them (standalone
-/// mode) or those of one hosted cluster (hosted mode: in the HostedCluster's namespace and
-/// labelled `update.openshift.io/cluster=<its name>`).
-#[derive(Clone)]
-pub struct LocalObjects {
-    /// Our ControlPlaneUpdateStatus objects.
-    pub control_plane_statuses: Store<ControlPlaneUpdateStatus>,
-    /// Our WorkerPoolUpdateStatus objects.
-    pub worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
-    /// Our UpdateInsights (progress insights whole only when they are copied).
-    pub insights: Store<CachedInsight>,
-    /// `(namespace, name)` of the HostedCluster whose objects are copied; `None`: all.
-    hosted_cluster: Option<(String, String)>,
-}
-
-impl LocalObjects {
-    /// Every object of the three stores.
-    pub fn all(
-        control_plane_statuses: Store<ControlPlaneUpdateStatus>,
-        worker_pool_statuses: Store<WorkerPoolUpdateStatus>,
-        insights: Store<CachedInsight>,
-    ) -> Self {
-        LocalObjects {
-            control_plane_statuses,
-            worker_pool_statuses,
-            insights,
-            hosted_cluster: None,
-        }
-    }
-
-    /// Only the objects of the HostedCluster `namespace/name`.
-    pub fn scoped(&self, namespace: &str, name: &str) -> Self {
-        LocalObjects {
-            hosted_cluster: Some((namespace.to_string(), name.to_string())),
-            ..self.clone()
-        }
-    }
-
-    /// The objects of `store` in scope.
-    fn select<K>(&self, store: &Store<K>) -> Vec<Arc<K>>
-    where
-        K: kube::runtime::reflector::Lookup<DynamicType = ()>
-            + crate::runtime::existing::Cached
-            + Clone
-            + 'static,
-    {
-        match &self.hosted_cluster {
-            None => store.state(),
-            Some((ns, name)) => crate::cache::hosted::labelled(store, ns, name),
-        }
-    }
-}
-
-impl From<&crate::cache::watch::Caches> for LocalObjects {
-    fn from(c: &crate::cache::watch::Caches) -> Self {
-        LocalObjects::all(
-            c.control_plane_statuses.clone(),
-            c.worker_pool_statuses.clone(),
-            c.insights.clone(),
-        )
-    }
-}
-
-/// Reconciler name of the hub copies (label `update.openshift.io/reconciler`, field manager
-/// `update-status-controller/hub-sync`).
-pub const NAME: &str = "hub-sync";
-/// Collects a burst of local changes (a rolling update) into one pass.
-pub const DEBOUNCE: Duration = Duration::from_secs(1);
-/// Longest time between passes when nothing wakes the sync (restores copies changed or
-/// deleted on the hub behind our back when no watch event said so).
-pub const RESYNC: Duration = crate::runtime::runner::MAX_REQUEUE;
-/// First wait after a failed attempt.
-pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
-/// Longest wait between attempts while the hub fails: also the longest time the copies lag
-/// behind once the hub is back.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// Bound on one pass (a hub that accepts connections but never answers).
-pub const PASS_TIMEOUT: Duration = Duration::from_secs(120);
-/// Connect timeout of the hub client.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What every hub session of the process shares beyond its credentials.
-#[derive(Clone, Debug)]
-pub struct SessionSettings {
-    /// Hub writes go through it: none is sent once the leader-election Lease is lost (open
-    /// without leader election).
-    pub gate: crate::runtime::leader::LeaseGate,
-    /// `--hub-heartbeat-interval`: the hub copy of the control plane is stamped once its stamp is
-    /// older than this.
-    pub heartbeat: Duration,
-}
-
-impl Default for SessionSettings {
-    fn default() -> Self {
-        SessionSettings {
-            gate: crate::runtime::leader::LeaseGate::open(),
-            heartbeat: heartbeat::DEFAULT_INTERVAL,
-        }
-    }
-}
-
-/// What the hub sync needs to know.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HubConfig {
-    /// Kubeconfig of the hub (`--hub-kubeconfig`), read at start and followed: a change of its
-    /// files (renewed certificate) switches the session to them.
-    pub kubeconfig: PathBuf,
-    /// The managed cluster's name on the hub (`--cluster-name`): the namespace of the copies,
-    /// the name of the ControlPlaneUpdateStatus copy and the value of the
-    /// `open-cluster-management.io/cluster-name` label.
-    pub cluster_name: String,
-    /// Copy progress insights too (`--hub-include-progress`).
-    pub include_progress: bool,
-}
-
-/// Checks `--cluster-name`: a DNS-1123 label (it names a namespace and is a label value).
-pub fn validate_cluster_name(name: &str) -> Result<(), HubError> {
-    let reason = if name.is_empty() {
-        "it is empty"
-    } else if name.len() > 63 {
-        "it is longer than 63 characters"
-    } else if !name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        "it has characters other than lower-case letters, digits and '-'"
-    } else if name.starts_with('-') || name.ends_with('-') {
-        "it starts or ends with '-'"
-    } else {
-        return Ok(());
-    };
-    Err(HubError::InvalidClusterName {
-        name: name.to_string(),
-        reason,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hub_cluster_names_are_dns_labels() {
-        for ok in ["a", "prod-east-1", "0abc", &"a".repeat(63)] {
-            assert!(validate_cluster_name(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "Prod", "prod_east", "-a", "a-", "a.b", &"a".repeat(64)] {
-            let e = validate_cluster_name(bad).expect_err(bad);
-            assert!(e.to_string().contains("DNS-1123 label"), "{e}");
-            assert_eq!(e.reason(), "config");
-        }
-    }
-}
+pub use local::LocalObjects;
+pub use sync_loop::{HubSync, backoff};

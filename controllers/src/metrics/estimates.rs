@@ -4,7 +4,10 @@
 //! (`update_status_estimate_method{method}`, 1 for the one in use). Set by the `estimates`
 //! reconciler; no series while nothing updates.
 
+use prometheus::core::Collector;
 use prometheus::{GaugeVec, IntGaugeVec, Opts};
+
+use super::family::Family;
 
 /// The estimate metrics.
 pub struct EstimateMetrics {
@@ -35,13 +38,6 @@ impl EstimateMetrics {
         })
     }
 
-    pub(super) fn collectors(&self) -> [Box<dyn prometheus::core::Collector>; 2] {
-        [
-            Box::new(self.remaining.clone()),
-            Box::new(self.method.clone()),
-        ]
-    }
-
     /// Replaces every series: `method` and its scopes (none: nothing updates).
     pub fn set(&self, method: Option<&str>, scopes: &[ScopeSeconds<'_>]) {
         self.remaining.reset();
@@ -56,5 +52,14 @@ impl EstimateMetrics {
                     .set(*v);
             }
         }
+    }
+}
+
+impl Family for EstimateMetrics {
+    fn collectors(&self) -> Vec<Box<dyn Collector>> {
+        vec![
+            Box::new(self.remaining.clone()),
+            Box::new(self.method.clone()),
+        ]
     }
 }

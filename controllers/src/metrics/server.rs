@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use super::Metrics;
+use super::registry::Metrics;
 use auth::Authorizer;
 use tls::{CertError, CertResolver};
 
@@ -359,7 +359,7 @@ async fn serve_tls(
             Err(first) => {
                 drop(tcp);
                 if let Some(m) = &metrics {
-                    m.metrics_auth_refused("source");
+                    m.scrape_auth.refused("source");
                 }
                 if first {
                     tracing::warn!(
@@ -375,7 +375,7 @@ async fn serve_tls(
             // Closed at once: the client sees a reset and may retry; nothing is buffered.
             drop(tcp);
             if let Some(m) = &metrics {
-                m.metrics_auth_refused("connections");
+                m.scrape_auth.refused("connections");
             }
             if !std::mem::replace(&mut full_logged, true) {
                 tracing::warn!(

@@ -214,11 +214,12 @@ impl AlertsReconciler {
                     "polled Prometheus"
                 );
                 self.metrics
-                    .prometheus_polled(Ok(Timestamp::now().as_millisecond() as f64 / 1000.0));
+                    .alert_polls
+                    .polled(Ok(Timestamp::now().as_millisecond() as f64 / 1000.0));
                 self.poll.succeeded(firing);
             }
             Err(e @ PrometheusError::Decode { .. }) => {
-                self.metrics.prometheus_polled(Err(e.reason()));
+                self.metrics.alert_polls.polled(Err(e.reason()));
                 tracing::warn!(
                     reconciler = NAME,
                     error = %e,
@@ -227,7 +228,7 @@ impl AlertsReconciler {
                 self.poll.malformed(e.to_string(), now);
             }
             Err(e) => {
-                self.metrics.prometheus_polled(Err(e.reason()));
+                self.metrics.alert_polls.polled(Err(e.reason()));
                 self.poll.failed(e.to_string(), now);
                 let retry = self.poll.next_delay(self.settings, 0.0);
                 tracing::warn!(

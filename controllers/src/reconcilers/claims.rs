@@ -227,14 +227,14 @@ impl ClaimsReconciler {
                 .await
             {
                 Ok(_) => {
-                    self.metrics.write(KIND, "apply");
+                    self.metrics.writes.write(KIND, "apply");
                     writes += 1;
                     lock(&view)
                         .claims
                         .insert(claim.name.to_string(), claim.value.clone());
                 }
                 Err(e) => {
-                    self.metrics.write_error(KIND, error_reason(&e));
+                    self.metrics.writes.error(KIND, error_reason(&e));
                     first_error.get_or_insert(WriteError::Api {
                         verb: "apply",
                         kind: KIND.into(),
@@ -251,7 +251,7 @@ impl ClaimsReconciler {
             }
             match self.api.delete(name, &DeleteParams::default()).await {
                 Ok(_) => {
-                    self.metrics.write(KIND, "delete");
+                    self.metrics.writes.write(KIND, "delete");
                     writes += 1;
                     lock(&view).claims.remove(name);
                 }
@@ -259,7 +259,7 @@ impl ClaimsReconciler {
                     lock(&view).claims.remove(name);
                 }
                 Err(e) => {
-                    self.metrics.write_error(KIND, error_reason(&e));
+                    self.metrics.writes.error(KIND, error_reason(&e));
                     first_error.get_or_insert(WriteError::Api {
                         verb: "delete",
                         kind: KIND.into(),

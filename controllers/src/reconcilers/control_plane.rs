@@ -111,7 +111,7 @@ impl ControlPlaneReconciler {
             .and_then(|d| Duration::try_from(d).ok())
             .map(|d| d + Duration::from_millis(100));
         if let Some(cp) = &share.status {
-            self.metrics.set_control_plane(
+            self.metrics.update.set_control_plane(
                 Some(&cp.status),
                 cp.status.conditions.iter().any(|c| {
                     c.type_ == control_plane::CONDITION_UPDATING

@@ -143,7 +143,7 @@ impl EstimatesReconciler {
                 .patch(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
                 .await
                 .map_err(|e| self.count_error("apply", e))?;
-            self.metrics.write(KIND, "apply");
+            self.metrics.writes.write(KIND, "apply");
         }
         let obj = json!({
             "apiVersion": "update.openshift.io/v1alpha1",
@@ -155,12 +155,12 @@ impl EstimatesReconciler {
             .patch_status(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
             .await
             .map_err(|e| self.count_error("apply-status", e))?;
-        self.metrics.write(KIND, "apply-status");
+        self.metrics.writes.write(KIND, "apply-status");
         Ok(())
     }
 
     fn count_error(&self, verb: &'static str, e: kube::Error) -> WriteError {
-        self.metrics.write_error(KIND, error_reason(&e));
+        self.metrics.writes.error(KIND, error_reason(&e));
         self.api_error(verb, e)
     }
 

@@ -137,7 +137,7 @@ impl EventsReconciler {
             self.publish(&s).await;
         }
         if dropped > 0 {
-            self.metrics.events_dropped(dropped);
+            self.metrics.events.dropped(dropped);
             tracing::warn!(
                 dropped,
                 "Events over the rate limit ({BURST} at once, then {PER_SECOND}/s) not published"
@@ -160,11 +160,11 @@ impl EventsReconciler {
         let regarding = object_reference(&s.regarding);
         match self.recorder.publish(&event, &regarding).await {
             Ok(()) => {
-                self.metrics.event(s.reason, true);
+                self.metrics.events.event(s.reason, true);
                 tracing::debug!(reason = s.reason, kind = %s.regarding.kind, name = %s.regarding.name, "event published");
             }
             Err(e) => {
-                self.metrics.event(s.reason, false);
+                self.metrics.events.event(s.reason, false);
                 tracing::warn!(reason = s.reason, kind = %s.regarding.kind, name = %s.regarding.name, error = %e, "cannot publish an Event (RBAC: create and patch events.k8s.io events)");
             }
         }

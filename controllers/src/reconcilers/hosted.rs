@@ -452,7 +452,7 @@ impl HostedReconciler {
             .map(|(key, ..)| format!("{}/{}", key.0, key.1))
             .chain(self.writers.keys().map(|k| format!("{}/{}", k.0, k.1)))
             .collect();
-        self.metrics.retain_hosted(&live);
+        self.metrics.update.retain_hosted(&live);
         let mut next: Option<Duration> = None;
         let mut first_error = None;
         for (key, unreadable, w, r) in done {
@@ -490,7 +490,9 @@ fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredClu
             .iter()
             .any(|c| c.type_ == CONDITION_UPDATING && c.status == ConditionStatus::True)
     });
-    metrics.set_hosted_control_plane(hosted_cluster, cp, updating);
+    metrics
+        .update
+        .set_hosted_control_plane(hosted_cluster, cp, updating);
     let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
     for i in &desired.insights {
         let s = &i.status;
@@ -505,7 +507,7 @@ fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredClu
                 .or_default() += 1;
         }
     }
-    metrics.set_hosted_pools(
+    metrics.update.set_hosted_pools(
         hosted_cluster,
         desired.worker_pools.iter().map(|d| {
             let by = by_pool.remove(d.name.as_str()).unwrap_or_default();

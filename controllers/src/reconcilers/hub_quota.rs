@@ -333,7 +333,7 @@ impl Reconcile for HubQuotaReconciler {
             }
             match self.apply(&desired, &namespace).await {
                 Ok(()) => {
-                    self.metrics.write("ResourceQuota", "apply");
+                    self.metrics.writes.write("ResourceQuota", "apply");
                     if self.failures.remove(&namespace).is_some() {
                         tracing::info!(namespace, "hub quota written after failures");
                     }
@@ -350,7 +350,7 @@ impl Reconcile for HubQuotaReconciler {
                         WriteError::Api { source, .. } => error_reason(source),
                         _ => "other",
                     };
-                    self.metrics.write_error("ResourceQuota", reason);
+                    self.metrics.writes.error("ResourceQuota", reason);
                     let count = self
                         .failures
                         .get(&namespace)

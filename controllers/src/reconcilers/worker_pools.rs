@@ -315,7 +315,7 @@ impl WorkerPoolsReconciler {
             let by = by_pool.remove(pool.name.as_str()).unwrap_or_default();
             metrics_pools.push((pool.name.as_str(), &pool.status, by));
         }
-        self.metrics.set_pools(metrics_pools);
+        self.metrics.update.set_pools(metrics_pools);
     }
 }
 

@@ -83,7 +83,9 @@ pub async fn run<R: Reconcile>(
             cluster_id = scope.cluster_id.as_deref()
         );
         let result = r.reconcile(clock.now()).instrument(span).await;
-        metrics.reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
+        metrics
+            .reconciles
+            .reconciled(R::NAME, started.elapsed().as_secs_f64(), result.is_ok());
         heartbeat.idle();
         next = match result {
             Ok(n) => n,

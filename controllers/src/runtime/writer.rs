@@ -31,216 +31,44 @@
 //! resourceVersion or [`PENDING_TTL`] passes; this keeps a burst of events from writing the
 //! same content twice. An object deleted behind our back is written again at the next pass once
 //! the cache showed our write; if not yet, a status write answered `404` recreates it at once.
+//!
+//! Files: this one (the [`Writer`], its sync and its state), `writer/compare.rs` (our kinds,
+//! [`StatusObject`], and how an existing object is compared with the desired one),
+//! `writer/apply.rs` (one object's API calls), `writer/pending.rs` (what is remembered of a
+//! write until the cache shows it), `writer/retry.rs` (an object's back-off after a failure),
+//! `writer/outcome.rs` (what a sync reports: [`SyncStats`], [`WriteError`], [`error_reason`]).
+
+mod apply;
+mod compare;
+mod outcome;
+mod pending;
+mod retry;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{DeleteParams, Patch, PatchParams};
-use kube::{Api, Resource, ResourceExt};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use update_status_api::crd::{
-    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, UpdateInsight, UpdateInsightStatus,
-    WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
-};
+use kube::Api;
+use kube::api::{DeleteParams, PatchParams};
+use update_status_api::crd::labels;
 
 use crate::metrics::Metrics;
-use crate::runtime::existing::{Cached, Existing, our_label};
+use crate::runtime::existing::{Cached, Existing};
 pub use crate::runtime::refusal::{QUOTA_REQUIRED_POLICY, Refusal, refusal};
+use apply::{Job, execute};
+pub use compare::{StatusObject, field_manager, written_labels};
+pub use outcome::{SyncStats, WriteError, error_reason};
+use pending::{Pending, json_fingerprint, meta_fingerprint};
+use retry::{Failure, retry_wait};
+pub use retry::{RETRY_CAP, RETRY_FIRST};
 
 /// The objects written: what [`update_status_assess::compose`] produces, complete.
 pub use update_status_assess::compose::Desired;
 
 /// How long a write we made is trusted over a watch cache that does not show it yet.
 pub const PENDING_TTL: Duration = Duration::from_secs(30);
-
-/// Wait before retrying an object whose write failed once.
-pub const RETRY_FIRST: Duration = Duration::from_secs(1);
-/// Longest wait before retrying an object whose writes keep failing.
-pub const RETRY_CAP: Duration = Duration::from_secs(300);
-
-/// The `reason` label of `update_status_write_errors_total` for a failed call: from the HTTP
-/// status (`invalid` 422, `conflict` 409, `forbidden` 403, `unauthorized` 401, `not-found` 404,
-/// `throttled` 429, `server` 5xx, `api` other codes), `connect` when the API server was not
-/// reached, `other` otherwise.
-pub fn error_reason(e: &kube::Error) -> &'static str {
-    match e {
-        kube::Error::Api(s) => match s.code {
-            401 => "unauthorized",
-            403 => "forbidden",
-            404 => "not-found",
-            409 => "conflict",
-            422 => "invalid",
-            429 => "throttled",
-            500..=599 => "server",
-            _ => "api",
-        },
-        kube::Error::HyperError(_) | kube::Error::Service(_) => "connect",
-        _ => "other",
-    }
-}
-
-/// The server's `Retry-After` of a failed call (`details.retryAfterSeconds`), if any.
-fn retry_after(e: &kube::Error) -> Option<Duration> {
-    match e {
-        kube::Error::Api(s) => s
-            .details
-            .as_ref()
-            .map(|d| Duration::from_secs(u64::from(d.retry_after_seconds)))
-            .filter(|d| !d.is_zero()),
-        _ => None,
-    }
-}
-
-/// Consecutive failures of one object's writes, when it may be tried again, and the content
-/// that failed (new content is tried at once: the input changed, e.g. after an outage).
-#[derive(Clone, Debug)]
-struct Failure<S> {
-    count: u32,
-    retry_at: Instant,
-    /// The labels and status refused (`None`: a deletion).
-    content: Option<(BTreeMap<String, String>, S)>,
-}
-
-/// Errors while writing.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    /// The API server refused or failed a call.
-    #[error("{verb} {kind} {namespace}/{name}: {source}")]
-    Api {
-        /// `apply`, `apply-status`, `delete`.
-        verb: &'static str,
-        /// Kind written.
-        kind: String,
-        /// Namespace.
-        namespace: String,
-        /// Object name.
-        name: String,
-        /// The client error.
-        #[source]
-        source: Box<kube::Error>,
-    },
-    /// A hub refused some objects (each alone: [`refusal`]); the others were written.
-    #[error(
-        "{refused} {kind} object(s) refused in namespace {namespace} (the others are written); the first: {first}"
-    )]
-    Refused {
-        /// Kind written.
-        kind: String,
-        /// Namespace.
-        namespace: String,
-        /// Objects refused or, once the quota was full, not tried.
-        refused: u32,
-        /// What the sync did besides.
-        stats: SyncStats,
-        /// The first refusal.
-        first: Box<WriteError>,
-    },
-    /// A desired object could not be serialized (a bug).
-    #[error("serializing {name}: {source}")]
-    Serialize {
-        /// Object name.
-        name: String,
-        /// The error.
-        #[source]
-        source: serde_json::Error,
-    },
-}
-
-/// One of our kinds: metadata plus a `.status` we own entirely.
-pub trait StatusObject:
-    Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-    + Clone
-    + Debug
-    + DeserializeOwned
-    + Serialize
-    + Send
-    + Sync
-    + 'static
-{
-    /// Type of `.status`.
-    type Status: PartialEq + Serialize + Clone + Debug + Send + Sync;
-    /// The object's status, if any.
-    fn status_ref(&self) -> Option<&Self::Status>;
-}
-
-impl StatusObject for UpdateInsight {
-    type Status = UpdateInsightStatus;
-    fn status_ref(&self) -> Option<&UpdateInsightStatus> {
-        self.status.as_ref()
-    }
-}
-
-impl<K: StatusObject> Existing<K::Status> for K {
-    fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
-        labels_match(self.labels(), desired, reconciler)
-    }
-    fn owner_is(&self, owner: Option<&OwnerReference>) -> bool {
-        same_owner(
-            self.meta()
-                .owner_references
-                .as_ref()
-                .and_then(|r| r.first()),
-            owner,
-        )
-    }
-    fn status_is(&self, desired: &K::Status) -> bool {
-        self.status_ref() == Some(desired)
-    }
-}
-
-impl StatusObject for ControlPlaneUpdateStatus {
-    type Status = ControlPlaneUpdateStatusStatus;
-    fn status_ref(&self) -> Option<&ControlPlaneUpdateStatusStatus> {
-        self.status.as_ref()
-    }
-}
-
-impl StatusObject for WorkerPoolUpdateStatus {
-    type Status = WorkerPoolUpdateStatusStatus;
-    fn status_ref(&self) -> Option<&WorkerPoolUpdateStatusStatus> {
-        self.status.as_ref()
-    }
-}
-
-/// What a sync did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SyncStats {
-    /// Metadata applies (creations included).
-    pub meta_writes: u32,
-    /// Status applies.
-    pub status_writes: u32,
-    /// Deletions.
-    pub deletes: u32,
-    /// Objects left as they were.
-    pub unchanged: u32,
-}
-
-impl SyncStats {
-    /// Total API writes.
-    pub fn writes(&self) -> u32 {
-        self.meta_writes + self.status_writes + self.deletes
-    }
-}
-
-/// A write the watch cache may not show yet: its resourceVersion and fingerprints of what was
-/// written (not copies: a first pass writes thousands of objects, all pending at once).
-#[derive(Clone, Debug)]
-struct Pending {
-    resource_version: Option<String>,
-    /// [`meta_fingerprint`] of the labels and owner written.
-    meta: u64,
-    /// [`json_fingerprint`] of the status written.
-    status: u64,
-    at: Instant,
-    /// The metadata was applied (a creation included).
-    meta_written: bool,
-}
 
 /// What one object's writes did: what was written, or what was refused (boxed: a status is
 /// hundreds of bytes inline, and a cold start keeps thousands of outcomes until its stream
@@ -253,38 +81,6 @@ struct Refused<S> {
     error: kube::Error,
     labels: BTreeMap<String, String>,
     status: S,
-}
-
-/// Feeds what is written to a hasher.
-struct HashWriter(std::hash::DefaultHasher);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        std::hash::Hasher::write(&mut self.0, buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// A 64-bit fingerprint of a value's JSON (equal values, equal JSON: our types serialize
-/// deterministically, maps are B-trees). Allocates nothing.
-fn json_fingerprint<T: Serialize>(value: &T) -> u64 {
-    let mut w = HashWriter(std::hash::DefaultHasher::new());
-    // Our status types always serialize; were one to fail, the partial fingerprint would only
-    // make the object look changed (one extra write).
-    let _ = serde_json::to_writer(&mut w, value);
-    std::hash::Hasher::finish(&w.0)
-}
-
-/// Fingerprint of an object's labels (as written: with the reconciler's) and owner.
-fn meta_fingerprint(labels: &BTreeMap<String, String>, owner: Option<&OwnerReference>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    labels.hash(&mut h);
-    owner.map(|o| (&o.uid, &o.kind, &o.name)).hash(&mut h);
-    h.finish()
 }
 
 /// Which API server a writer writes to.
@@ -325,64 +121,6 @@ impl<K: StatusObject> Writer<K> {
     /// The namespace it writes to.
     pub fn namespace(&self) -> &str {
         &self.namespace
-    }
-}
-
-/// The field manager of `reconciler`'s applies.
-pub fn field_manager(reconciler: &str) -> String {
-    format!("update-status-controller/{reconciler}")
-}
-
-/// The labels `reconciler`'s writer applies for `desired`: those plus the reconciler's and
-/// managed-by labels.
-pub fn written_labels(
-    desired: &BTreeMap<String, String>,
-    reconciler: &str,
-) -> BTreeMap<String, String> {
-    let mut l = desired.clone();
-    l.insert(labels::RECONCILER.to_string(), reconciler.to_string());
-    l.insert(
-        labels::MANAGED_BY.to_string(),
-        labels::MANAGED_BY_VALUE.to_string(),
-    );
-    l
-}
-
-/// Do an object's labels `have` equal `desired` plus the reconciler's and managed-by labels,
-/// as far as our labels go (labels set by others are left alone)? Allocates nothing.
-fn labels_match(
-    have: &BTreeMap<String, String>,
-    desired: &BTreeMap<String, String>,
-    reconciler: &str,
-) -> bool {
-    let fixed = |k: &str| k == labels::RECONCILER || k == labels::MANAGED_BY;
-    let want = |k: &str| -> Option<&str> {
-        if k == labels::RECONCILER {
-            Some(reconciler)
-        } else if k == labels::MANAGED_BY {
-            Some(labels::MANAGED_BY_VALUE)
-        } else {
-            desired.get(k).map(String::as_str)
-        }
-    };
-    // Every wanted label is there with its value...
-    let present = [labels::RECONCILER, labels::MANAGED_BY]
-        .into_iter()
-        .chain(desired.keys().map(String::as_str).filter(|k| !fixed(k)))
-        .all(|k| have.get(k).map(String::as_str) == want(k));
-    // ...and no label of ours is there that we do not want.
-    present
-        && have
-            .keys()
-            .filter(|k| our_label(k))
-            .all(|k| want(k).is_some())
-}
-
-fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => a.uid == b.uid && a.kind == b.kind && a.name == b.name,
-        _ => false,
     }
 }
 
@@ -427,8 +165,8 @@ impl<K: StatusObject> Writer<K> {
     /// Counts one write.
     fn count(&self, kind: &str, verb: &str) {
         match self.target {
-            Target::Local => self.metrics.write(kind, verb),
-            Target::Hub => self.metrics.hub_write(kind, verb),
+            Target::Local => self.metrics.writes.write(kind, verb),
+            Target::Hub => self.metrics.hub.write(kind, verb),
         }
     }
 
@@ -455,19 +193,13 @@ impl<K: StatusObject> Writer<K> {
         }
         let reason = error_reason(source);
         if !hub {
-            self.metrics.write_error(K::kind(&()).as_ref(), reason);
+            self.metrics.writes.error(K::kind(&()).as_ref(), reason);
         }
         let count = self
             .failures
             .get(name)
             .map_or(1, |f| f.count.saturating_add(1));
-        let wait = crate::runtime::clock::backoff(
-            RETRY_FIRST,
-            RETRY_CAP,
-            count,
-            crate::runtime::clock::jitter(),
-        )
-        .max(retry_after(source).unwrap_or_default().min(RETRY_CAP));
+        let wait = retry_wait(count, source);
         self.failures.insert(
             name.clone(),
             Failure {
@@ -877,140 +609,10 @@ impl<K: StatusObject> Writer<K> {
 
 /// Writes made concurrently by one [`Writer::sync`].
 pub const WRITE_CONCURRENCY: usize = 32;
-/// The writes one object needs.
-struct Job<S> {
-    name: String,
-    /// The object does not exist yet (as far as we know).
-    create: bool,
-    /// Apply the metadata: the labels or the owner changed (or a creation).
-    meta: bool,
-    /// Apply the status: it changed (or a creation).
-    status_body: bool,
-    labels: BTreeMap<String, String>,
-    owner: Option<OwnerReference>,
-    status: S,
-}
-
-/// Body of a metadata apply (serialized straight from the desired object: the bodies of a
-/// large sync never all exist at once).
-#[derive(Serialize, Debug)]
-#[serde(rename_all = "camelCase")]
-struct MetaBody<'a> {
-    api_version: &'a str,
-    kind: &'a str,
-    metadata: MetaPart<'a>,
-    spec: Empty,
-}
-
-#[derive(Serialize, Debug)]
-#[serde(rename_all = "camelCase")]
-struct MetaPart<'a> {
-    name: &'a str,
-    labels: &'a BTreeMap<String, String>,
-    owner_references: Vec<&'a OwnerReference>,
-}
-
-#[derive(Serialize, Debug)]
-struct Empty {}
-
-/// Body of a status apply.
-#[derive(Serialize, Debug)]
-#[serde(rename_all = "camelCase")]
-struct StatusBody<'a, S> {
-    api_version: &'a str,
-    kind: &'a str,
-    metadata: NamePart<'a>,
-    status: &'a S,
-}
-
-#[derive(Serialize, Debug)]
-struct NamePart<'a> {
-    name: &'a str,
-}
-
-/// Runs a job's writes; returns the last resourceVersion, or the verb that failed.
-async fn execute<K: StatusObject, S: Serialize + Debug>(
-    api: &Api<K>,
-    params: &PatchParams,
-    job: &Job<S>,
-) -> Result<Written, (&'static str, kube::Error)> {
-    let mut written = Written::default();
-    if job.meta {
-        written.resource_version = apply_meta(api, params, job).await?;
-        written.meta = true;
-    }
-    if job.status_body {
-        let status = apply_status(api, params, job).await;
-        written.resource_version = match status {
-            // Deleted behind our back since we last saw it (e.g. while the API server was away
-            // and our cache did not show it yet): create it again now, not after a retry.
-            Err(kube::Error::Api(s)) if s.is_not_found() && !written.meta => {
-                apply_meta(api, params, job).await?;
-                written.meta = true;
-                apply_status(api, params, job).await
-            }
-            other => other,
-        }
-        .map_err(|e| ("apply-status", e))?;
-    }
-    Ok(written)
-}
-
-/// What [`execute`] wrote.
-#[derive(Default)]
-struct Written {
-    /// The object's resourceVersion after the last write.
-    resource_version: Option<String>,
-    /// Whether its metadata was applied (a creation included).
-    meta: bool,
-}
-
-async fn apply_meta<K: StatusObject, S: Serialize + Debug>(
-    api: &Api<K>,
-    params: &PatchParams,
-    job: &Job<S>,
-) -> Result<Option<String>, (&'static str, kube::Error)> {
-    let kind = K::kind(&());
-    let api_version = K::api_version(&());
-    let body = MetaBody {
-        api_version: &api_version,
-        kind: &kind,
-        metadata: MetaPart {
-            name: &job.name,
-            labels: &job.labels,
-            owner_references: job.owner.iter().collect(),
-        },
-        spec: Empty {},
-    };
-    let obj = api
-        .patch(&job.name, params, &Patch::Apply(&body))
-        .await
-        .map_err(|e| ("apply", e))?;
-    Ok(obj.meta().resource_version.clone())
-}
-
-async fn apply_status<K: StatusObject, S: Serialize + Debug>(
-    api: &Api<K>,
-    params: &PatchParams,
-    job: &Job<S>,
-) -> Result<Option<String>, kube::Error> {
-    let kind = K::kind(&());
-    let api_version = K::api_version(&());
-    let body = StatusBody {
-        api_version: &api_version,
-        kind: &kind,
-        metadata: NamePart { name: &job.name },
-        status: &job.status,
-    };
-    let obj = api
-        .patch_status(&job.name, params, &Patch::Apply(&body))
-        .await?;
-    Ok(obj.meta().resource_version.clone())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use update_status_api::crd::{ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus};
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -1093,53 +695,5 @@ mod tests {
             .plan(&desired, None::<&ControlPlaneUpdateStatus>)
             .expect("a creation");
         assert!(job.meta && job.status_body);
-    }
-
-    #[test]
-    fn labels_match_ours_and_ignore_the_others() {
-        let desired = map(&[
-            (labels::INSIGHT_TYPE, "progress"),
-            (labels::ASSESSMENT, "outdated"),
-            (labels::MANAGED_BY, labels::MANAGED_BY_VALUE),
-        ]);
-        let mut have = map(&[
-            (labels::INSIGHT_TYPE, "progress"),
-            (labels::ASSESSMENT, "outdated"),
-            (labels::MANAGED_BY, labels::MANAGED_BY_VALUE),
-            (labels::RECONCILER, "worker-pools"),
-            ("team", "someone else's"),
-        ]);
-        assert!(labels_match(&have, &desired, "worker-pools"));
-        // Another reconciler's object.
-        assert!(!labels_match(&have, &desired, "control-plane"));
-        // A changed value.
-        have.insert(labels::ASSESSMENT.into(), "progressing".into());
-        assert!(!labels_match(&have, &desired, "worker-pools"));
-        have.insert(labels::ASSESSMENT.into(), "outdated".into());
-        // A label of ours we no longer want.
-        have.insert(labels::SOURCE.into(), "node-degraded".into());
-        assert!(!labels_match(&have, &desired, "worker-pools"));
-        have.remove(labels::SOURCE);
-        // A missing one.
-        have.remove(labels::INSIGHT_TYPE);
-        assert!(!labels_match(&have, &desired, "worker-pools"));
-        // The same decision as comparing the full label sets.
-        let full = |d: &BTreeMap<String, String>, r: &str| {
-            let mut l = d.clone();
-            l.insert(labels::RECONCILER.into(), r.into());
-            l.insert(labels::MANAGED_BY.into(), labels::MANAGED_BY_VALUE.into());
-            l
-        };
-        let ours = |h: &BTreeMap<String, String>| -> BTreeMap<String, String> {
-            h.iter()
-                .filter(|(k, _)| our_label(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        };
-        let have = full(&desired, "worker-pools");
-        assert_eq!(
-            labels_match(&have, &desired, "worker-pools"),
-            ours(&have) == full(&desired, "worker-pools")
-        );
     }
 }

@@ -44,7 +44,7 @@ use kube::api::PostParams;
 use sha2::{Digest, Sha256};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::metrics::Metrics;
+use crate::metrics::registry::Metrics;
 
 /// How long an allowed decision is reused.
 pub const ALLOWED_TTL: Duration = Duration::from_secs(60);
@@ -379,13 +379,13 @@ impl Authorizer {
 
     fn count_refused(&self, reason: &str) {
         if let Some(m) = &self.metrics {
-            m.metrics_auth_refused(reason);
+            m.scrape_auth.refused(reason);
         }
     }
 
     fn count_review(&self, result: &str) {
         if let Some(m) = &self.metrics {
-            m.metrics_auth_reviewed(result);
+            m.scrape_auth.reviewed(result);
         }
     }
 
@@ -893,13 +893,13 @@ mod tests {
         );
         assert!(made >= 10, "the budget is used: {made}");
         assert!(
-            metrics.metrics_auth_refusals("throttled") > 100,
+            metrics.scrape_auth.refusals("throttled") > 100,
             "the rest is refused"
         );
         assert!(
-            metrics.metrics_auth_refusals("malformed") > 100,
+            metrics.scrape_auth.refusals("malformed") > 100,
             "junk is refused unreviewed"
         );
-        assert_eq!(metrics.metrics_auth_reviews(), made + before);
+        assert_eq!(metrics.scrape_auth.reviews(), made + before);
     }
 }

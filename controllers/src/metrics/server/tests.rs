@@ -130,7 +130,7 @@ async fn get_url_owned(url: String) -> (u16, hyper::HeaderMap, String) {
 /// Metrics with a series in them.
 fn some_metrics() -> Arc<Metrics> {
     let metrics = Metrics::new().expect("metrics");
-    metrics.write("UpdateInsight", "create");
+    metrics.writes.write("UpdateInsight", "create");
     Arc::new(metrics)
 }
 

@@ -1,0 +1,483 @@
+//! The hub sync task ([`HubSync`]): the loop that waits for a reason to sync, runs passes on
+//! the session, backs off while the hub fails ([`backoff`]), switches sessions when the
+//! credentials change, stamps the heartbeat and reports the agent's health.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+use update_status_assess::redact::redact_urls_in;
+
+use super::agent_health::{self, AgentHealth};
+use super::config::{
+    DEBOUNCE, HubConfig, MAX_BACKOFF, MIN_BACKOFF, RESYNC, SessionSettings, validate_cluster_name,
+};
+use super::copies::{HubCopies, desired_copies, hub_selector_for};
+use super::credentials::{Credentials, Material};
+use super::errors::{HubError, hint};
+use super::heartbeat;
+use super::local::LocalObjects;
+use super::session::{Session, attempt};
+use super::watches::{Signals, WatchContext};
+use crate::metrics::Metrics;
+use crate::runtime::writer::{PENDING_TTL, SyncStats};
+
+/// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
+/// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
+pub fn backoff(failures: u32, jitter: f64) -> Duration {
+    crate::runtime::clock::backoff(MIN_BACKOFF, MAX_BACKOFF, failures, jitter)
+}
+
+/// The hub sync task (see the module documentation).
+pub struct HubSync {
+    /// The managed cluster's name: the hub namespace of the copies.
+    cluster_name: String,
+    include_progress: bool,
+    creds: Credentials,
+    local: LocalObjects,
+    wake: Arc<Notify>,
+    metrics: Arc<Metrics>,
+    /// The `hosted_cluster` label of the hub metrics (`""` in standalone mode).
+    metrics_label: String,
+    /// Set when the hosted cluster is gone: copy nothing (its copies are deleted), and end
+    /// after the first pass that succeeds.
+    retired: Arc<AtomicBool>,
+    /// Hosted mode: the value of `update.openshift.io/hosted-cluster` of this session's copies
+    /// (the only ones it sees and deletes).
+    source: Option<String>,
+    /// The Lease gate of the hub writes and the heartbeat interval.
+    settings: SessionSettings,
+    /// Standalone mode on an ACM hub: the agent's health, reported on its ManagedClusterAddOn.
+    health: Option<AgentHealth>,
+}
+
+/// What a session keeps between passes beyond its hub client.
+#[derive(Default)]
+struct Reported {
+    /// The last heartbeat written (the hub's copy may not show it yet).
+    stamped: Option<jiff::Timestamp>,
+    /// The last pass had a control plane's copy to stamp (else no heartbeat is due).
+    stampable: bool,
+    /// The agent's health condition as last written.
+    health: agent_health::Reported,
+}
+
+impl HubSync {
+    /// Checks the configuration and reads the hub kubeconfig (no call to the hub): a wrong
+    /// name or an unreadable kubeconfig is a configuration error, reported before anything
+    /// starts. The kubeconfig is followed from then on (see [`Credentials::from_file`]). `wake`
+    /// is notified when our local objects change ([`crate::app::standalone::Wakers`]).
+    pub async fn new(
+        config: HubConfig,
+        local: LocalObjects,
+        wake: Arc<Notify>,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self, HubError> {
+        validate_cluster_name(&config.cluster_name)?;
+        let creds = Credentials::from_file(&config.kubeconfig)?;
+        Ok(Self::with_credentials(
+            config.cluster_name,
+            config.include_progress,
+            creds,
+            local,
+            wake,
+            metrics,
+        ))
+    }
+
+    /// A session reporting as managed cluster `cluster_name` (a valid name:
+    /// [`validate_cluster_name`]) with `creds` (hosted mode: a kubeconfig file shared by every
+    /// session, or each hosted cluster's add-on Secret).
+    pub fn with_credentials(
+        cluster_name: String,
+        include_progress: bool,
+        creds: Credentials,
+        local: LocalObjects,
+        wake: Arc<Notify>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        HubSync {
+            cluster_name,
+            include_progress,
+            creds,
+            local,
+            wake,
+            metrics,
+            metrics_label: String::new(),
+            retired: Arc::default(),
+            source: None,
+            settings: SessionSettings::default(),
+            health: None,
+        }
+    }
+
+    /// The Lease gate of its writes and its heartbeat interval.
+    pub fn with_settings(mut self, settings: SessionSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Reports the agent's health on the hub namespace's ManagedClusterAddOn (standalone mode).
+    pub fn with_agent_health(mut self, health: AgentHealth) -> Self {
+        self.health = Some(health);
+        self
+    }
+
+    /// Hosted mode: the hub metrics of this session carry `hosted_cluster=<label>`, its copies
+    /// `update.openshift.io/hosted-cluster=<source>` (it sees and deletes only those), and
+    /// `retired` ends it (see [`HubSync::run`]).
+    pub fn for_hosted_cluster(
+        mut self,
+        label: String,
+        source: String,
+        retired: Arc<AtomicBool>,
+    ) -> Self {
+        self.metrics_label = label;
+        self.source = Some(source);
+        self.retired = retired;
+        self
+    }
+
+    fn desired(&self) -> HubCopies {
+        if self.retired.load(Ordering::SeqCst) {
+            return HubCopies::default();
+        }
+        let l = &self.local;
+        let mut copies = desired_copies(
+            &self.cluster_name,
+            self.include_progress,
+            &l.select(&l.control_plane_statuses),
+            &l.select(&l.worker_pool_statuses),
+            &crate::cache::insights::wholes(&l.select(&l.insights)),
+        );
+        if let Some(source) = &self.source {
+            copies.set_source(source);
+        }
+        copies
+    }
+
+    /// Runs until `shutdown` changes, or, once retired, until a pass has deleted every copy.
+    /// Never fails: hub errors are logged, counted and retried.
+    #[tracing::instrument(name = "hub_sync", skip_all, fields(cluster = %self.cluster_name))]
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        let ns = self.cluster_name.clone();
+        let selector = hub_selector_for(&ns, self.source.as_deref());
+        let signals = Arc::new(Signals::default());
+        let ctx = WatchContext {
+            selector: selector.clone(),
+            namespace: ns.clone(),
+            wake: self.wake.clone(),
+            signals: signals.clone(),
+            metrics: self.metrics.clone(),
+            metrics_label: self.metrics_label.clone(),
+            retired: self.retired.clone(),
+        };
+        tracing::info!(
+            namespace = %ns,
+            credentials = %self.creds.origin(),
+            include_progress = self.include_progress,
+            heartbeat_interval = ?self.settings.heartbeat,
+            agent_health = self.health.is_some(),
+            "hub sync on: reporting to the hub"
+        );
+        let mut creds = self.creds.clone();
+        let mut outage = Outage::default();
+        let mut reported = Reported::default();
+        let mut health = self.health.clone();
+        let Some(mut session) = self
+            .first_session(&mut creds, &ctx, &mut outage, &mut shutdown)
+            .await
+        else {
+            return;
+        };
+        loop {
+            let heartbeat_due = if reported.stampable {
+                heartbeat::due_in(
+                    reported.stamped.max(session.last_reported(&ns)),
+                    self.settings.heartbeat,
+                    jiff::Timestamp::now(),
+                )
+            } else {
+                Duration::MAX
+            };
+            if !self
+                .pause(
+                    &session,
+                    &signals,
+                    &mut creds,
+                    Pause {
+                        failures: outage.failures,
+                        heartbeat_due,
+                        health: health.as_mut(),
+                    },
+                    &mut shutdown,
+                )
+                .await
+            {
+                return;
+            }
+            if signals.reload.swap(false, Ordering::SeqCst) {
+                // A `401`: the files may have changed without the watch seeing it.
+                creds.reread().await;
+            }
+            if signals.rotated.swap(false, Ordering::SeqCst)
+                && let Some(m) = creds.current()
+                && m.fingerprint != session.fingerprint
+            {
+                match m.client(creds.origin()).await {
+                    Ok(client) => {
+                        tracing::info!(namespace = %ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
+                        self.metrics.hub.credentials_reloaded(&self.metrics_label);
+                        // The old reflectors stop with the old session.
+                        session =
+                            Session::start(client, m.fingerprint, &ctx, &self.settings.gate).await;
+                    }
+                    Err(e) => {
+                        self.failed(&e, &mut outage);
+                        continue;
+                    }
+                }
+            }
+            if self.retired.load(Ordering::SeqCst) && signals.not_found() {
+                tracing::info!(namespace = %ns, "hosted cluster gone: its hub namespace or our CRDs do not exist there, so no copy is left; hub session ends");
+                return;
+            }
+            if !session.listed() {
+                // The reflectors report their own errors and their first list wakes us; while
+                // they fail, back off (a reload, for one, waits for it).
+                if signals.unhealthy.swap(false, Ordering::SeqCst) {
+                    outage.failures = outage.failures.saturating_add(1);
+                }
+                continue;
+            }
+            let watch_failed = signals.unhealthy.swap(false, Ordering::SeqCst);
+            let probe = outage.failures > 0 || watch_failed;
+            let retired = self.retired.load(Ordering::SeqCst);
+            let copies = self.desired();
+            let Some(result) = attempt(&mut session, &selector, probe, copies, &mut shutdown).await
+            else {
+                return;
+            };
+            match result {
+                Ok((stats, _)) if retired => {
+                    tracing::info!(namespace = %ns, deletes = stats.deletes, "hosted cluster gone: its hub copies are deleted, hub session ends");
+                    return;
+                }
+                Ok((stats, copies)) => {
+                    match self.after_pass(&mut session, &copies, &mut reported).await {
+                        Ok(()) => self.succeeded(&stats, &copies, &mut outage),
+                        Err(e) => self.failed(&e, &mut outage),
+                    }
+                }
+                Err(e) => {
+                    self.failed(&e, &mut outage);
+                    if e.reason() == "unauthorized" {
+                        signals.reload.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first session, once there are credentials that make a client (hosted mode: the
+    /// add-on Secret may not exist yet); `None` when `shutdown` changed meanwhile.
+    async fn first_session(
+        &self,
+        creds: &mut Credentials,
+        ctx: &WatchContext,
+        outage: &mut Outage,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Option<Session> {
+        loop {
+            let current: Option<Arc<Material>> = creds.current();
+            let error = match current {
+                Some(m) => match m.client(creds.origin()).await {
+                    Ok(client) => {
+                        return Some(
+                            Session::start(client, m.fingerprint, ctx, &self.settings.gate).await,
+                        );
+                    }
+                    Err(e) => e,
+                },
+                None => HubError::NoCredentials {
+                    cluster: self.cluster_name.clone(),
+                    hint: format!("waiting for {}", creds.origin()),
+                },
+            };
+            self.failed(&error, outage);
+            tokio::select! {
+                _ = creds.changed() => {}
+                _ = shutdown.changed() => return None,
+            }
+        }
+    }
+
+    /// Waits for a reason to attempt a pass (our objects or the hub's copies changed, a hub
+    /// watch listed, the back-off or the resync period is over, the heartbeat is due, the
+    /// agent's health changed), then [`DEBOUNCE`]; `false` when `shutdown` changed meanwhile.
+    async fn pause(
+        &self,
+        session: &Session,
+        signals: &Signals,
+        creds: &mut Credentials,
+        p: Pause<'_>,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> bool {
+        let failures = p.failures;
+        let wait = if failures > 0 {
+            backoff(failures, crate::runtime::clock::jitter())
+        } else if session.has_pending() {
+            // Re-check once our writes are no longer trusted over the cache.
+            (PENDING_TTL + Duration::from_secs(1)).min(p.heartbeat_due)
+        } else {
+            RESYNC.min(p.heartbeat_due)
+        };
+        let health = async {
+            match p.health {
+                Some(h) => h.changed().await,
+                None => std::future::pending().await,
+            }
+        };
+        let timer = tokio::select! {
+            _ = self.wake.notified(), if failures == 0 => false,
+            _ = health, if failures == 0 => false,
+            _ = signals.listed.notified() => false,
+            _ = creds.changed() => {
+                signals.rotated.store(true, Ordering::SeqCst);
+                false
+            }
+            _ = tokio::time::sleep(wait) => true,
+            _ = shutdown.changed() => return false,
+        };
+        // A burst of changes is collected into one pass; a timer (back-off, resync, heartbeat)
+        // is not a burst.
+        if !timer {
+            tokio::select! {
+                _ = tokio::time::sleep(DEBOUNCE) => {}
+                _ = shutdown.changed() => return false,
+            }
+        }
+        true
+    }
+
+    /// After a pass that wrote the copies: the heartbeat when it is due (a failure fails the
+    /// pass), then the agent's health on the ManagedClusterAddOn when it changed (a failure is
+    /// warned about and retried at the next pass: the hub takes copies but not the condition,
+    /// e.g. a hub ClusterRole from an older version without `managedclusteraddons/status`).
+    async fn after_pass(
+        &self,
+        session: &mut Session,
+        copies: &HubCopies,
+        reported: &mut Reported,
+    ) -> Result<(), HubError> {
+        let now = jiff::Timestamp::now();
+        reported.stampable = !copies.control_planes.is_empty();
+        // Only a copy that exists after this pass is stamped (a patch never creates one).
+        if let Some(cp) = copies.control_planes.first() {
+            let last = reported.stamped.max(session.last_reported(&cp.name));
+            if heartbeat::due_in(last, self.settings.heartbeat, now).is_zero() {
+                heartbeat::stamp(&session.client, &session.namespace, &cp.name, now).await?;
+                self.metrics
+                    .hub
+                    .write("ControlPlaneUpdateStatus", "heartbeat");
+                reported.stamped = Some(now);
+            }
+        }
+        let Some(health) = &self.health else {
+            return Ok(());
+        };
+        let Some((Some(mca), read_at)) = session.addon.clone() else {
+            return Ok(()); // not an ACM hub, or no add-on: nowhere to report
+        };
+        let verdict = health.verdict(&self.local);
+        reported
+            .health
+            .report_if_changed(
+                &session.client,
+                &session.namespace,
+                (&mca, read_at),
+                verdict,
+                &self.metrics,
+            )
+            .await;
+        Ok(())
+    }
+
+    /// Records a pass that succeeded: the metric, the end of an outage, what was written.
+    fn succeeded(&self, stats: &SyncStats, copies: &HubCopies, outage: &mut Outage) {
+        let ns = &self.cluster_name;
+        self.metrics.hub.sync_succeeded(
+            &self.metrics_label,
+            jiff::Timestamp::now().as_millisecond() as f64 / 1000.0,
+        );
+        if outage.failures > 0 {
+            tracing::info!(namespace = %ns, failed_attempts = outage.failures, "hub sync recovered");
+        }
+        *outage = Outage::default();
+        if stats.writes() > 0 {
+            tracing::info!(
+                namespace = %ns,
+                writes = stats.writes(),
+                deletes = stats.deletes,
+                copies = copies.control_planes.len() + copies.worker_pools.len() + copies.insights.len(),
+                "hub copies updated"
+            );
+        }
+    }
+
+    /// Counts a failed attempt; warns when an outage starts or its reason changes.
+    fn failed(&self, e: &HubError, outage: &mut Outage) {
+        outage.failures = outage.failures.saturating_add(1);
+        let reason = e.reason();
+        if !self.retired.load(Ordering::SeqCst) {
+            self.metrics.hub.sync_failed(&self.metrics_label, reason);
+        }
+        let ns = &self.cluster_name;
+        if outage.reported != Some(reason) {
+            tracing::warn!(
+                namespace = %ns,
+                reason,
+                error = %redact_urls_in(&e.to_string()),
+                hint = %hint(reason, ns),
+                "hub sync failed; retrying with back-off (local status objects are not affected)"
+            );
+            outage.reported = Some(reason);
+        } else {
+            tracing::debug!(namespace = %ns, reason, error = %redact_urls_in(&e.to_string()), failures = outage.failures, "hub sync still failing");
+        }
+    }
+}
+
+/// What a pause waits for besides the wake-ups.
+struct Pause<'a> {
+    /// Consecutive failed attempts (back-off).
+    failures: u32,
+    /// Time until the heartbeat is due.
+    heartbeat_due: Duration,
+    /// The agent's health, when reported: a change is a reason for a pass.
+    health: Option<&'a mut AgentHealth>,
+}
+
+/// Consecutive failed attempts, and the reason last warned about (a warning per outage and per
+/// change of reason).
+#[derive(Debug, Default)]
+struct Outage {
+    failures: u32,
+    reported: Option<&'static str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hub_backoff_doubles_up_to_the_cap_with_bounded_jitter() {
+        assert_eq!(backoff(1, 0.0), MIN_BACKOFF);
+        assert_eq!(backoff(2, 0.0), MIN_BACKOFF * 2);
+        assert_eq!(backoff(4, 0.0), MIN_BACKOFF * 8);
+        assert_eq!(backoff(30, 0.0), MAX_BACKOFF);
+        assert_eq!(backoff(u32::MAX, 0.1), MAX_BACKOFF, "never above the cap");
+        assert_eq!(backoff(1, -1.0), MIN_BACKOFF.mul_f64(0.9), "jitter clamped");
+    }
+}
