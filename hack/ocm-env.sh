@@ -35,7 +35,7 @@
 #                        minutes: below 30m a certificate can expire unrenewed (then the agent
 #                        cannot reach the hub and re-bootstraps, needing a new approval), so
 #                        shorter values are refused. With 30m, renewal comes 26-33 minutes after
-#                        issue: tests force a rotation instead (e2e/src/ocm.rs, force_rotation).
+#                        issue: tests force a rotation instead (e2e/src/ocm/rotation.rs, force_rotation).
 #   OCM_STATUS_SYNC_INTERVAL
 #                        how often the work agent reports resource status (Deployment replicas,
 #                        hence add-on availability and the add-on rollout's progress) to the hub

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::controller::{Controller, Launch, release_bin};
 use crate::ocm::{self, OcmEnv, SecretVolume};
-use crate::poll_until;
+use crate::wait::poll_until;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

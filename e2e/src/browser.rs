@@ -336,5 +336,5 @@ pub fn axe_source() -> std::io::Result<String> {
 
 /// Where the vendored axe-core is.
 pub fn axe_path() -> PathBuf {
-    crate::repo_root().join("testdata/axe-core/axe.min.js")
+    crate::paths::repo_root().join("testdata/axe-core/axe.min.js")
 }

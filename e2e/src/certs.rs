@@ -6,7 +6,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::{Error, TestEnv};
+use crate::error::Error;
+use crate::test_env::TestEnv;
 
 /// A client certificate and its key (PEM).
 pub struct ClientCert {

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use crate::{TestEnv, repo_root};
+pub use crate::paths::{release_bin, workspace_bin};
+use crate::test_env::TestEnv;
 
 /// A running controller process; killed on drop.
 pub struct Controller {
@@ -56,27 +57,12 @@ fn io(what: &str) -> impl FnOnce(std::io::Error) -> ControllerError + '_ {
     }
 }
 
-/// Path of a binary of this workspace (`target/debug/<name>`), overridable with `env`.
-pub fn workspace_bin(name: &str, env: &str) -> PathBuf {
-    std::env::var_os(env)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug").join(name))
-}
-
 /// A free loopback port (bound then released: good enough for tests).
 fn free_port() -> Result<u16, ControllerError> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .map_err(io("picking a free port"))
-}
-
-/// Path of a release binary of this workspace (`target/release/<name>`, built by `hack/e2e.sh`
-/// and `make image`), overridable with `env`.
-pub fn release_bin(name: &str, env: &str) -> PathBuf {
-    std::env::var_os(env)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/release").join(name))
 }
 
 impl Controller {

@@ -55,8 +55,8 @@ pub async fn live(client: &Client, ns: &str, cluster: &str) -> Result<Live, BoxE
 
 /// Applies the vendored HyperShift and cluster-api CRDs (`testdata/hosted/crds`) server-side
 /// and waits until they are served.
-pub async fn install_hosted_crds(env: &crate::TestEnv) -> Result<(), BoxError> {
-    let dir = crate::repo_root().join("testdata/hosted/crds");
+pub async fn install_hosted_crds(env: &crate::test_env::TestEnv) -> Result<(), BoxError> {
+    let dir = crate::paths::repo_root().join("testdata/hosted/crds");
     let dir = dir.to_string_lossy();
     env.kubectl_ok([
         "apply",

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::{TestEnv, poll_until};
+use crate::test_env::TestEnv;
+use crate::wait::poll_until;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

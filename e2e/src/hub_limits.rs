@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::controller::{Controller, Launch};
 use crate::ocm::OcmEnv;
-use crate::repo_root;
+use crate::paths::repo_root;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use kube::config::Kubeconfig;
 use serde_json::json;
 
-use crate::{Error, TestEnv};
+use crate::error::Error;
+use crate::test_env::TestEnv;
 
 /// What can go wrong writing a ServiceAccount's kubeconfig.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{KEEP_ENV, env_flag, wait_for};
+use crate::settings::{KEEP_ENV, env_flag};
+use crate::wait::wait_for;
 
 /// What can go wrong with the Prometheus process.
 #[derive(Debug, thiserror::Error)]

@@ -16,7 +16,7 @@ use update_status_simulator::{FaultSpec, Faults, SimConfig, SimError, SimInputs,
 
 use crate::outputs::{Outputs, differences, expected_outputs, read_outputs};
 use crate::playback::{self, PlaybackError, Simulator};
-use crate::poll_until;
+use crate::wait::poll_until;
 
 /// The simulated update's start.
 pub const START: &str = "2026-01-01T03:00:00Z";

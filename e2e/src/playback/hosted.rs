@@ -17,7 +17,7 @@ use update_status_simulator::hosted::{
     HostedRef, HostedSimInputs, HostedSimulation, HostedStepReport, Lifecycle,
 };
 
-use super::{FIELD_MANAGER, PlaybackError};
+use crate::playback::error::{FIELD_MANAGER, PlaybackError};
 
 /// A [`HostedSimulation`] bound to an API server: writes what each step changes.
 pub struct HostedSimulator {

@@ -3,11 +3,13 @@
 //! clearing them.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::json;
 use update_status_api::input::{
@@ -17,7 +19,22 @@ use update_status_api::input::{
 
 use update_status_simulator::{ObjectRef, Part, SimInputs, Simulation, StepReport};
 
-use super::{ClusterObject, FIELD_MANAGER, PlaybackError};
+use crate::playback::error::{FIELD_MANAGER, PlaybackError};
+
+/// The five cluster-scoped kinds the simulator lists, applies and deletes.
+trait ClusterObject:
+    Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+    + Clone
+    + fmt::Debug
+    + DeserializeOwned
+{
+}
+
+impl ClusterObject for ClusterVersion {}
+impl ClusterObject for ClusterOperator {}
+impl ClusterObject for MachineConfigPool {}
+impl ClusterObject for MachineConfig {}
+impl ClusterObject for Node {}
 
 /// Default number of concurrent requests.
 pub const DEFAULT_CONCURRENCY: usize = 16;

@@ -130,11 +130,11 @@ pub async fn bench(
     per_row: usize,
     concurrency: usize,
 ) -> anyhow::Result<RowsRun> {
-    super::cluster(dir, "down")?;
-    super::cluster(dir, "up")?;
+    super::process::cluster(dir, "down")?;
+    super::process::cluster(dir, "up")?;
     let kubeconfig = dir.join("kubeconfig");
     let client = update_status_e2e::client_for(&kubeconfig).await?;
-    super::log(&format!(
+    super::process::log(&format!(
         "fleet rows: writing {rows} clusters' copies ({per_row} health insights each)"
     ));
     let t = Instant::now();
@@ -150,7 +150,7 @@ pub async fn bench(
         .into_iter()
         .sum();
     let populate_s = t.elapsed().as_secs_f64();
-    super::log(&format!("fleet rows: {writes} writes in {populate_s:.0}s"));
+    super::process::log(&format!("fleet rows: {writes} writes in {populate_s:.0}s"));
     let work = dir.join("fleet-rows");
     std::fs::create_dir_all(&work)?;
     let text = live_cli::measure(cli, &kubeconfig, &work, &["--fleet"]).await?;
@@ -202,7 +202,7 @@ pub async fn bench(
     let _ = page.close().await;
     drop(server);
     times.sort_by(f64::total_cmp);
-    super::cluster(dir, "down")?;
+    super::process::cluster(dir, "down")?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(RowsRun {
         rows,

@@ -92,7 +92,7 @@ fn run_once(
     let waiter = std::thread::spawn(move || child.wait_with_output());
     let mut hwm = 0;
     while !waiter.is_finished() {
-        hwm = hwm.max(super::memory_kib(pid).0);
+        hwm = hwm.max(super::process::memory_kib(pid).0);
         std::thread::sleep(Duration::from_millis(2));
     }
     let out = waiter

@@ -14,7 +14,7 @@ use jiff::SignedDuration;
 use update_status_e2e::repo_root;
 use update_status_simulator::{SimConfig, Simulation, Stage};
 
-use super::{log, memory_kib, mib};
+use super::process::{log, memory_kib, mib};
 
 /// Runs timed per case.
 pub const RUNS: usize = 7;
