@@ -244,7 +244,7 @@ impl DrainEvidence {
     }
 
     /// From a cluster's inputs ([`crate::ClusterInputs`]: its pods, budgets and alerts).
-    pub fn of_inputs(inputs: &crate::ClusterInputs<'_>) -> Self {
+    pub fn of_inputs(inputs: &crate::inputs::ClusterInputs<'_>) -> Self {
         Self::from_inputs(inputs.pods, inputs.pod_disruption_budgets, inputs.alerts)
     }
 

@@ -5,12 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::SignedDuration;
 
+use super::config::SimConfig;
+use super::error::SimError;
 use super::faults::ActiveFaults;
+use super::state::Simulation;
 use super::state::{
     ALL_IS_WELL, Cond, Cv, HistoryEntry, KUBELET_READY, Mc, NodeStep, OpPhase, Operator, Pool,
     ROLE_PREFIX, Rng, SimNode, Stage, fnv, rendered_config,
 };
-use super::{SimConfig, SimError, Simulation};
 
 /// The instance type label of a node ([`super::Durations::instance_types`]).
 pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";

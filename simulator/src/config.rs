@@ -4,8 +4,8 @@ use std::str::FromStr;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::SimError;
 use super::durations::Durations;
+use super::error::SimError;
 
 /// A fault: what it hits (`None`: let the simulation pick) and for how many steps.
 #[derive(Clone, Debug, PartialEq, Eq)]

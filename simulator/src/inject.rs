@@ -1,9 +1,11 @@
 //! Injecting the faults into a [`Simulation`]: resolving their targets from the
 //! configuration, what they change at each step, and when they clear.
 
+use super::config::FaultSpec;
+use super::error::SimError;
 use super::faults::{ActiveFaults, Fault, FaultStatus};
+use super::state::Simulation;
 use super::state::{NodeStep, ObjectRef, OpPhase, Part};
-use super::{FaultSpec, SimError, Simulation};
 
 impl Simulation {
     pub(super) fn resolve_faults(&self) -> Result<ActiveFaults, SimError> {

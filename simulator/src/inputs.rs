@@ -7,8 +7,9 @@ use update_status_api::input::{
 };
 use update_status_assess::{ClusterInputs, McoImage};
 
+use super::error::SimError;
 use super::state::ObjectRef;
-use super::{SimError, Simulation};
+use super::state::Simulation;
 
 /// The inputs of the simulated cluster, as the controller reads them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -33,13 +33,14 @@
 //! Files: `config` (what to simulate, fault specifications), `state` (the simulated objects),
 //! `cluster` (the cluster before the update), `step` (the update, step by step), `faults`
 //! (injected faults), `render` (objects as the API holds them), `inputs` (as the controller
-//! reads them), `snapshot` (a snapshot folder), `playback` (the flags and start instant of a
-//! played update, shared by both simulators).
+//! reads them), `snapshot` (a snapshot folder), `error` (what can go wrong), `playback` (the
+//! flags and start instant of a played update, shared by both simulators).
 
 mod cluster;
 mod config;
 pub mod drifting;
 pub mod durations;
+mod error;
 mod faults;
 pub mod hosted;
 mod inject;
@@ -52,42 +53,12 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
-
 pub use cluster::{MACHINE_CONFIG, OPERATORS};
 pub use config::{DEFAULT_FAULT_STEPS, FaultSpec, Faults, SimConfig, parse_duration};
 pub use drifting::DriftingCluster;
 pub use durations::{Durations, PastUpdate};
+pub use error::SimError;
 pub use faults::FaultStatus;
 pub use inputs::SimInputs;
 pub use state::{NodeStep, ObjectRef, Part, Simulation, Stage};
 pub use step::StepReport;
-
-/// What can go wrong.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    /// The configuration cannot be simulated.
-    #[error("invalid simulation: {0}")]
-    Config(String),
-    /// A fault specification does not parse.
-    #[error("invalid fault {0:?}: expected TARGET[:STEPS] (TARGET `auto` picks one)")]
-    FaultSyntax(String),
-    /// A file could not be written.
-    #[error("writing {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A rendered object does not read back as its input type (a bug).
-    #[error("{what} does not read back: {source}")]
-    Json {
-        /// The object.
-        what: String,
-        /// The decoding error.
-        #[source]
-        source: serde_json::Error,
-    },
-}

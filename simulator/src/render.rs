@@ -6,8 +6,9 @@ use update_status_api::input::{
     NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_LAST_APPLIED_DRAIN, NODE_REASON, NODE_STATE,
 };
 
+use super::cluster::MACHINE_CONFIG;
+use super::state::Simulation;
 use super::state::{ObjectRef, Part, ROLE_PREFIX, SimNode, fnv, hex32, mco_image, ts};
-use super::{MACHINE_CONFIG, Simulation};
 
 impl Simulation {
     /// Name of an object.

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::error::SimError;
 use super::state::ObjectRef;
-use super::{SimError, Simulation};
+use super::state::Simulation;
 
 impl Simulation {
     /// Writes the cluster as a snapshot folder (the `testdata/oc-status` layout, JSON

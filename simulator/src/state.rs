@@ -7,7 +7,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::SimConfig;
+use super::config::SimConfig;
 use super::faults::ActiveFaults;
 
 /// Label prefix of node roles.

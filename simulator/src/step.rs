@@ -2,9 +2,10 @@
 
 use jiff::Timestamp;
 
+use super::cluster::MACHINE_CONFIG;
 use super::faults::holds;
+use super::state::Simulation;
 use super::state::{ALL_IS_WELL, HistoryEntry, Mc, NodeStep, ObjectRef, OpPhase, Part, Stage};
-use super::{MACHINE_CONFIG, Simulation};
 
 /// What one step did.
 #[derive(Clone, Debug, PartialEq)]

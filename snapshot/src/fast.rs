@@ -106,7 +106,8 @@ mod tests {
     };
 
     use super::*;
-    use crate::{SnapshotError, objects_of, read_typed, values_of};
+    use crate::SnapshotError;
+    use crate::parse::{objects_of, read_typed, values_of};
 
     /// What the general path reads of `text`, or its error.
     fn general<T: Input>(text: &str) -> Result<Vec<T>, SnapshotError> {
@@ -237,7 +238,7 @@ mod tests {
                 items.push(v);
             }
             if serde_json::to_string(&items).map_or(0, |s| s.len()) as u64
-                > 2 * super::super::STREAM_MIN_BYTES
+                > 2 * crate::parse::STREAM_MIN_BYTES
             {
                 break;
             }

@@ -1,7 +1,7 @@
 //! Reading one snapshot file safely: only regular files (symbolic links followed, within the
 //! folder read: [`Root`]), at most [`MAX_FILE_BYTES`], UTF-8. A FIFO, a device (`/dev/zero`),
 //! a socket or a directory is refused before anything is read, so reading never blocks and
-//! never grows without bound.
+//! never grows without bound. [`read_now`] reads the instant of a `now` file this way.
 //!
 //! The file is opened first (non-blocking, so opening a FIFO returns at once instead of
 //! waiting for a writer), and what was opened is checked: no check of the path can be
@@ -11,7 +11,10 @@ use std::fs::{File, FileType, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::SnapshotError;
+use jiff::Timestamp;
+
+use crate::error::SnapshotError;
+use crate::excerpt;
 
 /// The largest snapshot file read: 512 MiB (a 20,000-node `nodes.yaml` is 50 to 100 MB).
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
@@ -104,6 +107,19 @@ pub fn read_short(path: &Path) -> Result<String, SnapshotError> {
         path: path.to_path_buf(),
         offset: e.utf8_error().valid_up_to(),
     })
+}
+
+/// The instant a `now` file holds (a short file: [`read_short`]); an error quotes at most an
+/// excerpt of it.
+pub fn read_now(path: &Path) -> Result<Timestamp, SnapshotError> {
+    let text = read_short(path)?;
+    let value = text.trim();
+    value
+        .parse::<Timestamp>()
+        .map_err(|_| SnapshotError::BadNow {
+            path: path.to_path_buf(),
+            value: excerpt::quoted(value),
+        })
 }
 
 /// The text of `path`, checked as described in the module documentation.

@@ -22,8 +22,10 @@ use jiff::Timestamp;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::file::{Root, entry_exists};
-use super::{SnapshotError, excerpt, read_now, read_values};
+use crate::error::SnapshotError;
+use crate::excerpt;
+use crate::file::{Root, entry_exists, read_now};
+use crate::parse::read_values;
 use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, MachineSet, NodePool};
 use update_status_api::input::{ClusterOperator, Node};
 

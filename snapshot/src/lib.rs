@@ -12,13 +12,10 @@
 //! ([`read_values`] then [`read_objects`]) is read again by the general path, so objects and
 //! errors are the same.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use kube::Resource;
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
 use update_status_assess::ClusterInputs;
 
 use update_status_api::input::{
@@ -26,161 +23,24 @@ use update_status_api::input::{
     McoDeployment, NODE_REASON, Node, Pod, PodDisruptionBudget,
 };
 
+mod error;
 mod events;
 pub mod excerpt;
 mod fast;
 mod file;
 pub mod hosted;
+mod parse;
 #[cfg(test)]
 mod proptests;
 mod split;
 mod wire;
 
+pub use error::{SnapshotError, SnapshotWarning};
 pub use file::{MAX_FILE_BYTES, Root};
-use file::{entry_exists, read_short, read_text};
+use file::{entry_exists, read_now};
+use parse::decode;
+pub use parse::{flatten, parse_documents, read_objects, read_typed, read_values};
 pub use wire::Input;
-
-/// What can go wrong reading a snapshot. Every variant names the file, and its text holds the
-/// whole cause (there is no separate `source()` chain, so that printing a chain cannot repeat it).
-#[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {error}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        error: std::io::Error,
-    },
-    /// The path leads out of the folder read (through a symbolic link): it is not read.
-    #[error(
-        "cannot read {path}: a symbolic link leads it to {target}, outside the folder read (links are followed only within it)"
-    )]
-    OutsideFolder {
-        /// The file or folder.
-        path: PathBuf,
-        /// Where it leads.
-        target: PathBuf,
-    },
-    /// A file that holds one short value (the `now` file) is far longer.
-    #[error("cannot read {path}: it is {len} bytes long, more than the {limit} a timestamp takes")]
-    TooLong {
-        /// The file.
-        path: PathBuf,
-        /// Its length.
-        len: u64,
-        /// The most read.
-        limit: u64,
-    },
-    /// The file is a symbolic link to nothing.
-    #[error("cannot read {path}: it is a dangling symbolic link (to {target})")]
-    DanglingLink {
-        /// The file.
-        path: PathBuf,
-        /// Where the link points.
-        target: PathBuf,
-    },
-    /// The file is not a regular file (a FIFO, a device, a directory...).
-    #[error("cannot read {path}: it is {what}, not a regular file")]
-    NotRegular {
-        /// The file.
-        path: PathBuf,
-        /// What it is instead (`a FIFO`, `a character device`...).
-        what: &'static str,
-    },
-    /// The file is larger than [`MAX_FILE_BYTES`].
-    #[error("cannot read {path}: it is larger than the {limit_mib} MiB limit")]
-    TooLarge {
-        /// The file.
-        path: PathBuf,
-        /// The limit in MiB.
-        limit_mib: u64,
-    },
-    /// The file is not UTF-8 text.
-    #[error("cannot read {path}: it is not UTF-8 text (invalid byte at offset {offset})")]
-    NotUtf8 {
-        /// The file.
-        path: PathBuf,
-        /// Offset of the first invalid byte.
-        offset: usize,
-    },
-    /// The file is neither valid YAML nor JSON.
-    #[error("{path} is not valid YAML or JSON: {message}")]
-    Syntax {
-        /// The file.
-        path: PathBuf,
-        /// What the parser said.
-        message: String,
-    },
-    /// The file holds objects of another kind than the one it is read for.
-    #[error("{path} should hold {expected} objects, but holds {found}")]
-    WrongKind {
-        /// The file.
-        path: PathBuf,
-        /// The kind expected.
-        expected: String,
-        /// The kinds found with their counts (`2 ClusterOperator, 1 Node`).
-        found: String,
-    },
-    /// An object in the file does not have the expected shape.
-    #[error("{path}: object #{index} ({kind} {name}) is not a valid {expected}: {error}")]
-    Shape {
-        /// The file.
-        path: PathBuf,
-        /// Position of the object in the file (after flattening lists), from 0.
-        index: usize,
-        /// Its `kind` (cut: [`excerpt::bare`]).
-        kind: String,
-        /// Its `metadata.name` (cut: [`excerpt::bare`]).
-        name: String,
-        /// The Rust type expected.
-        expected: &'static str,
-        /// The decoding error, its quotes of the file cut ([`excerpt::message`]).
-        error: String,
-    },
-    /// A required file is missing.
-    #[error("{path} is missing: a snapshot needs {what}")]
-    Missing {
-        /// The file.
-        path: PathBuf,
-        /// What it should hold.
-        what: &'static str,
-    },
-    /// The `now` file is not an RFC 3339 timestamp.
-    #[error("{path}: {value} is not an RFC 3339 timestamp")]
-    BadNow {
-        /// The file.
-        path: PathBuf,
-        /// Its content, as a short escaped excerpt ([`excerpt::quoted`]).
-        value: String,
-    },
-}
-
-/// Something odd in a snapshot that does not stop it from being read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SnapshotWarning {
-    /// A second object with the kind and name of one already read: it is ignored, the first
-    /// one is kept (captures often hold the same object twice, e.g. a list and a per-object file).
-    #[error("{path}: duplicate {kind} {name:?} ignored (the first one, from {first}, is kept)")]
-    Duplicate {
-        /// Its kind.
-        kind: String,
-        /// Its name.
-        name: String,
-        /// The file of the ignored copy.
-        path: PathBuf,
-        /// The file of the kept copy.
-        first: PathBuf,
-    },
-    /// `alerts.json` holds no valid alerts response (bad syntax, or e.g. `data.alerts` not a
-    /// list): the alerts are ignored and everything else is assessed, as `oc` does. The text
-    /// starts like oc's note.
-    #[error("Ignoring alerts in 'Update Health'. Error unmarshaling alerts: {error}")]
-    Alerts {
-        /// What was wrong (names the file).
-        error: String,
-    },
-}
 
 /// A captured cluster's inputs.
 #[derive(Clone, Debug, Default)]
@@ -400,19 +260,6 @@ impl Snapshot {
     }
 }
 
-/// The instant a `now` file holds (a short file: [`read_short`]); an error quotes at most an
-/// excerpt of it.
-fn read_now(path: &Path) -> Result<Timestamp, SnapshotError> {
-    let text = read_short(path)?;
-    let value = text.trim();
-    value
-        .parse::<Timestamp>()
-        .map_err(|_| SnapshotError::BadNow {
-            path: path.to_path_buf(),
-            value: excerpt::quoted(value),
-        })
-}
-
 /// The `cluster-scoped-resources` folder of a must-gather at the root or up to two levels
 /// below; folders a link leads out of the root are not searched.
 fn find_must_gather(root: &Root) -> Option<PathBuf> {
@@ -566,216 +413,10 @@ fn read_alerts(
     }
 }
 
-/// Parses a file into JSON values, flattening lists (`List`, `*List`, anything with `items`).
-/// The file must be a regular file of at most [`MAX_FILE_BYTES`].
-pub fn read_values(path: &Path) -> Result<Vec<serde_json::Value>, SnapshotError> {
-    values_of(path, &read_text(path)?)
-}
-
-/// [`read_values`] on the text of `path`.
-fn values_of(path: &Path, text: &str) -> Result<Vec<Value>, SnapshotError> {
-    let docs = parse_documents(text).map_err(|message| SnapshotError::Syntax {
-        path: path.to_path_buf(),
-        message,
-    })?;
-    let mut out = Vec::new();
-    for doc in docs {
-        flatten(doc, &mut out);
-    }
-    Ok(out)
-}
-
-/// The YAML parser's limits for a text of `len` bytes: serde-saphyr's defaults (sized for
-/// configuration files: 250,000 nodes, 1,000,000 events, 1,024 documents) raised in
-/// proportion to the text, which cannot hold more nodes than bytes nor more events than twice
-/// its bytes. Aliases and anchors keep the default limits, so a small file cannot expand into
-/// a huge tree (no "billion laughs"): memory stays proportional to the file.
-fn yaml_options(len: usize) -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_nodes = budget.max_nodes.max(len);
-    budget.max_events = budget.max_events.max(len.saturating_mul(2));
-    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(len);
-    budget.max_documents = budget.max_documents.max(len / 4);
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    // No rendered snippet (the lines around the error, 64 columns each side): an error quotes
-    // at most a short excerpt of the file ([`syntax_message`]).
-    options.with_snippet = false;
-    options
-}
-
-/// A YAML parser's error as the message of [`SnapshotError::Syntax`]: its text (quotes cut,
-/// [`excerpt::message`]) and, where it has a location, a short escaped excerpt of the line
-/// around it.
-fn syntax_message(text: &str, err: &serde_saphyr::Error) -> String {
-    let mut msg = excerpt::message(&err.to_string());
-    if let Some(loc) = err.location() {
-        let line = usize::try_from(loc.line()).unwrap_or(usize::MAX);
-        let column = usize::try_from(loc.column()).unwrap_or(0);
-        if let Some(l) = line.checked_sub(1).and_then(|i| text.lines().nth(i)) {
-            let from = column.saturating_sub(1 + excerpt::EXCERPT_CHARS / 2);
-            let near: String = l.chars().skip(from).collect();
-            msg.push_str(&format!(" (near {})", excerpt::quoted(&near)));
-        }
-    }
-    msg
-}
-
-/// Parses YAML or JSON text into its documents (empty and `null` documents skipped).
-///
-/// YAML is parsed with `serde-saphyr`, which also reads JSON; `serde_json` is tried as a
-/// fallback for JSON text saphyr rejects (so that the better of the two errors is kept).
-pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    match serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options(text.len())) {
-        Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
-        Err(yaml_err) => {
-            let yaml_msg = syntax_message(text, &yaml_err);
-            let trimmed = text.trim_start();
-            if trimmed.starts_with('{') || trimmed.starts_with('[') {
-                serde_json::Deserializer::from_str(trimmed)
-                    .into_iter::<Value>()
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|json_err| {
-                        format!(
-                            "as JSON: {}; as YAML: {yaml_msg}",
-                            excerpt::message(&json_err.to_string())
-                        )
-                    })
-            } else {
-                Err(yaml_msg)
-            }
-        }
-    }
-}
-
-/// Flattens lists (`kind: List`, typed `FooList`, any object with `items` and no kind, or a
-/// top-level array). Items of a typed list that lack `apiVersion`/`kind` (as the API
-/// returns them) inherit them from the list.
-pub fn flatten(doc: Value, out: &mut Vec<Value>) {
-    match doc {
-        Value::Array(items) => items.into_iter().for_each(|d| flatten(d, out)),
-        Value::Object(mut map) if is_list(&map) => {
-            let item_kind = map
-                .get("kind")
-                .and_then(Value::as_str)
-                .and_then(|k| k.strip_suffix("List"))
-                .filter(|k| !k.is_empty())
-                .map(str::to_string);
-            let api_version = map.get("apiVersion").cloned();
-            if let Some(Value::Array(items)) = map.remove("items") {
-                for mut item in items {
-                    if let (Some(kind), Value::Object(obj)) = (&item_kind, &mut item) {
-                        obj.entry("kind").or_insert_with(|| json!(kind));
-                        if let Some(av) = &api_version {
-                            obj.entry("apiVersion").or_insert_with(|| av.clone());
-                        }
-                    }
-                    flatten(item, out);
-                }
-            }
-        }
-        Value::Null => {}
-        other => out.push(other),
-    }
-}
-
-fn is_list(map: &Map<String, Value>) -> bool {
-    map.get("items")
-        .is_some_and(|i| i.is_array() || i.is_null())
-        && map
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_none_or(|k| k.ends_with("List"))
-}
-
-/// Reads a file of objects of one kind. Objects without a `kind` are taken as that kind; any
-/// other kind is an error naming the kinds found.
-pub fn read_objects<T>(path: &Path) -> Result<Vec<T>, SnapshotError>
-where
-    T: DeserializeOwned + Resource<DynamicType = ()>,
-{
-    objects_of(path, read_values(path)?)
-}
-
-/// Files of at least this size are parsed as they are read when they are JSON
-/// ([`read_typed`]).
-const STREAM_MIN_BYTES: u64 = 1024 * 1024;
-
-/// Reads a file of objects of one kind like [`read_objects`], through the fast path (the
-/// parser of the file's syntax straight into the fields read, see `fast.rs`) when it can, else
-/// through the general path on the same text.
-pub fn read_typed<T: Input>(path: &Path) -> Result<Vec<T>, SnapshotError> {
-    // A large JSON file is parsed as it is read: its text is not held next to its objects (at
-    // 5,000 Nodes, 11 MiB of text next to 16 MiB of Nodes was the CLI's peak). Anything that
-    // way does not read is read again below, which gives the objects or the error.
-    if let Ok((file, len)) = file::open(path)
-        && len >= STREAM_MIN_BYTES
-        && let Some(objects) = fast::read_json::<T, _>(file)
-    {
-        return Ok(objects);
-    }
-    let text = read_text(path)?;
-    match fast::read::<T>(&text) {
-        Some(objects) => Ok(objects),
-        None => objects_of(path, values_of(path, &text)?),
-    }
-}
-
-/// [`read_objects`] on the values of `path`.
-fn objects_of<T>(path: &Path, values: Vec<Value>) -> Result<Vec<T>, SnapshotError>
-where
-    T: DeserializeOwned + Resource<DynamicType = ()>,
-{
-    let expected = T::kind(&());
-    let mut found: BTreeMap<String, usize> = BTreeMap::new();
-    for v in &values {
-        let kind = match v.get("kind") {
-            None | Some(Value::Null) => continue,
-            Some(Value::String(k)) => k.clone(),
-            Some(other) => other.to_string(),
-        };
-        *found.entry(kind).or_default() += 1;
-    }
-    if found.keys().any(|k| *k != expected) {
-        let found: Vec<String> = found
-            .iter()
-            .map(|(k, n)| format!("{n} {}", excerpt::bare(k)))
-            .collect();
-        return Err(SnapshotError::WrongKind {
-            path: path.to_path_buf(),
-            expected: expected.into_owned(),
-            found: found.join(", "),
-        });
-    }
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(index, v)| decode(path, index, v))
-        .collect()
-}
-
-/// Decodes object `index` of `path`.
-fn decode<T: DeserializeOwned>(path: &Path, index: usize, v: Value) -> Result<T, SnapshotError> {
-    let text = |pointer: &str| {
-        v.pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string()
-    };
-    let (kind, name) = (text("/kind"), text("/metadata/name"));
-    serde_json::from_value(v).map_err(|error| SnapshotError::Shape {
-        path: path.to_path_buf(),
-        index,
-        kind: excerpt::bare(&kind),
-        name: excerpt::bare(&name),
-        expected: std::any::type_name::<T>(),
-        error: excerpt::message(&error.to_string()),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn fixtures() -> PathBuf {
         update_status_testdata::oc_status_dir()

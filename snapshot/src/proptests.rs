@@ -189,7 +189,8 @@ fn paths_agree(text: &str) -> Result<(), TestCaseError> {
         n
     };
     let path = Path::new("nodes.yaml");
-    let general = super::values_of(path, text).and_then(|v| super::objects_of::<Node>(path, v));
+    let general =
+        super::parse::values_of(path, text).and_then(|v| super::parse::objects_of::<Node>(path, v));
     // The streaming JSON reader: what the fast path reads, on a text that starts as JSON.
     if matches!(
         text.trim_start_matches([' ', '\t', '\n', '\r'])
@@ -216,7 +217,7 @@ fn paths_agree(text: &str) -> Result<(), TestCaseError> {
     }
     if let Ok(events) = super::events::documents::<Value>(text) {
         let events: Vec<Value> = events.into_iter().filter(|v| !v.is_null()).collect();
-        let general = super::parse_documents(text);
+        let general = super::parse::parse_documents(text);
         prop_assert_eq!(Ok(events), general, "{}", text);
     }
     Ok(())

@@ -232,7 +232,7 @@ mod tests {
         };
         let whole = serde_saphyr::from_multiple_with_options::<Top<Node>>(
             &text,
-            crate::yaml_options(text.len()),
+            crate::parse::yaml_options(text.len()),
         )
         .expect("whole");
         let whole = names(whole);

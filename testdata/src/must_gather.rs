@@ -16,7 +16,7 @@ pub const BASE_CASE: &str = "4.14.1-workers-started-updating-multiple-pools";
 /// `cluster-scoped-resources` folder. The case's own nodes are in `core/nodes/nodes.yaml`, the
 /// generated ones in `core/nodes/generated.yaml`.
 pub fn write(root: &Path, nodes: usize) -> io::Result<PathBuf> {
-    let case = crate::oc_status_case(BASE_CASE);
+    let case = crate::folders::oc_status_case(BASE_CASE);
     let csr = root.join("quay-io-openshift-release-dev-sha256-0123/cluster-scoped-resources");
     for (file, sub) in [
         ("clusterversion.yaml", "config.openshift.io/clusterversions"),

@@ -24,8 +24,9 @@ use update_status_api::input::{Alert, Node};
 
 use crate::alerts::{self, AlertInsight};
 use crate::control_plane::{self, ControlPlaneAssessment};
+use crate::inputs::ClusterInputs;
+use crate::naming;
 use crate::nodes::{self, NodeAssessment, NodeContext, NodeSource, PoolAssessment};
-use crate::{ClusterInputs, naming};
 
 /// Where [`compose`] puts each node's assessment as it makes it: the caller decides what it
 /// keeps of a node (its insights named, or moved out as bare statuses) and how.

@@ -19,125 +19,27 @@
 //! `startedAt` it ever had ([`keep_started_at`]), and the control plane's estimate is kept
 //! while it moves less than the tolerance ([`crate::control_plane::estimate_moved`]).
 
-use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsight,
-    UpdateInsightStatus, WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
+    ControlPlaneUpdateStatusStatus, ScopeType, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
+    labels,
 };
 use update_status_api::input::{Alert, MachineConfigPool};
 
 use super::composer::{self, NodeSink};
-use super::since::{self, PriorConditions};
+use super::existing::{Existing, ExistingInsights};
+use super::objects::{Desired, DesiredCluster, Labels};
+use super::since;
 use crate::control_plane::ControlPlaneAssessment;
+use crate::inputs::ClusterInputs;
 use crate::insight::{self, UnreadableInput};
 use crate::nodes::{NodeAssessment, NodeContext, NodeSource, PoolAssessment};
 use crate::related::DrainEvidence;
-use crate::{ClusterInputs, alerts, control_plane, naming};
-
-/// An object as update-status wants it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Desired<S> {
-    /// Object name.
-    pub name: String,
-    /// Our labels (the writer adds the reconciler and managed-by labels).
-    pub labels: BTreeMap<String, String>,
-    /// The single owner (design.md), when known.
-    pub owner: Option<OwnerReference>,
-    /// Status content.
-    pub status: S,
-}
-
-impl Desired<UpdateInsightStatus> {
-    /// An UpdateInsight: named from its content (and `identity`, see
-    /// [`naming::insight_name`]), labelled from its content ([`naming::insight_labels`]) plus
-    /// `base` (the cluster labels), with its single owner.
-    pub fn insight(
-        status: UpdateInsightStatus,
-        identity: &str,
-        base: &Labels,
-        owner: Option<OwnerReference>,
-    ) -> Self {
-        let mut labels = naming::insight_labels(&status);
-        labels.extend(base.iter().map(|(k, v)| (k.clone(), v.clone())));
-        Desired {
-            name: naming::insight_name(&status, identity),
-            labels,
-            owner,
-            status,
-        }
-    }
-}
-
-/// Labels every object carries besides its own ([`base_labels`]).
-pub type Labels = BTreeMap<String, String>;
-
-/// The labels every object carries: the cluster label when the cluster ID is known.
-pub fn base_labels(cluster_id: Option<&str>) -> Labels {
-    naming::cluster_labels(cluster_id)
-}
-
-/// What our UpdateInsights already say (the watch cache of our objects, or nothing): their
-/// status by object name, indexed on the first look-up only (a pass whose desired insights
-/// have no health insight never builds the index); and, for those not read whole (the
-/// controller's projected progress insights), their conditions.
-#[derive(Clone, Default)]
-pub struct ExistingInsights<'a> {
-    objs: &'a [Arc<UpdateInsight>],
-    by_name: OnceCell<HashMap<&'a str, &'a UpdateInsightStatus>>,
-    progress: Option<&'a (dyn PriorConditions + Sync)>,
-}
-
-impl std::fmt::Debug for ExistingInsights<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExistingInsights")
-            .field("objs", &self.objs.len())
-            .field("progress", &self.progress.is_some())
-            .finish()
-    }
-}
-
-impl<'a> ExistingInsights<'a> {
-    /// Our UpdateInsights as they are.
-    pub fn new(objs: &'a [Arc<UpdateInsight>]) -> Self {
-        ExistingInsights {
-            objs,
-            by_name: OnceCell::new(),
-            progress: None,
-        }
-    }
-
-    /// With the conditions of the insights not in `objs` (the projected progress insights).
-    pub fn with_progress(mut self, progress: &'a (dyn PriorConditions + Sync)) -> Self {
-        self.progress = Some(progress);
-        self
-    }
-
-    /// The conditions of the insights not read whole.
-    pub fn progress(&self) -> Option<&'a (dyn PriorConditions + Sync)> {
-        self.progress
-    }
-
-    /// The status of our UpdateInsight `name`.
-    pub fn get(&self, name: &str) -> Option<&'a UpdateInsightStatus> {
-        self.by_name
-            .get_or_init(|| self.iter().collect())
-            .get(name)
-            .copied()
-    }
-
-    /// Every (name, status).
-    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a UpdateInsightStatus)> + 'a {
-        self.objs
-            .iter()
-            .filter_map(|o| Some((o.metadata.name.as_deref()?, o.status.as_ref()?)))
-    }
-}
+use crate::{alerts, control_plane, naming};
 
 /// The owner reference of an input object (its kind, name and uid); `None` without a name or
 /// uid (e.g. objects read from a snapshot that has none).
@@ -492,30 +394,6 @@ pub fn name_alerts(
 // The whole cluster
 // ---------------------------------------------------------------------------------------------
 
-/// What our objects already say, for the carry-over.
-#[derive(Clone, Debug, Default)]
-pub struct Existing<'a> {
-    /// Our ControlPlaneUpdateStatus `cluster` (its estimate, its conditions' times; its uid
-    /// owns the alert insights).
-    pub control_plane: Option<&'a ControlPlaneUpdateStatus>,
-    /// Our WorkerPoolUpdateStatus objects (their conditions' times).
-    pub worker_pools: &'a [Arc<WorkerPoolUpdateStatus>],
-    /// Our UpdateInsights, by name.
-    pub insights: ExistingInsights<'a>,
-}
-
-/// Every object update-status wants for one cluster.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DesiredCluster {
-    /// The ControlPlaneUpdateStatus `cluster` (`None` without a ClusterVersion).
-    pub control_plane: Option<Desired<ControlPlaneUpdateStatusStatus>>,
-    /// One WorkerPoolUpdateStatus per non-master pool, in pool order.
-    pub worker_pools: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
-    /// Every UpdateInsight: the control plane's, each node's (input order), the pools', then
-    /// the alerts'.
-    pub insights: Vec<Desired<UpdateInsightStatus>>,
-}
-
 /// Every object for the whole cluster: [`super::compose`] (the alert insights from
 /// `inputs.alerts`, when read), each node's insights named as the node is assessed, then the
 /// pools, the control plane and the alerts named, with the carry-over of `existing`.
@@ -535,7 +413,7 @@ pub fn desired_cluster(
         base,
         evidence: DrainEvidence::of_inputs(inputs),
     };
-    let composed = super::compose(inputs, inputs.nodes, &mut sink, now);
+    let composed = composer::compose(inputs, inputs.nodes, &mut sink, now);
     let mut insights = sink.insights;
     let pools = name_pools(
         composed.pools,
@@ -600,8 +478,9 @@ impl NodeSink for NamedNodes<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use update_status_api::crd::{
-        HealthInsight, Impact, InsightScope, InsightType, Remediation, ResourceRef,
+        HealthInsight, Impact, InsightScope, InsightType, Remediation, ResourceRef, UpdateInsight,
         UpdateInsightSpec,
     };
 

@@ -10,10 +10,18 @@
 //!    ([`control_plane_share`], [`pools_share`], [`node_insights`], [`alerts_share`]) and whole
 //!    ([`desired_cluster`]: what the fixture tests compare with the reconcilers' objects).
 //!    [`since`] sets the conditions' transition times, carried over the same way.
+//!
+//! Beside the two steps: the objects they produce ([`Desired`], [`DesiredCluster`]: `objects.rs`)
+//! and what our objects already say, which the carry-over reads ([`Existing`],
+//! [`ExistingInsights`], [`since::PriorConditions`]: `existing.rs`).
 
 pub mod composer;
 pub mod desired;
+mod existing;
+mod objects;
 pub mod since;
 
 pub use composer::{Composed, NodeSink, compose, master_pool};
 pub use desired::*;
+pub use existing::{Existing, ExistingInsights};
+pub use objects::{Desired, DesiredCluster, Labels, base_labels};

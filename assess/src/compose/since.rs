@@ -7,64 +7,12 @@
 //! health insight keeps its first `startedAt`. The rules leave those times unset; this step,
 //! run once per object with what our objects already say, sets them.
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
-use update_status_api::crd::{
-    Condition, ConditionStatus, UpdateInsightStatus, WorkerPoolUpdateStatus,
-};
+use update_status_api::crd::{Condition, UpdateInsightStatus};
 
-use super::{Desired, DesiredCluster, Existing, ExistingInsights};
-
-/// What our objects already say of their conditions, where they are not read whole (the
-/// controller caches progress insights as a projection: their conditions' type, status and
-/// transition time only).
-pub trait PriorConditions {
-    /// Our object `name`'s condition `type_`: its status and transition time.
-    fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)>;
-}
-
-/// No object of ours yet (the offline path; a first write).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoPrior;
-
-impl PriorConditions for NoPrior {
-    fn condition(&self, _: &str, _: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
-        None
-    }
-}
-
-/// The conditions of one object of ours, as a prior for the same object.
-impl PriorConditions for [Condition] {
-    fn condition(&self, _: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
-        self.iter()
-            .find(|c| c.type_ == type_)
-            .map(|c| (c.status, c.last_transition_time))
-    }
-}
-
-/// Our WorkerPoolUpdateStatus objects, by name.
-impl PriorConditions for [Arc<WorkerPoolUpdateStatus>] {
-    fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
-        self.iter()
-            .find(|o| o.metadata.name.as_deref() == Some(name))
-            .and_then(|o| o.status.as_ref())
-            .and_then(|s| s.conditions.condition(name, type_))
-    }
-}
-
-/// Our UpdateInsights: a whole one's progress conditions, else the projection's.
-impl PriorConditions for ExistingInsights<'_> {
-    fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
-        match self.get(name) {
-            Some(s) => s
-                .progress
-                .as_ref()
-                .and_then(|p| p.conditions.condition(name, type_)),
-            None => self.progress()?.condition(name, type_),
-        }
-    }
-}
+use super::existing::{Existing, ExistingInsights};
+pub use super::existing::{NoPrior, PriorConditions};
+use super::objects::{Desired, DesiredCluster};
 
 /// An observation instant as a transition time: whole seconds, like a Kubernetes condition's.
 pub fn observed(now: Timestamp) -> Timestamp {
@@ -135,6 +83,8 @@ pub fn fill_status(status: &mut UpdateInsightStatus, now: Timestamp) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use update_status_api::crd::ConditionStatus;
     use update_status_api::crd::{InsightType, ProgressInsight, UpdateInsight, UpdateInsightSpec};
 
     fn cond(type_: &str, status: ConditionStatus, at: Option<&str>) -> Condition {

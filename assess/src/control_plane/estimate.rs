@@ -1,6 +1,12 @@
 //! B.5–B.7: the baseline, the timewise curve and the completion estimate.
 
-use super::*;
+use jiff::{SignedDuration, Timestamp};
+use update_status_api::crd::{Assessment, ControlPlaneUpdateStatusStatus};
+use update_status_api::input::UpdateHistory;
+
+use super::constants::REQUEUE_HORIZON;
+use super::nanos::{go_seconds, ns, saturating_signed, signed, sub};
+use crate::format::{HOUR, MINUTE, SECOND, round as go_round, truncate as go_truncate};
 
 /// B.6: fraction of the update's time elapsed when a fraction `x` of the operators is updated.
 pub fn timewise_complete(x: f64) -> f64 {

@@ -1,7 +1,24 @@
 //! D.1–D.5: the control-plane health rules, and the object helpers they share.
 
-use super::*;
-use update_status_api::input::{MCO_DEPLOYMENT, MCO_NAMESPACE};
+use jiff::Timestamp;
+use update_status_api::crd::{
+    Condition, ConditionStatus, ControlPlaneVersions, ImpactLevel, ImpactType, InsightScope,
+    ResourceRef, ScopeType, UpdateInsightStatus, limits,
+};
+use update_status_api::input::{
+    ClusterOperator, ClusterVersion, Condition as InputCondition, MCO_DEPLOYMENT, MCO_NAMESPACE,
+    first_condition,
+};
+
+use super::constants::{
+    CO_DEGRADED_ERROR, CO_INSIGHT_THRESHOLD, CO_UNAVAILABLE_ERROR, CONDITION_HEALTHY,
+    CONDITION_UPDATING, CONFIG_GROUP, MACHINE_CONFIG, OPERATOR_IMAGE, REASON_NO_PROGRESSING,
+    REFERENCE_CO_DEGRADED, REFERENCE_CO_DOWN, REFERENCE_HISTORY, REFERENCE_MCO, SOURCE_CO_DEGRADED,
+    SOURCE_CO_UNAVAILABLE, SOURCE_CV_FAILING, SOURCE_CV_NO_FAILING, SOURCE_MCO_DEPLOYMENT_ABSENT,
+    SOURCE_PREVIOUS_PARTIAL,
+};
+use super::nanos::{ns, sub, ts};
+use crate::format::ellipsize;
 
 pub(super) fn status_of(raw: &str) -> ConditionStatus {
     match raw {

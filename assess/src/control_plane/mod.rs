@@ -22,76 +22,33 @@
 
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::crd::{
-    Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
-    ImpactLevel, ImpactType, InsightScope, InsightType, OperatorCounts, ProgressInsight,
-    ResourceRef, ScopeType, UpdateInsightStatus, VersionPair,
+    Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, InsightType,
+    ProgressInsight, UpdateInsightStatus, VersionPair, limits,
 };
-use update_status_api::input::{
-    ClusterOperator, ClusterVersion, Condition as InputCondition, UpdateHistory, first_condition,
-};
+use update_status_api::input::{ClusterVersion, Condition as InputCondition, first_condition};
 
-use super::nodes::PoolAssessment;
-use super::{ClusterInputs, McoImage};
-use crate::format::{
-    HOUR, MINUTE, SECOND, cut_noting, ellipsize, round as go_round, truncate as go_truncate,
-};
-use update_status_api::crd::limits;
+use crate::format::{MINUTE, cut_noting, ellipsize};
+use crate::inputs::{ClusterInputs, McoImage};
+use crate::nodes::PoolAssessment;
 
+mod constants;
 mod estimate;
 mod health;
+mod nanos;
 mod operators;
 mod versions;
+use constants::{CO_DEGRADED_ERROR, CO_INSIGHT_THRESHOLD, CO_UNAVAILABLE_ERROR};
+pub use constants::{
+    CONDITION_HEALTHY, CONDITION_UPDATING, CONFIG_GROUP, MACHINE_CONFIG, OPERATOR_IMAGE,
+    REASON_NO_PROGRESSING, REFERENCE_CO_DEGRADED, REFERENCE_CO_DOWN, REFERENCE_HISTORY,
+    REFERENCE_MCO, SOURCE_CO_DEGRADED, SOURCE_CO_UNAVAILABLE, SOURCE_CV_FAILING,
+    SOURCE_CV_NO_FAILING, SOURCE_MCO_DEPLOYMENT_ABSENT, SOURCE_PREVIOUS_PARTIAL,
+};
 pub use estimate::*;
 use health::*;
+use nanos::{go_seconds, ns, signed, ts};
 pub use operators::*;
 pub use versions::*;
-
-/// API group of ClusterVersion and ClusterOperator.
-pub const CONFIG_GROUP: &str = "config.openshift.io";
-
-/// Runbook of D.1, D.2 and D.4.
-pub const REFERENCE_CO_DEGRADED: &str = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md";
-/// Runbook of D.3.
-pub const REFERENCE_CO_DOWN: &str = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md";
-/// Documentation of D.5.
-pub const REFERENCE_HISTORY: &str = "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates";
-
-/// `source` of D.1.
-pub const SOURCE_CV_NO_FAILING: &str = "ClusterVersionNoFailing";
-/// `source` of D.2.
-pub const SOURCE_CV_FAILING: &str = "ClusterVersionFailing";
-/// `source` of D.3.
-pub const SOURCE_CO_UNAVAILABLE: &str = "ClusterOperatorUnavailable";
-/// `source` of D.4.
-pub const SOURCE_CO_DEGRADED: &str = "ClusterOperatorDegraded";
-/// `source` of D.5.
-pub const SOURCE_PREVIOUS_PARTIAL: &str = "PreviousUpdatePartial";
-/// `source` of the insight saying the machine-config operator's Deployment is not visible
-/// (controller only, see [`McoImage::Absent`]).
-pub const SOURCE_MCO_DEPLOYMENT_ABSENT: &str = "MachineConfigOperatorDeploymentAbsent";
-/// Documentation of the machine-config operator.
-pub const REFERENCE_MCO: &str = "https://docs.openshift.com/container-platform/latest/post_installation_configuration/machine-configuration-tasks.html#understanding-the-machine-config-operator";
-/// The ClusterOperator whose `operator-image` version is compared with the MCO image (B.2).
-pub const MACHINE_CONFIG: &str = "machine-config";
-/// The ClusterOperator version compared with the MCO image (B.2).
-pub const OPERATOR_IMAGE: &str = "operator-image";
-
-/// Condition type `Updating`.
-pub const CONDITION_UPDATING: &str = "Updating";
-/// Condition type `Healthy`.
-pub const CONDITION_HEALTHY: &str = "Healthy";
-/// Reason of `Updating` when the ClusterVersion has no `Progressing` condition.
-pub const REASON_NO_PROGRESSING: &str = "NoProgressingCondition";
-
-/// D.3/D.4: an operator condition gives an insight once it is older than this (strictly).
-const CO_INSIGHT_THRESHOLD: i128 = 5 * MINUTE;
-/// D.3: an unavailable operator is an Error once older than this (strictly).
-const CO_UNAVAILABLE_ERROR: i128 = 20 * MINUTE;
-/// D.4: a degraded operator is an Error once older than this (strictly).
-const CO_DEGRADED_ERROR: i128 = 40 * MINUTE;
-
-/// How far `requeue_after` looks ahead for a change of the estimate's assessment.
-const REQUEUE_HORIZON: i128 = 30 * 24 * HOUR;
 
 /// Assessment of the control plane.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -100,43 +57,6 @@ pub struct ControlPlaneAssessment {
     pub status: ControlPlaneUpdateStatusStatus,
     /// ClusterVersion and ClusterOperator progress insights, then control-plane health insights.
     pub insights: Vec<UpdateInsightStatus>,
-}
-
-// ---------------------------------------------------------------------------------------------
-// Go duration primitives (nanoseconds)
-// ---------------------------------------------------------------------------------------------
-
-/// Go's `Duration.Seconds()`.
-fn go_seconds(ns: i128) -> f64 {
-    let sec = ns / SECOND;
-    let nsec = ns % SECOND;
-    sec as f64 + nsec as f64 / 1e9
-}
-
-/// Go's `t.Sub(u)`: nanoseconds, saturated to the `i64` range.
-fn sub(t: i128, u: i128) -> i128 {
-    (t - u).clamp(i128::from(i64::MIN), i128::from(i64::MAX))
-}
-
-fn ns(t: Timestamp) -> i128 {
-    t.as_nanosecond()
-}
-
-fn ts(ns: i128) -> Option<Timestamp> {
-    Timestamp::from_nanosecond(ns).ok()
-}
-
-fn signed(ns: i128) -> Option<SignedDuration> {
-    SignedDuration::try_from_nanos_i128(ns)
-}
-
-/// Like [`signed`], saturating instead of failing (inputs here are already bounded).
-fn saturating_signed(ns: i128) -> SignedDuration {
-    signed(ns).unwrap_or(if ns < 0 {
-        SignedDuration::MIN
-    } else {
-        SignedDuration::MAX
-    })
 }
 
 // ---------------------------------------------------------------------------------------------

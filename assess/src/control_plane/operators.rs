@@ -1,6 +1,10 @@
 //! B.2: how each platform ClusterOperator stands, and their tally.
 
-use super::*;
+use update_status_api::crd::{Assessment, OperatorCounts, limits};
+use update_status_api::input::{ClusterOperator, Condition as InputCondition};
+
+use super::constants::{MACHINE_CONFIG, OPERATOR_IMAGE};
+use super::nanos::ns;
 
 /// How one platform operator stands (B.2).
 #[derive(Clone, Debug)]

@@ -1,10 +1,14 @@
 //! Unit tests of the module.
 
+use super::nanos::sub;
 use super::*;
+use crate::format::{HOUR, SECOND, round as go_round, truncate as go_truncate};
 use crate::test_support::{co, cond, cv, history};
 use serde_json::{Value, json};
 use update_status_api::crd::{HealthCounts, HealthInsight};
+use update_status_api::crd::{ImpactLevel, ImpactType, InsightScope, OperatorCounts, ScopeType};
 use update_status_api::crd::{NodeCounts, WorkerPoolUpdateStatusStatus};
+use update_status_api::input::{ClusterOperator, UpdateHistory};
 
 const NOW: &str = "2024-01-01T12:00:00Z";
 

@@ -1,6 +1,9 @@
 //! B.8: the control plane's versions from the ClusterVersion history.
 
-use super::*;
+use update_status_api::crd::{ControlPlaneVersions, limits};
+use update_status_api::input::UpdateHistory;
+
+use crate::format::ellipsize;
 
 pub(super) fn version_or_unknown(v: &str) -> String {
     if v.is_empty() {

@@ -17,7 +17,7 @@ use update_status_api::history::{
     Estimate, EstimateMethod, PoolEstimate, UpdateEstimates, UpdateHistoryStatus,
 };
 
-use crate::ClusterInputs;
+use crate::inputs::ClusterInputs;
 pub use node::TimedNode;
 pub use observe::{observe, seed_from_history};
 pub use oc::{OcEstimates, oc_estimates};

@@ -18,8 +18,8 @@ use update_status_api::input::{
 
 use super::node::TimedNode;
 use super::stats;
-use crate::ClusterInputs;
 use crate::control_plane::is_updated;
+use crate::inputs::ClusterInputs;
 use crate::nodes::{NodeContext, NodeSource};
 
 /// Label of a node's instance type.

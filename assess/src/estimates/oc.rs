@@ -14,8 +14,8 @@ use update_status_api::input::ClusterVersion;
 
 use super::node::TimedNode;
 use super::observe::{NodeStage, node_stage};
-use crate::ClusterInputs;
 use crate::control_plane::oc_estimate_seconds;
+use crate::inputs::ClusterInputs;
 use crate::nodes::{NODE_UPDATE_SECONDS, NodeContext};
 
 /// oc's estimates, in seconds from `now`.

@@ -15,8 +15,8 @@ use super::node::TimedNode;
 use super::observe::{NodeStage, instance_type, node_role, node_stage};
 use super::oc::target;
 use super::stats::{self, Summary};
-use crate::ClusterInputs;
 use crate::control_plane::{MACHINE_CONFIG, is_updated};
+use crate::inputs::ClusterInputs;
 use crate::nodes::{NodeContext, NodeSource};
 
 /// Weight of the `k`-th newest learned update (recent updates say more of the next one).

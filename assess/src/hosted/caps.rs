@@ -21,7 +21,8 @@ use update_status_api::crd::{
 };
 use update_status_api::input::{ClusterOperator, PLATFORM_OPERATOR_ANNOTATION_PREFIXES};
 
-use super::{GuestInputs, HostedInputs};
+pub use super::inputs::Reported;
+use super::inputs::{GuestInputs, HostedInputs};
 use crate::format::ellipsize;
 use crate::insight::HealthDraft;
 
@@ -86,16 +87,6 @@ pub fn trim_operator(co: &mut ClusterOperator) {
                 }),
         );
     }
-}
-
-/// How many objects of each kind the hosted cluster reports, when more than it was given
-/// (a cache that stopped keeping them at its cap); 0: as many as given.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reported {
-    /// ClusterOperators.
-    pub cluster_operators: usize,
-    /// Nodes.
-    pub nodes: usize,
 }
 
 /// One kind over its cap: reported, shown.

@@ -15,12 +15,12 @@ use update_status_api::input::{
     ClusterVersion, ClusterVersionStatus, Condition as InputCondition, Release,
 };
 
-use super::HostedInputs;
+use super::inputs::HostedInputs;
 use super::objects;
-use crate::ClusterInputs;
 use crate::compose::{self, Desired, Existing, ExistingInsights, Labels};
 use crate::control_plane::CONFIG_GROUP;
 use crate::format::ellipsize;
+use crate::inputs::ClusterInputs;
 use crate::naming;
 
 /// Condition on the ControlPlaneUpdateStatus (only with `status.controlPlaneVersion`): the

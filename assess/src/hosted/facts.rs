@@ -8,8 +8,8 @@ use update_status_api::hosted::{
     HostedCluster, Machine, NodePool, node_pool_of_machine, paused_until, template_version,
 };
 
-use super::HostedInputs;
 use super::control_plane::version_of_image;
+use super::inputs::HostedInputs;
 
 /// What one NodePool's update is (hosted.md §8).
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -11,9 +11,9 @@ use update_status_api::crd::{
 use update_status_api::hosted::{CAPI_GROUP, Machine, NodePool};
 use update_status_api::input::Condition as InputCondition;
 
-use super::HostedInputs;
 use super::control_plane::{HostedControlPlaneFacts, HostedControlPlaneShare};
 use super::facts::{NodePoolFacts, REASON_IN_PLACE_FAILED};
+use super::inputs::HostedInputs;
 use super::objects;
 use crate::insight::HealthDraft;
 

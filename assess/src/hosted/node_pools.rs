@@ -35,7 +35,8 @@ use super::control_plane::HostedControlPlaneFacts;
 use super::facts::{
     NodePoolFacts, REASON_IN_PLACE_FAILED, facts, find, machines_of, node_pools_of,
 };
-use super::{HostedInputs, health, objects};
+use super::inputs::HostedInputs;
+use super::{health, objects};
 use crate::compose::{self, Desired, Labels};
 use crate::format::ellipsize;
 use crate::naming;

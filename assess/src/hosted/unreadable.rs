@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use update_status_api::crd::{UpdateInsightStatus, limits};
 use update_status_api::hosted::{HostedCluster, control_plane_namespace};
 
-use super::DesiredHosted;
+use super::desired::DesiredHosted;
 use crate::compose::{Desired, ExistingInsights, keep_started_at, owner_of};
 use crate::format::ellipsize;
 use crate::insight::{UnreadableInput, unreadable_input_insight};

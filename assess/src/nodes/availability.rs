@@ -1,6 +1,18 @@
 //! C.4: why a node is not available.
 
-use super::*;
+use jiff::{SignedDuration, Timestamp};
+use update_status_api::input::{
+    NODE_CURRENT_CONFIG, NODE_CURRENT_IMAGE, NODE_DESIRED_CONFIG, NODE_DESIRED_IMAGE, NODE_STATE,
+    Node, POOL_NEWEST_IMAGE_EQUIVALENT_CONFIG,
+};
+
+use super::constants::{
+    NOT_READY_GRACE, PRESSURE_GRACE, REASON_DISK_PRESSURE, REASON_MCD_PROCESSING,
+    REASON_NETWORK_UNAVAILABLE, REASON_NOT_READY, REASON_UNSCHEDULABLE, STATE_DEGRADED, STATE_DONE,
+    STATE_UNRECONCILABLE,
+};
+use super::context::PoolContext;
+use crate::format::go_quote;
 
 /// Why a node is not available (one entry of C.4's "bad conditions").
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,18 @@
 //! The context every node is assessed in: the pools, their selectors and configs, the MachineConfigs' versions, the ClusterVersion's target.
 
-use super::*;
+use std::collections::HashMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use update_status_api::crd::{InsightScope, ResourceRef, ScopeType};
+use update_status_api::input::{
+    ClusterVersion, MachineConfig, MachineConfigPool, POOL_LAYERING_ENABLED,
+    POOL_NEWEST_IMAGE_EQUIVALENT_CONFIG, first_condition, selector_matches,
+};
+
+use super::constants::MCO_GROUP;
+use super::source::NodeSource;
+use crate::inputs::ClusterInputs;
+use crate::order::MASTER_POOL;
 
 /// A MachineConfigPool, compiled for node assessment.
 #[derive(Clone, Debug, Default, PartialEq)]

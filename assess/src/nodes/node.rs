@@ -1,6 +1,24 @@
 //! C.2–C.8: the facts of one node and its assessment.
 
-use super::*;
+use jiff::{SignedDuration, Timestamp};
+use update_status_api::crd::{
+    Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightType, NodePhase,
+    ProgressInsight, ResourceRef, UpdateInsightStatus, VersionPair, limits,
+};
+use update_status_api::input::{
+    NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_LAST_APPLIED_DRAIN,
+    NODE_REASON, NODE_STATE, Node,
+};
+
+use super::availability::Availability;
+use super::constants::{
+    MCO_REFERENCE, SOURCE_NODE_DEGRADED, SOURCE_NODE_UNAVAILABLE, STATE_DEGRADED, STATE_DONE,
+    STATE_REBOOTING, STATE_UNRECONCILABLE,
+};
+use super::context::{NodeContext, PoolContext};
+use crate::format::{cut_noting, ellipsize};
+use crate::insight::HealthDraft;
+use crate::related::{DrainEvidence, DrainFailure};
 
 /// The per-node facts of C.2–C.8, before building insights.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,20 @@
 //! C.10, D.8: the pools, aggregated from their nodes' assessments.
 
-use super::*;
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use update_status_api::crd::{
+    Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightScope, NodeCounts,
+    NodePhase, ScopeType, UpdateInsightStatus, WorkerPoolUpdateStatusStatus, limits,
+};
+
+use super::constants::{PAUSED_POOL_DESCRIPTION, PAUSED_POOL_REFERENCE, SOURCE_POOL_PAUSED};
+use super::context::{NodeContext, PoolContext};
+use super::node::{NodeAssessment, assess_node};
+use crate::format::ellipsize;
+use crate::inputs::ClusterInputs;
+use crate::insight::{HealthDraft, tally};
+use crate::order::compare_node_insights;
 
 /// Assessment of every pool and its nodes.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,9 +1,20 @@
 //! Unit tests of the module.
 
+use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
-use update_status_api::input::MCO_PREFIX;
+use update_status_api::crd::{
+    Assessment, ConditionStatus, ImpactLevel, ImpactType, InsightType, NodeCounts, NodePhase,
+    ScopeType, UpdateInsightStatus,
+};
+use update_status_api::input::{
+    ClusterVersion, MCO_PREFIX, MachineConfig, MachineConfigPool, Node, POOL_LAYERING_ENABLED,
+    POOL_NEWEST_IMAGE_EQUIVALENT_CONFIG,
+};
 
+use super::constants::{REASON_MCD_PROCESSING, REASON_UNSCHEDULABLE};
 use super::*;
+use crate::format::ellipsize;
+use crate::inputs::ClusterInputs;
 use crate::test_support::{label_selector, mc, pool};
 
 const OLD: &str = "rendered-worker-old";

@@ -1,10 +1,11 @@
 //! The hosted cluster before its update: a HostedCluster at `from` (history `installed` →
 //! `from`), a Replace NodePool and an InPlace NodePool with their Machines, all at `from`.
 
+use super::super::error::SimError;
 use super::super::faults::Fault;
+use super::super::state::NodeStep;
 use super::super::state::{Cond, HistoryEntry, Rng, fnv, hex32, release_image};
-use super::super::{NodeStep, SimError};
-use super::HostedSimConfig;
+use super::config::HostedSimConfig;
 use super::state::{
     HostedActiveFaults, HostedSimulation, HostedStage, IN_PLACE, MachinePhase, REPLACE,
     SimHostedCluster, SimMachine, SimPool,

@@ -3,7 +3,8 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::super::{FaultSpec, SimError};
+use super::super::config::FaultSpec;
+use super::super::error::SimError;
 
 /// Faults to inject into a hosted update. Each is `TARGET[:STEPS]` as in the standalone
 /// simulator; the target is always chosen by the simulation (`auto`), STEPS is how long the

@@ -6,7 +6,7 @@ use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, Machi
 use update_status_api::input::Node;
 use update_status_assess::hosted::{GuestInputs, HostedInputs};
 
-use super::super::SimError;
+use super::super::error::SimError;
 use super::super::state::ts;
 use super::state::{HostedRef, HostedSimulation, Part};
 

@@ -10,7 +10,7 @@ use update_status_api::hosted::control_plane_namespace;
 
 use super::super::faults::Fault;
 use super::super::state::{Cond, HistoryEntry, Rng, hex32};
-use super::HostedSimConfig;
+use super::config::HostedSimConfig;
 
 /// An object of the simulated hosted cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,7 +33,7 @@ pub const REPLACE: usize = 0;
 pub const IN_PLACE: usize = 1;
 
 /// Which part of an object: metadata and spec, or status (its own subresource).
-pub use super::super::Part;
+pub use super::super::state::Part;
 
 /// Where the hosted update is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,7 +79,7 @@ pub enum MachinePhase {
 
 /// Where an InPlace Machine's node is in its in-place update (the machine-config daemon
 /// annotations the HyperShift in-place upgrader and its drainer write on the hosted Node).
-pub use super::super::NodeStep;
+pub use super::super::state::NodeStep;
 
 /// A cluster-api (v1beta1) condition: `lastTransitionTime` changes with any change, as
 /// cluster-api's `conditions.Set` does.

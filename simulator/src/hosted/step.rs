@@ -2,7 +2,7 @@
 
 use jiff::Timestamp;
 
-use super::super::NodeStep;
+use super::super::state::NodeStep;
 use super::super::state::{HistoryEntry, release_image};
 use super::cluster::{config_hash, invalid_image, payload_loaded};
 use super::state::{
