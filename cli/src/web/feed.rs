@@ -150,19 +150,15 @@ impl ClusterFeed {
                 Arc::clone(changed)
             ),
         )?;
-        // Optional: the rest of the page does not depend on it.
-        let history = match reflect::start(
+        // Optional: not installed or not readable, the page has no estimates block (the rest
+        // of the page does not depend on it; the text view never reads it).
+        let history = reflect::start(
             Api::<UpdateHistory>::namespaced(client.clone(), namespace),
             sel(cluster.clone()),
             Arc::clone(changed),
         )
         .await
-        {
-            Ok(h) => Some(h),
-            // Not installed or not readable: the page has no estimates block (the text view
-            // never reads it either).
-            Err(_) => None,
-        };
+        .ok();
         let (history, history_task) = history.unzip();
         Ok(ClusterFeed {
             history,
