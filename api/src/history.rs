@@ -24,6 +24,10 @@ pub const MAX_OPERATORS: usize = 128;
 pub const MAX_NODE_GROUPS: usize = 32;
 /// Nodes tracked in flight at once (beyond, further nodes are not timed).
 pub const MAX_TRACKED_NODES: usize = 256;
+/// Nodes remembered one by one across updates: the most deviant from their group.
+pub const MAX_NODE_FACTORS: usize = 64;
+/// Finished nodes of the update in progress whose phase times are kept until it is learned.
+pub const MAX_FINISHED_NODES: usize = 256;
 /// Name of the one object per cluster.
 pub const UPDATE_HISTORY_NAME: &str = "cluster";
 
@@ -84,6 +88,10 @@ pub struct UpdateHistoryStatus {
     /// The update in progress, as observed so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current: Option<CurrentUpdate>,
+    /// Nodes persistently slower or faster than their group (at most 64, the most deviant).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub node_factors: Vec<NodeFactor>,
     /// Estimates of the update in progress (absent when nothing updates).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimates: Option<UpdateEstimates>,
@@ -212,6 +220,37 @@ pub struct TrackedNode {
     pub incident: bool,
 }
 
+/// A node's phases against its group's in the same updates: `ln(1 + seconds)` less the
+/// group's mean of it, averaged over the updates it was seen in (newest weighing most).
+/// Positive: slower than its group.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeFactor {
+    /// Node name.
+    pub name: String,
+    /// Updates it was measured in (capped).
+    pub updates: u32,
+    /// Log deviation of its drain.
+    pub drain: f64,
+    /// Log deviation of its apply and reboot.
+    pub reboot: f64,
+}
+
+/// A node finished in the update in progress: its phase times, kept until the update is
+/// learned (its deviation from its group is measured against the whole update's group).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct FinishedNode {
+    /// Node name.
+    pub name: String,
+    /// Index of its group in `CurrentUpdate.nodeGroups`.
+    pub group: u32,
+    /// Seconds draining.
+    pub drain_seconds: u32,
+    /// Seconds applying and rebooting.
+    pub reboot_seconds: u32,
+}
+
 /// The update in progress, as observed so far.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
 #[serde(rename_all = "camelCase")]
@@ -238,6 +277,10 @@ pub struct CurrentUpdate {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 256))]
     pub nodes: Vec<TrackedNode>,
+    /// Nodes finished so far (incidents excluded), at most 256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 256))]
+    pub finished: Vec<FinishedNode>,
     /// Pools done so far.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32))]

@@ -6,6 +6,7 @@
 //! The learned state is an [`UpdateHistoryStatus`] (the `UpdateHistory` kind): the controller
 //! keeps it in one object per cluster, the bench in memory.
 
+pub mod factors;
 mod node;
 pub mod observe;
 pub mod oc;

@@ -7,9 +7,9 @@
 
 use jiff::Timestamp;
 use update_status_api::history::{
-    CurrentUpdate, LearnedSource, LearnedUpdate, MAX_NODE_GROUPS, MAX_OPERATORS, MAX_TRACKED_NODES,
-    MAX_UPDATES, NodeGroupTiming, OperatorTiming, PausedPool, PoolTiming, TrackedNode,
-    UpdateHistoryStatus,
+    CurrentUpdate, FinishedNode, LearnedSource, LearnedUpdate, MAX_FINISHED_NODES, MAX_NODE_GROUPS,
+    MAX_OPERATORS, MAX_TRACKED_NODES, MAX_UPDATES, NodeGroupTiming, OperatorTiming, PausedPool,
+    PoolTiming, TrackedNode, UpdateHistoryStatus,
 };
 use update_status_api::input::{
     ClusterVersion, NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN,
@@ -301,6 +301,16 @@ fn follow_nodes<N: TimedNode>(
                 if n.incident {
                     continue;
                 }
+                if let (Some(a), Some(b), Some(c)) = (n.drain_at, n.reboot_at, n.ready_at)
+                    && current.finished.len() < MAX_FINISHED_NODES
+                {
+                    current.finished.push(FinishedNode {
+                        name: n.name.clone(),
+                        group: n.group,
+                        drain_seconds: secs_u32(a, b),
+                        reboot_seconds: secs_u32(b, c),
+                    });
+                }
                 if let Some(g) = current.node_groups.get_mut(n.group as usize) {
                     if let (Some(a), Some(b)) = (n.drain_at, n.reboot_at) {
                         stats::add(&mut g.drain, secs_between(a, b));
@@ -430,6 +440,7 @@ fn group_index(current: &mut CurrentUpdate, pool: &str, node: &impl NodeSource) 
 
 /// The followed update is complete: it becomes the newest learned update.
 fn learn(status: &mut UpdateHistoryStatus, current: CurrentUpdate, now: Timestamp) {
+    super::factors::fold(status, &current);
     let started = current.started_at;
     let cp_end = current.control_plane_completed_at.unwrap_or(now);
     let learned = LearnedUpdate {

@@ -8,7 +8,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use jiff::Timestamp;
 use update_status_api::history::{
-    CurrentUpdate, LearnedSource, LearnedUpdate, NodeGroupTiming, UpdateHistoryStatus,
+    CurrentUpdate, LearnedSource, LearnedUpdate, NodeFactor, NodeGroupTiming, UpdateHistoryStatus,
 };
 
 use super::node::TimedNode;
@@ -177,13 +177,43 @@ fn pace(ratios: impl IntoIterator<Item = (f64, f64)>) -> (f64, f64) {
     ((sum / (n + PACE_PRIOR)).exp(), n)
 }
 
-/// Expected phase durations of a node (drain, reboot, ready), and the spread of one node.
+/// Pseudo-count of a remembered node's deviation: after `n` updates it is believed by
+/// `n / (n + NODE_FACTOR_PRIOR)` (one update's phase also varies by chance).
+pub const NODE_FACTOR_PRIOR: f64 = 0.5;
+
+/// Expected phase durations of a node (drain, reboot, ready), and the spread of one node;
+/// `drain_log`/`reboot_log`: the group's mean of `ln(1 + seconds)` (what a remembered node's
+/// deviation is counted from; `None` when the group cannot say).
 #[derive(Clone, Copy, Debug, Default)]
 struct NodeModel {
     drain: f64,
     reboot: f64,
     ready: f64,
     log_sd: f64,
+    drain_log: Option<f64>,
+    reboot_log: Option<f64>,
+}
+
+impl NodeModel {
+    /// This node's model: its group's, moved by its remembered deviation.
+    fn for_node(mut self, factor: Option<&NodeFactor>) -> NodeModel {
+        let Some(f) = factor else {
+            return self;
+        };
+        let trust = f64::from(f.updates) / (f64::from(f.updates) + NODE_FACTOR_PRIOR);
+        // Interpolated in logs between the group's mean (trust 0) and the node's own
+        // (group's log mean + its deviation).
+        let moved = |mean: f64, log: Option<f64>, dev: f64| match log {
+            Some(l) if mean > 0.0 => {
+                let own = (l + dev).exp() - 1.0;
+                (mean.ln() * (1.0 - trust) + own.max(1.0).ln() * trust).exp()
+            }
+            _ => mean,
+        };
+        self.drain = moved(self.drain, self.drain_log, f.drain);
+        self.reboot = moved(self.reboot, self.reboot_log, f.reboot);
+        self
+    }
 }
 
 impl NodeModel {
@@ -202,11 +232,14 @@ fn group_model<'a>(
         return None;
     }
     let mean = |s: Summary| if s.is_empty() { 0.0 } else { s.mean };
+    let log = |s: Summary| (s.weight >= 2.0).then_some(s.mean_log);
     Some(NodeModel {
         drain: mean(d),
         reboot: mean(r),
         ready: mean(y),
         log_sd: d.log_sd.max(r.log_sd),
+        drain_log: log(d),
+        reboot_log: log(r),
     })
 }
 
@@ -390,6 +423,11 @@ pub fn learned<N: TimedNode>(
 
     // Nodes.
     let mut models = NodeModels::of(status);
+    let factors: HashMap<&str, &NodeFactor> = status
+        .node_factors
+        .iter()
+        .map(|f| (f.name.as_str(), f))
+        .collect();
     let (pace_nodes, n_nodes) = node_pace(current, &mut models);
     let ctx = NodeContext::from_inputs(inputs);
     let target = target(cv);
@@ -413,12 +451,14 @@ pub fn learned<N: TimedNode>(
         if stage == NodeStage::Finished {
             continue;
         }
-        let m = node_model(&mut models, &pool.name, node).unwrap_or(OC_NODE);
+        let m = node_model(&mut models, &pool.name, node)
+            .unwrap_or(OC_NODE)
+            .for_node(factors.get(node.name()).copied());
         let m = NodeModel {
             drain: m.drain * pace_nodes,
             reboot: m.reboot * pace_nodes,
             ready: m.ready * pace_nodes,
-            log_sd: m.log_sd,
+            ..m
         };
         w.log_sd = w.log_sd.max(m.log_sd);
         let tracked = current.nodes.iter().find(|n| n.name == node.name());
@@ -452,7 +492,7 @@ pub fn learned<N: TimedNode>(
             continue;
         }
         let slots = pool.max_unavailable_of(w.total) as usize;
-        let span = makespan(&w.in_flight, &w.pending, slots);
+        let span = expected_makespan(&w.in_flight, &w.pending, slots);
         let items = (w.pending.len() + w.in_flight.len()).max(1) as f64;
         let per_item = w.log_sd / items.sqrt();
         let sigma = (sigma_pace.powi(2) + per_item.powi(2) + SIGMA_FLOOR.powi(2)).sqrt();
@@ -512,6 +552,8 @@ const OC_NODE: NodeModel = NodeModel {
     reboot: 300.0,
     ready: 0.0,
     log_sd: 0.3,
+    drain_log: None,
+    reboot_log: None,
 };
 
 fn node_model(
@@ -555,6 +597,32 @@ fn makespan(in_flight: &[f64], pending: &[f64], slots: usize) -> f64 {
     end as f64 / 1000.0
 }
 
+/// Permutations of the pending nodes [`expected_makespan`] averages over.
+pub const ORDERS: u64 = 8;
+
+/// [`makespan`] averaged over [`ORDERS`] orders of the pending nodes (the listed one and
+/// fixed pseudo-random shuffles): the machine-config controller's choice of the next node is
+/// not known in advance, and with nodes of different durations the order moves the end.
+fn expected_makespan(in_flight: &[f64], pending: &[f64], slots: usize) -> f64 {
+    if pending.len() < 2 {
+        return makespan(in_flight, pending, slots);
+    }
+    let mut order = pending.to_vec();
+    let mut total = makespan(in_flight, &order, slots);
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 1..ORDERS {
+        // Fisher–Yates with a xorshift: deterministic, so the estimate does not jitter.
+        for i in (1..order.len()).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            order.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        total += makespan(in_flight, &order, slots);
+    }
+    total / ORDERS as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -566,6 +634,42 @@ mod tests {
         // More in flight than slots (maxUnavailable lowered): the longest ends it.
         assert_eq!(makespan(&[50.0, 80.0, 20.0], &[], 1), 80.0);
         assert_eq!(makespan(&[], &[], 3), 0.0);
+    }
+
+    #[test]
+    fn a_slow_pending_node_is_expected_anywhere_in_the_order() {
+        // One slot: the order does not matter.
+        assert_eq!(expected_makespan(&[], &[60.0, 60.0, 300.0], 1), 420.0);
+        // Two slots: listed last, the slow node ends at 360 s; first, at 300 s. The average
+        // over orders lies between.
+        let listed = makespan(&[], &[60.0, 60.0, 60.0, 60.0, 300.0], 2);
+        let first = makespan(&[], &[300.0, 60.0, 60.0, 60.0, 60.0], 2);
+        let avg = expected_makespan(&[], &[60.0, 60.0, 60.0, 60.0, 300.0], 2);
+        assert_eq!((listed, first), (420.0, 300.0));
+        assert!(first < avg && avg < listed, "{avg}");
+    }
+
+    #[test]
+    fn a_remembered_node_moves_its_group_model() {
+        let group = NodeModel {
+            drain: 200.0,
+            reboot: 300.0,
+            ready: 30.0,
+            log_sd: 0.2,
+            drain_log: Some((1.0f64 + 180.0).ln()),
+            reboot_log: Some((1.0f64 + 290.0).ln()),
+        };
+        let slow = NodeFactor {
+            name: "n".into(),
+            updates: 4,
+            drain: 2.5f64.ln(),
+            reboot: 0.0,
+        };
+        let m = group.for_node(Some(&slow));
+        // Trust 4 / 4.5: most of the way to 181 × 2.5 − 1 ≈ 452 s.
+        assert!(m.drain > 400.0 && m.drain < 452.0, "{m:?}");
+        assert!((m.reboot - 290.0).abs() < 2.0, "{m:?}");
+        assert_eq!(group.for_node(None).drain, 200.0);
     }
 
     #[test]

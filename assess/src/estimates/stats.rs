@@ -28,6 +28,8 @@ pub struct Summary {
     pub mean: f64,
     /// Standard deviation of the log durations.
     pub log_sd: f64,
+    /// Mean of the log durations (`ln(1 + seconds)`).
+    pub mean_log: f64,
 }
 
 impl Summary {
@@ -59,6 +61,7 @@ pub fn merge<'a>(items: impl IntoIterator<Item = (&'a DurationStats, f64)>) -> S
         weight: w,
         mean: sum / w,
         log_sd: var.sqrt(),
+        mean_log,
     }
 }
 

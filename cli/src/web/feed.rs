@@ -14,6 +14,7 @@ use update_status_api::acm::{ADDON_NAME, ManagedCluster, ManagedClusterAddOn};
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
+use update_status_api::history::{UPDATE_HISTORY_NAME, UpdateHistory};
 
 use super::model::{self, Source};
 use super::page::script_json;
@@ -88,6 +89,9 @@ pub struct ClusterFeed {
     cps: Arc<Store<ControlPlaneUpdateStatus>>,
     pools: Arc<Store<WorkerPoolUpdateStatus>>,
     insights: Vec<Arc<Store<UpdateInsight>>>,
+    /// The `UpdateHistory` (the estimates); `None` when it cannot be watched (an older
+    /// installation without its CRD, no RBAC to read it): the page shows no estimates.
+    history: Option<Arc<Store<UpdateHistory>>>,
     _tasks: Vec<Task>,
 }
 
@@ -146,14 +150,28 @@ impl ClusterFeed {
                 Arc::clone(changed)
             ),
         )?;
+        // Optional: not installed or not readable, the page has no estimates block (the rest
+        // of the page does not depend on it; the text view never reads it).
+        let history = reflect::start(
+            Api::<UpdateHistory>::namespaced(client.clone(), namespace),
+            sel(cluster.clone()),
+            Arc::clone(changed),
+        )
+        .await
+        .ok();
+        let (history, history_task) = history.unzip();
         Ok(ClusterFeed {
+            history,
             title,
             namespace: namespace.to_owned(),
             hosted: hosted.map(str::to_owned),
             cps: cps.0,
             pools: pools.0,
             insights: vec![others.0, nodes.0, health.0],
-            _tasks: vec![others.1, nodes.1, health.1, cps.1, pools.1],
+            _tasks: [others.1, nodes.1, health.1, cps.1, pools.1]
+                .into_iter()
+                .chain(history_task)
+                .collect(),
         })
     }
 
@@ -199,6 +217,18 @@ impl ClusterFeed {
         })
     }
 
+    /// The estimates block of the `UpdateHistory` `cluster`, when there is one.
+    fn estimates(&self, now: Timestamp) -> Option<super::estimates::Estimates> {
+        let history = self.history.as_ref()?;
+        let status = history.with(|m| {
+            m.values()
+                .find(|h| h.metadata.name.as_deref() == Some(UPDATE_HISTORY_NAME))
+                .and_then(|h| h.status.as_ref())
+                .and_then(|s| s.estimates.clone())
+        });
+        super::estimates::estimates(status.as_ref(), now)
+    }
+
     fn error(&self) -> Option<String> {
         std::iter::once(self.cps.error())
             .chain(std::iter::once(self.pools.error()))
@@ -211,7 +241,11 @@ impl ClusterFeed {
 impl Feed for ClusterFeed {
     fn build(&self, now: Timestamp) -> String {
         let mut page = match self.view() {
-            Ok(view) => model::cluster_page(&view, now, self.title.clone(), Source::Live),
+            Ok(view) => {
+                let mut page = model::cluster_page(&view, now, self.title.clone(), Source::Live);
+                page.estimates = self.estimates(now);
+                page
+            }
             Err(e) => model::error_page(self.title.clone(), now, e),
         };
         if let Some(e) = self.error() {

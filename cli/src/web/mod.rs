@@ -10,6 +10,7 @@
 //!   cross-site request, the Host); [`drill`]: the fleet's clusters opened from the grid (capped).
 
 pub mod drill;
+pub mod estimates;
 pub mod feed;
 pub mod guard;
 pub mod model;

@@ -135,6 +135,10 @@ pub struct ClusterPage {
     pub health: Vec<Health>,
     /// `Update is proceeding well` when there is no health insight (the text view's line).
     pub health_none_since: Option<String>,
+    /// The remaining-time estimates of the `UpdateHistory` (live view only; absent when it
+    /// holds none or cannot be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimates: Option<super::estimates::Estimates>,
 }
 
 /// The control plane block.
@@ -286,6 +290,7 @@ pub fn cluster_page(view: &View, now: Timestamp, title: String, source: Source) 
         pools: pools(view),
         health,
         health_none_since,
+        estimates: None,
     }
 }
 
@@ -303,6 +308,7 @@ pub fn error_page(title: String, now: Timestamp, error: String) -> ClusterPage {
         pools: Vec::new(),
         health: Vec::new(),
         health_none_since: None,
+        estimates: None,
     }
 }
 

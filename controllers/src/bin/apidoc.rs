@@ -16,12 +16,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
+use update_status_api::crd::labels;
 use update_status_api::crd::{
     ControlPlaneUpdateStatus, InsightType, UpdateInsight, UpdateInsightStatus,
     WorkerPoolUpdateStatus,
 };
+use update_status_api::history::{UPDATE_HISTORY_NAME, UpdateHistory, UpdateHistoryStatus};
 use update_status_assess::compose::{self, Desired};
-use update_status_controllers::reconcilers::{alerts, control_plane, worker_pools};
+use update_status_assess::estimates::{estimate, observe};
+use update_status_assess::naming;
+use update_status_controllers::reconcilers::{alerts, control_plane, estimates, worker_pools};
 use update_status_controllers::runtime::writer::written_labels;
 use update_status_snapshot::Snapshot;
 
@@ -100,6 +104,44 @@ fn insight_key(s: &UpdateInsightStatus) -> (bool, String, String) {
     )
 }
 
+/// The UpdateHistory the `estimates` reconciler writes on its first reading of the captured
+/// cluster (the same `observe` and `estimate` calls on the same inputs).
+fn update_history(out: &mut String, snap: &Snapshot, now: jiff::Timestamp) -> anyhow::Result<()> {
+    let inputs = snap.inputs();
+    let mut status = UpdateHistoryStatus::default();
+    observe(&mut status, &inputs, inputs.nodes, now);
+    status.estimates = estimate(&status, &inputs, inputs.nodes, now);
+    let mut l = naming::cluster_labels(None);
+    l.insert(labels::RECONCILER.to_string(), estimates::NAME.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    let mut o = UpdateHistory::new(UPDATE_HISTORY_NAME, Default::default());
+    o.metadata = ObjectMeta {
+        name: Some(UPDATE_HISTORY_NAME.to_string()),
+        namespace: Some(NAMESPACE.to_string()),
+        labels: Some(l),
+        ..Default::default()
+    };
+    o.status = Some(status);
+    let _ = writeln!(
+        out,
+        "## UpdateHistory\n\nOne per cluster, named `{UPDATE_HISTORY_NAME}`, written by the `estimates` \
+         reconciler only: the durations learned from this cluster's updates and the estimates of \
+         the update in progress. Here, what it writes on its first reading of the captured \
+         cluster (nothing observed yet): the completed updates of the ClusterVersion history, \
+         control-plane durations only, installation excluded. While an update is in progress, \
+         `current` follows it (operators at the target, node groups, nodes in flight, nodes \
+         finished) and `estimates` holds the remaining time of the control plane, each pool \
+         and the whole update with its interval: `method: OcBaseline` (oc's method) until one \
+         update was observed to its end, then `Learned`. An observed update in `updates[]` \
+         holds its operators, node groups and pools; `nodeFactors[]`, the nodes slower or \
+         faster than their group.\n"
+    );
+    yaml_block(out, &o)
+}
+
 fn render(fixture: &Path) -> anyhow::Result<String> {
     let snap = Snapshot::from_dir(fixture)
         .with_context(|| format!("reading the snapshot {}", fixture.display()))?;
@@ -148,6 +190,7 @@ fn render(fixture: &Path) -> anyhow::Result<String> {
         );
         yaml_block(&mut out, &o)?;
     }
+    update_history(&mut out, &snap, now)?;
     let _ = writeln!(out, "## UpdateInsight\n");
     let mut seen = BTreeSet::new();
     let mut insights: Vec<&Desired<UpdateInsightStatus>> = desired

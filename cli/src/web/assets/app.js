@@ -332,6 +332,30 @@
     return s;
   }
 
+  // The estimates of the UpdateHistory (issue #40): learned, or oc's method when nothing was
+  // learned yet, as the object states.
+  function estimates(e) {
+    const s = el('section', { 'aria-labelledby': 'h-est' },
+      el('h2', { id: 'h-est', text: 'Estimated time remaining' }),
+      el('p', { class: 'meta' }, 'Method: ', el('span', { 'data-fact': 'est-method', text: e.method }),
+        ' (' + vis(e.message) + '; computed ' + fmtTime(e.computedAt) + ')'));
+    const t = el('table', { 'data-fact': 'estimates' }, el('caption', { class: 'sr-only', text: 'Estimated time remaining per scope' }));
+    t.append(el('thead', {}, el('tr', {}, ...['Scope', 'Remaining (p50)', 'Interval (p10\u2013p90)', 'About']
+      .map((h) => el('th', { scope: 'col', text: h })))));
+    const tb = el('tbody');
+    const row = (key, name, r) => tb.append(el('tr', { 'data-scope': key },
+      el('td', { text: name + (r.paused ? ' (paused: assumed resumed now)' : '') }),
+      el('td', { 'data-fact': 'est-' + key, text: r.remaining }),
+      el('td', { text: r.earliest + ' \u2013 ' + r.latest }),
+      el('td', { text: fmtTime(r.at) })));
+    if (e.update) row('update', 'Whole update', e.update);
+    if (e.controlPlane) row('control-plane', 'Control plane', e.controlPlane);
+    for (const p of e.pools) row('pool-' + p.name, 'Pool ' + vis(p.name), p);
+    t.append(tb);
+    s.append(t);
+    return s;
+  }
+
   function pools(model, width) {
     const s = el('section', { 'aria-labelledby': 'h-nodes' }, el('h2', { id: 'h-nodes', text: 'Nodes' }));
     if (!model.pools.length) s.append(el('p', { text: 'No pool with nodes.' }));
@@ -423,6 +447,7 @@
       el('p', { class: 'meta', text: 'Every state has a colour, a pattern and a letter.' }),
       legend(STATES));
     if (model.controlPlane) main.append(controlPlane(model.controlPlane));
+    if (model.estimates) main.append(estimates(model.estimates));
     main.append(pools(model, width));
     if (model.controlPlane) main.append(health(model));
     return [header(model, subtitleOf(model)), main];
