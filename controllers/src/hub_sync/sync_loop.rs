@@ -29,7 +29,7 @@ pub fn backoff(failures: u32, jitter: f64) -> Duration {
     crate::runtime::clock::backoff(MIN_BACKOFF, MAX_BACKOFF, failures, jitter)
 }
 
-/// The hub sync task (see the module documentation).
+/// The hub sync task (see the documentation of [`crate::hub_sync`]).
 pub struct HubSync {
     /// The managed cluster's name: the hub namespace of the copies.
     cluster_name: String,
