@@ -12,8 +12,8 @@ use kube::Client;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use update_status_api::crd::{Assessment, NodePhase, UpdateInsight, labels};
-use update_status_controllers::assess::naming;
-use update_status_controllers::assess::nodes::{self as node_assess, NodeContext};
+use update_status_assess::naming;
+use update_status_assess::nodes::{self as node_assess, NodeContext};
 use update_status_simulator::Simulation;
 
 use super::controller::NAMESPACE;

@@ -11,8 +11,8 @@ use anyhow::{Context, bail};
 use jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
-use update_status_controllers::assess::assess_cluster;
-use update_status_controllers::assess::nodes::NodeContext;
+use update_status_assess::assess_cluster;
+use update_status_assess::nodes::NodeContext;
 use update_status_e2e::playback::Simulator;
 use update_status_e2e::{client_for, repo_root};
 use update_status_simulator::NodeStep;
@@ -206,10 +206,10 @@ pub async fn bench_size(args: &SizeArgs<'_>, n: usize, ticks: f64) -> anyhow::Re
     run.objects = want_insights + want_pools + 1;
 
     // The API server's raw write rate for the same objects, before the controller starts.
-    let mut named = update_status_controllers::assess::compose::desired_cluster(
+    let mut named = update_status_assess::compose::desired_cluster(
         &inputs.as_cluster_inputs(),
-        &update_status_controllers::assess::compose::Existing::default(),
-        &update_status_controllers::assess::compose::Labels::new(),
+        &update_status_assess::compose::Existing::default(),
+        &update_status_assess::compose::Labels::new(),
         Timestamp::now(),
     );
     // The same owner references as the controller's (the Nodes' real uids): the garbage
