@@ -69,10 +69,16 @@ impl Open for HubOpener {
                 None => format!("cluster {namespace} (hub copies)"),
             };
             let changed = Arc::new(Notify::new());
-            let cluster =
-                ClusterFeed::start(&client, &namespace, hosted.as_deref(), title, &changed)
-                    .await
-                    .map_err(|e| e.to_string())?;
+            let cluster = ClusterFeed::start(
+                &client,
+                &namespace,
+                hosted.as_deref(),
+                title,
+                &changed,
+                false,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             Ok(feed::publish(cluster, changed, now))
         })
     }

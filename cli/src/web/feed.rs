@@ -97,12 +97,16 @@ pub struct ClusterFeed {
 
 impl ClusterFeed {
     /// Lists and starts watching; errors are the text view's (not installed, RBAC, ...).
+    /// `estimates`: also watch the cluster's `UpdateHistory` (a standalone cluster's own view:
+    /// a hub holds no copy of it and hosted mode writes none, so a fleet's cluster views and a
+    /// hosted cluster's do not ask).
     pub async fn start(
         client: &Client,
         namespace: &str,
         hosted: Option<&str>,
         title: String,
         changed: &Arc<Notify>,
+        estimates: bool,
     ) -> Result<Self, OnlineError> {
         let cluster = hosted.map(|h| format!("{}={h}", labels::CLUSTER));
         let with = |s: String| match &cluster {
@@ -152,13 +156,17 @@ impl ClusterFeed {
         )?;
         // Optional: not installed or not readable, the page has no estimates block (the rest
         // of the page does not depend on it; the text view never reads it).
-        let history = reflect::start(
-            Api::<UpdateHistory>::namespaced(client.clone(), namespace),
-            sel(cluster.clone()),
-            Arc::clone(changed),
-        )
-        .await
-        .ok();
+        let history = if estimates && hosted.is_none() {
+            reflect::start(
+                Api::<UpdateHistory>::namespaced(client.clone(), namespace),
+                sel(None),
+                Arc::clone(changed),
+            )
+            .await
+            .ok()
+        } else {
+            None
+        };
         let (history, history_task) = history.unzip();
         Ok(ClusterFeed {
             history,

@@ -117,6 +117,7 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
                 hosted.as_deref(),
                 title.clone(),
                 &changed,
+                true,
             )
             .await?;
             let (main, task) = feed::publish(cluster, changed, now);

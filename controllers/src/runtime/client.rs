@@ -120,6 +120,9 @@ pub fn build_http2(
     let https = builder.enable_all_versions().wrap_connector(connector);
     let hyper = hyper_util::client::legacy::Builder::new(TokioExecutor::new())
         .timer(TokioTimer::new())
+        // The pool's idle clock is tokio's too (without it, the pool reads the system clock):
+        // the same time in production, and a unit test can advance it past hyper's 90 s.
+        .pool_timer(TokioTimer::new())
         .http2_keep_alive_interval(Some(HUB_PING_INTERVAL))
         .http2_keep_alive_timeout(HUB_PING_TIMEOUT)
         .http2_keep_alive_while_idle(true)
@@ -334,7 +337,7 @@ mod tests {
     /// drops a connection 90 s after the last request started on it, although the session's
     /// watches still stream over it, and the next call then opens a second one that both hold
     /// until the watches end. (This replaced a 95-second wait in the e2e `hub_sync`.) Tokio's
-    /// clock is advanced past hyper's 90 s, the client's only clock.
+    /// clock, the pool's clock too (`pool_timer`), is advanced past hyper's 90 s.
     #[tokio::test]
     async fn the_hub_client_reuses_its_connection_after_a_long_quiet_spell() {
         let (url, requests, connections) = counting_server(1).await;
