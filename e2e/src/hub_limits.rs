@@ -71,6 +71,18 @@ pub async fn hub_controller_kubeconfig(env: &OcmEnv, dir: &Path) -> Result<PathB
     Ok(path)
 }
 
+/// The hub controller of `config/acm/limits` as its Deployment runs it ([`start_hub_controller`]
+/// with the workspace's debug build, no extra flag): it gives each cluster namespace with the
+/// add-on the ResourceQuota without which the agent may not write. For the tests that need an
+/// agent writing to the hub, not the limits themselves.
+pub async fn start_quota_keeper(env: &OcmEnv, work: &Path) -> Result<Controller, BoxError> {
+    let bin = crate::controller::workspace_bin(
+        "update-status-controller",
+        "UPDATE_STATUS_CONTROLLER_BIN",
+    );
+    start_hub_controller(env, bin, work, &[]).await
+}
+
 /// Starts `bin` (an `update-status-controller`) on the hub as the shipped Deployment does: its
 /// arguments (but the bind addresses and the namespace, which [`Controller::launch`] sets, and the
 /// JSON log format), as its ServiceAccount; `extra` flags after them. `config/acm` must be applied.

@@ -23,7 +23,7 @@
 #![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -31,6 +31,9 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use update_status_api::acm::{CLAIM_STATE, CLAIM_TARGET, CLAIM_WORKERS_COMPLETE};
+use update_status_e2e::addon_agent::{
+    ADDON, AGENT_NS, DEPLOYMENT, TIMEOUT, hub_secret_volume, service_account_kubeconfig,
+};
 use update_status_e2e::controller::{Controller, Launch, workspace_bin};
 use update_status_e2e::hub_copies::{KINDS, Local, list_at, wait_mirrored_between};
 use update_status_e2e::ocm::{self, OcmEnv, SecretVolume, kinds};
@@ -41,15 +44,9 @@ use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const ADDON: &str = "update-status";
-const AGENT_NS: &str = "openshift-update-status";
-const DEPLOYMENT: &str = "update-status-controller";
-const SECRET: &str = "update-status-hub-kubeconfig";
 const CONFIG_NS: &str = "open-cluster-management-update-status";
 const CLUSTER1: &str = "cluster1";
 const CLUSTER2: &str = "cluster2";
-/// For OCM to act on a change (controller round trips, a work status sync of 2 s).
-const TIMEOUT: Duration = Duration::from_secs(90);
 /// The soak of the test's rollout (the shipped one is 10m).
 const SOAK: &str = "3s";
 /// How long a cluster that must not move yet is watched not moving: five work status syncs
@@ -109,18 +106,8 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         &placement_dir.display().to_string(),
     ])
     .await?;
-    // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
-    // namespace with the add-on the ResourceQuota without which the agent may not write.
-    let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
-        env,
-        update_status_e2e::controller::workspace_bin(
-            "update-status-controller",
-            "UPDATE_STATUS_CONTROLLER_BIN",
-        ),
-        &work,
-        &[],
-    )
-    .await?;
+    // The hub controller keeping the quota without which the agent may not write.
+    let _hub_controller = update_status_e2e::hub_limits::start_quota_keeper(env, &work).await?;
     // The soak, shortened through the ClusterManagementAddOn's own field.
     env.kubectl_hub([
         "patch",
@@ -365,44 +352,6 @@ async fn wait_deployment(spoke: &Client) -> TestResult {
 
 // --- the agent of cluster1 --------------------------------------------------------------
 
-/// A kubeconfig for the agent's ServiceAccount on `cluster` (a token minted with kubectl).
-async fn service_account_kubeconfig(
-    env: &OcmEnv,
-    cluster: &str,
-    dir: &Path,
-) -> Result<PathBuf, BoxError> {
-    let token = env
-        .kubectl_cluster(
-            cluster,
-            [
-                "create",
-                "token",
-                DEPLOYMENT,
-                "-n",
-                AGENT_NS,
-                "--duration=1h",
-            ],
-        )
-        .await?;
-    let kc = kube::config::Kubeconfig::read_from(env.cluster_kubeconfig(cluster)?)?;
-    let server = kc
-        .clusters
-        .first()
-        .and_then(|c| c.cluster.clone())
-        .ok_or("no cluster in the managed cluster's kubeconfig")?;
-    let config = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": cluster, "cluster": server}],
-        "users": [{"name": "agent", "user": {"token": token.trim()}}],
-        "contexts": [{"name": "agent", "context": {"cluster": cluster, "user": "agent"}}],
-        "current-context": "agent",
-    });
-    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
-    std::fs::write(&path, config.to_string())?;
-    Ok(path)
-}
-
 /// The controller on cluster1 as its Deployment runs it: its ServiceAccount (the RBAC the
 /// ManifestWork applied, ClusterClaims included), the hub kubeconfig OCM wrote (projected as a
 /// Secret volume), `--leader-elect`.
@@ -412,22 +361,7 @@ async fn start_agent(
     work: &Path,
 ) -> Result<(Agent, SecretVolume), BoxError> {
     let spoke1 = env.cluster_client(CLUSTER1).await?;
-    ocm::wait_secret(
-        &spoke1,
-        AGENT_NS,
-        SECRET,
-        &["kubeconfig", "tls.crt", "tls.key"],
-        TIMEOUT,
-    )
-    .await?;
-    let volume = SecretVolume::mount(
-        &spoke1,
-        AGENT_NS,
-        SECRET,
-        &work.join("cluster1-hub"),
-        TIMEOUT,
-    )
-    .await?;
+    let volume = hub_secret_volume(&spoke1, &work.join("cluster1-hub")).await?;
     let sa = service_account_kubeconfig(env, CLUSTER1, work).await?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -676,16 +610,11 @@ impl ClaimChanges {
                 .applied_objects()
                 .boxed();
             while let Some(Ok(mc)) = events.next().await {
-                let ours: Vec<String> = mc
-                    .data
-                    .pointer("/status/clusterClaims")
-                    .and_then(Value::as_array)
+                let ours: Vec<String> = ocm::claims_of(&mc)
                     .into_iter()
-                    .flatten()
-                    .filter_map(|c| {
-                        let (n, v) = (c["name"].as_str()?, c["value"].as_str()?);
-                        n.ends_with(".update.openshift.io")
-                            .then(|| format!("{}={v}", n.trim_end_matches(".update.openshift.io")))
+                    .filter_map(|(n, v)| {
+                        n.strip_suffix(".update.openshift.io")
+                            .map(|short| format!("{short}={v}"))
                     })
                     .collect();
                 let ours = ours.join(",");

@@ -671,18 +671,8 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         &root.join("config/acm").display().to_string(),
     ])
     .await?;
-    // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
-    // namespace with the add-on the ResourceQuota without which the agent may not write.
-    let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
-        env,
-        update_status_e2e::controller::workspace_bin(
-            "update-status-controller",
-            "UPDATE_STATUS_CONTROLLER_BIN",
-        ),
-        &work,
-        &[],
-    )
-    .await?;
+    // The hub controller keeping the quota without which the agent may not write.
+    let _hub_controller = update_status_e2e::hub_limits::start_quota_keeper(env, &work).await?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::enable_addon(&hub, c, ADDON).await?;
     }

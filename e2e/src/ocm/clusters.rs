@@ -71,8 +71,12 @@ pub async fn cluster_claims(
         .get(cluster)
         .await
         .map_err(api_err(format!("reading ManagedCluster {cluster}")))?;
-    Ok(mc
-        .data
+    Ok(claims_of(&mc))
+}
+
+/// The claims a ManagedCluster `mc` carries (`status.clusterClaims`: name → value).
+pub fn claims_of(mc: &DynamicObject) -> BTreeMap<String, String> {
+    mc.data
         .pointer("/status/clusterClaims")
         .and_then(Value::as_array)
         .into_iter()
@@ -83,5 +87,5 @@ pub async fn cluster_claims(
                 c.get("value")?.as_str()?.to_string(),
             ))
         })
-        .collect())
+        .collect()
 }
