@@ -4,6 +4,12 @@
 //! faster as a random walk), with the incidents the estimates must live with: an operator much
 //! slower than usual, a pool paused for an hour, a drain blocked by a PodDisruptionBudget that
 //! clears. The estimates bench (`bench --estimates`) replays them.
+//!
+//! Clusters differ from each other too: each runs on a [`Platform`] (cloud virtual machines,
+//! vSphere, bare metal, whose reboots take from 3 to 20 minutes) and carries its own workload,
+//! which sets how long its drains take (a cluster-wide factor, log-normal around 1). The
+//! reboot figures are assumptions of the order admins report (a cloud VM restarts in a few
+//! minutes; a bare-metal server's firmware self-test alone can take ten), not measurements.
 
 use jiff::SignedDuration;
 
@@ -18,16 +24,78 @@ fn normal(rng: &mut Rng) -> f64 {
     (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
 }
 
-/// Instance types of the worker pools (reboot seconds of each).
-pub const WORKER_TYPES: [(&str, f64); 2] = [("m6i.xlarge", 200.0), ("m6i.4xlarge", 420.0)];
-/// Instance type of the masters (reboot seconds).
-pub const MASTER_TYPE: (&str, f64) = ("m6i.2xlarge", 300.0);
+/// Where a simulated cluster runs: what its nodes' reboots take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Platform {
+    /// Cloud virtual machines (AWS-like instance types).
+    Cloud,
+    /// vSphere virtual machines.
+    VSphere,
+    /// Bare-metal servers (no instance type label; two hardware generations).
+    BareMetal,
+}
+
+impl Platform {
+    /// Every platform, in the order of [`Platform::name`]'s words.
+    pub const ALL: [Platform; 3] = [Platform::Cloud, Platform::VSphere, Platform::BareMetal];
+
+    /// The platform a seed draws: cloud for half the seeds, vSphere and bare metal for a
+    /// quarter each.
+    fn draw(rng: &mut Rng) -> Platform {
+        match rng.next_u64() % 4 {
+            0 | 1 => Platform::Cloud,
+            2 => Platform::VSphere,
+            _ => Platform::BareMetal,
+        }
+    }
+
+    /// `cloud`, `vsphere` or `metal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Cloud => "cloud",
+            Platform::VSphere => "vsphere",
+            Platform::BareMetal => "metal",
+        }
+    }
+
+    /// The platform named so (see [`Platform::name`]).
+    pub fn parse(s: &str) -> Option<Platform> {
+        Platform::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// Worker node kinds: `node.kubernetes.io/instance-type` (empty: none) and reboot seconds.
+    pub fn worker_types(self) -> [(&'static str, f64); 2] {
+        match self {
+            Platform::Cloud => [("m6i.xlarge", 200.0), ("m6i.4xlarge", 420.0)],
+            Platform::VSphere => [
+                ("vsphere-vm.cpu-4.mem-16gb.os-unknown", 180.0),
+                ("vsphere-vm.cpu-16.mem-64gb.os-unknown", 300.0),
+            ],
+            // Two server generations, told apart by nothing but their pace.
+            Platform::BareMetal => [("", 720.0), ("", 1200.0)],
+        }
+    }
+
+    /// The masters' kind (see [`Platform::worker_types`]).
+    pub fn master_type(self) -> (&'static str, f64) {
+        match self {
+            Platform::Cloud => ("m6i.2xlarge", 300.0),
+            Platform::VSphere => ("vsphere-vm.cpu-8.mem-32gb.os-unknown", 240.0),
+            Platform::BareMetal => ("", 900.0),
+        }
+    }
+}
+
+/// Spread (log) of a cluster's drain factor: its workload (how many pods, their grace periods
+/// and disruption budgets) makes every drain of the cluster shorter or longer.
+pub const WORKLOAD_SIGMA: f64 = 0.5;
 
 /// One cluster updated again and again (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct DriftingCluster {
     seed: u64,
     base: SimConfig,
+    platform: Platform,
     /// Each operator's usual duration (seconds).
     operator_base: Vec<f64>,
     /// Each node's usual drain, apply and reboot (seconds).
@@ -52,7 +120,25 @@ impl DriftingCluster {
     /// A cluster of `base`'s shape (operators, pools, nodes, step) whose durations are drawn
     /// from `seed`, for `updates` updates.
     pub fn new(seed: u64, base: SimConfig, updates: usize) -> Self {
+        Self::build(seed, base, updates, None)
+    }
+
+    /// [`DriftingCluster::new`] on a given platform (the seed draws the rest).
+    pub fn on(seed: u64, base: SimConfig, updates: usize, platform: Platform) -> Self {
+        Self::build(seed, base, updates, Some(platform))
+    }
+
+    /// The platform this cluster runs on.
+    pub fn platform(&self) -> Platform {
+        self.platform
+    }
+
+    fn build(seed: u64, base: SimConfig, updates: usize, platform: Option<Platform>) -> Self {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5EED);
+        // Drawn first, also when given, so that the rest of the cluster is the seed's either way.
+        let drawn = Platform::draw(&mut rng);
+        let platform = platform.unwrap_or(drawn);
+        let workload = (WORKLOAD_SIGMA * normal(&mut rng)).exp();
         let operator_base = (0..base.operators)
             .map(|i| {
                 // The first operators (etcd, kube-apiserver, ...) are the long ones.
@@ -65,9 +151,9 @@ impl DriftingCluster {
         for i in 0..base.total_nodes() {
             let master = i < base.masters;
             let (itype, reboot) = if master {
-                MASTER_TYPE
+                platform.master_type()
             } else {
-                WORKER_TYPES[(rng.next_u64() % 2) as usize]
+                platform.worker_types()[(rng.next_u64() % 2) as usize]
             };
             // One node in eight drains slowly (long-lived pods, a big emptyDir).
             let slow = if rng.next_u64().is_multiple_of(8) {
@@ -75,7 +161,10 @@ impl DriftingCluster {
             } else {
                 1.0
             };
-            let drain = if master { 90.0 } else { 180.0 } * slow * (0.25 * normal(&mut rng)).exp();
+            let drain = if master { 90.0 } else { 180.0 }
+                * workload
+                * slow
+                * (0.25 * normal(&mut rng)).exp();
             let apply = 60.0 * (0.2 * normal(&mut rng)).exp();
             let reboot = reboot * (0.15 * normal(&mut rng)).exp();
             node_base.push([drain, apply, reboot]);
@@ -91,6 +180,7 @@ impl DriftingCluster {
         DriftingCluster {
             seed,
             base,
+            platform,
             operator_base,
             node_base,
             instance_types,

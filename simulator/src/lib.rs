@@ -55,7 +55,7 @@ mod tests;
 
 pub use cluster::{MACHINE_CONFIG, OPERATORS};
 pub use config::{DEFAULT_FAULT_STEPS, FaultSpec, Faults, SimConfig, parse_duration};
-pub use drifting::DriftingCluster;
+pub use drifting::{DriftingCluster, Platform};
 pub use durations::{Durations, PastUpdate};
 pub use error::SimError;
 pub use faults::FaultStatus;

@@ -62,6 +62,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use jiff::Timestamp;
 use update_status_e2e::repo_root;
+use update_status_simulator::Platform;
 
 #[path = "common/controller.rs"]
 mod controller;
@@ -201,6 +202,14 @@ struct Args {
     /// Updates of each simulated cluster in the estimates replay (the first is not scored).
     #[arg(long, default_value_t = 6)]
     estimate_updates: usize,
+    /// Platform of every simulated cluster of the estimates replay (`cloud`, `vsphere`,
+    /// `metal`); by default each seed draws its own.
+    #[arg(long, value_parser = parse_platform)]
+    estimate_platform: Option<Platform>,
+}
+
+fn parse_platform(s: &str) -> Result<Platform, String> {
+    Platform::parse(s).ok_or_else(|| format!("{s:?}: not one of cloud, vsphere, metal"))
 }
 
 /// The machine, for the report's header.
@@ -302,7 +311,7 @@ async fn main() -> anyhow::Result<()> {
     std::env::set_current_dir(&root)?;
     if args.estimates {
         let t = Instant::now();
-        let results = estimates::run(&args.seeds, args.estimate_updates)?;
+        let results = estimates::run(&args.seeds, args.estimate_updates, args.estimate_platform)?;
         println!("{}", results.report());
         log(&format!(
             "estimates replay done in {:.1}s",
