@@ -36,7 +36,7 @@ pub enum Platform {
 }
 
 impl Platform {
-    /// Every platform, in the order of [`Platform::name`]'s words.
+    /// Every platform.
     pub const ALL: [Platform; 3] = [Platform::Cloud, Platform::VSphere, Platform::BareMetal];
 
     /// The platform a seed draws: cloud for half the seeds, vSphere and bare metal for a
