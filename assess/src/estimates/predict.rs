@@ -19,16 +19,14 @@ use crate::control_plane::{MACHINE_CONFIG, is_updated};
 use crate::inputs::ClusterInputs;
 use crate::nodes::{NodeContext, NodeSource};
 
-/// Weight of the `k`-th newest learned update (recent updates say more of the next one).
-pub const RECENCY: f64 = 0.6;
-/// Weight of the `k`-th newest learned update in the operators' weighted median (gentler than
-/// [`RECENCY`], so that with 3 updates or more the newest alone is not the median).
+/// Weight of the `k`-th newest learned update in the operators' weighted median (gentle, so
+/// that with 3 updates or more the newest alone is not the median).
 pub const MEDIAN_RECENCY: f64 = 0.8;
 /// Weight of the `k`-th newest learned update in the node groups' durations: the nodes' pace
 /// drifts from one update to the next (the workload grows, the fleet's hardware ages), so the
 /// newest update says most of the next one; the older ones only steady a group the newest saw
-/// few nodes of. Tuned on seeds 1–3 (0.6, the operators' weight, before: whole update at
-/// 50 % 0.66 → 0.58 on cloud clusters).
+/// few nodes of. Tuned on seeds 1–3 (0.6 before: whole update at 50 % 0.66 → 0.58 on cloud
+/// clusters).
 pub const NODE_RECENCY: f64 = 0.2;
 /// Pseudo-count of the pace: how many completions of this update weigh as much as the prior
 /// (pace 1).
@@ -105,13 +103,12 @@ pub struct Learned {
     pub update: Remaining,
 }
 
-fn observed(status: &UpdateHistoryStatus) -> impl Iterator<Item = (&LearnedUpdate, f64)> {
+/// The observed learned updates, newest first.
+fn observed(status: &UpdateHistoryStatus) -> impl Iterator<Item = &LearnedUpdate> {
     status
         .updates
         .iter()
         .filter(|u| u.source == LearnedSource::Observed)
-        .enumerate()
-        .map(|(k, u)| (u, RECENCY.powi(k as i32)))
 }
 
 /// Own duration of each operator in one update: its completion minus the previous one's.
@@ -138,7 +135,7 @@ impl<'a> OperatorModel<'a> {
         // The weighted median over the learned updates: one update where an operator was
         // unusually slow does not make it slow in the next.
         let mut acc: HashMap<&str, Vec<(f64, f64)>> = HashMap::new();
-        for (k, (u, _)) in observed(status).enumerate() {
+        for (k, u) in observed(status).enumerate() {
             let w = MEDIAN_RECENCY.powi(k as i32);
             for (name, own) in own_durations(&u.operators) {
                 acc.entry(name).or_default().push((own, w));
@@ -263,7 +260,7 @@ impl<'a> NodeModels<'a> {
     fn of(status: &'a UpdateHistoryStatus) -> Self {
         let groups = observed(status)
             .enumerate()
-            .flat_map(|(k, (u, _))| {
+            .flat_map(|(k, u)| {
                 u.node_groups
                     .iter()
                     .map(move |g| (g, NODE_RECENCY.powi(k as i32)))
@@ -340,8 +337,8 @@ fn since(t: Option<Timestamp>, now: Timestamp) -> f64 {
 /// One phase in progress: what is left of it (at least [`FLOOR_SHARE`]), and by how much it
 /// overran.
 ///
-/// A phase that overran is given a quarter of its overrun again (a blocked drain, a slow operator:
-/// the longer it has overrun, the longer it is likely to go on).
+/// A phase that overran is given a quarter of its overrun again (a blocked drain, a slow
+/// operator: the longer it has overrun, the longer it is likely to go on).
 fn left(expected: f64, elapsed: f64) -> (f64, f64) {
     let overrun = (elapsed - expected).max(0.0);
     let rest = (expected - elapsed)
@@ -364,7 +361,7 @@ pub fn learned<N: TimedNode>(
 
     // Between-update spread of the control plane's duration (log).
     let cps: Vec<f64> = observed(status)
-        .map(|(u, _)| f64::from(u.control_plane_seconds.max(1)).ln())
+        .map(|u| f64::from(u.control_plane_seconds.max(1)).ln())
         .collect();
     let sigma_drift = if cps.len() >= 3 {
         let m = cps.iter().sum::<f64>() / cps.len() as f64;
