@@ -246,9 +246,18 @@ impl AlertsReconciler {
                     .next_delay(self.settings, crate::runtime::clock::jitter()),
         );
     }
+}
 
-    /// One pass (see [`Reconcile::reconcile`]): polls when due, then writes.
-    async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+impl Reconcile for AlertsReconciler {
+    const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.insights.namespace().to_string()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
+    /// One pass: polls when due, then writes.
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         if self.next_poll.is_none_or(|t| Instant::now() >= t) {
             self.poll_prometheus(now).await;
         }
@@ -285,22 +294,6 @@ impl AlertsReconciler {
                 .retry_in()
                 .map_or(next_poll, |r| r.min(next_poll)),
         ))
-    }
-}
-
-impl Reconcile for AlertsReconciler {
-    const NAME: &'static str = NAME;
-    fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.insights.namespace().to_string()),
-            cluster_id: self.cluster_id.clone(),
-        }
-    }
-    fn reconcile(
-        &mut self,
-        now: Timestamp,
-    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
-        self.reconcile_at(now)
     }
 }
 

@@ -152,41 +152,6 @@ impl ClaimsReconciler {
         Ok(true)
     }
 
-    /// One pass (see [`Reconcile::reconcile`]).
-    async fn reconcile_at(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
-        if self.watching.is_none() {
-            match self.start_watching().await {
-                Ok(true) => {}
-                Ok(false) => return Ok(Some(RECHECK)),
-                Err(e) => {
-                    return Err(WriteError::Api {
-                        verb: "list",
-                        kind: KIND.into(),
-                        namespace: String::new(),
-                        name: selector(),
-                        source: Box::new(e),
-                    });
-                }
-            }
-        }
-        let cps = self.caches.control_plane_statuses.state();
-        let cp = cps
-            .iter()
-            .find(|o| o.name_any() == update_status_assess::naming::CONTROL_PLANE_STATUS_NAME)
-            .and_then(|o| o.status.as_ref());
-        let wps = self.caches.worker_pool_statuses.state();
-        let pools: Vec<_> = wps.iter().filter_map(|o| o.status.as_ref()).collect();
-        let desired = cluster_claims(cp, &pools);
-        let result = self.write(&desired).await;
-        if let Err(WriteError::Api { source, .. }) = &result
-            && matches!(source.as_ref(), kube::Error::Api(s) if s.code == 404)
-        {
-            // The kind went away (the klusterlet was removed): back to looking for it.
-            self.watching = None;
-        }
-        result.map(|_| None)
-    }
-
     /// Applies the claims that differ from the server's, deletes ours no longer desired.
     async fn write(&mut self, desired: &[Claim]) -> Result<(), WriteError> {
         let Some(watching) = self.watching.as_ref() else {
@@ -329,11 +294,39 @@ async fn watch(
 
 impl Reconcile for ClaimsReconciler {
     const NAME: &'static str = NAME;
-    fn reconcile(
-        &mut self,
-        now: Timestamp,
-    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
-        self.reconcile_at(now)
+    /// One pass.
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        if self.watching.is_none() {
+            match self.start_watching().await {
+                Ok(true) => {}
+                Ok(false) => return Ok(Some(RECHECK)),
+                Err(e) => {
+                    return Err(WriteError::Api {
+                        verb: "list",
+                        kind: KIND.into(),
+                        namespace: String::new(),
+                        name: selector(),
+                        source: Box::new(e),
+                    });
+                }
+            }
+        }
+        let cps = self.caches.control_plane_statuses.state();
+        let cp = cps
+            .iter()
+            .find(|o| o.name_any() == update_status_assess::naming::CONTROL_PLANE_STATUS_NAME)
+            .and_then(|o| o.status.as_ref());
+        let wps = self.caches.worker_pool_statuses.state();
+        let pools: Vec<_> = wps.iter().filter_map(|o| o.status.as_ref()).collect();
+        let desired = cluster_claims(cp, &pools);
+        let result = self.write(&desired).await;
+        if let Err(WriteError::Api { source, .. }) = &result
+            && matches!(source.as_ref(), kube::Error::Api(s) if s.code == 404)
+        {
+            // The kind went away (the klusterlet was removed): back to looking for it.
+            self.watching = None;
+        }
+        result.map(|_| None)
     }
 }
 

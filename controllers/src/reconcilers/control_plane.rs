@@ -56,8 +56,40 @@ impl ControlPlaneReconciler {
         }
     }
 
-    /// One pass (see [`Reconcile::reconcile`]).
-    async fn reconcile_at(
+    /// Says once (not every pass) that the MCO image is not known, and when it is again.
+    fn log_mco_image(&mut self, mco: McoImage<'_>) {
+        let absent = match mco {
+            McoImage::Absent(why) => Some(why),
+            McoImage::Observed(_) | McoImage::NotRead => None,
+        };
+        if absent == self.mco_absent.as_deref() {
+            return;
+        }
+        match absent {
+            Some(why) => tracing::warn!(
+                reconciler = NAME,
+                reason = %why,
+                "machine-config operator image unknown: a machine-config operator-image version counts as not updated"
+            ),
+            None => tracing::info!(
+                reconciler = NAME,
+                "machine-config operator image known again"
+            ),
+        }
+        self.mco_absent = absent.map(str::to_string);
+    }
+}
+
+impl Reconcile for ControlPlaneReconciler {
+    const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.statuses.namespace().to_string()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
+    /// One pass.
+    async fn reconcile(
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
@@ -144,48 +176,5 @@ impl ControlPlaneReconciler {
                 .flatten()
                 .min(),
         )
-    }
-}
-
-impl ControlPlaneReconciler {
-    /// Says once (not every pass) that the MCO image is not known, and when it is again.
-    fn log_mco_image(&mut self, mco: McoImage<'_>) {
-        let absent = match mco {
-            McoImage::Absent(why) => Some(why),
-            McoImage::Observed(_) | McoImage::NotRead => None,
-        };
-        if absent == self.mco_absent.as_deref() {
-            return;
-        }
-        match absent {
-            Some(why) => tracing::warn!(
-                reconciler = NAME,
-                reason = %why,
-                "machine-config operator image unknown: a machine-config operator-image version counts as not updated"
-            ),
-            None => tracing::info!(
-                reconciler = NAME,
-                "machine-config operator image known again"
-            ),
-        }
-        self.mco_absent = absent.map(str::to_string);
-    }
-}
-
-impl Reconcile for ControlPlaneReconciler {
-    const NAME: &'static str = NAME;
-    fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.statuses.namespace().to_string()),
-            cluster_id: self.cluster_id.clone(),
-        }
-    }
-    fn reconcile(
-        &mut self,
-        now: Timestamp,
-    ) -> impl std::future::Future<
-        Output = Result<Option<Duration>, crate::runtime::writer::WriteError>,
-    > + Send {
-        self.reconcile_at(now)
     }
 }

@@ -164,8 +164,47 @@ impl EstimatesReconciler {
         self.api_error(verb, e)
     }
 
-    /// One pass (see [`Reconcile::reconcile`]).
-    async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    /// The metrics of the current estimates (none while nothing updates).
+    fn export(&self, est: Option<&UpdateEstimates>) {
+        let Some(est) = est else {
+            self.metrics.estimates.set(None, &[]);
+            return;
+        };
+        let bounds = |e: &update_status_api::history::Estimate| {
+            [
+                f64::from(e.earliest_remaining_seconds),
+                f64::from(e.remaining_seconds),
+                f64::from(e.latest_remaining_seconds),
+            ]
+        };
+        let mut scopes: Vec<ScopeSeconds<'_>> = Vec::new();
+        if let Some(e) = &est.control_plane {
+            scopes.push(("control_plane", "", bounds(e)));
+        }
+        if let Some(e) = &est.update {
+            scopes.push(("update", "", bounds(e)));
+        }
+        for p in &est.pools {
+            scopes.push(("pool", &p.name, bounds(&p.estimate)));
+        }
+        let method = match est.method {
+            EstimateMethod::Learned => "Learned",
+            EstimateMethod::OcBaseline => "OcBaseline",
+        };
+        self.metrics.estimates.set(Some(method), &scopes);
+    }
+}
+
+impl Reconcile for EstimatesReconciler {
+    const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.namespace.clone()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
+    /// One pass.
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         if self.stored.is_none() {
             match self.load().await? {
                 Some(s) => self.stored = Some(s),
@@ -215,51 +254,5 @@ impl EstimatesReconciler {
             self.stored = Some(status);
         }
         Ok(None)
-    }
-
-    /// The metrics of the current estimates (none while nothing updates).
-    fn export(&self, est: Option<&UpdateEstimates>) {
-        let Some(est) = est else {
-            self.metrics.estimates.set(None, &[]);
-            return;
-        };
-        let bounds = |e: &update_status_api::history::Estimate| {
-            [
-                f64::from(e.earliest_remaining_seconds),
-                f64::from(e.remaining_seconds),
-                f64::from(e.latest_remaining_seconds),
-            ]
-        };
-        let mut scopes: Vec<ScopeSeconds<'_>> = Vec::new();
-        if let Some(e) = &est.control_plane {
-            scopes.push(("control_plane", "", bounds(e)));
-        }
-        if let Some(e) = &est.update {
-            scopes.push(("update", "", bounds(e)));
-        }
-        for p in &est.pools {
-            scopes.push(("pool", &p.name, bounds(&p.estimate)));
-        }
-        let method = match est.method {
-            EstimateMethod::Learned => "Learned",
-            EstimateMethod::OcBaseline => "OcBaseline",
-        };
-        self.metrics.estimates.set(Some(method), &scopes);
-    }
-}
-
-impl Reconcile for EstimatesReconciler {
-    const NAME: &'static str = NAME;
-    fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.namespace.clone()),
-            cluster_id: self.cluster_id.clone(),
-        }
-    }
-    fn reconcile(
-        &mut self,
-        now: Timestamp,
-    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
-        self.reconcile_at(now)
     }
 }

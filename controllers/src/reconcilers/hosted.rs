@@ -370,10 +370,81 @@ impl HostedReconciler {
         }
         Ok(w.retry_in())
     }
+}
 
-    /// One pass over every HostedCluster (see [`Reconcile::reconcile`]), [`CLUSTER_CONCURRENCY`]
+/// Publishes one HostedCluster's control-plane and NodePool series (`hosted_cluster`:
+/// `<namespace>/<name>`) from its desired objects, as the standalone reconcilers do from theirs:
+/// completion, the assessment state set, whether it is updating (its `Updating` condition), and
+/// each pool's completion and nodes per assessment (its node progress insights).
+fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredCluster) {
+    let cp = desired.control_plane.as_ref().map(|d| &d.status);
+    let updating = cp.is_some_and(|cp| {
+        cp.conditions
+            .iter()
+            .any(|c| c.type_ == CONDITION_UPDATING && c.status == ConditionStatus::True)
+    });
+    metrics
+        .update
+        .set_hosted_control_plane(hosted_cluster, cp, updating);
+    let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
+    for i in &desired.insights {
+        let s = &i.status;
+        if let (InsightType::Progress, Some(pool), Some(p)) =
+            (s.type_, s.scope.pool.as_deref(), s.progress.as_ref())
+            && matches!(s.resource.kind.as_str(), "Node" | "Machine")
+        {
+            *by_pool
+                .entry(pool)
+                .or_default()
+                .entry(p.assessment)
+                .or_default() += 1;
+        }
+    }
+    metrics.update.set_hosted_pools(
+        hosted_cluster,
+        desired.worker_pools.iter().map(|d| {
+            let by = by_pool.remove(d.name.as_str()).unwrap_or_default();
+            (d.name.as_str(), &d.status, by)
+        }),
+    );
+}
+
+/// One piece of a pass with its cluster's writers; gives them back with the result and
+/// whether it was an unreadable HostedCluster's.
+async fn run_work(
+    this: &HostedReconciler,
+    key: (String, String),
+    item: Work<'_>,
+    mut w: ClusterWriters,
+    index: &PassIndex,
+    unreadable_inputs: &[UnreadableInput],
+    now: Timestamp,
+) -> (
+    (String, String),
+    bool,
+    ClusterWriters,
+    Result<Option<Duration>, WriteError>,
+) {
+    let (r, unreadable) = match item {
+        Work::Cluster(hc) => (
+            this.reconcile_cluster(hc, index, unreadable_inputs, &mut w, now)
+                .await,
+            false,
+        ),
+        Work::Unreadable(u) => (
+            this.reconcile_unreadable(u, index, unreadable_inputs, &mut w, now)
+                .await,
+            true,
+        ),
+    };
+    (key, unreadable, w, r)
+}
+
+impl Reconcile for HostedReconciler {
+    const NAME: &'static str = NAME;
+    /// One pass over every HostedCluster, [`CLUSTER_CONCURRENCY`]
     /// at a time, each with its own writers.
-    async fn reconcile_at(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
         let unreadable_inputs = self.caches.unreadable.all();
@@ -476,83 +547,5 @@ impl HostedReconciler {
             Some(e) => Err(e),
             None => Ok(next),
         }
-    }
-}
-
-/// Publishes one HostedCluster's control-plane and NodePool series (`hosted_cluster`:
-/// `<namespace>/<name>`) from its desired objects, as the standalone reconcilers do from theirs:
-/// completion, the assessment state set, whether it is updating (its `Updating` condition), and
-/// each pool's completion and nodes per assessment (its node progress insights).
-fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredCluster) {
-    let cp = desired.control_plane.as_ref().map(|d| &d.status);
-    let updating = cp.is_some_and(|cp| {
-        cp.conditions
-            .iter()
-            .any(|c| c.type_ == CONDITION_UPDATING && c.status == ConditionStatus::True)
-    });
-    metrics
-        .update
-        .set_hosted_control_plane(hosted_cluster, cp, updating);
-    let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
-    for i in &desired.insights {
-        let s = &i.status;
-        if let (InsightType::Progress, Some(pool), Some(p)) =
-            (s.type_, s.scope.pool.as_deref(), s.progress.as_ref())
-            && matches!(s.resource.kind.as_str(), "Node" | "Machine")
-        {
-            *by_pool
-                .entry(pool)
-                .or_default()
-                .entry(p.assessment)
-                .or_default() += 1;
-        }
-    }
-    metrics.update.set_hosted_pools(
-        hosted_cluster,
-        desired.worker_pools.iter().map(|d| {
-            let by = by_pool.remove(d.name.as_str()).unwrap_or_default();
-            (d.name.as_str(), &d.status, by)
-        }),
-    );
-}
-
-/// One piece of a pass with its cluster's writers; gives them back with the result and
-/// whether it was an unreadable HostedCluster's.
-async fn run_work(
-    this: &HostedReconciler,
-    key: (String, String),
-    item: Work<'_>,
-    mut w: ClusterWriters,
-    index: &PassIndex,
-    unreadable_inputs: &[UnreadableInput],
-    now: Timestamp,
-) -> (
-    (String, String),
-    bool,
-    ClusterWriters,
-    Result<Option<Duration>, WriteError>,
-) {
-    let (r, unreadable) = match item {
-        Work::Cluster(hc) => (
-            this.reconcile_cluster(hc, index, unreadable_inputs, &mut w, now)
-                .await,
-            false,
-        ),
-        Work::Unreadable(u) => (
-            this.reconcile_unreadable(u, index, unreadable_inputs, &mut w, now)
-                .await,
-            true,
-        ),
-    };
-    (key, unreadable, w, r)
-}
-
-impl Reconcile for HostedReconciler {
-    const NAME: &'static str = NAME;
-    fn reconcile(
-        &mut self,
-        now: Timestamp,
-    ) -> impl std::future::Future<Output = Result<Option<Duration>, WriteError>> + Send {
-        self.reconcile_at(now)
     }
 }

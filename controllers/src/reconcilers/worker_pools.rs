@@ -139,8 +139,43 @@ impl WorkerPoolsReconciler {
         }
     }
 
-    /// One pass (see [`Reconcile::reconcile`] and the module documentation).
-    async fn reconcile_at(
+    /// Publishes the pool metrics of the last aggregation.
+    fn publish_metrics(&self) {
+        // Node progress insights by pool and assessment.
+        let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
+        for n in self.share.node_assessments() {
+            let i = &n.progress;
+            if let Some(p) = i
+                .progress
+                .as_ref()
+                .filter(|_| i.type_ == InsightType::Progress)
+            {
+                *by_pool
+                    .entry(n.pool.as_str())
+                    .or_default()
+                    .entry(p.assessment)
+                    .or_default() += 1;
+            }
+        }
+        let mut metrics_pools = Vec::new();
+        for pool in self.share.pools().iter().filter(|p| !p.is_master) {
+            let by = by_pool.remove(pool.name.as_str()).unwrap_or_default();
+            metrics_pools.push((pool.name.as_str(), &pool.status, by));
+        }
+        self.metrics.update.set_pools(metrics_pools);
+    }
+}
+
+impl Reconcile for WorkerPoolsReconciler {
+    const NAME: &'static str = NAME;
+    fn scope(&self) -> Scope {
+        Scope {
+            namespace: Some(self.statuses.namespace().to_string()),
+            cluster_id: self.cluster_id.clone(),
+        }
+    }
+    /// One pass (see the module documentation).
+    async fn reconcile(
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
@@ -290,50 +325,6 @@ impl WorkerPoolsReconciler {
             );
         }
         Ok(requeue)
-    }
-
-    /// Publishes the pool metrics of the last aggregation.
-    fn publish_metrics(&self) {
-        // Node progress insights by pool and assessment.
-        let mut by_pool: HashMap<&str, BTreeMap<Assessment, u32>> = HashMap::new();
-        for n in self.share.node_assessments() {
-            let i = &n.progress;
-            if let Some(p) = i
-                .progress
-                .as_ref()
-                .filter(|_| i.type_ == InsightType::Progress)
-            {
-                *by_pool
-                    .entry(n.pool.as_str())
-                    .or_default()
-                    .entry(p.assessment)
-                    .or_default() += 1;
-            }
-        }
-        let mut metrics_pools = Vec::new();
-        for pool in self.share.pools().iter().filter(|p| !p.is_master) {
-            let by = by_pool.remove(pool.name.as_str()).unwrap_or_default();
-            metrics_pools.push((pool.name.as_str(), &pool.status, by));
-        }
-        self.metrics.update.set_pools(metrics_pools);
-    }
-}
-
-impl Reconcile for WorkerPoolsReconciler {
-    const NAME: &'static str = NAME;
-    fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.statuses.namespace().to_string()),
-            cluster_id: self.cluster_id.clone(),
-        }
-    }
-    fn reconcile(
-        &mut self,
-        now: Timestamp,
-    ) -> impl std::future::Future<
-        Output = Result<Option<Duration>, crate::runtime::writer::WriteError>,
-    > + Send {
-        self.reconcile_at(now)
     }
 }
 

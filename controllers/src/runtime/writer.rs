@@ -614,7 +614,8 @@ mod tests {
     use super::*;
     use update_status_api::crd::{ControlPlaneUpdateStatus, ControlPlaneUpdateStatusStatus};
 
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    /// A label map (also read by `compare`'s tests).
+    pub(super) fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -133,13 +133,7 @@ fn same_owner(a: Option<&OwnerReference>, b: Option<&OwnerReference>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::runtime::writer::tests::map;
 
     #[test]
     fn labels_match_ours_and_ignore_the_others() {
