@@ -22,6 +22,8 @@ pub const DEFAULT_STUCK_AFTER: Duration = Duration::from_secs(180);
 pub struct Health {
     stuck_after: Duration,
     state: Mutex<State>,
+    /// Notified each time a reconcile loop ends a pass.
+    pass_ended: tokio::sync::Notify,
 }
 
 /// How long a watch cache may take to list before `/readyz` names it as stuck.
@@ -49,6 +51,8 @@ struct Cache {
 struct Loop {
     /// Since when the loop has had work it has not finished (woken, or inside a pass).
     busy_since: Option<Instant>,
+    /// The loop ended a pass (successful or not).
+    passed: bool,
 }
 
 impl Health {
@@ -57,6 +61,7 @@ impl Health {
         Arc::new(Health {
             stuck_after,
             state: Mutex::new(State::default()),
+            pass_ended: tokio::sync::Notify::new(),
         })
     }
 
@@ -71,6 +76,25 @@ impl Health {
         Heartbeat {
             health: self.clone(),
             name,
+        }
+    }
+
+    /// Whether reconcile loops run and each has ended a first pass.
+    fn first_passes_ended(&self) -> bool {
+        let state = self.state();
+        !state.loops.is_empty() && state.loops.values().all(|l| l.passed)
+    }
+
+    /// Returns once reconcile loops run and each has ended its first pass: at a cold start,
+    /// the end of the first burst of writes.
+    pub async fn first_passes(&self) {
+        loop {
+            // Registered before the check, so a pass ending in between is not missed.
+            let ended = self.pass_ended.notified();
+            if self.first_passes_ended() {
+                return;
+            }
+            ended.await;
         }
     }
 
@@ -230,7 +254,11 @@ impl Heartbeat {
 
     /// The loop finished a pass (successful or not) and waits for work.
     pub fn idle(&self) {
-        self.set(None);
+        if let Some(l) = self.health.state().loops.get_mut(self.name) {
+            l.busy_since = None;
+            l.passed = true;
+        }
+        self.health.pass_ended.notify_waiters();
     }
 }
 
@@ -333,5 +361,32 @@ mod tests {
         assert!(!health.live_at(Instant::now() + Duration::from_secs(5)).0);
         drop(beat);
         assert!(health.live_at(Instant::now() + Duration::from_secs(5)).0);
+    }
+
+    #[tokio::test]
+    async fn first_passes_end_when_every_loop_ended_one() {
+        let health = Health::new(DEFAULT_STUCK_AFTER);
+        let quick = || tokio::time::timeout(Duration::from_millis(50), health.first_passes());
+        assert!(quick().await.is_err(), "no loop yet: no pass ended");
+        let a = health.heartbeat("control-plane");
+        let b = health.heartbeat("worker-pools");
+        a.busy();
+        a.idle();
+        assert!(quick().await.is_err(), "worker-pools has not ended a pass");
+        let waiter = {
+            let h = health.clone();
+            tokio::spawn(async move { h.first_passes().await })
+        };
+        b.busy();
+        b.idle();
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken by the last first pass")
+            .expect("task");
+        b.busy();
+        assert!(
+            quick().await.is_ok(),
+            "a later pass in progress changes nothing"
+        );
     }
 }
