@@ -267,6 +267,8 @@ impl Drop for Heartbeat {
         // A loop that ends (returned, panicked or aborted) does no more work: it cannot be stuck.
         // Whether its end is fatal is the supervisor's business.
         self.health.state().loops.remove(self.name);
+        // Nor does it hold up the end of the first passes.
+        self.health.pass_ended.notify_waiters();
     }
 }
 
@@ -388,5 +390,18 @@ mod tests {
             quick().await.is_ok(),
             "a later pass in progress changes nothing"
         );
+        // A loop that ends before its first pass (returned, panicked) holds nothing up.
+        let c = health.heartbeat("alerts");
+        assert!(quick().await.is_err(), "alerts has not ended a pass");
+        let waiter = {
+            let h = health.clone();
+            tokio::spawn(async move { h.first_passes().await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(c);
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken by the loop's end")
+            .expect("task");
     }
 }
