@@ -13,15 +13,15 @@ use std::time::Duration;
 use jiff::Timestamp;
 use kube::ResourceExt;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight};
-use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
 use crate::cache::insights::ProgressConditions;
-use crate::cache::watch::{Caches, cloned};
+use crate::cache::readings::ClusterReadings;
+use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::Writer;
 use update_status_assess::compose::{self, ExistingInsights};
-use update_status_assess::{ClusterInputs, McoImage, control_plane, naming, order};
+use update_status_assess::{McoImage, control_plane, naming};
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "control-plane";
@@ -93,24 +93,10 @@ impl Reconcile for ControlPlaneReconciler {
         &mut self,
         now: Timestamp,
     ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
-        let cv = self.caches.cluster_version();
-        let mut cos: Vec<ClusterOperator> = cloned(&self.caches.cluster_operators.state());
-        // The cache has no order; the API lists by name, and so does `oc`.
-        cos.sort_by(order::compare_operators);
-        let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
-        let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
+        let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
-        let mco = self.caches.mco_deployment();
-        let mco_image = McoImage::of_deployment(mco.as_deref());
-        self.log_mco_image(mco_image);
-        let inputs = ClusterInputs {
-            cluster_version: cv.as_ref(),
-            cluster_operators: &cos,
-            pools: &pools,
-            machine_configs: &mcs,
-            mco_image,
-            ..Default::default()
-        };
+        let inputs = readings.inputs();
+        self.log_mco_image(inputs.mco_image);
         let existing_cp_objs = self.caches.control_plane_statuses.state();
         let existing_insight_objs = self.caches.insights.state();
         let existing_cp = existing_cp_objs

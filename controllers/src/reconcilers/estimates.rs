@@ -30,15 +30,15 @@ use update_status_api::crd::labels;
 use update_status_api::history::{
     EstimateMethod, UPDATE_HISTORY_NAME, UpdateEstimates, UpdateHistory, UpdateHistoryStatus,
 };
-use update_status_api::input::{ClusterOperator, MachineConfig, MachineConfigPool};
 
-use crate::cache::watch::{Caches, cloned};
+use crate::cache::readings::ClusterReadings;
+use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::estimates::{estimate, estimates_moved, observe};
-use update_status_assess::{ClusterInputs, McoImage, naming, order};
+use update_status_assess::naming;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "estimates";
@@ -235,21 +235,9 @@ impl Reconcile for EstimatesReconciler {
         }
         let stored = self.stored.clone().unwrap_or_default();
         let base = self.observed.clone().unwrap_or_else(|| stored.clone());
-        let cv = self.caches.cluster_version();
-        let mut cos: Vec<ClusterOperator> = cloned(&self.caches.cluster_operators.state());
-        cos.sort_by(order::compare_operators);
-        let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
-        let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
+        let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
-        let mco = self.caches.mco_deployment();
-        let inputs = ClusterInputs {
-            cluster_version: cv.as_ref(),
-            cluster_operators: &cos,
-            pools: &pools,
-            machine_configs: &mcs,
-            mco_image: McoImage::of_deployment(mco.as_deref()),
-            ..Default::default()
-        };
+        let inputs = readings.inputs();
         let mut status = base.clone();
         observe(&mut status, &inputs, &nodes, now);
         let fresh = estimate(&status, &inputs, &nodes, now);
