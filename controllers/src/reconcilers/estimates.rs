@@ -9,12 +9,7 @@
 //! replica starts leading (a restart or a leader change resumes from what the previous leader
 //! wrote) and again after a failed write; between, this replica is its only writer. It is
 //! written only when it changes: a node changing phase, an operator reaching the target, an
-//! update learned, or estimates that moved by more than `max(1 min, 10 %)`. An update that
-//! starts, ends or is learned is written at once; the rest (phases, operators, estimates) at
-//! most every [`PERSIST_EVERY`], from the state kept in memory meanwhile, so that a cluster
-//! rolling many nodes does not write the whole object for each node's phase (it did: 0.8
-//! writes per node change in `make bench`). A restart loses at most that much of what was
-//! observed: a phase first seen in the last [`PERSIST_EVERY`] is seen again, later.
+//! update learned, or estimates that moved by more than `max(1 min, 10 %)`.
 //!
 //! Without the `UpdateHistory` CRD (an older installation) it says so once and does nothing
 //! else; the other reconcilers are not affected.
@@ -42,8 +37,6 @@ use update_status_assess::naming;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "estimates";
-/// Shortest time between two writes that record only progress (phases, operators, estimates).
-pub const PERSIST_EVERY: Duration = Duration::from_secs(30);
 const KIND: &str = "UpdateHistory";
 
 /// The reconciler's state.
@@ -55,10 +48,6 @@ pub struct EstimatesReconciler {
     cluster_id: Option<String>,
     /// What the object holds (`None`: to be read).
     stored: Option<UpdateHistoryStatus>,
-    /// What was observed since, not written yet (`None`: the same as `stored`).
-    observed: Option<UpdateHistoryStatus>,
-    /// When the object was last written by this replica.
-    written_at: Option<Timestamp>,
     /// The object exists.
     exists: bool,
     /// The CRD is missing (said once).
@@ -81,8 +70,6 @@ impl EstimatesReconciler {
             metrics,
             cluster_id,
             stored: None,
-            observed: None,
-            written_at: None,
             exists: false,
             no_crd: false,
         }
@@ -208,15 +195,6 @@ impl EstimatesReconciler {
     }
 }
 
-/// An update started, ended or learned, or the method changed: written at once.
-fn milestone(stored: &UpdateHistoryStatus, status: &UpdateHistoryStatus) -> bool {
-    status.updates != stored.updates
-        || status.current.as_ref().map(|c| c.started_at)
-            != stored.current.as_ref().map(|c| c.started_at)
-        || status.estimates.as_ref().map(|e| e.method)
-            != stored.estimates.as_ref().map(|e| e.method)
-}
-
 impl Reconcile for EstimatesReconciler {
     const NAME: &'static str = NAME;
     fn scope(&self) -> Scope {
@@ -234,90 +212,35 @@ impl Reconcile for EstimatesReconciler {
             }
         }
         let stored = self.stored.clone().unwrap_or_default();
-        let base = self.observed.clone().unwrap_or_else(|| stored.clone());
         let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
         let inputs = readings.inputs();
-        let mut status = base.clone();
+        let mut status = stored.clone();
         observe(&mut status, &inputs, &nodes, now);
         let fresh = estimate(&status, &inputs, &nodes, now);
-        status.estimates = if estimates_moved(base.estimates.as_ref(), fresh.as_ref(), now) {
+        status.estimates = if estimates_moved(stored.estimates.as_ref(), fresh.as_ref(), now) {
             fresh
         } else {
-            base.estimates.clone()
+            stored.estimates.clone()
         };
         self.export(status.estimates.as_ref());
         let create = !self.exists;
-        if status == stored && !create {
-            self.observed = None;
-            return Ok(None);
+        if status != stored || create {
+            if let Err(e) = self.write(&status, create).await {
+                // Read it again before the next write (another writer, a deleted object).
+                self.stored = None;
+                return Err(e);
+            }
+            if status.updates.len() != stored.updates.len() {
+                tracing::info!(
+                    reconciler = NAME,
+                    learned = status.updates.len(),
+                    "update learned"
+                );
+            }
+            self.exists = true;
+            self.stored = Some(status);
         }
-        let wait = self.written_at.map_or(Duration::ZERO, |at| {
-            let since =
-                Duration::from_millis((now.as_millisecond() - at.as_millisecond()).max(0) as u64);
-            PERSIST_EVERY.saturating_sub(since)
-        });
-        if !create && !milestone(&stored, &status) && !wait.is_zero() {
-            // Kept in memory, written when the interval has passed (or sooner, with a
-            // milestone).
-            self.observed = Some(status);
-            return Ok(Some(wait));
-        }
-        if let Err(e) = self.write(&status, create).await {
-            // Read it again before the next write (another writer, a deleted object); what
-            // was observed since the last write is observed again.
-            self.stored = None;
-            self.observed = None;
-            return Err(e);
-        }
-        self.written_at = Some(now);
-        self.observed = None;
-        if status.updates.len() != stored.updates.len() {
-            tracing::info!(
-                reconciler = NAME,
-                learned = status.updates.len(),
-                "update learned"
-            );
-        }
-        self.exists = true;
-        self.stored = Some(status);
         Ok(None)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use update_status_api::history::{CurrentUpdate, OperatorTiming};
-
-    #[test]
-    fn only_an_update_starting_ending_or_learned_is_written_at_once() {
-        let started = Timestamp::from_second(1_700_000_000).expect("timestamp");
-        let following = UpdateHistoryStatus {
-            current: Some(CurrentUpdate {
-                to: "4.18.1".into(),
-                started_at: started,
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        // Progress: an operator reached the target.
-        let mut progress = following.clone();
-        if let Some(c) = progress.current.as_mut() {
-            c.operators.push(OperatorTiming {
-                name: "etcd".into(),
-                completed_after_seconds: 60,
-            });
-        }
-        assert!(!milestone(&following, &progress));
-        // The update started, ended.
-        assert!(milestone(&UpdateHistoryStatus::default(), &following));
-        assert!(milestone(&following, &UpdateHistoryStatus::default()));
-        // Another update started.
-        let mut next = following.clone();
-        if let Some(c) = next.current.as_mut() {
-            c.started_at = Timestamp::from_second(1_700_086_400).expect("timestamp");
-        }
-        assert!(milestone(&following, &next));
     }
 }
