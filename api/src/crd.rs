@@ -23,8 +23,8 @@ pub use assessment::{Assessment, NodePhase};
 pub use condition::{Condition, ConditionStatus};
 pub use health::{HealthInsight, Impact, ImpactLevel, ImpactType, Remediation};
 pub use insight::{
-    InsightScope, InsightType, ProgressInsight, ScopeType, UpdateInsight, UpdateInsightSpec,
-    UpdateInsightStatus, VersionPair,
+    InsightScope, InsightType, NodeTimeline, ProgressInsight, ScopeType, UpdateInsight,
+    UpdateInsightSpec, UpdateInsightStatus, VersionPair,
 };
 pub use resource::ResourceRef;
 pub use status::{

@@ -289,6 +289,11 @@ pub struct CurrentUpdate {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32))]
     pub paused: Vec<PausedPool>,
+    /// When the controller wrote this state. A node that finished since without being
+    /// followed here (a restart while it was on its last steps) is learned from its progress
+    /// insight's timeline when that timeline starts after this instant (so it was never folded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_at: Option<Timestamp>,
 }
 
 /// A pool paused while it had nodes to update.

@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatusStatus};
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
+use crate::compose::since::PriorConditions;
 use crate::compose::{self, Desired, Existing, ExistingInsights, Labels, since};
 use crate::naming;
 use crate::nodes::{self, NodeAssessment, NodeContext, NodeSource, PoolAssessment};
@@ -131,11 +132,17 @@ impl WorkerPools {
                     let name = naming::insight_name(&a.progress, "");
                     let previous = cached
                         .and_then(|c| c.assessment.as_ref())
-                        .and_then(|p| p.progress.progress.as_ref())
-                        .map(|p| &p.conditions[..]);
+                        .and_then(|p| p.progress.progress.as_ref());
+                    let prior_timeline = match previous {
+                        Some(p) => p.timeline,
+                        None => existing.insights.timeline(&name),
+                    };
+                    nodes::carry_timeline(a, prior_timeline.as_ref(), now);
                     if let Some(p) = a.progress.progress.as_mut() {
                         match previous {
-                            Some(prior) => since::carry(&mut p.conditions, &name, prior, now),
+                            Some(prior) => {
+                                since::carry(&mut p.conditions, &name, &prior.conditions[..], now)
+                            }
                             None => since::carry(&mut p.conditions, &name, &existing.insights, now),
                         }
                     }

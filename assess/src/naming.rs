@@ -128,6 +128,11 @@ pub fn label_value(raw: &str) -> String {
     }
 }
 
+/// Object name of the progress insight of a resource of `kind` named `name` (e.g. `Node`).
+pub fn progress_insight_name(kind: &str, name: &str) -> String {
+    dns_subdomain(&format!("{}-{}", kind.to_ascii_lowercase(), name), MAX_NAME)
+}
+
 /// Object name of an insight.
 ///
 /// - progress: `<kind>-<resource name>`, e.g. `node-ip-10-0-1-2`, `clusteroperator-etcd`;
@@ -138,10 +143,7 @@ pub fn label_value(raw: &str) -> String {
 pub fn insight_name(status: &UpdateInsightStatus, identity: &str) -> String {
     let r = &status.resource;
     match status.type_ {
-        InsightType::Progress => dns_subdomain(
-            &format!("{}-{}", r.kind.to_ascii_lowercase(), r.name),
-            MAX_NAME,
-        ),
+        InsightType::Progress => progress_insight_name(&r.kind, &r.name),
         InsightType::Health => {
             let source = status
                 .health

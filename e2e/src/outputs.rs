@@ -78,15 +78,17 @@ pub fn expected_outputs(inputs: &SimInputs, now: Timestamp) -> Outputs {
     }
 }
 
-/// A status without its conditions' `lastTransitionTime`s: the controller keeps those from its
-/// first observation (carried over from its own objects, across restarts), which the pure
-/// logic given no existing objects cannot know; their rules are tested in the core
-/// (`assess/src/compose/since.rs`) and in `one_composition`, with the existing objects.
+/// A status without its conditions' `lastTransitionTime`s and its nodes' `timeline`s: the
+/// controller keeps those from its first observation (carried over from its own objects,
+/// across restarts), which the pure logic given no existing objects cannot know; their rules
+/// are tested in the core (`assess/src/compose/since.rs`, `assess/src/nodes/stage.rs`) and in
+/// `one_composition`, with the existing objects.
 fn timeless<T: serde::Serialize>(status: &T) -> serde_json::Value {
     fn strip(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::Object(m) => {
                 m.remove("lastTransitionTime");
+                m.remove("timeline");
                 m.values_mut().for_each(strip);
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(strip),

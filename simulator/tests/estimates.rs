@@ -4,7 +4,9 @@
 
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::history::{EstimateMethod, LearnedSource, MAX_UPDATES, UpdateHistoryStatus};
-use update_status_assess::estimates::{estimate, observe, oc_estimates};
+use update_status_assess::estimates::{
+    Resume, estimate, must_write_now, observe, observe_resuming, oc_estimates,
+};
 use update_status_simulator::{DriftingCluster, PastUpdate, SimConfig, Simulation};
 
 fn shape() -> SimConfig {
@@ -140,5 +142,105 @@ fn updates_are_learned_bounded_and_estimated_within_a_quarter_half_way() {
         "half-way: our error {:.1} min in all for {:.1} min left in all",
         ours_err / 60.0,
         truth_sum / 60.0
+    );
+}
+
+/// The nodes' progress insights' timelines at `now`, carried from `insights` (what they said at
+/// the last step), as the worker-pools reconciler writes them.
+fn insight_timelines(
+    view: &update_status_assess::ClusterInputs<'_>,
+    nodes: &[update_status_api::input::Node],
+    insights: &mut std::collections::HashMap<String, update_status_api::crd::NodeTimeline>,
+    now: Timestamp,
+) {
+    use update_status_assess::nodes::{NodeContext, assess_node, carry_timeline};
+    let ctx = NodeContext::from_inputs(view);
+    for node in nodes {
+        let Some(mut a) = assess_node(&ctx, node, now) else {
+            continue;
+        };
+        let prior = insights.get(&a.name).copied();
+        carry_timeline(&mut a, prior.as_ref(), now);
+        match a.progress.progress.and_then(|p| p.timeline) {
+            Some(t) => insights.insert(a.name, t),
+            None => insights.remove(&a.name),
+        };
+    }
+}
+
+/// The controller's way (`controllers/src/reconcilers/estimates.rs`) with restarts: a state
+/// written at once on what [`must_write_now`] says and otherwise at most every `coalesce`
+/// seconds, and every `restart_every` steps the learner starts again from what was written.
+/// Resumed from the nodes' insights, it learns exactly what a learner that never restarts
+/// learns; without them it learns less (so this test can fail).
+#[test]
+fn nodes_in_flight_resume_from_their_insights_after_a_restart() {
+    let cluster = DriftingCluster::new(7, shape(), 1);
+    let run = |restart_every: Option<usize>, from_insights: bool| {
+        let mut sim = Simulation::new(cluster.update(0, Vec::new())).expect("sim");
+        let mut learned = UpdateHistoryStatus::default();
+        let mut written = UpdateHistoryStatus::default();
+        let mut written_at: Option<Timestamp> = None;
+        let mut insights = std::collections::HashMap::new();
+        let coalesce = 300;
+        for step in 0..5_000usize {
+            let now = sim.step().at;
+            let inputs = sim.inputs().expect("inputs");
+            let view = inputs.as_cluster_inputs();
+            insight_timelines(&view, &inputs.nodes, &mut insights, now);
+            let just_read = restart_every.is_some_and(|every| step % every == 0);
+            if just_read {
+                learned = written.clone();
+            }
+            let timeline = |n: &str| {
+                if from_insights {
+                    insights.get(n).copied()
+                } else {
+                    None
+                }
+            };
+            let resume = Resume {
+                timeline: &timeline,
+                just_read,
+            };
+            observe_resuming(&mut learned, &view, &inputs.nodes, &resume, now);
+            let due = written_at.is_none_or(|t| secs(t, now) >= f64::from(coalesce));
+            if learned != written && (due || must_write_now(&written, &learned)) {
+                if let Some(c) = learned.current.as_mut() {
+                    c.written_at = Some(now);
+                }
+                written = learned.clone();
+                written_at = Some(now);
+            }
+            if written
+                .updates
+                .iter()
+                .any(|u| u.source == LearnedSource::Observed)
+            {
+                return written.updates[0].node_groups.clone();
+            }
+        }
+        panic!("the update did not complete");
+    };
+    let whole = run(None, false);
+    let samples = |g: &[update_status_api::history::NodeGroupTiming]| {
+        g.iter()
+            .map(|g| g.drain.count + g.reboot.count)
+            .sum::<u32>()
+    };
+    assert!(samples(&whole) > 0, "phases learned: {whole:?}");
+    let resumed = run(Some(3), true);
+    let drain_reboot = |g: &[update_status_api::history::NodeGroupTiming]| {
+        g.iter().map(|g| (g.drain, g.reboot)).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        drain_reboot(&resumed),
+        drain_reboot(&whole),
+        "drains and reboots resumed from the insights"
+    );
+    let lost = run(Some(3), false);
+    assert!(
+        drain_reboot(&lost) != drain_reboot(&whole),
+        "restarting without the insights changes what is learned: {lost:?}"
     );
 }

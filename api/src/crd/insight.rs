@@ -128,12 +128,40 @@ pub struct ProgressInsight {
     /// Since when the assessment holds, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<Timestamp>,
+    /// Node: when update-status first observed it in each phase of its update to the target
+    /// (absent while it has not started, and in snapshots read offline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<NodeTimeline>,
     /// `Updating` (reason = node phase or operator state), `Available`, `Degraded`, `Healthy`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8))]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
     pub conditions: Vec<Condition>,
 }
+/// When update-status first observed a node in each phase of its update (issue #40): what the
+/// learned estimates time its drain, reboot and return by, kept with the insight that is
+/// written at each of these changes anyway, so a controller restart loses none of them.
+/// A node already in a phase when first observed (the controller started during the update)
+/// is stamped at that first observation; a phase passed between two observations is absent.
+/// Kept until the node's next update starts.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeTimeline {
+    /// First observed draining.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_started_at: Option<Timestamp>,
+    /// First observed applying the configuration or rebooting (the drain ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_started_at: Option<Timestamp>,
+    /// First observed on the target configuration, before it is uncordoned and ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<Timestamp>,
+    /// The machine-config daemon said `Degraded` or `Unreconcilable` during this update (e.g. a
+    /// drain held by a PodDisruptionBudget): its phase times measure an incident.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incident: bool,
+}
+
 /// An UpdateInsight: one progress or health insight about one resource.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
 #[kube(

@@ -33,7 +33,7 @@ use update_status_api::input::{Alert, MachineConfigPool};
 use super::composer::{self, NodeSink};
 use super::existing::{Existing, ExistingInsights};
 use super::objects::{Desired, DesiredCluster, Labels};
-use super::since;
+use super::since::{self, PriorConditions};
 use crate::control_plane::ControlPlaneAssessment;
 use crate::inputs::ClusterInputs;
 use crate::insight::{self, UnreadableInput};
@@ -412,6 +412,7 @@ pub fn desired_cluster(
         existing: &existing.insights,
         base,
         evidence: DrainEvidence::of_inputs(inputs),
+        now,
     };
     let composed = composer::compose(inputs, inputs.nodes, &mut sink, now);
     let mut insights = sink.insights;
@@ -456,10 +457,14 @@ struct NamedNodes<'e, 'a> {
     existing: &'e ExistingInsights<'a>,
     base: &'e Labels,
     evidence: DrainEvidence,
+    now: Timestamp,
 }
 
 impl NodeSink for NamedNodes<'_, '_> {
-    fn take(&mut self, node: &update_status_api::input::Node, assessment: NodeAssessment) {
+    fn take(&mut self, node: &update_status_api::input::Node, mut assessment: NodeAssessment) {
+        let name = naming::insight_name(&assessment.progress, "");
+        let prior = self.existing.timeline(&name);
+        crate::nodes::carry_timeline(&mut assessment, prior.as_ref(), self.now);
         self.insights.extend(node_insights(
             &assessment,
             owner_of(node),

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use update_status_api::crd::{
-    Condition, ConditionStatus, ControlPlaneUpdateStatus, UpdateInsight, UpdateInsightStatus,
-    WorkerPoolUpdateStatus,
+    Condition, ConditionStatus, ControlPlaneUpdateStatus, NodeTimeline, UpdateInsight,
+    UpdateInsightStatus, WorkerPoolUpdateStatus,
 };
 
 /// What our objects already say of their conditions, where they are not read whole (the
@@ -19,6 +19,10 @@ use update_status_api::crd::{
 pub trait PriorConditions {
     /// Our object `name`'s condition `type_`: its status and transition time.
     fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)>;
+    /// Our node progress insight `name`'s timeline (none kept by default).
+    fn timeline(&self, _name: &str) -> Option<NodeTimeline> {
+        None
+    }
 }
 
 /// No object of ours yet (the offline path; a first write).
@@ -59,6 +63,12 @@ impl PriorConditions for ExistingInsights<'_> {
                 .as_ref()
                 .and_then(|p| p.conditions.condition(name, type_)),
             None => self.progress()?.condition(name, type_),
+        }
+    }
+    fn timeline(&self, name: &str) -> Option<NodeTimeline> {
+        match self.get(name) {
+            Some(s) => s.progress.as_ref()?.timeline,
+            None => self.progress()?.timeline(name),
         }
     }
 }

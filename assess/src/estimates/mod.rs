@@ -7,7 +7,6 @@
 //! keeps it in one object per cluster, the bench in memory.
 
 pub mod factors;
-mod node;
 pub mod observe;
 pub mod oc;
 pub mod predict;
@@ -15,12 +14,12 @@ pub mod stats;
 
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::history::{
-    Estimate, EstimateMethod, PoolEstimate, UpdateEstimates, UpdateHistoryStatus,
+    CurrentUpdate, Estimate, EstimateMethod, PoolEstimate, UpdateEstimates, UpdateHistoryStatus,
 };
 
 use crate::inputs::ClusterInputs;
-pub use node::TimedNode;
-pub use observe::{observe, seed_from_history};
+pub use crate::nodes::{NodeStage, TimedNode, node_stage};
+pub use observe::{Resume, observe, observe_resuming, seed_from_history};
 pub use oc::{OcEstimates, oc_estimates};
 pub use predict::{Learned, Remaining, learned};
 
@@ -162,4 +161,35 @@ pub fn estimates_moved(
             .iter()
             .zip(&new.pools)
             .any(|(o, n)| o.name != n.name || moved(Some(&o.estimate), Some(&n.estimate)))
+}
+
+/// Whether `now` (what was learned since) holds something a crash must not lose over
+/// `written` (what the object holds): an update learned, started or replaced, a node finished
+/// (its phases folded into its group), a pool done, a pause begun or ended, the control plane
+/// done, or the estimates' method changed or estimates appearing or going. What may wait for
+/// a later write is what a restart gets back anyway: the times of the nodes in flight (their
+/// progress insights hold them: [`observe_resuming`]), the operators' completion times (their
+/// `Progressing` transition times) and estimates that moved (computed again).
+pub fn must_write_now(written: &UpdateHistoryStatus, now: &UpdateHistoryStatus) -> bool {
+    let current = |a: &CurrentUpdate, b: &CurrentUpdate| {
+        a.from == b.from
+            && a.to == b.to
+            && a.started_at == b.started_at
+            && a.control_plane_completed_at == b.control_plane_completed_at
+            && a.node_groups == b.node_groups
+            && a.finished == b.finished
+            && a.pools == b.pools
+            && a.paused == b.paused
+    };
+    let same_current = match (&written.current, &now.current) {
+        (None, None) => true,
+        (Some(a), Some(b)) => current(a, b),
+        _ => false,
+    };
+    let method = |s: &UpdateHistoryStatus| s.estimates.as_ref().map(|e| e.method);
+    !(same_current
+        && written.updates == now.updates
+        && written.learned_updates == now.learned_updates
+        && written.node_factors == now.node_factors
+        && method(written) == method(now))
 }

@@ -6,75 +6,24 @@
 //! phase), so a node that changes phase while nobody watches is timed from the next reading.
 
 use jiff::Timestamp;
+use update_status_api::crd::NodeTimeline;
 use update_status_api::history::{
     CurrentUpdate, FinishedNode, LearnedSource, LearnedUpdate, MAX_FINISHED_NODES, MAX_NODE_GROUPS,
     MAX_OPERATORS, MAX_TRACKED_NODES, MAX_UPDATES, NodeGroupTiming, OperatorTiming, PausedPool,
     PoolTiming, TrackedNode, UpdateHistoryStatus,
 };
-use update_status_api::input::{
-    ClusterVersion, NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN,
-    NODE_LAST_APPLIED_DRAIN, NODE_STATE, UpdateHistory,
-};
+use update_status_api::input::{ClusterVersion, UpdateHistory};
 
-use super::node::TimedNode;
 use super::stats;
 use crate::control_plane::is_updated;
 use crate::inputs::ClusterInputs;
-use crate::nodes::{NodeContext, NodeSource};
+use crate::nodes::{
+    NodeContext, NodeSource, NodeStage, Stamps, TimedNode, in_incident, node_stage,
+};
 
 /// Label of a node's instance type.
 pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 const ROLE_PREFIX: &str = "node-role.kubernetes.io/";
-
-/// Where a node is in the update, as far as timing goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NodeStage {
-    /// Not started (or not going to the target: nothing to time).
-    Pending,
-    /// Draining (C.6).
-    Drain,
-    /// Applying the new configuration and rebooting.
-    Reboot,
-    /// On the new configuration, not yet uncordoned and ready.
-    Ready,
-    /// Updated, uncordoned and ready.
-    Finished,
-}
-
-/// A node's stage towards `target` (the ClusterVersion's `history[0].version`).
-pub fn node_stage(ctx: &NodeContext, node: &impl TimedNode, target: &str) -> NodeStage {
-    let current = node.annotation(NODE_CURRENT_CONFIG).unwrap_or_default();
-    let desired = node.annotation(NODE_DESIRED_CONFIG).unwrap_or_default();
-    let version = |c: &str| ctx.machine_config_version(c).unwrap_or_default();
-    if !current.is_empty()
-        && version(current) == target
-        && (desired.is_empty() || current == desired)
-    {
-        return if node.ready() && !node.unschedulable() {
-            NodeStage::Finished
-        } else {
-            NodeStage::Ready
-        };
-    }
-    if desired.is_empty() || current == desired || version(desired) != target {
-        return NodeStage::Pending;
-    }
-    let want = node.annotation(NODE_DESIRED_DRAIN).unwrap_or_default();
-    let applied = node.annotation(NODE_LAST_APPLIED_DRAIN).unwrap_or_default();
-    if want.starts_with("drain") && want != applied {
-        NodeStage::Drain
-    } else {
-        NodeStage::Reboot
-    }
-}
-
-/// The machine-config daemon says the node is `Degraded` or `Unreconcilable`.
-fn in_incident(node: &impl TimedNode) -> bool {
-    matches!(
-        node.annotation(NODE_STATE),
-        Some("Degraded" | "Unreconcilable")
-    )
-}
 
 /// The role of a node for grouping: `master` for control-plane nodes, else `worker`.
 pub fn node_role(node: &impl NodeSource) -> &'static str {
@@ -97,6 +46,78 @@ fn secs_between(from: Timestamp, to: Timestamp) -> f64 {
 
 fn secs_u32(from: Timestamp, to: Timestamp) -> u32 {
     secs_between(from, to).round().min(f64::from(u32::MAX)) as u32
+}
+
+/// Stamps a followed node observed in `stage` at `now` ([`Stamps::stamp`], the rule of the
+/// nodes' insights). A stamp it lacks is first taken from `resumed` (its insight's timeline,
+/// read only then): what happened while this state was not followed here (a restart).
+fn stamp(
+    n: &mut TrackedNode,
+    stage: NodeStage,
+    now: Timestamp,
+    resumed: impl FnOnce() -> Option<NodeTimeline>,
+) {
+    let mut s = Stamps {
+        drain: n.drain_at,
+        reboot: n.reboot_at,
+        ready: n.ready_at,
+    };
+    let lacks = match stage {
+        NodeStage::Pending => false,
+        NodeStage::Drain => s.drain.is_none() && s.reboot.is_none() && s.ready.is_none(),
+        NodeStage::Reboot => s.reboot.is_none() && s.ready.is_none(),
+        NodeStage::Ready | NodeStage::Finished => {
+            s.drain.is_none() || s.reboot.is_none() || s.ready.is_none()
+        }
+    };
+    if lacks && let Some(t) = resumed() {
+        let r = Stamps::from(&t);
+        s.drain = s.drain.or(r.drain);
+        s.reboot = s.reboot.or(r.reboot);
+        s.ready = s.ready.or(r.ready);
+        n.incident |= t.incident;
+    }
+    s.stamp(stage, now);
+    (n.drain_at, n.reboot_at, n.ready_at) = (s.drain, s.reboot, s.ready);
+}
+
+/// `t` when all its times are within the update started at `started` (not later than `now`).
+fn of_update(t: NodeTimeline, started: Timestamp, now: Timestamp) -> Option<NodeTimeline> {
+    let s = Stamps::from(&t);
+    [s.drain, s.reboot, s.ready]
+        .into_iter()
+        .flatten()
+        .all(|at| at >= started && at <= now)
+        .then_some(t)
+}
+
+/// Folds a finished node's phases into its group (`end`: when it was first seen finished,
+/// when observed): its drain, its reboot and its return; an incident is not learned.
+fn fold(current: &mut CurrentUpdate, n: &TrackedNode, end: Option<Timestamp>) {
+    if n.incident {
+        return;
+    }
+    if let (Some(a), Some(b), Some(c)) = (n.drain_at, n.reboot_at, n.ready_at)
+        && current.finished.len() < MAX_FINISHED_NODES
+    {
+        current.finished.push(FinishedNode {
+            name: n.name.clone(),
+            group: n.group,
+            drain_seconds: secs_u32(a, b),
+            reboot_seconds: secs_u32(b, c),
+        });
+    }
+    if let Some(g) = current.node_groups.get_mut(n.group as usize) {
+        if let (Some(a), Some(b)) = (n.drain_at, n.reboot_at) {
+            stats::add(&mut g.drain, secs_between(a, b));
+        }
+        if let (Some(a), Some(b)) = (n.reboot_at, n.ready_at) {
+            stats::add(&mut g.reboot, secs_between(a, b));
+        }
+        if let (Some(a), Some(b)) = (n.ready_at, end) {
+            stats::add(&mut g.ready, secs_between(a, b));
+        }
+    }
 }
 
 /// Seeds the learned updates from the ClusterVersion history (control-plane durations of the
@@ -151,6 +172,33 @@ pub fn observe<N: TimedNode>(
     nodes: &[N],
     now: Timestamp,
 ) -> bool {
+    let resume = Resume {
+        timeline: &|_| None,
+        just_read: false,
+    };
+    observe_resuming(status, inputs, nodes, &resume, now)
+}
+
+/// What [`observe_resuming`] resumes the nodes from.
+pub struct Resume<'a> {
+    /// A node's progress insight's timeline, by node name ([`crate::nodes::timeline`]).
+    pub timeline: &'a (dyn Fn(&str) -> Option<NodeTimeline> + Sync),
+    /// `status` was just read from the object (this replica's first pass since): nodes that
+    /// finished since it was written without being followed in it are learned too.
+    pub just_read: bool,
+}
+
+/// [`observe`], resuming the times a node lacks from its progress insight (`resume`), when
+/// they belong to this update: the times of a node in flight that `status` does not follow
+/// yet or followed from an older write (a restart, a new leader: what was not written yet)
+/// and, on the first pass after a read, the nodes that finished meanwhile.
+pub fn observe_resuming<N: TimedNode>(
+    status: &mut UpdateHistoryStatus,
+    inputs: &ClusterInputs<'_>,
+    nodes: &[N],
+    resume: &Resume<'_>,
+    now: Timestamp,
+) -> bool {
     let Some(cv) = inputs.cluster_version else {
         return false;
     };
@@ -190,7 +238,7 @@ pub fn observe<N: TimedNode>(
         }
     }
     if let Some(mut current) = status.current.take() {
-        let done = follow(&mut current, inputs, nodes, h0, now);
+        let done = follow(&mut current, inputs, nodes, h0, resume, now);
         if done {
             learn(status, current, now);
         } else {
@@ -208,6 +256,7 @@ fn follow<N: TimedNode>(
     inputs: &ClusterInputs<'_>,
     nodes: &[N],
     h0: &UpdateHistory,
+    resume: &Resume<'_>,
     now: Timestamp,
 ) -> bool {
     let started = current.started_at;
@@ -261,7 +310,7 @@ fn follow<N: TimedNode>(
         let at = Timestamp::from_second(started.as_second() + i64::from(last)).unwrap_or(now);
         current.control_plane_completed_at = Some(at.min(now));
     }
-    let pools_done = follow_nodes(current, inputs, nodes, &h0.version, now);
+    let pools_done = follow_nodes(current, inputs, nodes, &h0.version, resume, now);
     current.control_plane_completed_at.is_some() && pools_done
 }
 
@@ -271,6 +320,7 @@ fn follow_nodes<N: TimedNode>(
     inputs: &ClusterInputs<'_>,
     nodes: &[N],
     target: &str,
+    resume: &Resume<'_>,
     now: Timestamp,
 ) -> bool {
     let ctx = NodeContext::from_inputs(inputs);
@@ -294,47 +344,47 @@ fn follow_nodes<N: TimedNode>(
         }
         let name = node.name();
         let tracked = current.nodes.iter().position(|n| n.name == name);
+        // Its insight's timeline, when it is this update's (read only when needed).
+        let resumed = || (resume.timeline)(name).and_then(|t| of_update(t, started, now));
         match (stage, tracked) {
             (NodeStage::Pending, _) => {}
             (NodeStage::Finished, Some(i)) => {
-                let n = current.nodes.remove(i);
-                if n.incident {
+                let mut n = current.nodes.remove(i);
+                stamp(&mut n, NodeStage::Finished, now, resumed);
+                fold(current, &n, Some(now));
+            }
+            (NodeStage::Finished, None) => {
+                // Finished since the state was written, unfollowed here: from its insight,
+                // when its update started after that write (never folded), without the
+                // time it took to return (its end was not observed).
+                let Some(written) = current.written_at.filter(|_| resume.just_read) else {
+                    continue;
+                };
+                let Some(t) = resumed() else {
+                    continue;
+                };
+                let s = Stamps::from(&t);
+                let first = [s.drain, s.reboot, s.ready].into_iter().flatten().min();
+                if t.incident || first.is_none_or(|f| f <= written) {
                     continue;
                 }
-                if let (Some(a), Some(b), Some(c)) = (n.drain_at, n.reboot_at, n.ready_at)
-                    && current.finished.len() < MAX_FINISHED_NODES
-                {
-                    current.finished.push(FinishedNode {
-                        name: n.name.clone(),
-                        group: n.group,
-                        drain_seconds: secs_u32(a, b),
-                        reboot_seconds: secs_u32(b, c),
-                    });
-                }
-                if let Some(g) = current.node_groups.get_mut(n.group as usize) {
-                    if let (Some(a), Some(b)) = (n.drain_at, n.reboot_at) {
-                        stats::add(&mut g.drain, secs_between(a, b));
-                    }
-                    if let (Some(a), Some(b)) = (n.reboot_at, n.ready_at) {
-                        stats::add(&mut g.reboot, secs_between(a, b));
-                    }
-                    if let Some(a) = n.ready_at {
-                        stats::add(&mut g.ready, secs_between(a, now));
-                    }
-                }
+                let Some(group) = group_index(current, &pool.name, node) else {
+                    continue;
+                };
+                let n = TrackedNode {
+                    name: name.to_string(),
+                    group,
+                    drain_at: s.drain,
+                    reboot_at: s.reboot,
+                    ready_at: s.ready,
+                    incident: false,
+                };
+                fold(current, &n, None);
             }
-            (NodeStage::Finished, None) => {}
             (stage, Some(i)) => {
                 if let Some(n) = current.nodes.get_mut(i) {
                     n.incident |= in_incident(node);
-                    match stage {
-                        NodeStage::Reboot if n.reboot_at.is_none() => n.reboot_at = Some(now),
-                        NodeStage::Ready if n.ready_at.is_none() => {
-                            n.reboot_at.get_or_insert(now);
-                            n.ready_at = Some(now);
-                        }
-                        _ => {}
-                    }
+                    stamp(n, stage, now, resumed);
                 }
             }
             (stage, None) => {
@@ -350,11 +400,7 @@ fn follow_nodes<N: TimedNode>(
                     incident: in_incident(node),
                     ..Default::default()
                 };
-                match stage {
-                    NodeStage::Drain => n.drain_at = Some(now),
-                    NodeStage::Reboot => n.reboot_at = Some(now),
-                    _ => n.ready_at = Some(now),
-                }
+                stamp(&mut n, stage, now, resumed);
                 current.nodes.push(n);
             }
         }

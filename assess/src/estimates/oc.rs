@@ -12,11 +12,9 @@
 use jiff::Timestamp;
 use update_status_api::input::ClusterVersion;
 
-use super::node::TimedNode;
-use super::observe::{NodeStage, node_stage};
 use crate::control_plane::oc_estimate_seconds;
 use crate::inputs::ClusterInputs;
-use crate::nodes::{NODE_UPDATE_SECONDS, NodeContext};
+use crate::nodes::{NODE_UPDATE_SECONDS, NodeContext, NodeStage, TimedNode, node_stage};
 
 /// oc's estimates, in seconds from `now`.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -11,13 +11,12 @@ use update_status_api::history::{
     CurrentUpdate, LearnedSource, LearnedUpdate, NodeFactor, NodeGroupTiming, UpdateHistoryStatus,
 };
 
-use super::node::TimedNode;
-use super::observe::{NodeStage, instance_type, node_role, node_stage};
+use super::observe::{instance_type, node_role};
 use super::oc::target;
 use super::stats::{self, Summary};
 use crate::control_plane::{MACHINE_CONFIG, is_updated};
 use crate::inputs::ClusterInputs;
-use crate::nodes::{NodeContext, NodeSource};
+use crate::nodes::{NodeContext, NodeSource, NodeStage, TimedNode, node_stage};
 
 /// Weight of the `k`-th newest learned update in the operators' weighted median (gentle, so
 /// that with 3 updates or more the newest alone is not the median).

@@ -274,6 +274,7 @@ pub fn machine_member(
             estimated_completed_at: None,
             message,
             since: None,
+            timeline: None,
             conditions: vec![
                 Condition {
                     type_: "Updating".into(),
@@ -318,6 +319,9 @@ pub fn machine_member(
         // A Machine has no oc estimate: its pool's is unknown.
         estimate_seconds: None,
         changes_at: None,
+        // Machines are not timed: the learned estimates read MachineConfig nodes.
+        stage: crate::nodes::NodeStage::Pending,
+        incident: false,
         progress,
         health: Vec::new(),
         drain: None,

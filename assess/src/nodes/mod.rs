@@ -25,6 +25,8 @@ mod context;
 mod node;
 mod pool;
 mod source;
+mod stage;
+mod timed;
 mod trim;
 pub use crate::format::go_quote;
 pub use crate::order::{
@@ -40,6 +42,8 @@ pub use context::*;
 pub use node::*;
 pub use pool::*;
 pub use source::NodeSource;
+pub use stage::{NodeStage, Stamps, in_incident, node_stage, timeline};
+pub use timed::TimedNode;
 pub use trim::trim_node;
 
 #[cfg(test)]

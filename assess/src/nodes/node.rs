@@ -3,7 +3,7 @@
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::crd::{
     Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightType, NodePhase,
-    ProgressInsight, ResourceRef, UpdateInsightStatus, VersionPair, limits,
+    NodeTimeline, ProgressInsight, ResourceRef, UpdateInsightStatus, VersionPair, limits,
 };
 use update_status_api::input::{
     NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_LAST_APPLIED_DRAIN,
@@ -16,6 +16,7 @@ use super::constants::{
     STATE_REBOOTING, STATE_UNRECONCILABLE,
 };
 use super::context::{NodeContext, PoolContext};
+use super::stage::{NodeStage, in_incident, node_stage, timeline};
 use crate::format::{cut_noting, ellipsize};
 use crate::insight::HealthDraft;
 use crate::related::{DrainEvidence, DrainFailure};
@@ -169,6 +170,10 @@ pub struct NodeAssessment {
     pub estimate_seconds: Option<u32>,
     /// When time alone would change this assessment (a D.6 insight would appear).
     pub changes_at: Option<Timestamp>,
+    /// Its stage as the learned estimates time it.
+    pub stage: NodeStage,
+    /// The daemon says `Degraded` or `Unreconcilable`.
+    pub incident: bool,
     /// The node's progress insight.
     pub progress: UpdateInsightStatus,
     /// Its health insights (D.6 then D.7), already filtered for completeness; their
@@ -200,6 +205,8 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         name: name.to_string(),
         namespace: None,
     };
+    let stage = node_stage(ctx, node, &ctx.target_version);
+    let incident = in_incident(node);
     let unavailable_since = f.availability.since();
     let d6 = f.availability.is_unavailable && !f.is_updating;
     let seriously_unavailable = f.availability.seriously_unavailable(now);
@@ -276,6 +283,8 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
             estimated_completed_at: None,
             message: cut_noting(&message, limits::PROGRESS_MESSAGE),
             since: None,
+            // This observation alone; [`carry_timeline`] adds what the insight said before.
+            timeline: timeline(None, stage, incident, now),
             conditions,
         }),
         health: None,
@@ -348,10 +357,21 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         seriously_unavailable,
         estimate_seconds: estimate_seconds(f.estimate),
         changes_at,
+        stage,
+        incident,
         progress,
         health,
         drain,
     })
+}
+
+/// Carries a node's timeline over: `prior` is what its insight said before (our object, or
+/// the last assessment in memory); the stages observed now are added to it
+/// ([`super::stage::timeline`]).
+pub fn carry_timeline(a: &mut NodeAssessment, prior: Option<&NodeTimeline>, now: Timestamp) {
+    if let Some(p) = a.progress.progress.as_mut() {
+        p.timeline = timeline(prior, a.stage, a.incident, now);
+    }
 }
 
 /// A node's EST (C.8) in seconds: `+10m` → 600, `+5m` → 300, `-` → 0, `?` (unknown) → `None`.

@@ -1236,6 +1236,8 @@ fn pool_counts_node() -> NodeAssessment {
         seriously_unavailable: false,
         estimate_seconds: Some(0),
         changes_at: None,
+        stage: NodeStage::Finished,
+        incident: false,
         progress: UpdateInsightStatus::default(),
         health: Vec::new(),
         drain: None,

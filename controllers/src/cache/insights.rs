@@ -24,7 +24,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use update_status_api::crd::{
-    Condition, ConditionStatus, UpdateInsight, UpdateInsightStatus, labels,
+    Condition, ConditionStatus, NodeTimeline, UpdateInsight, UpdateInsightStatus, labels,
 };
 use update_status_assess::compose::since::PriorConditions;
 
@@ -59,6 +59,9 @@ pub struct ProgressEntry {
     /// Its conditions' types, statuses and transition times: what the core carries over
     /// ([`update_status_assess::compose::since`]).
     conditions: Box<[Mark]>,
+    /// A node's timeline (boxed: absent from most entries between updates): the core carries
+    /// it over, and the estimates resume from it after a restart.
+    timeline: Option<Box<NodeTimeline>>,
     deleting: bool,
 }
 
@@ -119,8 +122,21 @@ impl CachedInsight {
                 .flat_map(|p| &p.conditions)
                 .filter_map(Mark::of)
                 .collect(),
+            timeline: status
+                .progress
+                .as_ref()
+                .and_then(|p| p.timeline)
+                .map(Box::new),
             deleting: meta.deletion_timestamp.is_some(),
         })
+    }
+
+    /// A node progress insight's timeline.
+    pub fn timeline(&self) -> Option<NodeTimeline> {
+        match self {
+            CachedInsight::Whole(o) => o.status.as_ref()?.progress.as_ref()?.timeline,
+            CachedInsight::Progress(p) => p.timeline.as_deref().copied(),
+        }
     }
 
     /// The object, when it is cached whole.
@@ -177,8 +193,8 @@ impl<'a> ProgressConditions<'a> {
     }
 }
 
-impl PriorConditions for ProgressConditions<'_> {
-    fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
+impl<'a> ProgressConditions<'a> {
+    fn entry(&self, name: &str) -> Option<&'a ProgressEntry> {
         let index = self.by_name.get_or_init(|| {
             self.objs
                 .iter()
@@ -188,7 +204,16 @@ impl PriorConditions for ProgressConditions<'_> {
                 })
                 .collect()
         });
-        let entry = index.get(name)?;
+        index.get(name).copied()
+    }
+}
+
+impl PriorConditions for ProgressConditions<'_> {
+    fn timeline(&self, name: &str) -> Option<NodeTimeline> {
+        self.entry(name)?.timeline.as_deref().copied()
+    }
+    fn condition(&self, name: &str, type_: &str) -> Option<(ConditionStatus, Option<Timestamp>)> {
+        let entry = self.entry(name)?;
         let wanted = CONDITION_TYPES.iter().position(|t| *t == type_)?;
         entry
             .conditions

@@ -7,9 +7,15 @@
 //! MachineConfigPools, MachineConfigs, Nodes, the MCO Deployment) and calls the pure
 //! [`update_status_assess::estimates`]. Its own object is not watched: it is read once when this
 //! replica starts leading (a restart or a leader change resumes from what the previous leader
-//! wrote) and again after a failed write; between, this replica is its only writer. It is
-//! written only when it changes: a node changing phase, an operator reaching the target, an
-//! update learned, or estimates that moved by more than `max(1 min, 10 %)`.
+//! wrote) and again after a failed write; between, this replica is its only writer, and each
+//! pass continues from what the last one learned (in memory). It is written only when that
+//! changed, and at once only for what a crash must not lose
+//! ([`update_status_assess::estimates::must_write_now`]: an update learned, started or
+//! replaced, a node finished, a pool done, a pause, the control plane done, the method). The
+//! rest waits at most [`COALESCE`] for the next write: the times of the nodes in flight (their
+//! progress insights hold them, and a restart resumes them from there), the operators' (the
+//! ClusterOperators give them again) and estimates that moved by more than
+//! `max(1 min, 10 %)`.
 //!
 //! Without the `UpdateHistory` CRD (an older installation) it says so once and does nothing
 //! else; the other reconcilers are not affected.
@@ -20,6 +26,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 use update_status_api::crd::labels;
 use update_status_api::history::{
@@ -32,12 +39,16 @@ use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
-use update_status_assess::estimates::{estimate, estimates_moved, observe};
+use update_status_assess::estimates::{
+    Resume, estimate, estimates_moved, must_write_now, observe_resuming,
+};
 use update_status_assess::naming;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "estimates";
 const KIND: &str = "UpdateHistory";
+/// The longest a change that a restart gets back anyway waits for a write.
+pub const COALESCE: Duration = Duration::from_secs(30);
 
 /// The reconciler's state.
 pub struct EstimatesReconciler {
@@ -46,8 +57,12 @@ pub struct EstimatesReconciler {
     namespace: String,
     metrics: Arc<Metrics>,
     cluster_id: Option<String>,
-    /// What the object holds (`None`: to be read).
-    stored: Option<UpdateHistoryStatus>,
+    /// What the last pass learned (`None`: the object is to be read).
+    learned: Option<UpdateHistoryStatus>,
+    /// What the object holds.
+    written: UpdateHistoryStatus,
+    /// When this replica last wrote it (`None`: not since it read it).
+    written_at: Option<Timestamp>,
     /// The object exists.
     exists: bool,
     /// The CRD is missing (said once).
@@ -69,7 +84,9 @@ impl EstimatesReconciler {
             caches,
             metrics,
             cluster_id,
-            stored: None,
+            learned: None,
+            written: UpdateHistoryStatus::default(),
+            written_at: None,
             exists: false,
             no_crd: false,
         }
@@ -205,42 +222,75 @@ impl Reconcile for EstimatesReconciler {
     }
     /// One pass.
     async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
-        if self.stored.is_none() {
-            match self.load().await? {
-                Some(s) => self.stored = Some(s),
+        let (learned, just_read) = match self.learned.take() {
+            Some(l) => (l, false),
+            None => match self.load().await? {
+                Some(s) => {
+                    self.written = s.clone();
+                    self.written_at = None;
+                    (s, true)
+                }
                 None => return Ok(None),
-            }
-        }
-        let stored = self.stored.clone().unwrap_or_default();
+            },
+        };
         let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
         let inputs = readings.inputs();
-        let mut status = stored.clone();
-        observe(&mut status, &inputs, &nodes, now);
-        let fresh = estimate(&status, &inputs, &nodes, now);
-        status.estimates = if estimates_moved(stored.estimates.as_ref(), fresh.as_ref(), now) {
-            fresh
-        } else {
-            stored.estimates.clone()
+        let mut status = learned.clone();
+        // A node in flight not followed yet resumes from its progress insight's times.
+        let insights = &self.caches.insights;
+        let namespace = self.namespace.as_str();
+        let timeline = |node: &str| {
+            let name = naming::progress_insight_name("Node", node);
+            insights
+                .get(&ObjectRef::new(&name).within(namespace))
+                .and_then(|i| i.timeline())
         };
+        let resume = Resume {
+            timeline: &timeline,
+            just_read,
+        };
+        observe_resuming(&mut status, &inputs, &nodes, &resume, now);
+        let fresh = estimate(&status, &inputs, &nodes, now);
+        if estimates_moved(learned.estimates.as_ref(), fresh.as_ref(), now) {
+            status.estimates = fresh;
+        }
         self.export(status.estimates.as_ref());
         let create = !self.exists;
-        if status != stored || create {
-            if let Err(e) = self.write(&status, create).await {
-                // Read it again before the next write (another writer, a deleted object).
-                self.stored = None;
-                return Err(e);
-            }
-            if status.updates.len() != stored.updates.len() {
-                tracing::info!(
-                    reconciler = NAME,
-                    learned = status.updates.len(),
-                    "update learned"
-                );
-            }
-            self.exists = true;
-            self.stored = Some(status);
+        if status == self.written && !create {
+            self.learned = Some(status);
+            return Ok(None);
         }
+        let waited = self
+            .written_at
+            .map(|t| Duration::try_from(now.duration_since(t)).unwrap_or_default());
+        if !create
+            && !must_write_now(&self.written, &status)
+            && let Some(waited) = waited.filter(|w| *w < COALESCE)
+        {
+            self.learned = Some(status);
+            return Ok(Some(COALESCE - waited));
+        }
+        if let Some(c) = status.current.as_mut() {
+            c.written_at = Some(now);
+        }
+        if let Err(e) = self.write(&status, create).await {
+            // Read it again before the next write (another writer, a deleted object); what
+            // was learned since the last write resumes from the insights and the inputs.
+            self.learned = None;
+            return Err(e);
+        }
+        if status.updates.len() != self.written.updates.len() {
+            tracing::info!(
+                reconciler = NAME,
+                learned = status.updates.len(),
+                "update learned"
+            );
+        }
+        self.exists = true;
+        self.written = status.clone();
+        self.written_at = Some(now);
+        self.learned = Some(status);
         Ok(None)
     }
 }

@@ -124,6 +124,7 @@ fn node(pool: &str, name: &str, assessment: Assessment, phase: NodePhase) -> Upd
             estimated_completed_at: None,
             message: String::new(),
             since: None,
+            timeline: None,
             conditions,
         }),
         health: None,

@@ -1,6 +1,6 @@
 //! [`TimedNode`]: what the estimates read of a node.
 
-use crate::nodes::NodeSource;
+use super::source::NodeSource;
 
 /// What the estimates read of a node (the controller's cache holds compact nodes): its labels
 /// (pool, role, instance type), the machine-config daemon's annotations, `unschedulable` and
