@@ -127,7 +127,9 @@ pub fn to_estimate(r: Remaining, now: Timestamp) -> Estimate {
 /// scopes or a pause changed, or a completion time moved by more than
 /// `max(1 min, 10 % of the remaining time)` (the rule of `estimatedCompletedAt`,
 /// [`crate::control_plane::estimate_moved`]). Else the stored ones stay, `computedAt`
-/// included: they still say the same instants.
+/// included: they still say the same instants. An instant already due that is due now again
+/// (nothing left by the estimate, e.g. a control plane later than oc's curve) has not moved:
+/// the stored one still says since when it is overdue, rather than following the clock.
 pub fn estimates_moved(
     old: Option<&UpdateEstimates>,
     new: Option<&UpdateEstimates>,
@@ -150,7 +152,10 @@ pub fn estimates_moved(
                     (o.latest_completion_time, n.latest_completion_time),
                 ]
                 .into_iter()
-                .any(|(a, b)| crate::control_plane::estimate_moved(Some(a), Some(b), now))
+                .any(|(a, b)| {
+                    let still_due = a <= now && b <= now;
+                    !still_due && crate::control_plane::estimate_moved(Some(a), Some(b), now)
+                })
         }
         _ => true,
     };
@@ -192,4 +197,59 @@ pub fn must_write_now(written: &UpdateHistoryStatus, now: &UpdateHistoryStatus) 
         && written.learned_updates == now.learned_updates
         && written.node_factors == now.node_factors
         && method(written) == method(now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + s).expect("valid")
+    }
+
+    fn estimates(remaining: u32, now: Timestamp) -> UpdateEstimates {
+        let r = Remaining {
+            low: f64::from(remaining) / 2.0,
+            mid: f64::from(remaining),
+            high: f64::from(remaining) * 2.0,
+            paused: false,
+        };
+        UpdateEstimates {
+            method: EstimateMethod::OcBaseline,
+            message: String::new(),
+            computed_at: now,
+            control_plane: Some(to_estimate(r, now)),
+            pools: Vec::new(),
+            update: Some(to_estimate(r, now)),
+        }
+    }
+
+    #[test]
+    fn an_overdue_estimate_does_not_follow_the_clock() {
+        let stored = estimates(0, at(0));
+        // Ten minutes later, still nothing left by the estimate: not moved.
+        assert!(!estimates_moved(
+            Some(&stored),
+            Some(&estimates(0, at(600))),
+            at(600)
+        ));
+        // Something left again: moved.
+        assert!(estimates_moved(
+            Some(&stored),
+            Some(&estimates(900, at(600))),
+            at(600)
+        ));
+        // A constant remaining time slides with the clock, beyond the tolerance: moved.
+        let ahead = estimates(300, at(0));
+        assert!(!estimates_moved(
+            Some(&ahead),
+            Some(&estimates(300, at(50))),
+            at(50)
+        ));
+        assert!(estimates_moved(
+            Some(&ahead),
+            Some(&estimates(300, at(90))),
+            at(90)
+        ));
+    }
 }

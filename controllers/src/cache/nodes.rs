@@ -83,6 +83,24 @@ impl CompactNode {
         }
     }
 
+    /// A fingerprint of what the estimates read of this node (`reconcilers/estimates.rs`): its
+    /// name, labels and machine-config annotations, `unschedulable` and `Ready`. The strings
+    /// are hashed by address: interned, an equal string is the same one while a node holds
+    /// it (a string freed and interned again only costs a pass). A kubelet heartbeat leaves
+    /// it as it was.
+    pub fn timing_key(&self) -> u64 {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = foldhash::fast::FixedState::default().build_hasher();
+        self.name.hash(&mut h);
+        for (k, v) in self.labels.iter().chain(self.annotations.iter()) {
+            std::ptr::hash(Arc::as_ptr(k), &mut h);
+            std::ptr::hash(Arc::as_ptr(v), &mut h);
+        }
+        self.unschedulable.hash(&mut h);
+        update_status_assess::estimates::TimedNode::ready(self).hash(&mut h);
+        h.finish()
+    }
+
     /// The Node again: what [`trim_node`] left of it (empty label and annotation maps as
     /// none).
     pub fn to_node(&self) -> Node {

@@ -49,6 +49,14 @@ pub const NAME: &str = "estimates";
 const KIND: &str = "UpdateHistory";
 /// The longest a change that a restart gets back anyway waits for a write.
 pub const COALESCE: Duration = Duration::from_secs(30);
+/// While an update is estimated, how often the estimates are made again when nothing they
+/// read changed (time alone moves them; at most one pass a second otherwise).
+pub const REEVALUATE: Duration = Duration::from_secs(60);
+
+/// The time from `from` to `to` (zero when `to` is earlier).
+fn elapsed(from: Timestamp, to: Timestamp) -> Duration {
+    Duration::try_from(to.duration_since(from)).unwrap_or_default()
+}
 
 /// The reconciler's state.
 pub struct EstimatesReconciler {
@@ -63,6 +71,9 @@ pub struct EstimatesReconciler {
     written: UpdateHistoryStatus,
     /// When this replica last wrote it (`None`: not since it read it).
     written_at: Option<Timestamp>,
+    /// What the last whole pass read (the nodes' [`crate::cache::nodes::CompactNode::timing_key`]s and
+    /// [`ClusterReadings::key`]), and when it ran.
+    read: Option<((u64, u64), Timestamp)>,
     /// The object exists.
     exists: bool,
     /// The CRD is missing (said once).
@@ -87,6 +98,7 @@ impl EstimatesReconciler {
             learned: None,
             written: UpdateHistoryStatus::default(),
             written_at: None,
+            read: None,
             exists: false,
             no_crd: false,
         }
@@ -181,17 +193,20 @@ impl EstimatesReconciler {
         self.api_error(verb, e)
     }
 
-    /// The metrics of the current estimates (none while nothing updates).
-    fn export(&self, est: Option<&UpdateEstimates>) {
+    /// The metrics of the current estimates at `now` (none while nothing updates).
+    fn export(&self, est: Option<&UpdateEstimates>, now: Timestamp) {
         let Some(est) = est else {
             self.metrics.estimates.set(None, &[]);
             return;
         };
+        // From the instants, at `now`: the stored seconds were counted when they were computed.
+        let left =
+            |t: Timestamp| (t.as_millisecond() - now.as_millisecond()).max(0) as f64 / 1000.0;
         let bounds = |e: &update_status_api::history::Estimate| {
             [
-                f64::from(e.earliest_remaining_seconds),
-                f64::from(e.remaining_seconds),
-                f64::from(e.latest_remaining_seconds),
+                left(e.earliest_completion_time),
+                left(e.estimated_completion_time),
+                left(e.latest_completion_time),
             ]
         };
         let mut scopes: Vec<ScopeSeconds<'_>> = Vec::new();
@@ -214,6 +229,11 @@ impl EstimatesReconciler {
 
 impl Reconcile for EstimatesReconciler {
     const NAME: &'static str = NAME;
+    /// Estimates are about minutes, and every pass reads every node: a second collects the
+    /// events of kubelet heartbeats (N/300 a second) into one pass instead of ten. A stage a
+    /// node passes through within it is resumed from its insight's timeline, stamped by the
+    /// worker-pools reconciler at the default debounce.
+    const DEBOUNCE: Duration = Duration::from_secs(1);
     fn scope(&self) -> Scope {
         Scope {
             namespace: Some(self.namespace.clone()),
@@ -233,8 +253,30 @@ impl Reconcile for EstimatesReconciler {
                 None => return Ok(None),
             },
         };
-        let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
+        // Nothing read changed (kubelet heartbeats), nothing waits for a write and the last
+        // whole pass is recent: the estimates stand (their metrics are counted at `now`).
+        let key = (
+            nodes
+                .iter()
+                .fold(0u64, |sum, n| sum.wrapping_add(n.timing_key())),
+            ClusterReadings::key(&self.caches),
+        );
+        if let Some((read, at)) = self.read
+            && read == key
+            && !just_read
+            && learned == self.written
+            && let Some(left) = REEVALUATE.checked_sub(elapsed(at, now))
+            && !left.is_zero()
+        {
+            self.export(learned.estimates.as_ref(), now);
+            self.learned = Some(learned);
+            return Ok(Some(left));
+        }
+        self.read = Some((key, now));
+        // Time alone moves the estimates: look again by then.
+        let again = |s: &UpdateHistoryStatus| s.estimates.is_some().then_some(REEVALUATE);
+        let readings = ClusterReadings::of(&self.caches);
         let inputs = readings.inputs();
         let mut status = learned.clone();
         // A node in flight not followed yet resumes from its progress insight's times.
@@ -255,21 +297,32 @@ impl Reconcile for EstimatesReconciler {
         if estimates_moved(learned.estimates.as_ref(), fresh.as_ref(), now) {
             status.estimates = fresh;
         }
-        self.export(status.estimates.as_ref());
+        self.export(status.estimates.as_ref(), now);
         let create = !self.exists;
         if status == self.written && !create {
+            let next = again(&status);
             self.learned = Some(status);
-            return Ok(None);
+            return Ok(next);
         }
-        let waited = self
-            .written_at
-            .map(|t| Duration::try_from(now.duration_since(t)).unwrap_or_default());
+        let waited = self.written_at.map(|t| elapsed(t, now));
         if !create
             && !must_write_now(&self.written, &status)
             && let Some(waited) = waited.filter(|w| *w < COALESCE)
         {
             self.learned = Some(status);
             return Ok(Some(COALESCE - waited));
+        }
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let what = |f: &dyn Fn(&UpdateHistoryStatus) -> String| f(&self.written) != f(&status);
+            tracing::debug!(
+                reconciler = NAME,
+                create,
+                at_once = must_write_now(&self.written, &status),
+                nodes = what(&|s| format!("{:?}", s.current.as_ref().map(|c| &c.nodes))),
+                operators = what(&|s| format!("{:?}", s.current.as_ref().map(|c| &c.operators))),
+                estimates = what(&|s| format!("{:?}", s.estimates)),
+                "writing the UpdateHistory"
+            );
         }
         if let Some(c) = status.current.as_mut() {
             c.written_at = Some(now);
@@ -290,7 +343,8 @@ impl Reconcile for EstimatesReconciler {
         self.exists = true;
         self.written = status.clone();
         self.written_at = Some(now);
+        let next = again(&status);
         self.learned = Some(status);
-        Ok(None)
+        Ok(next)
     }
 }

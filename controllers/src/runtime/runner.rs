@@ -37,6 +37,8 @@ pub struct Scope {
 pub trait Reconcile: Send + 'static {
     /// Name (label value, field-manager suffix, metrics label).
     const NAME: &'static str;
+    /// How long a wake-up waits for more events before the pass ([`DEBOUNCE`] by default).
+    const DEBOUNCE: Duration = DEBOUNCE;
     /// The fields of its passes' `reconcile` span (none by default).
     fn scope(&self) -> Scope {
         Scope::default()
@@ -71,7 +73,7 @@ pub async fn run<R: Reconcile>(
         }
         heartbeat.busy();
         if !std::mem::take(&mut first) {
-            tokio::time::sleep(DEBOUNCE).await;
+            tokio::time::sleep(R::DEBOUNCE).await;
         }
         let started = Instant::now();
         // The one `reconcile` span of every pass of every reconciler.

@@ -108,6 +108,38 @@ impl Controller {
         Some(out)
     }
 
+    /// (seconds, passes) of every reconciler's duration histogram, by reconciler.
+    pub async fn pass_times(&self) -> Option<std::collections::BTreeMap<String, (f64, f64)>> {
+        let text = self.scrape().await?;
+        let mut out = std::collections::BTreeMap::<String, (f64, f64)>::new();
+        for (metric, sum) in [
+            ("update_status_reconcile_duration_seconds_sum{", true),
+            ("update_status_reconcile_duration_seconds_count{", false),
+        ] {
+            for l in text.lines().filter(|l| l.starts_with(metric)) {
+                let Some(name) = l
+                    .split("reconciler=\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+                else {
+                    continue;
+                };
+                let v = l
+                    .rsplit(' ')
+                    .next()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(0.0);
+                let e = out.entry(name.to_string()).or_default();
+                if sum {
+                    e.0 += v;
+                } else {
+                    e.1 += v;
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// (sum, count) of the worker-pools reconcile duration histogram.
     pub async fn pass_time(&self) -> Option<(f64, f64)> {
         let text = self.scrape().await?;

@@ -77,6 +77,10 @@ pub struct Run {
     pub steady_writes: u64,
     pub steady_heartbeats: u64,
     pub steady_cpu_s: f64,
+    /// The steady state's writes by kind and verb (`UpdateHistory apply-status 1`).
+    pub steady_write_kinds: String,
+    /// The steady state's reconcile passes by reconciler: count / seconds.
+    pub steady_passes: String,
     pub changes: usize,
     pub change_writes: BTreeMap<String, u64>,
     pub latencies: Vec<Duration>,
@@ -306,6 +310,8 @@ pub async fn bench_size(args: &SizeArgs<'_>, n: usize, ticks: f64) -> anyhow::Re
 
     // Steady state, with kubelet heartbeats (each node every 5 min).
     let w0 = controller.total_writes().await.unwrap_or(0);
+    let kinds0 = controller.writes().await.unwrap_or_default();
+    let passes0 = controller.pass_times().await.unwrap_or_default();
     let c0 = cpu_seconds(pid, ticks);
     let per_sec = if args.no_heartbeats {
         0
@@ -329,6 +335,29 @@ pub async fn bench_size(args: &SizeArgs<'_>, n: usize, ticks: f64) -> anyhow::Re
     tokio::time::sleep(Duration::from_secs(1)).await;
     run.steady_writes = controller.total_writes().await.unwrap_or(0) - w0;
     run.steady_cpu_s = cpu_seconds(pid, ticks) - c0;
+    // What wrote, and the reconcilers' passes (count, time).
+    let kinds1 = controller.writes().await.unwrap_or_default();
+    run.steady_write_kinds = kinds1
+        .iter()
+        .filter_map(|(k, v)| {
+            let d = v.saturating_sub(kinds0.get(k).copied().unwrap_or(0));
+            (d > 0).then(|| format!("{k} {d}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let passes1 = controller.pass_times().await.unwrap_or_default();
+    run.steady_passes = passes1
+        .iter()
+        .map(|(r, (secs, count))| {
+            let (s0, c0) = passes0.get(r).copied().unwrap_or_default();
+            format!("{r} {:.0} / {:.2} s", count - c0, secs - s0)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    log(&format!(
+        "{n} nodes: steady state: writes [{}], passes [{}]",
+        run.steady_write_kinds, run.steady_passes
+    ));
     log(&format!(
         "{n} nodes: steady state {}s: {} writes ({} heartbeats, {:.2} CPU s)",
         args.steady, run.steady_writes, run.steady_heartbeats, run.steady_cpu_s

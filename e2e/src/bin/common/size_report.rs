@@ -125,8 +125,13 @@ pub fn report(runs: &[Run]) -> String {
         "steady state: API writes over the period (heartbeats received)",
         "0",
         &|r| {
+            let what = if r.steady_write_kinds.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", r.steady_write_kinds)
+            };
             format!(
-                "{}{} ({} heartbeats)",
+                "{}{} ({} heartbeats){what}",
                 r.steady_writes,
                 ok(r.steady_writes == 0),
                 r.steady_heartbeats
@@ -138,6 +143,12 @@ pub fn report(runs: &[Run]) -> String {
         "steady state: controller CPU over the period",
         "",
         &|r| format!("{:.2} s", r.steady_cpu_s),
+    );
+    row(
+        &mut s,
+        "… reconcile passes over the period, by reconciler: passes / time in them",
+        "",
+        &|r| r.steady_passes.clone(),
     );
     row(
         &mut s,
