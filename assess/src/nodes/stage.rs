@@ -94,9 +94,10 @@ impl Stamps {
     }
 
     /// Observed in `stage` at `now`: the first observation of a stage stamps it, unless a later
-    /// stage is stamped already; a node seen on the target configuration without having been
-    /// seen rebooting is stamped rebooting then too (its drain took until then, as far as
-    /// anyone knows).
+    /// stage is stamped already; a node seen draining, then on the target configuration
+    /// without having been seen rebooting, is stamped rebooting then too (its drain took until
+    /// then, as far as anyone knows). A node first observed on the target configuration has no
+    /// reboot time: it would be learned as a reboot of no time.
     pub fn stamp(&mut self, stage: NodeStage, now: Timestamp) {
         match stage {
             NodeStage::Drain if self.reboot.is_none() && self.ready.is_none() => {
@@ -106,7 +107,9 @@ impl Stamps {
                 self.reboot.get_or_insert(now);
             }
             NodeStage::Ready => {
-                self.reboot.get_or_insert(now);
+                if self.drain.is_some() {
+                    self.reboot.get_or_insert(now);
+                }
                 self.ready.get_or_insert(now);
             }
             _ => {}
@@ -233,6 +236,12 @@ mod tests {
             walk(&[(Finished, false)])[0],
             None,
             "never observed updating"
+        );
+        let late = walk(&[(Ready, false)])[0].expect("timed");
+        assert_eq!(
+            (late.reboot_started_at, late.updated_at),
+            (None, Some(at(0))),
+            "first observed on the target: no reboot of no time"
         );
     }
 
