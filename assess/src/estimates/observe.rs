@@ -3,7 +3,10 @@
 //! Called on every reading (the controller's wake-ups, the bench's simulated steps). Operator
 //! completion times come from the inputs themselves (`Progressing` turning `False` once at the
 //! target), so a restart loses none; node phases are timed from the readings (first seen in a
-//! phase), so a node that changes phase while nobody watches is timed from the next reading.
+//! phase). A phase this learner did not see itself (a restart, a new leader, a stage passed
+//! between two of its passes) is taken from the node's progress insight, whose timeline the
+//! worker-pools reconciler stamps by the same rule ([`observe_resuming`]); without one, a node
+//! that changes phase while nobody watches is timed from the next reading.
 
 use jiff::Timestamp;
 use update_status_api::crd::NodeTimeline;
