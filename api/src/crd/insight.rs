@@ -129,7 +129,8 @@ pub struct ProgressInsight {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<Timestamp>,
     /// Node: when update-status first observed it in each phase of its update to the target
-    /// (absent while it has not started, and in snapshots read offline).
+    /// (absent while it has not started; a snapshot read offline is one observation, so its
+    /// current phase is stamped with the instant of the reading).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<NodeTimeline>,
     /// `Updating` (reason = node phase or operator state), `Available`, `Degraded`, `Healthy`.
