@@ -225,6 +225,58 @@ mod tests {
     }
 
     #[test]
+    fn only_what_a_restart_cannot_get_back_is_written_at_once() {
+        use update_status_api::history::{FinishedNode, OperatorTiming, TrackedNode};
+        let written = UpdateHistoryStatus {
+            current: Some(CurrentUpdate {
+                to: "4.18.3".into(),
+                started_at: at(0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let with = |f: &dyn Fn(&mut CurrentUpdate)| {
+            let mut s = written.clone();
+            if let Some(c) = s.current.as_mut() {
+                f(c);
+            }
+            s
+        };
+        // Nodes in flight, operators and moved estimates wait.
+        let waits = with(&|c| {
+            c.nodes.push(TrackedNode {
+                name: "n".into(),
+                drain_at: Some(at(5)),
+                ..Default::default()
+            });
+            c.operators.push(OperatorTiming {
+                name: "etcd".into(),
+                completed_after_seconds: 5,
+            });
+        });
+        assert!(!must_write_now(&written, &waits));
+        let mut moved = written.clone();
+        moved.estimates = Some(estimates(300, at(0)));
+        let mut moved_again = moved.clone();
+        moved_again.estimates = Some(estimates(900, at(0)));
+        assert!(!must_write_now(&moved, &moved_again));
+        // A node finished, the control plane done, an update learned or ended, a method: now.
+        let finished = with(&|c| {
+            c.finished.push(FinishedNode {
+                name: "n".into(),
+                ..Default::default()
+            })
+        });
+        assert!(must_write_now(&written, &finished));
+        assert!(must_write_now(
+            &written,
+            &with(&|c| c.control_plane_completed_at = Some(at(9)))
+        ));
+        assert!(must_write_now(&written, &UpdateHistoryStatus::default()));
+        assert!(must_write_now(&written, &moved), "estimates appear");
+    }
+
+    #[test]
     fn an_overdue_estimate_does_not_follow_the_clock() {
         let stored = estimates(0, at(0));
         // Ten minutes later, still nothing left by the estimate: not moved.

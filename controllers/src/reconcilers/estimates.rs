@@ -312,18 +312,16 @@ impl Reconcile for EstimatesReconciler {
             self.learned = Some(status);
             return Ok(Some(COALESCE - waited));
         }
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            let what = |f: &dyn Fn(&UpdateHistoryStatus) -> String| f(&self.written) != f(&status);
-            tracing::debug!(
-                reconciler = NAME,
-                create,
-                at_once = must_write_now(&self.written, &status),
-                nodes = what(&|s| format!("{:?}", s.current.as_ref().map(|c| &c.nodes))),
-                operators = what(&|s| format!("{:?}", s.current.as_ref().map(|c| &c.operators))),
-                estimates = what(&|s| format!("{:?}", s.estimates)),
-                "writing the UpdateHistory"
-            );
-        }
+        let (old, new) = (self.written.current.as_ref(), status.current.as_ref());
+        tracing::debug!(
+            reconciler = NAME,
+            create,
+            at_once = must_write_now(&self.written, &status),
+            nodes = old.map(|c| &c.nodes) != new.map(|c| &c.nodes),
+            operators = old.map(|c| &c.operators) != new.map(|c| &c.operators),
+            estimates = self.written.estimates != status.estimates,
+            "writing the UpdateHistory"
+        );
         if let Some(c) = status.current.as_mut() {
             c.written_at = Some(now);
         }

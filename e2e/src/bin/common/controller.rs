@@ -142,17 +142,7 @@ impl Controller {
 
     /// (sum, count) of the worker-pools reconcile duration histogram.
     pub async fn pass_time(&self) -> Option<(f64, f64)> {
-        let text = self.scrape().await?;
-        let get = |metric: &str| {
-            text.lines()
-                .find(|l| l.starts_with(metric) && l.contains("reconciler=\"worker-pools\""))
-                .and_then(|l| l.rsplit(' ').next())
-                .and_then(|v| v.parse::<f64>().ok())
-        };
-        Some((
-            get("update_status_reconcile_duration_seconds_sum")?,
-            get("update_status_reconcile_duration_seconds_count")?,
-        ))
+        self.pass_times().await?.get("worker-pools").copied()
     }
 
     /// Every write `update_status_api_writes_total` counted.
