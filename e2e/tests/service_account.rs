@@ -185,8 +185,12 @@ async fn outputs(env: &TestEnv, ns: &str) -> TestResult<BTreeMap<String, Value>>
         .collect())
 }
 
-/// Waits until `controller` has written and then written nothing for 3 s, and `ready` holds for
-/// what `ns` holds; returns it.
+/// How long `settled` wants the controller to have written nothing (its passes wait 100 ms for
+/// more events, the estimates' 1 s, which write no object compared here).
+const QUIET: Duration = Duration::from_millis(1500);
+
+/// Waits until `controller` has written and then written nothing for [`QUIET`], and `ready`
+/// holds for what `ns` holds; returns it.
 async fn settled(
     env: &TestEnv,
     controller: &Controller,
@@ -194,15 +198,21 @@ async fn settled(
     ready: impl Fn(&BTreeMap<String, Value>) -> bool,
 ) -> TestResult<BTreeMap<String, Value>> {
     let deadline = Instant::now() + TIMEOUT;
+    // Until its /metrics serves (just started), nothing counts as written.
+    let mut last = (controller.writes().unwrap_or_default(), Instant::now());
     loop {
-        // Until its /metrics serves (just started), nothing counts as written.
-        let before = controller.writes().unwrap_or_default();
-        tokio::time::sleep(Duration::from_secs(3)).await;
-        let got = outputs(env, ns).await?;
-        if before > 0 && controller.writes().unwrap_or_default() == before && ready(&got) {
-            return Ok(got);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let writes = controller.writes().unwrap_or_default();
+        if writes != last.0 {
+            last = (writes, Instant::now());
+        } else if writes > 0 && last.1.elapsed() >= QUIET {
+            let got = outputs(env, ns).await?;
+            if controller.writes().unwrap_or_default() == writes && ready(&got) {
+                return Ok(got);
+            }
         }
         if Instant::now() > deadline {
+            let got = outputs(env, ns).await?;
             return Err(format!(
                 "{ns} did not settle in {TIMEOUT:?} (controller log {}): {got:#?}",
                 controller.log.display()
