@@ -278,30 +278,18 @@ mod tests {
 
     #[test]
     fn an_overdue_estimate_does_not_follow_the_clock() {
+        // `stored`, against the estimates made `t` s later with `remaining` s left.
+        let moved = |stored: &UpdateEstimates, remaining: u32, t: i64| {
+            estimates_moved(Some(stored), Some(&estimates(remaining, at(t))), at(t))
+        };
         let stored = estimates(0, at(0));
         // Ten minutes later, still nothing left by the estimate: not moved.
-        assert!(!estimates_moved(
-            Some(&stored),
-            Some(&estimates(0, at(600))),
-            at(600)
-        ));
+        assert!(!moved(&stored, 0, 600));
         // Something left again: moved.
-        assert!(estimates_moved(
-            Some(&stored),
-            Some(&estimates(900, at(600))),
-            at(600)
-        ));
+        assert!(moved(&stored, 900, 600));
         // A constant remaining time slides with the clock, beyond the tolerance: moved.
         let ahead = estimates(300, at(0));
-        assert!(!estimates_moved(
-            Some(&ahead),
-            Some(&estimates(300, at(50))),
-            at(50)
-        ));
-        assert!(estimates_moved(
-            Some(&ahead),
-            Some(&estimates(300, at(90))),
-            at(90)
-        ));
+        assert!(!moved(&ahead, 300, 50));
+        assert!(moved(&ahead, 300, 90));
     }
 }
