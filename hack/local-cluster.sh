@@ -47,6 +47,8 @@ trap 'echo "local-cluster: error: \"$BASH_COMMAND\" failed (line $LINENO)" >&2' 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER_DIR=${CLUSTER_DIR:-$root/.cache/cluster}
 bin_dir=$root/.cache/bin
+# shellcheck source=lib/procs.sh
+source "$root/hack/lib/procs.sh"
 start_timeout=${START_TIMEOUT:-60}
 marker=.update-status-local-cluster
 components=(etcd kube-apiserver kube-controller-manager)
@@ -66,14 +68,14 @@ usage() {
 
 kc() { kubectl --kubeconfig "$CLUSTER_DIR/kubeconfig" --cache-dir "$CLUSTER_DIR/kubectl-cache" "$@"; }
 
-# pid of a component if its pid file names a live process running our binary.
+# pid of a component if its pid file names a live process running our binary (asked only once
+# `start` has seen the exec: hack/lib/procs.sh).
 live_pid() {
-  local name=$1 pidfile=$CLUSTER_DIR/$1.pid pid exe
+  local name=$1 pidfile=$CLUSTER_DIR/$1.pid pid
   [[ -f $pidfile ]] || return 1
   pid=$(<"$pidfile")
   [[ $pid =~ ^[0-9]+$ ]] || return 1
-  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  [[ $(basename "${exe% (deleted)}") == "$name" ]] || return 1
+  proc_alive "$pid" && proc_exe_is "$name" "$pid" || return 1
   echo "$pid"
 }
 
@@ -171,16 +173,20 @@ pick_port() {
   die "could not find a free loopback port for $var"
 }
 
-# start NAME ARGS...: runs .cache/bin/NAME in its own session, logging to NAME.log.
+# start NAME ARGS...: runs .cache/bin/NAME in its own session, logging to NAME.log, and waits
+# until it has exec'd (before that, /proc/PID/exe is bash or setsid: hack/lib/procs.sh), so that
+# live_pid never judges a component that is still starting dead.
 start() {
-  local name=$1
+  local name=$1 pid rc=0
   shift
-  # Not a process-group leader (no job control here), so setsid execs in place and
-  # $! is the component's own pid.
-  # fd 9 (the state-dir lock) is closed so the daemons do not hold the lock.
-  setsid "$bin_dir/$name" "$@" >"$CLUSTER_DIR/$name.log" 2>&1 </dev/null 9>&- &
-  echo $! >"$CLUSTER_DIR/$name.pid"
-  disown $! # no "Killed" job notice from bash when it is stopped later
+  proc_spawn "$CLUSTER_DIR/$name.pid" "$CLUSTER_DIR/$name.log" "$bin_dir/$name" "$@"
+  pid=$spawned_pid
+  proc_await_exec "$pid" proc_exe_is "$name" || rc=$?
+  case $rc in
+  0) ;;
+  1) fail_start "$name" "exited during start-up (pid $pid)" ;;
+  *) fail_start "$name" "was not running $bin_dir/$name ${PROC_EXEC_TIMEOUT:-30}s after it was started (pid $pid)" ;;
+  esac
 }
 
 fail_start() { # name reason

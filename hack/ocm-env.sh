@@ -91,6 +91,8 @@ status_sync_interval=${OCM_STATUS_SYNC_INTERVAL:-2s}
 start_timeout=${START_TIMEOUT:-60}
 join_timeout=${JOIN_TIMEOUT:-120}
 bin=$root/.cache/bin/ocm
+# shellcheck source=lib/procs.sh
+source "$root/hack/lib/procs.sh"
 src=$root/.cache/ocm-src
 api=$src/vendor/open-cluster-management.io/api
 marker=.update-status-ocm-env
@@ -150,30 +152,50 @@ pick_port() {
   die "could not find a free loopback port for $var"
 }
 
-# pid of a component if its pid file names a live process started by this script: the ocm
-# binary, or the restart loop of an agent (bash, recognised by its $0).
+# is_component NAME PID: PID is what this script starts as NAME: the ocm binary, or the restart
+# loop of an agent (bash, recognised by its $0).
+is_component() {
+  local name=$1 pid=$2 cmdline
+  { cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline"); } 2>/dev/null || return 1
+  if proc_exe_is ocm "$pid"; then
+    [[ $cmdline == "$bin "* ]]
+  elif proc_exe_is bash "$pid"; then
+    [[ $cmdline == *"ocm-env.sh __restart-loop $name "* ]]
+  else
+    return 1
+  fi
+}
+
+# pid of a component if its pid file names a live process started by this script (asked only
+# once `start` has seen the exec: hack/lib/procs.sh).
 live_pid() {
-  local name=$1 pidfile=$ocm_dir/$1.pid pid exe cmdline
+  local name=$1 pidfile=$ocm_dir/$1.pid pid
   [[ -f $pidfile ]] || return 1
   pid=$(<"$pidfile")
   [[ $pid =~ ^[0-9]+$ ]] || return 1
-  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-  case $(basename "${exe% (deleted)}") in
-  ocm) [[ $cmdline == "$bin "* ]] || return 1 ;;
-  bash) [[ $cmdline == *"ocm-env.sh __restart-loop $name "* ]] || return 1 ;;
-  *) return 1 ;;
-  esac
+  proc_alive "$pid" && is_component "$name" "$pid" || return 1
   echo "$pid"
+}
+
+# started NAME: waits until the process just started as NAME has exec'd what it was started to
+# run (before that, /proc/PID names bash or setsid), so that live_pid never judges a component
+# that is still starting dead.
+started() {
+  local name=$1 pid=$spawned_pid rc=0
+  proc_await_exec "$pid" is_component "$name" || rc=$?
+  case $rc in
+  0) ;;
+  1) fail_start "$name" "exited during start-up (pid $pid)" ;;
+  *) fail_start "$name" "was not running what it was started to run ${PROC_EXEC_TIMEOUT:-30}s after it was started (pid $pid)" ;;
+  esac
 }
 
 # start NAME ARGS...: runs `ocm ARGS...` in its own session (process group), logging to NAME.log.
 start() {
   local name=$1
   shift
-  setsid "$bin" "$@" >"$ocm_dir/$name.log" 2>&1 </dev/null 9>&- &
-  echo $! >"$ocm_dir/$name.pid"
-  disown $!
+  proc_spawn "$ocm_dir/$name.pid" "$ocm_dir/$name.log" "$bin" "$@"
+  started "$name"
 }
 
 # start_restarting NAME PORT ARGS...: as start, but run by `restart_loop` (below), which stands in
@@ -183,10 +205,9 @@ start() {
 start_restarting() {
   local name=$1 port=$2
   shift 2
-  setsid bash "$root/hack/ocm-env.sh" __restart-loop "$name" "$ocm_dir/$name.log" "$port" "$bin" "$@" \
-    >/dev/null 2>&1 </dev/null 9>&- &
-  echo $! >"$ocm_dir/$name.pid"
-  disown $!
+  proc_spawn "$ocm_dir/$name.pid" /dev/null \
+    bash "$root/hack/ocm-env.sh" __restart-loop "$name" "$ocm_dir/$name.log" "$port" "$bin" "$@"
+  started "$name"
 }
 
 # restart_loop NAME LOG PORT COMMAND...: runs COMMAND again 1s after it exits, and probes its
