@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make e2e: starts one local control plane for all e2e test binaries, builds the binaries the
 # tests run (the controller and the kubectl plugin, debug and release; OCM for ocm_env, which
-# starts its own hub and managed clusters), runs the e2e tests, and tears down.
+# starts its own hub and managed clusters), runs every e2e test binary (a failure does not stop the
+# others) with a summary of each one's result and wall time, and tears down.
 # UPDATE_STATUS_E2E_KEEP=1 keeps the cluster (and its logs) for debugging.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +19,8 @@ cargo build -q -p update-status-controllers -p update-status-cli --bins
 # that start no release binary: every test but service_account and acm_addon).
 [[ ${E2E_SKIP_RELEASE:-} == 1 ]] || hack/image-build.sh --bins-only
 cargo test -q -p update-status-e2e --features e2e --no-run "$@"
+cargo build -q -p xtask --bin run-tests
+[[ ${E2E_BUILD_ONLY:-} != 1 ]] || exit 0 # hack/stress.sh builds before it loads the machine
 mkdir -p "$(dirname "$CLUSTER_DIR")"
 lock=${E2E_LOCK:-/tmp/update-status-e2e.lock}
 exec 9>"$lock"
@@ -31,4 +34,8 @@ if [[ ${UPDATE_STATUS_E2E_KEEP:-} != 1 ]]; then
   trap 'hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
 fi
 export KUBECONFIG=$CLUSTER_DIR/kubeconfig UPDATE_STATUS_E2E_REUSE=1
-cargo test -p update-status-e2e --features e2e "$@"
+# Every binary runs, whatever fails (no fail-fast); the summary lists each with its wall time,
+# also in .cache/e2e-summary.txt. A binary running longer than E2E_BINARY_TIMEOUT seconds (default
+# 600: the slowest takes about 2 minutes) is killed and reported, so one hang cannot eat CI's time.
+target/debug/run-tests --summary "$root/.cache/e2e-summary.txt" --timeout "${E2E_BINARY_TIMEOUT:-600}" \
+  -p update-status-e2e --features e2e "$@"
