@@ -142,9 +142,11 @@ pub struct ProgressInsight {
 /// When update-status first observed a node in each phase of its update (issue #40): what the
 /// learned estimates time its drain, reboot and return by, kept with the insight that is
 /// written at each of these changes anyway, so a controller restart loses none of them.
-/// A node already in a phase when first observed (the controller started during the update)
-/// is stamped at that first observation; a phase passed between two observations is absent.
-/// Kept until the node's next update starts.
+/// A node already draining or rebooting when first observed (the controller started during
+/// the update) is stamped at that first observation; a node first observed on the target
+/// configuration has none (when it got there was not observed: a node joining, a node not
+/// ready outside an update); a phase passed between two observations is absent. Kept until
+/// the node's next update starts.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeTimeline {
@@ -154,7 +156,8 @@ pub struct NodeTimeline {
     /// First observed applying the configuration or rebooting (the drain ended).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reboot_started_at: Option<Timestamp>,
-    /// First observed on the target configuration, before it is uncordoned and ready.
+    /// First observed on the target configuration, before it is uncordoned and ready, after
+    /// having been observed draining or rebooting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<Timestamp>,
     /// The machine-config daemon said `Degraded` or `Unreconcilable` during this update (e.g. a

@@ -96,8 +96,12 @@ impl Stamps {
     /// Observed in `stage` at `now`: the first observation of a stage stamps it, unless a later
     /// stage is stamped already; a node seen draining, then on the target configuration
     /// without having been seen rebooting, is stamped rebooting then too (its drain took until
-    /// then, as far as anyone knows). A node first observed on the target configuration has no
-    /// reboot time: it would be learned as a reboot of no time.
+    /// then, as far as anyone knows). A node first observed on the target configuration is not
+    /// stamped at all: when it got there was not observed (a node joining the cluster, a node
+    /// not ready outside an update, a controller started after its reboot), so there is no
+    /// reboot to learn (it would be a reboot of no time) nor a return to time from "first
+    /// seen", and whether a controller happened to see it before it turned ready must not make
+    /// its insight differ (issue #46).
     pub fn stamp(&mut self, stage: NodeStage, now: Timestamp) {
         match stage {
             NodeStage::Drain if self.reboot.is_none() && self.ready.is_none() => {
@@ -106,7 +110,7 @@ impl Stamps {
             NodeStage::Reboot if self.ready.is_none() => {
                 self.reboot.get_or_insert(now);
             }
-            NodeStage::Ready => {
+            NodeStage::Ready if self.drain.is_some() || self.reboot.is_some() => {
                 if self.drain.is_some() {
                     self.reboot.get_or_insert(now);
                 }
@@ -153,11 +157,12 @@ pub fn timeline(
         s = Stamps::default();
         t.incident = false;
     }
-    if stage == NodeStage::Finished && s == Stamps::default() {
-        // Finished before ever observed updating: nothing timed.
+    s.stamp(stage, now);
+    if s == Stamps::default() {
+        // On the target (finished or not yet ready) before ever observed updating: nothing
+        // timed.
         return None;
     }
-    s.stamp(stage, now);
     Some(NodeTimeline {
         drain_started_at: s.drain,
         reboot_started_at: s.reboot,
@@ -237,11 +242,16 @@ mod tests {
             None,
             "never observed updating"
         );
-        let late = walk(&[(Ready, false)])[0].expect("timed");
         assert_eq!(
-            (late.reboot_started_at, late.updated_at),
-            (None, Some(at(0))),
-            "first observed on the target: no reboot of no time"
+            walk(&[(Ready, false), (Finished, false)]),
+            [None, None],
+            "first observed on the target, not yet ready (a node joining, a node not ready \
+             outside an update): its update was not observed, nothing timed"
+        );
+        assert_eq!(
+            walk(&[(Ready, true)])[0],
+            None,
+            "not even an incident without a stage"
         );
     }
 
