@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make console: the OpenShift console plugin (console/, docs in console/README.md).
+#   1. npm ci from console/package-lock.json (pinned versions), only when the lockfile changed
+#      since the last install (its hash is kept in console/node_modules/.package-lock.sha256);
+#   2. the type check (tsc --noEmit);
+#   3. the SDK's webpack build: console/dist (the plugin: plugin-manifest.json, its entry script
+#      and chunks; ConsoleRemotePlugin validates every extension against the SDK's schema) and
+#      console/dist-host (the e2e test's host page);
+#   4. the unit tests (node --test: the models, the escaping, the views rendered to markup).
+# Prints how long each step took. Needs node and npm (hack/ensure-tools.sh installs them).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root/console"
+step() {
+  local what=$1 t0=$SECONDS
+  shift
+  "$@"
+  echo "console: $what: $((SECONDS - t0)) s" >&2
+}
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+stamp=node_modules/.package-lock.sha256
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  step "npm ci" npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+fi
+step "type check" npm run -s typecheck
+step "webpack build" npm run -s build
+step "unit tests" npm test --silent
