@@ -26,14 +26,27 @@ build: ## Build the controller, the kubectl plugin and crdgen (debug)
 	$(CARGO) build --workspace --bins
 
 .PHONY: manifests
-manifests: ## Regenerate config/crd/*.yaml from the Rust types, config/acm/addon.yaml (the add-on: config/openshift, i.e. config/default + config/prometheus) and docs/api.md (rendered examples)
+manifests: ## Regenerate config/crd/*.yaml from the Rust types, the dashboards (config/dashboards, config/acm/observability/grafana-dashboard.yaml), config/acm/addon.yaml (the add-on: config/openshift), the OLM bundle and catalog (make bundle) and docs/api.md (rendered examples)
 	$(CARGO) run -q -p update-status-controllers --bin crdgen
+	$(CARGO) run -q -p update-status-controllers --bin bundlegen
 	$(CARGO) run -q -p update-status-controllers --bin apidoc
 
 .PHONY: manifests-check
-manifests-check: ## Fail if config/crd/*.yaml, config/acm/addon.yaml or docs/api.md differs from what the code generates
+manifests-check: ## Fail if config/crd/*.yaml, the dashboards, config/acm/addon.yaml, bundle/, catalog/ or docs/api.md differs from what the code generates
 	$(CARGO) run -q -p update-status-controllers --bin crdgen -- --check
+	$(CARGO) run -q -p update-status-controllers --bin bundlegen -- --check
 	$(CARGO) run -q -p update-status-controllers --bin apidoc -- --check
+
+BUNDLE_IMG ?= localhost/update-status-bundle:$(VERSION)
+.PHONY: bundle
+bundle: ## Regenerate the OLM bundle (bundle/: the ClusterServiceVersion from config/openshift and config/olm, the CRDs, metadata/annotations.yaml) and its file-based catalog (catalog/); IMG and BUNDLE_IMG set the images (the checked-in bundle uses the defaults)
+	$(CARGO) run -q -p update-status-controllers --bin crdgen
+	$(CARGO) run -q -p update-status-controllers --bin bundlegen -- --image $(IMG) --bundle-image $(BUNDLE_IMG)
+
+.PHONY: olm-validate
+olm-validate: ## Run operator-framework/api's bundle validators (the code of `operator-sdk bundle validate`, the OperatorHub suite included) on bundle/ (hack/olm-validate, built once from the Go module)
+	hack/build-olm-validate.sh
+	.cache/tools/olm-validate bundle
 
 .PHONY: lint
 lint: ## cargo fmt --check and clippy -D warnings (the e2e tests too, which need `--features e2e` to compile)
@@ -49,16 +62,24 @@ k8s-bins: tools ## Build the pinned etcd, kube-apiserver, kube-controller-manage
 ocm-bins: tools ## Build .cache/bin/ocm (Open Cluster Management hub and klusterlet, for the e2e tests) from the OCM source archive, OCM_SRC_ARCHIVE or ../shared/ocm/ocm-src.tar.xz (cached)
 	hack/build-ocm.sh
 
+.PHONY: console
+console: tools ## The OpenShift console plugin (console/): npm ci from the lockfile (when it changed), type check, the SDK's webpack build (console/dist, and the e2e host page console/dist-host), unit tests (hack/console-build.sh)
+	hack/console-build.sh
+
 .PHONY: unit
-unit: ## Unit, fixture and structure tests (no import cycle, the controller's layers; no cluster, no Go: the e2e tests need `--features e2e`)
-	$(CARGO) test --workspace
+unit: ## Unit, fixture and structure tests (no import cycle, the controller's layers; no cluster, no Go: the e2e tests need `--features e2e`); a failing test binary does not stop the others
+	$(CARGO) test --workspace --no-fail-fast
+
+.PHONY: script-tests
+script-tests: tools k8s-bins ## Tests of the dev scripts: a start-up check never takes a daemon that has not exec'd yet for a dead one (hack/tests/start-race.sh, with a slow exec and under load)
+	hack/tests/start-race.sh
 
 .PHONY: modules
 modules: ## Print every crate's files, the import arrows between them and any cycle (docs/architecture.md)
 	$(CARGO) run -q -p xtask -- modules
 
 .PHONY: e2e
-e2e: tools k8s-bins ocm-bins ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager (and a real OCM hub with managed clusters: ocm_env)
+e2e: tools k8s-bins ocm-bins console ## End-to-end tests against a real local kube-apiserver + etcd + kube-controller-manager (and real OCM hubs with managed clusters; the console plugin in Chromium); every binary runs, then a summary with each one's wall time (.cache/e2e-summary.txt)
 	hack/e2e.sh
 
 .PHONY: prometheus-rules
@@ -69,14 +90,19 @@ prometheus-rules: tools ## Check and unit-test the alerting rules (promtool): th
 	cd config/acm/observability && promtool test rules fleet-rules.test.yaml
 
 .PHONY: test
-test: tools manifests-check prometheus-rules unit image-test e2e ## Everything CI runs: CRD drift and rule checks, unit tests, image test, e2e tests
+test: ## Everything CI runs: CRD, dashboard and bundle drift, rule checks, the OLM bundle validators, script tests, unit tests, the console plugin's build and tests, image test, e2e tests; every phase runs whatever fails, then a summary of each phase and each e2e binary with its wall time (hack/test.sh)
+	hack/test.sh
+
+.PHONY: test-stress
+test-stress: tools k8s-bins ocm-bins console ## The e2e suite STRESS_RUNS times (default 3) while busy loops at nice 10 hold every core, then the script tests: finds tests that pass only on an idle machine (not in CI: about 25 min a run; hack/stress.sh, args via E2E_ARGS)
+	hack/stress.sh $(E2E_ARGS)
 
 .PHONY: image
-image: ## Build the container image IMG (default localhost/update-status-controller:<version>) with podman
+image: console ## Build the container image IMG (default localhost/update-status-controller:<version>) with podman
 	hack/image-build.sh $(IMG)
 
 .PHONY: image-test
-image-test: tools ## Build IMG and check it: binaries run in its filesystem (chroot), non-root, no shell (skipped without podman)
+image-test: tools console ## Build IMG and check it: binaries run in its filesystem (chroot), non-root, no shell (skipped without podman)
 	hack/image-test.sh $(IMG)
 
 .PHONY: deploy

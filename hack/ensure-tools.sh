@@ -5,7 +5,8 @@
 # `prometheus` package has both). Optional: podman (Debian package) builds the container image
 # (`make image`, `make image-test`); when it cannot be installed, the image test is skipped and
 # nothing fails. Chromium (Debian package `chromium`, with a font) runs the web view's browser
-# tests (e2e/tests/web.rs) and its bench; nothing downloads a browser.
+# tests (e2e/tests/web.rs) and its bench; nothing downloads a browser. Node.js and npm (Debian
+# packages) build the console plugin (make console: npm ci from its lockfile, from the npm registry).
 set -euo pipefail
 missing=()
 command -v cargo >/dev/null || missing+=("cargo (Rust toolchain, https://rustup.rs)")
@@ -16,6 +17,9 @@ command -v kubectl >/dev/null || apt_pkgs+=(kubectl)
 command -v xz >/dev/null || apt_pkgs+=(xz-utils) # hack/build-ocm.sh extracts the OCM source
 { command -v prometheus >/dev/null && command -v promtool >/dev/null; } || apt_pkgs+=(prometheus)
 command -v chromium >/dev/null || apt_pkgs+=(chromium)
+# The console plugin (console/, make console): node >= 20 and npm (Debian's nodejs and npm).
+command -v node >/dev/null || apt_pkgs+=(nodejs)
+command -v npm >/dev/null || apt_pkgs+=(npm)
 fc-list 2>/dev/null | grep -q . || apt_pkgs+=(fonts-dejavu-core) # the pages' text in screenshots
 if ((${#apt_pkgs[@]})); then
   if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
@@ -33,7 +37,7 @@ if ! command -v podman >/dev/null; then
   fi
   command -v podman >/dev/null || echo "ensure-tools: podman is not available: make image and make image-test cannot build the image (make test skips the image test)" >&2
 fi
-for t in openssl kubectl xz prometheus promtool chromium; do command -v "$t" >/dev/null || missing+=("$t"); done
+for t in openssl kubectl xz prometheus promtool chromium node npm; do command -v "$t" >/dev/null || missing+=("$t"); done
 if ((${#missing[@]})); then
   printf 'ensure-tools: missing: %s\n' "${missing[@]}" >&2
   exit 1

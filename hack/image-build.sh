@@ -5,8 +5,10 @@
 #   hack/image-build.sh --bins-only          (step 1 only: hack/e2e.sh)
 #
 # 1. Builds the release binaries (the same cargo command as hack/e2e.sh, so `make test` builds
-#    them once): update-status-controller and the kubectl-update_status plugin.
-# 2. Stages the image's root filesystem in target/image-root/: the two binaries at /, exactly
+#    them once): update-status-controller and the kubectl-update_status plugin; then (not with
+#    --bins-only) update-status-console-plugin, the console plugin's server.
+# 2. Stages the image's root filesystem in target/image-root/: the three binaries at /, the
+#    console plugin's built assets (console/dist, `make console`) at /console-plugin, exactly
 #    the shared libraries they load (ldd, the dynamic loader included, at the paths ldd
 #    reports), /etc/passwd and /etc/group naming the non-root UID 65532, an empty /tmp. No shell,
 #    no package manager, no CA bundle: the controller trusts only the CA files it is given (the
@@ -29,6 +31,13 @@ uid=65532
 cargo build -q --release -p update-status-controllers -p update-status-cli \
   --bin update-status-controller --bin kubectl-update_status
 $bins_only && exit 0
+# The console plugin's server and its assets (console/dist: `make console`).
+[[ -f console/dist/plugin-manifest.json ]] || {
+  echo "image-build: console/dist is not built: run make console" >&2
+  exit 1
+}
+cargo build -q --release -p update-status-controllers --bin update-status-console-plugin
+bins+=(update-status-console-plugin)
 
 rm -rf "$rootfs"
 mkdir -p "$rootfs/etc" "$rootfs/tmp"
@@ -55,6 +64,8 @@ for b in "${bins[@]}"; do
   fi
   while read -r lib; do libs+=("$lib"); done < <(awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' <<<"$out")
 done
+mkdir -p "$rootfs/console-plugin"
+cp -R console/dist/. "$rootfs/console-plugin/"
 for lib in $(printf '%s\n' "${libs[@]}" | sort -u); do
   mkdir -p "$rootfs$(dirname "$lib")"
   cp -L "$lib" "$rootfs$lib" # the file, not the symlink chain

@@ -3,7 +3,8 @@
 # container (podman cannot run one on every CI machine): it mounts the image's filesystem
 # (`podman image mount`, root) and runs both binaries in it with chroot, as root and as the
 # image's user, then checks the image's configuration (non-root user, entrypoint) and content
-# (the two binaries, shared libraries, /etc/passwd, /etc/group; no shell, no package manager).
+# (the three binaries, the console plugin's assets, shared libraries, /etc/passwd, /etc/group;
+# no shell, no package manager).
 # Prints the image size. Without podman (or not root) it says so and skips, exit 0.
 #
 #   hack/image-test.sh [IMG]
@@ -43,11 +44,13 @@ for f in /bin/sh /bin/bash /usr/bin/sh /bin/busybox /usr/bin/apt /usr/bin/dpkg /
   [[ ! -e $mnt$f && ! -L $mnt$f ]] || fail "the image holds $f"
 done
 unexpected=$(cd "$mnt" && find . ! -type d ! -name '*.so' ! -name '*.so.*' \
-  ! -path ./update-status-controller ! -path ./kubectl-update_status ! -path ./etc/passwd ! -path ./etc/group)
+  ! -path ./update-status-controller ! -path ./kubectl-update_status ! -path ./update-status-console-plugin \
+  ! -path './console-plugin/*.js' ! -path './console-plugin/*.json' ! -path './console-plugin/*.txt' ! -path ./etc/passwd ! -path ./etc/group)
+[[ -f $mnt/console-plugin/plugin-manifest.json ]] || fail "no /console-plugin/plugin-manifest.json (the console plugin's assets)"
 [[ -z $unexpected ]] || fail "unexpected files in the image: $unexpected"
 
 # Both binaries run in the image's filesystem, as root and as the image's user.
-for bin in update-status-controller kubectl-update_status; do
+for bin in update-status-controller kubectl-update_status update-status-console-plugin; do
   for as in root "$user"; do
     out=$(chroot --userspec="$as" "$mnt" "/$bin" --version 2>&1) || fail "/$bin --version as $as in the image: $out"
     [[ $out == *" $version" ]] || fail "/$bin --version as $as printed '$out', want version $version"

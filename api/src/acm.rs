@@ -44,6 +44,28 @@ pub const DEGRADED_REASONS: [&str; 4] = [
 /// an older one means the agent stopped or cannot reach the hub. Absent: an agent from before the
 /// heartbeat.
 pub const LAST_REPORTED_ANNOTATION: &str = "update.openshift.io/last-reported";
+/// Condition of the hub copy of a cluster's ControlPlaneUpdateStatus: the agent's own health
+/// (issue #48 item 2), `True` with a reason ([`DEGRADED_REASONS`]) while it cannot read
+/// Prometheus or its inputs, `False` (reason `AsExpected`) otherwise. Written by the agent into
+/// the copy it owns (not onto its ManagedClusterAddOn, whose status the agent may not patch: that
+/// grant reached fields OCM trusts). Absent on the cluster's own ControlPlaneUpdateStatus.
+pub const CONDITION_AGENT_DEGRADED: &str = "AgentDegraded";
+/// The add-on that delivers hosted mode (`config/hosted`) to the clusters hosting HyperShift
+/// control planes (a second template add-on, `config/acm/hosted`): its agent reports every
+/// hosted cluster of its hosting cluster, into the hosted cluster's hub namespace.
+pub const HOSTED_ADDON_NAME: &str = "update-status-hosted";
+/// The hub ClusterRole of the add-ons' agents (the hub sync's rules, `config/hub/role.yaml`),
+/// bound in a cluster's hub namespace: by OCM to the `update-status` agent of that cluster, by the
+/// hub controller to the `update-status-hosted` agent of a hosted cluster's hosting cluster.
+pub const HUB_AGENT_CLUSTER_ROLE: &str = "open-cluster-management:update-status:agent";
+/// ManagedCluster annotation of a cluster imported in hosted mode (ACM's import controller, and
+/// the multicluster engine's hypershift add-on for a hosted cluster): value `Hosted`.
+pub const KLUSTERLET_DEPLOY_MODE_ANNOTATION: &str =
+    "import.open-cluster-management.io/klusterlet-deploy-mode";
+/// ManagedCluster annotation of a cluster imported in hosted mode: the managed cluster whose
+/// klusterlet runs it, for a HyperShift hosted cluster its hosting (management) cluster.
+pub const HOSTING_CLUSTER_ANNOTATION: &str =
+    "import.open-cluster-management.io/hosting-cluster-name";
 /// The API group of ACM's cluster view (`managedclusters` there: the ManagedClusters the
 /// requesting user may see; served by ACM, not by OCM alone).
 pub const CLUSTERVIEW_GROUP: &str = "clusterview.open-cluster-management.io";

@@ -54,6 +54,10 @@ pub struct Claim {
     pub value: String,
 }
 
+/// Every claim the agent writes (and the only ones it may create, patch or delete:
+/// config/rbac/role.yaml names them).
+pub const CLAIM_NAMES: [&str; 3] = [CLAIM_STATE, CLAIM_TARGET, CLAIM_WORKERS_COMPLETE];
+
 /// Longest claim value OCM accepts.
 pub const MAX_VALUE: usize = 1024;
 

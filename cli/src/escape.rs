@@ -333,6 +333,7 @@ mod tests {
             last_reported: None,
             freshness: None,
             warnings: Vec::new(),
+            agent_health: None,
             add_on: Some(AddOnState {
                 available: "False".into(),
                 reason: "R\x1b[2J".into(),

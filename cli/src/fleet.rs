@@ -20,6 +20,7 @@
 //! - `read.rs`: reading the hub.
 
 mod age;
+mod agent_health;
 mod assemble;
 mod join;
 mod model;
@@ -161,7 +162,7 @@ fn health_text(h: &HealthCounts) -> String {
 mod tests {
     use super::*;
     use update_status_api::acm::{
-        ADDON_NAME, CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn,
+        ADDON_NAME, CONDITION_AGENT_DEGRADED, CONDITION_AVAILABLE, ManagedClusterAddOn,
     };
     use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus};
     use update_status_api::crd::{
@@ -423,13 +424,13 @@ legacy     4.16.0   4.16.1   Completed      100%         -         -        <unk
 
     #[test]
     fn an_addon_without_conditions_reads_unknown_and_unavailable_shows_its_reason() {
-        assert_eq!(AddOnState::of(&mca("c", None)).text(), "Unknown");
+        assert_eq!(AddOnState::of(&mca("c", None), None).text(), "Unknown");
         assert_eq!(
-            AddOnState::of(&mca("c", Some(("False", "ProbeUnavailable")))).text(),
+            AddOnState::of(&mca("c", Some(("False", "ProbeUnavailable"))), None).text(),
             "Unavailable (ProbeUnavailable)"
         );
         assert_eq!(
-            AddOnState::of(&mca("c", Some(("Bogus", "")))).available,
+            AddOnState::of(&mca("c", Some(("Bogus", ""))), None).available,
             "Unknown"
         );
     }
@@ -626,24 +627,39 @@ legacy     4.16.0   4.16.1   Completed      100%         -         -        <unk
             o.metadata.name = Some(ns.into());
             o
         };
-        let cps = [
-            heartbeat(named("fresh", 10), "2026-12-05T11:57:30Z"),
-            heartbeat(named("stale", 90), "2026-12-05T10:58:00Z"),
-            named("older-agent", 20),
-        ];
-        let mut degraded = mca("fresh", Some(("True", "ProbeAvailable")));
-        if let Some(s) = degraded.status.as_mut() {
-            s.conditions.push(update_status_api::input::Condition {
-                type_: CONDITION_DEGRADED.into(),
-                status: "True".into(),
+        let mut fresh = heartbeat(named("fresh", 10), "2026-12-05T11:57:30Z");
+        if let Some(st) = fresh.status.as_mut() {
+            st.conditions.push(update_status_api::crd::Condition {
+                type_: CONDITION_AGENT_DEGRADED.into(),
+                status: update_status_api::crd::ConditionStatus::True,
                 reason: "PrometheusUnreachable".into(),
                 message: "cannot reach Prometheus".into(),
                 last_transition_time: None,
             });
         }
+        let cps = [
+            fresh,
+            heartbeat(named("stale", 90), "2026-12-05T10:58:00Z"),
+            named("older-agent", 20),
+        ];
+        // A `Degraded` condition on the ManagedClusterAddOn is not the agent's (issue #48 item
+        // 2: it may not patch that status): not shown.
+        let mut degraded = mca("fresh", Some(("True", "ProbeAvailable")));
+        let mut forged = mca("stale", Some(("True", "ProbeAvailable")));
+        for a in [&mut degraded, &mut forged] {
+            if let Some(s) = a.status.as_mut() {
+                s.conditions.push(update_status_api::input::Condition {
+                    type_: "Degraded".into(),
+                    status: "True".into(),
+                    reason: "Forged".into(),
+                    message: String::new(),
+                    last_transition_time: None,
+                });
+            }
+        }
         let addons = [
             degraded,
-            mca("stale", Some(("True", "ProbeAvailable"))),
+            forged,
             mca("older-agent", Some(("False", "ProbeUnavailable"))),
         ];
         let rows = assemble(&cps, &Tally::default(), Some(&addons), None, &judge());
@@ -680,18 +696,14 @@ older-agent   4.16.0   4.16.1   Progressing   20%          -         -        <u
 
     #[test]
     fn an_addon_both_unavailable_and_degraded_says_both() {
-        let mut a = mca("c", Some(("False", "ProbeUnavailable")));
-        if let Some(s) = a.status.as_mut() {
-            s.conditions.push(update_status_api::input::Condition {
-                type_: CONDITION_DEGRADED.into(),
-                status: "True".into(),
-                reason: "InputsUnreadable".into(),
-                message: String::new(),
-                last_transition_time: None,
-            });
-        }
+        let a = mca("c", Some(("False", "ProbeUnavailable")));
+        let degraded = AddOnCondition {
+            status: "True".into(),
+            reason: "InputsUnreadable".into(),
+            message: String::new(),
+        };
         assert_eq!(
-            AddOnState::of(&a).text(),
+            AddOnState::of(&a, Some(degraded)).text(),
             "Unavailable (ProbeUnavailable), Degraded (InputsUnreadable)"
         );
     }

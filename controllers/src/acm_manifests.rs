@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 /// The add-on's name (the ClusterManagementAddOn, the ManagedClusterAddOns).
 pub const ADDON_NAME: &str = update_status_api::acm::ADDON_NAME;
 /// The hub ClusterRole bound (in each cluster's namespace) to the add-on's hub identity.
-pub const HUB_CLUSTER_ROLE: &str = "open-cluster-management:update-status:agent";
+pub const HUB_CLUSTER_ROLE: &str = update_status_api::acm::HUB_AGENT_CLUSTER_ROLE;
 /// Namespace of the AddOnDeploymentConfig (config/acm/deployment-config.yaml).
 pub const CONFIG_NAMESPACE: &str = "open-cluster-management-update-status";
 /// Name of the AddOnDeploymentConfig.
@@ -57,6 +57,8 @@ pub const OPEN_BRACES_VARIABLE: &str = "UPDATE_STATUS_OPEN_BRACES";
 pub const AGENT_OVERLAY: &str = "openshift";
 /// The Deployment of the agent in config/default.
 const DEPLOYMENT: &str = "update-status-controller";
+/// The image of `config/` (`make deploy` sets the real one; the add-on, its variable).
+const PLACEHOLDER_IMAGE: &str = "update-status-controller";
 /// Its namespace in config/default.
 const AGENT_NAMESPACE: &str = "openshift-update-status";
 /// Namespace of the cluster's Prometheus on OpenShift.
@@ -70,6 +72,47 @@ pub const PROXY_CA_CONFIG_MAP: &str = "update-status-proxy-ca";
 /// The label by which OpenShift's cluster network operator injects the cluster's trusted CA
 /// bundle (the system CAs and the cluster proxy's `trustedCA`) as `ca-bundle.crt`.
 pub const INJECT_TRUSTED_CA_LABEL: &str = "config.openshift.io/inject-trusted-cabundle";
+
+/// The namespace of ACM Observability's add-on on a managed cluster, where its metrics collector
+/// reads the cluster's own custom allowlist.
+pub const OBSERVABILITY_ADDON_NAMESPACE: &str = "open-cluster-management-addon-observability";
+/// The ConfigMap ACM's metrics collector merges into the allowlist (`metrics_list.yaml`).
+pub const CUSTOM_ALLOWLIST: &str = "observability-metrics-custom-allowlist";
+/// OCM leaves a manifest with this annotation in place when the add-on goes
+/// (`addon.open-cluster-management.io/deletion-orphan`, the add-on API).
+pub const DELETION_ORPHAN: &str = "addon.open-cluster-management.io/deletion-orphan";
+
+/// The per-cluster metrics allowlist the agent carries (issue #49): the ConfigMap
+/// `observability-metrics-custom-allowlist` in `open-cluster-management-addon-observability` on
+/// the managed cluster, naming `names` (the metrics the fleet rules and the fleet dashboard
+/// read), which ACM's metrics collector there merges into what it sends to the hub; nobody
+/// merges our names into the hub's allowlist by hand. The namespace is delivered too (a
+/// cluster without observability yet would otherwise fail the whole ManifestWork's `Applied`),
+/// orphaned when the add-on goes: it is observability's, which may have created it first.
+pub fn metrics_allowlist(names: &std::collections::BTreeSet<String>) -> Vec<Value> {
+    let list: Vec<&String> = names.iter().collect();
+    let text = serde_saphyr::to_string(&json!({"names": list})).unwrap_or_default();
+    vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": OBSERVABILITY_ADDON_NAMESPACE,
+                "annotations": {DELETION_ORPHAN: ""},
+            },
+        }),
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": CUSTOM_ALLOWLIST,
+                "namespace": OBSERVABILITY_ADDON_NAMESPACE,
+                "labels": {"app.kubernetes.io/name": "update-status-controller"},
+            },
+            "data": {"metrics_list.yaml": text},
+        }),
+    ]
+}
 
 /// What can go wrong generating the add-on.
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +157,15 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         if m["kind"] == "Deployment" && m["metadata"]["name"] == DEPLOYMENT {
             agent_deployment(m)?;
             namespace = m["metadata"]["namespace"].as_str().map(str::to_string);
+        } else if m["kind"] == "Deployment" {
+            // Another Deployment of the project's image (the console plugin's server,
+            // config/console-plugin): the agent's image too.
+            let containers = m["spec"]["template"]["spec"]["containers"].as_array_mut();
+            for c in containers.into_iter().flatten() {
+                if c["image"] == PLACEHOLDER_IMAGE {
+                    c["image"] = json!(format!("{{{{{IMAGE_VARIABLE}}}}}"));
+                }
+            }
         }
     }
     let Some(namespace) = namespace else {
@@ -287,11 +339,16 @@ pub fn check_monitoring(manifests: &[Value]) -> Result<(), AcmError> {
 /// the feedback rules and update strategy but drops condition rules
 /// (`addon-framework/pkg/addonmanager/controllers/agentdeploy/utils.go`).
 pub fn rollout_health_rule() -> Value {
+    rollout_health_rule_in(AGENT_NAMESPACE)
+}
+
+/// [`rollout_health_rule`] for the agent Deployment of `namespace`.
+fn rollout_health_rule_in(namespace: &str) -> Value {
     json!({
         "resourceIdentifier": {
             "group": "apps",
             "resource": "deployments",
-            "namespace": AGENT_NAMESPACE,
+            "namespace": namespace,
             "name": format!("{DEPLOYMENT}*"),
         },
         "conditionRules": [{
@@ -322,11 +379,16 @@ pub fn rollout_health_rule() -> Value {
 /// the injected `ca-bundle.crt` (library-go's `ApplyConfigMap`). The agent trusts it for an
 /// `https://` proxy (`CA_BUNDLE_FILE_PATH`, runtime/proxy.rs). Unused without a proxy CA.
 pub fn proxy_ca_config_map(namespace: &str) -> Value {
+    proxy_ca_config_map_named(PROXY_CA_CONFIG_MAP, namespace)
+}
+
+/// [`proxy_ca_config_map`] of the add-on whose ConfigMap is `name` (`<add-on>-proxy-ca`).
+fn proxy_ca_config_map_named(name: &str, namespace: &str) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": PROXY_CA_CONFIG_MAP,
+            "name": name,
             "namespace": namespace,
             "labels": {
                 "app.kubernetes.io/name": "update-status-controller",
@@ -359,6 +421,140 @@ fn agent_deployment(d: &mut Value) -> Result<(), AcmError> {
     });
     args.push(json!("--hub-kubeconfig={{HUB_KUBECONFIG}}"));
     args.push(json!("--cluster-name={{CLUSTER_NAME}}"));
+    Ok(())
+}
+
+// The hosted add-on (issue #47 item 7): hosted mode delivered to the hosting clusters.
+
+/// The hosted add-on's name (a second ClusterManagementAddOn).
+pub const HOSTED_ADDON_NAME: &str = update_status_api::acm::HOSTED_ADDON_NAME;
+/// The overlay whose rendering is the hosted agent's manifests: `config/hosted` in the namespace
+/// `openshift-update-status-hosted` (beside a standalone agent of the same cluster).
+pub const HOSTED_AGENT_OVERLAY: &str = "acm/hosted/agent";
+/// The Placement of the hosting clusters (`config/acm/hosted/placement.yaml`).
+pub const HOSTED_PLACEMENT: &str = "update-status-hosted";
+
+/// `config/acm/hosted/addon.yaml` from the hosted agent's manifests (`kubectl kustomize
+/// config/acm/hosted/agent`) and the version: the ClusterManagementAddOn `update-status-hosted`
+/// (installed by the Placement of the hosting clusters, [`HOSTED_PLACEMENT`]; the same
+/// deployment config, so the same image, as `update-status`) and the AddOnTemplate
+/// `update-status-hosted-<version>`: the manifests as they are but the Deployment (image from
+/// the variable, `--hub-kubeconfig={{HUB_KUBECONFIG}}`; no `--cluster-name`: each hosted cluster
+/// is reported under its own), the proxy CA's ConfigMap, the rollout's condition rule, and a
+/// hub identity (`registration: KubeClient`) with no permission of OCM's making: the hub
+/// controller (`--mode=hub`) binds it in the namespace of each hosted cluster of its hosting
+/// cluster, and nowhere else.
+pub fn hosted_addon_yaml(agent: &str, version: &str) -> Result<String, AcmError> {
+    let mut manifests: Vec<Value> = serde_saphyr::from_multiple::<Value>(agent)
+        .map_err(|e| AcmError::Yaml {
+            what: "the hosted agent's manifests",
+            message: e.to_string(),
+        })?
+        .into_iter()
+        .filter(|v| !v.is_null())
+        .collect();
+    for m in &mut manifests {
+        escape_braces(m);
+    }
+    let mut namespace = None;
+    for m in &mut manifests {
+        if m["kind"] == "Deployment" && m["metadata"]["name"] == DEPLOYMENT {
+            hosted_agent_deployment(m)?;
+            namespace = m["metadata"]["namespace"].as_str().map(str::to_string);
+        }
+    }
+    let Some(namespace) = namespace else {
+        return Err(AcmError::Missing(format!(
+            "the hosted agent's manifests have no Deployment {DEPLOYMENT} with a namespace"
+        )));
+    };
+    check_monitoring(&manifests)?;
+    manifests.push(proxy_ca_config_map_named(
+        &format!("{HOSTED_ADDON_NAME}-proxy-ca"),
+        &namespace,
+    ));
+    let labels = json!({"app.kubernetes.io/name": "update-status-controller"});
+    let template = json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "AddOnTemplate",
+        "metadata": {"name": format!("{HOSTED_ADDON_NAME}-{version}"), "labels": labels},
+        "spec": {
+            "addonName": HOSTED_ADDON_NAME,
+            "agentSpec": {
+                "workload": {"manifests": manifests},
+                "manifestConfigs": [rollout_health_rule_in(&namespace)],
+            },
+            "registration": [{"type": "KubeClient", "kubeClient": {}}],
+        },
+    });
+    let cma = json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ClusterManagementAddOn",
+        "metadata": {
+            "name": HOSTED_ADDON_NAME,
+            "annotations": {"addon.open-cluster-management.io/lifecycle": "addon-manager"},
+            "labels": labels,
+        },
+        "spec": {
+            "addOnMeta": {
+                "displayName": "update-status (hosted control planes)",
+                "description": "On each cluster hosting HyperShift control planes: reports every hosted cluster's update (ControlPlaneUpdateStatus, WorkerPoolUpdateStatus per NodePool, UpdateInsight) to the hub, into the hosted cluster's namespace.",
+            },
+            "supportedConfigs": [
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addontemplates",
+                    "defaultConfig": {"name": format!("{HOSTED_ADDON_NAME}-{version}")},
+                },
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addondeploymentconfigs",
+                    "defaultConfig": {"name": CONFIG_NAME, "namespace": CONFIG_NAMESPACE},
+                },
+            ],
+            "installStrategy": {
+                "type": "Placements",
+                "placements": [{"name": HOSTED_PLACEMENT, "namespace": CONFIG_NAMESPACE}],
+            },
+        },
+    });
+    let mut out = String::from(
+        "# Generated by `make manifests` (controllers/src/acm_manifests.rs) from config/hosted (through\n\
+         # config/acm/hosted/agent). Do not edit: change those and regenerate (`make manifests-check`\n\
+         # fails on drift). The update-status-hosted add-on of Open Cluster Management (ACM), on the\n\
+         # clusters hosting HyperShift control planes: see docs/acm.md.\n",
+    );
+    for doc in [&cma, &template] {
+        out.push_str("---\n");
+        out.push_str(&serde_saphyr::to_string(doc).map_err(|e| AcmError::Yaml {
+            what: "the generated hosted add-on",
+            message: e.to_string(),
+        })?);
+    }
+    Ok(out)
+}
+
+/// The hosted agent's Deployment: reports to the hub with OCM's credentials (each hosted cluster
+/// under its own name), image from the variable.
+fn hosted_agent_deployment(d: &mut Value) -> Result<(), AcmError> {
+    let c = d["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .and_then(|c| c.first_mut())
+        .ok_or_else(|| AcmError::Missing(format!("Deployment {DEPLOYMENT} has no containers")))?;
+    c["image"] = json!(format!("{{{{{IMAGE_VARIABLE}}}}}"));
+    let args = c["args"]
+        .as_array_mut()
+        .ok_or_else(|| AcmError::Missing("the hosted agent's container has no args".into()))?;
+    if !args.iter().any(|a| a == "--mode=hosted") {
+        return Err(AcmError::Missing(
+            "the hosted agent's container does not run --mode=hosted".into(),
+        ));
+    }
+    args.retain(|a| {
+        !a.as_str()
+            .is_some_and(|a| a.starts_with("--hub-kubeconfig"))
+    });
+    args.push(json!("--hub-kubeconfig={{HUB_KUBECONFIG}}"));
     Ok(())
 }
 
@@ -679,5 +875,106 @@ rules:
         manifests[4]["subjects"][0]["namespace"] = json!("default");
         let e = check_monitoring(&manifests).expect_err("another account");
         assert!(e.to_string().contains("a Role to"), "{e}");
+    }
+
+    /// The hosted agent's manifests, reduced: the namespace, the Deployment in hosted mode, and
+    /// the monitoring objects.
+    fn hosted_agent() -> String {
+        let agent = AGENT
+            .replace("openshift-update-status", "openshift-update-status-hosted")
+            .replace(
+                "args: [--namespace=$(POD_NAMESPACE), --leader-elect]",
+                "args: [--mode=hosted, --namespace=$(POD_NAMESPACE)]",
+            );
+        format!(
+            "{agent}---\n{}",
+            MONITORING.replace(
+                "namespace: openshift-update-status}",
+                "namespace: openshift-update-status-hosted}"
+            )
+        )
+    }
+
+    #[test]
+    fn the_hosted_addon_is_hosted_mode_placed_on_the_hosting_clusters() {
+        let out = hosted_addon_yaml(&hosted_agent(), "1.2.3").expect("generates");
+        let d = docs(&out);
+        let kinds: Vec<&str> = d.iter().filter_map(|v| v["kind"].as_str()).collect();
+        assert_eq!(kinds, ["ClusterManagementAddOn", "AddOnTemplate"]);
+        let (cma, t) = (&d[0], &d[1]);
+        assert_eq!(cma["metadata"]["name"], "update-status-hosted");
+        assert_eq!(
+            cma["spec"]["installStrategy"],
+            json!({"type": "Placements", "placements": [{"name": "update-status-hosted", "namespace": CONFIG_NAMESPACE}]})
+        );
+        assert_eq!(
+            cma["spec"]["supportedConfigs"][1]["defaultConfig"],
+            json!({"name": CONFIG_NAME, "namespace": CONFIG_NAMESPACE}),
+            "the same image as the standalone agent"
+        );
+        assert_eq!(t["metadata"]["name"], "update-status-hosted-1.2.3");
+        assert_eq!(t["spec"]["addonName"], "update-status-hosted");
+        assert_eq!(
+            t["spec"]["registration"],
+            json!([{"type": "KubeClient", "kubeClient": {}}]),
+            "no permission of OCM's making: the hub controller binds it where the hosted clusters are"
+        );
+        let manifests = t["spec"]["agentSpec"]["workload"]["manifests"]
+            .as_array()
+            .expect("manifests");
+        let c = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(c["image"], "{{UPDATE_STATUS_IMAGE}}");
+        assert_eq!(
+            c["args"],
+            json!([
+                "--mode=hosted",
+                "--namespace=$(POD_NAMESPACE)",
+                "--hub-kubeconfig={{HUB_KUBECONFIG}}"
+            ]),
+            "no --cluster-name: each hosted cluster has its own"
+        );
+        let cm = manifests.last().expect("the proxy CA");
+        assert_eq!(
+            (&cm["metadata"]["name"], &cm["metadata"]["namespace"]),
+            (
+                &json!("update-status-hosted-proxy-ca"),
+                &json!("openshift-update-status-hosted")
+            )
+        );
+        assert_eq!(
+            t["spec"]["agentSpec"]["manifestConfigs"][0]["resourceIdentifier"]["namespace"],
+            "openshift-update-status-hosted"
+        );
+        let standalone = hosted_agent().replace("--mode=hosted, ", "");
+        let e = hosted_addon_yaml(&standalone, "1").expect_err("not hosted mode");
+        assert!(e.to_string().contains("does not run --mode=hosted"), "{e}");
+        assert!(
+            hosted_addon_yaml(AGENT, "1").is_err(),
+            "no monitoring objects"
+        );
+    }
+
+    #[test]
+    fn the_checked_in_hosted_addon_is_hosted_mode_beside_the_standalone_agent() {
+        let addon = docs(include_str!("../../config/acm/hosted/addon.yaml"));
+        let manifests = addon[1]["spec"]["agentSpec"]["workload"]["manifests"]
+            .as_array()
+            .expect("manifests");
+        for m in manifests {
+            let ns = m["metadata"]["namespace"].as_str();
+            assert!(
+                ns.is_none()
+                    || ns == Some("openshift-update-status-hosted")
+                    || ns == Some("openshift-monitoring"),
+                "{} {} in {ns:?}: not beside a standalone agent",
+                m["kind"],
+                m["metadata"]["name"]
+            );
+        }
+        let text = serde_json::to_string(manifests).expect("json");
+        assert!(
+            text.contains("update-status-controller.openshift-update-status-hosted.svc"),
+            "the ServiceMonitor's server name"
+        );
     }
 }

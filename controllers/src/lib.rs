@@ -15,12 +15,18 @@
 //!   health, API client, clock.
 //! - [`metrics`]: the Prometheus metrics and the endpoints serving them (`/metrics`, probes).
 //!
-//! Beside the layers, [`acm_manifests`] generates the ACM add-on's manifests (`crdgen`); it
-//! imports nothing of the crate.
+//! Beside the layers, generators that import nothing of the crate: [`acm_manifests`] (the ACM
+//! add-on's manifests, `crdgen`), [`dashboards`] (the console's and ACM Grafana's dashboards,
+//! `crdgen`) and [`olm_bundle`] (the OLM bundle and its catalog, `bundlegen`); and
+//! [`console_assets`], which serves the console plugin's built assets over HTTPS
+//! (`update-status-console-plugin`), with the certificate handling of `/metrics`.
 pub mod acm_manifests;
 pub mod app;
 pub mod cache;
+pub mod console_assets;
+pub mod dashboards;
 pub mod hub_sync;
 pub mod metrics;
+pub mod olm_bundle;
 pub mod reconcilers;
 pub mod runtime;

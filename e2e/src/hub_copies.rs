@@ -103,6 +103,22 @@ pub fn expected_copy(
     (name, l, o["status"].clone())
 }
 
+/// A copy's status without the agent's own health (the condition `AgentDegraded` the agent adds
+/// to its control plane's copy: the local object has none).
+pub fn without_agent_health(status: &Value) -> Value {
+    let mut s = status.clone();
+    // `get_mut`, not `s["conditions"]`: indexing a map mutably inserts a null for a missing key.
+    if let Some(conditions) = s.get_mut("conditions").and_then(Value::as_array_mut) {
+        conditions.retain(|c| c["type"] != "AgentDegraded");
+        if conditions.is_empty()
+            && let Some(o) = s.as_object_mut()
+        {
+            o.remove("conditions");
+        }
+    }
+    s
+}
+
 /// Where the local objects of one cluster are: a namespace (standalone), and in hosted mode
 /// the `update.openshift.io/cluster` label of one HostedCluster.
 #[derive(Clone, Copy, Debug)]
@@ -188,8 +204,9 @@ pub async fn mirrors_between(
             if &labels(o) != l {
                 return Err(format!("{kind} {n}: labels {:?}, want {l:?}", labels(o)));
             }
-            if &o["status"] != s {
-                return Err(format!("{kind} {n}: status {}, want {s}", o["status"]));
+            let status = without_agent_health(&o["status"]);
+            if &status != s {
+                return Err(format!("{kind} {n}: status {status}, want {s}"));
             }
             let owners = &o["metadata"]["ownerReferences"];
             match local.owner_uid {

@@ -19,20 +19,27 @@
 //! control plane as one test sees it), [`TestNamespace`], [`poll_until`] and [`wait_for`],
 //! [`client_for`], [`repo_root`] and the fixtures, the settings variables, [`Error`].
 
+pub mod acm_hosted;
+pub mod acm_recipes;
 pub mod addon_agent;
 pub mod browser;
 pub mod cdp;
 pub mod certs;
 mod cluster;
+pub mod console_host;
 pub mod controller;
+pub mod dashboard_expect;
+pub mod dashboards;
 mod error;
 pub mod hosted_objects;
 pub mod hub_copies;
 pub mod hub_limits;
 pub mod kubeconfig;
 pub mod monitoring;
+pub mod must_gather;
 mod namespace;
 pub mod ocm;
+pub mod olm;
 pub mod outputs;
 mod paths;
 pub mod playback;

@@ -16,7 +16,8 @@
 //! - [`federation_job`]: ACM's metrics collector on a managed cluster, which reads the allowlisted
 //!   series from the cluster's Prometheus (`/federate`, one `match[]` per name) and sends them to
 //!   the hub with the `cluster` and `clusterID` labels; here a hub Prometheus federates them.
-//! - [`allowlist_names`]: the names of `config/acm/observability/metrics-allowlist.yaml`.
+//! - [`allowlist_names`]: the names of a ConfigMap `observability-metrics-custom-allowlist` (the
+//!   one the add-on delivers to each managed cluster, `config/acm/addon.yaml`).
 //! - [`shorten_for`]: a rule file with every `for:` set to a short duration (a test cannot wait
 //!   6 hours); [`promtool_check_rules`] checks the result as `make prometheus-rules` does.
 //! - [`prometheus_rule_file`]: the rule file of a PrometheusRule (its `spec`), as the Prometheus
@@ -449,7 +450,24 @@ mod tests {
 
     const SERVICE_MONITOR: &str = include_str!("../../config/prometheus/service-monitor.yaml");
     const FLEET_RULES: &str = include_str!("../../config/acm/observability/fleet-rules.yaml");
-    const ALLOWLIST: &str = include_str!("../../config/acm/observability/metrics-allowlist.yaml");
+    const ADDON: &str = include_str!("../../config/acm/addon.yaml");
+
+    /// The allowlist the add-on's template delivers, as JSON (which is YAML).
+    fn delivered_allowlist() -> String {
+        serde_saphyr::from_multiple::<Value>(ADDON)
+            .expect("yaml")
+            .into_iter()
+            .filter(|d| d["kind"] == "AddOnTemplate")
+            .flat_map(|t| {
+                t["spec"]["agentSpec"]["workload"]["manifests"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .find(|m| m["metadata"]["name"] == "observability-metrics-custom-allowlist")
+            .expect("the template delivers the allowlist")
+            .to_string()
+    }
     const TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
     fn service_monitor() -> Value {
@@ -556,7 +574,7 @@ mod tests {
 
     #[test]
     fn federation_asks_for_each_allowlisted_name_and_labels_the_cluster() {
-        let names = allowlist_names(ALLOWLIST).expect("allowlist");
+        let names = allowlist_names(&delivered_allowlist()).expect("allowlist");
         assert!(
             names
                 .iter()

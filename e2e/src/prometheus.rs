@@ -267,6 +267,44 @@ impl Prometheus {
         Ok(v["data"]["alerts"].as_array().cloned().unwrap_or_default())
     }
 
+    /// `GET /api/v1/query`: the instant vector `promql` evaluates to now (`data.result`: each
+    /// `{"metric": {labels}, "value": [time, "text"]}`); an error answer is an error.
+    pub async fn query(&self, promql: &str) -> Result<Vec<Value>, PrometheusError> {
+        self.api(&format!("/api/v1/query?query={}", encode(promql)))
+            .await
+    }
+
+    /// `GET /api/v1/query_range` from `start` to `end` (Unix seconds) every `step` seconds:
+    /// `data.result`, each `{"metric": {labels}, "values": [[time, "text"], ...]}`.
+    pub async fn query_range(
+        &self,
+        promql: &str,
+        (start, end, step): (f64, f64, f64),
+    ) -> Result<Vec<Value>, PrometheusError> {
+        self.api(&format!(
+            "/api/v1/query_range?query={}&start={start:.3}&end={end:.3}&step={step}",
+            encode(promql)
+        ))
+        .await
+    }
+
+    async fn api(&self, path: &str) -> Result<Vec<Value>, PrometheusError> {
+        let (status, body) = self.request("GET", path).await?;
+        let v: Value = serde_json::from_str(&body).map_err(|e| PrometheusError::Http {
+            method: "GET",
+            path: path.to_string(),
+            answer: format!("{status}, not JSON ({e}): {body}"),
+        })?;
+        if status != 200 || v["status"] != "success" {
+            return Err(PrometheusError::Http {
+                method: "GET",
+                path: path.to_string(),
+                answer: format!("{status}: {body}"),
+            });
+        }
+        Ok(v["data"]["result"].as_array().cloned().unwrap_or_default())
+    }
+
     /// Kills it (SIGKILL: no goodbye). [`Prometheus::restart`] starts it again.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -313,6 +351,11 @@ impl Drop for Prometheus {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// `text` as a URL query value.
+fn encode(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 fn write(path: &Path, content: &str) -> Result<(), PrometheusError> {

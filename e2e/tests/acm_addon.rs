@@ -98,20 +98,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     std::fs::create_dir_all(&work)?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
-        // As on OpenShift: the agent's manifests hold a Role in the machine-config operator's
-        // namespace (read its Deployment), which the ManifestWork cannot apply without it.
-        env.kubectl_cluster(
-            c,
-            ["create", "namespace", "openshift-machine-config-operator"],
-        )
-        .await
-        .or_else(|e| {
-            if e.to_string().contains("AlreadyExists") {
-                Ok(String::new())
-            } else {
-                Err(e)
-            }
-        })?;
+        // As on OpenShift: the namespaces the agent's manifests put objects in (the
+        // machine-config operator's, the console's dashboards), without which the ManifestWork
+        // cannot apply them.
+        ocm::create_openshift_namespaces(env, c).await?;
     }
 
     // config/acm on the hub, as docs/acm.md says; the add-on enabled for cluster1.
@@ -191,9 +181,19 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     // Where OCM's add-on manager mounts a proxy CA from (acm_manifests.rs, docs/acm.md
     // "Behind a proxy").
     want.insert(("ConfigMap".into(), "update-status-proxy-ca".into()));
+    // The cluster's own metrics allowlist for ACM observability, in its add-on's namespace
+    // (acm_manifests.rs, docs/acm.md "Fleet alerts").
+    want.insert((
+        "Namespace".into(),
+        "open-cluster-management-addon-observability".into(),
+    ));
+    want.insert((
+        "ConfigMap".into(),
+        "observability-metrics-custom-allowlist".into(),
+    ));
     assert_eq!(
         shipped, want,
-        "the agent's manifests are config/openshift's, and the proxy CA's ConfigMap"
+        "the agent's manifests are config/openshift's, the proxy CA's ConfigMap and the metrics allowlist"
     );
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let container = agent_container(&spoke1, CLUSTER1).await?;

@@ -14,8 +14,11 @@
 //!    environment) keeps its copies on the hub through the proxy, over **one** tunnel.
 //! 3. The heartbeat annotation of the control plane's copy advances, one hub write per interval
 //!    when nothing else changes (measured).
-//! 4. Prometheus unreachable: the ManagedClusterAddOn gets `Degraded=True`
-//!    (`PrometheusUnreachable`), and `False` once Prometheus is back; OCM's `Available` stays.
+//! 4. Prometheus unreachable: the control plane's hub copy gets `AgentDegraded=True`
+//!    (`PrometheusUnreachable`, shown by `--fleet`), and `False` once Prometheus is back; the
+//!    ManagedClusterAddOn carries OCM's conditions only, and the agent's certificate may patch
+//!    none of its status (`status.registrations`, `status.namespace`, a condition: 403 each; the
+//!    add-on's RoleBinding subjects unchanged: issue #48 item 2).
 //! 5. SIGSTOP of the agent: the annotation stops advancing; SIGCONT: it advances again.
 //! 6. A `proxy-url` in the kubeconfig takes over from `HTTPS_PROXY` at the next credentials
 //!    change: one tunnel through the other proxy.
@@ -33,7 +36,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
-use update_status_api::acm::LAST_REPORTED_ANNOTATION;
+use update_status_api::acm::{CONDITION_AGENT_DEGRADED, LAST_REPORTED_ANNOTATION};
 use update_status_api::crd::ControlPlaneUpdateStatus;
 use update_status_e2e::addon_agent::{
     ADDON, AGENT_NS, DEPLOYMENT, TIMEOUT, agent_container, counter, hub_secret_volume,
@@ -142,12 +145,98 @@ async fn wait_advanced(
     .await?)
 }
 
-/// The `Degraded` condition of the ManagedClusterAddOn: (status, reason, message).
+/// The `AgentDegraded` condition of the control plane's hub copy: (status, reason, message).
 async fn degraded(hub: &Client) -> Option<(String, String, String)> {
-    let mca = ocm::addons_api(hub, CLUSTER).get(ADDON).await.ok()?;
-    let c = ocm::condition(&mca, "Degraded")?;
-    let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
-    Some((s("status"), s("reason"), s("message")))
+    let api: Api<ControlPlaneUpdateStatus> = Api::namespaced(hub.clone(), CLUSTER);
+    let cp = api.get_opt(CLUSTER).await.ok()??;
+    let c = cp
+        .status?
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == CONDITION_AGENT_DEGRADED)?;
+    Some((format!("{:?}", c.status), c.reason, c.message))
+}
+
+/// The plugin's `--fleet -o json` on the hub: the row of `cluster`.
+fn fleet_row(hub_kubeconfig: &Path, cluster: &str) -> Result<Value, BoxError> {
+    let bin = update_status_e2e::controller::workspace_bin(
+        "kubectl-update_status",
+        "UPDATE_STATUS_CLI_BIN",
+    );
+    let out = Command::new(&bin)
+        .args(["--fleet", "-o", "json"])
+        .env("KUBECONFIG", hub_kubeconfig)
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned().into());
+    }
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    report["clusters"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["cluster"] == cluster).cloned())
+        .ok_or_else(|| format!("no fleet row for {cluster}: {report}").into())
+}
+
+/// The subjects of the RoleBindings of the add-on's hub ClusterRole in `cluster`'s namespace.
+async fn addon_binding_subjects(hub: &Client) -> Result<Vec<String>, BoxError> {
+    let api: Api<k8s_openapi::api::rbac::v1::RoleBinding> = Api::namespaced(hub.clone(), CLUSTER);
+    let mut subjects: Vec<String> = api
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|b| b.role_ref.name == "open-cluster-management:update-status:agent")
+        .flat_map(|b| b.subjects.unwrap_or_default())
+        .map(|s| format!("{}:{}", s.kind, s.name))
+        .collect();
+    subjects.sort();
+    Ok(subjects)
+}
+
+/// Issue #48 item 2: as the agent's own certificate, no write of its ManagedClusterAddOn's
+/// status is allowed: not `status.registrations` (the add-on manager binds the add-on's hub
+/// ClusterRole to the subjects there), not `status.namespace`, not a condition. The bindings of
+/// the ClusterRole are unchanged after the attempts.
+async fn agent_cannot_patch_its_addon_status(hub: &Client, agent: &Client) -> TestResult {
+    let before = addon_binding_subjects(hub).await?;
+    assert!(
+        !before.is_empty(),
+        "the add-on manager binds the agent's identity"
+    );
+    let api: Api<kube::core::DynamicObject> = ocm::addons_api(agent, CLUSTER);
+    let attempts = [
+        json!({"status": {"registrations": [{
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "subject": {"user": "attacker", "groups": ["system:authenticated"]},
+        }]}}),
+        json!({"status": {"namespace": "kube-system"}}),
+        json!({"status": {"conditions": [{
+            "type": "Available", "status": "True", "reason": "Forged", "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }]}}),
+    ];
+    for patch in attempts {
+        let r = api
+            .patch_status(
+                ADDON,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await;
+        match r {
+            Err(kube::Error::Api(e)) if e.code == 403 => {}
+            other => return Err(format!("{patch}: want 403 Forbidden, got {other:?}").into()),
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        addon_binding_subjects(hub).await?,
+        before,
+        "the add-on's RoleBinding subjects are unchanged"
+    );
+    eprintln!("acm_agent: 3 patches of managedclusteraddons/status as the agent: 403 each");
+    Ok(())
 }
 
 fn signal(agent: &Controller, sig: &str) -> Result<(), BoxError> {
@@ -167,18 +256,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     ocm::wait_cluster_joined(&hub, CLUSTER, TIMEOUT).await?;
-    env.kubectl_cluster(
-        CLUSTER,
-        ["create", "namespace", "openshift-machine-config-operator"],
-    )
-    .await
-    .or_else(|e| {
-        if e.to_string().contains("AlreadyExists") {
-            Ok(String::new())
-        } else {
-            Err(e)
-        }
-    })?;
+    ocm::create_openshift_namespaces(env, CLUSTER).await?;
 
     let (hub_port, hub_ca) = hub_address(&hub_kc)?;
     let hub_dst = format!("{HUB_HOST}:{hub_port}");
@@ -350,19 +428,25 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let second = wait_advanced(&hub, Some(first), "the heartbeat advancing").await?;
     assert!(second > first);
 
-    // 4. Prometheus unreachable: Degraded, with the reason; back: not degraded.
+    // 4. Prometheus unreachable: AgentDegraded on the copy, with the reason, shown by
+    //    --fleet; back: not degraded.
     let (_, reason, message) = poll_until(
         TIMEOUT,
-        "Degraded=True on the ManagedClusterAddOn",
+        "AgentDegraded=True on the control plane's copy",
         || async { degraded(&hub).await.filter(|d| d.0 == "True") },
     )
     .await?;
     assert_eq!(reason, "PrometheusUnreachable", "{message}");
     assert!(message.contains(&prometheus.url()), "{message}");
+    let row = fleet_row(&hub_kc, CLUSTER)?;
+    assert_eq!(
+        row["addOn"]["degraded"]["reason"], "PrometheusUnreachable",
+        "--fleet shows the agent's health: {row}"
+    );
     prometheus.restart()?;
     let (_, reason, _) = poll_until(
         TIMEOUT,
-        "Degraded=False once Prometheus is back",
+        "AgentDegraded=False once Prometheus is back",
         || async { degraded(&hub).await.filter(|d| d.0 == "False") },
     )
     .await?;
@@ -371,8 +455,14 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     assert_eq!(
         ocm::condition_status(&mca, "Available").as_deref(),
         Some("True"),
-        "OCM's own condition is kept next to ours"
+        "OCM's own condition"
     );
+    assert!(
+        ocm::condition(&mca, "Degraded").is_none(),
+        "nothing of ours on the ManagedClusterAddOn"
+    );
+    let agent_client = update_status_e2e::client_for(&volume.kubeconfig()).await?;
+    agent_cannot_patch_its_addon_status(&hub, &agent_client).await?;
 
     // The steady state's cost: one heartbeat write per interval, nothing else.
     let before = agent.metrics()?;

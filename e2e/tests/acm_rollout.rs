@@ -82,13 +82,8 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     std::fs::create_dir_all(&work)?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
-        // As on OpenShift: the agent's manifests hold a Role in this namespace.
-        let _ = env
-            .kubectl_cluster(
-                c,
-                ["create", "namespace", "openshift-machine-config-operator"],
-            )
-            .await;
+        // As on OpenShift: the namespaces the agent's manifests put objects in.
+        let _ = ocm::create_openshift_namespaces(env, c).await;
         // ACM sets vendor=OpenShift from the cluster's product claim; OCM alone sets nothing.
         let mut labels = vec!["update-status=enabled", "vendor=OpenShift"];
         if c == CLUSTER1 {
@@ -134,6 +129,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let t = Instant::now();
     let (agent, _volume) = start_agent(env, &hub, &work).await?;
     claims_follow_the_update(env, &hub, &agent).await?;
+    no_foreign_claims(env, &agent, &work).await?;
     eprintln!(
         "acm_rollout: cluster claims checked in {:.1}s",
         t.elapsed().as_secs_f64()
@@ -533,6 +529,85 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
         seen.join(" -> ")
     );
     placements.delete(COMPLETE, &Default::default()).await?;
+    Ok(())
+}
+
+/// The ClusterClaim write errors of the controller so far (`update_status_write_errors_total`).
+fn claim_write_errors(controller: &Controller) -> Result<f64, BoxError> {
+    Ok(controller
+        .metrics()?
+        .lines()
+        .filter(|l| {
+            l.starts_with("update_status_write_errors_total{") && l.contains("ClusterClaim")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+/// Issue #48 item 3: the agent's ServiceAccount creates only its own three claims (its claims
+/// were created above, through server-side apply): not `region.open-cluster-management.io`, which
+/// the klusterlet sets and Placements and TALM trust, nor any other. A foreign claim carrying the
+/// agent's label costs no refused DELETE.
+async fn no_foreign_claims(env: &OcmEnv, agent: &Agent, work: &Path) -> TestResult {
+    let sa = service_account_kubeconfig(env, CLUSTER1, work).await?;
+    let as_agent = update_status_e2e::client_for(&sa).await?;
+    let resource = kube::discovery::ApiResource {
+        group: "cluster.open-cluster-management.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "cluster.open-cluster-management.io/v1alpha1".into(),
+        kind: "ClusterClaim".into(),
+        plural: "clusterclaims".into(),
+    };
+    let claim = |name: &str| -> Result<DynamicObject, BoxError> {
+        Ok(serde_json::from_value(json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1alpha1",
+            "kind": "ClusterClaim",
+            "metadata": {"name": name, "labels": {"update.openshift.io/reconciler": "cluster-claims"}},
+            "spec": {"value": "forged"},
+        }))?)
+    };
+    let api: Api<DynamicObject> = Api::all_with(as_agent, &resource);
+    for name in ["region.open-cluster-management.io", "anything.example.com"] {
+        let by_create = api.create(&Default::default(), &claim(name)?).await;
+        let by_apply = api
+            .patch(
+                name,
+                &PatchParams::apply("attacker"),
+                &Patch::Apply(&claim(name)?),
+            )
+            .await;
+        for (how, r) in [("create", by_create), ("apply", by_apply)] {
+            match r {
+                Err(kube::Error::Api(e)) if e.code == 403 => {}
+                other => {
+                    return Err(format!(
+                        "{how} of claim {name} as the agent: want 403, got {other:?}"
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    // A foreign claim labelled as ours (by the cluster's admin): left alone, no refused DELETE.
+    let spoke = env.cluster_client(CLUSTER1).await?;
+    let admin: Api<DynamicObject> = Api::all_with(spoke, &resource);
+    let errors_before = claim_write_errors(&agent.controller)?;
+    admin
+        .create(&Default::default(), &claim("foreign.example.com")?)
+        .await?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let errors = claim_write_errors(&agent.controller)? - errors_before;
+    assert!(
+        admin.get_opt("foreign.example.com").await?.is_some(),
+        "the foreign claim is not the agent's to delete"
+    );
+    assert_eq!(errors, 0.0, "no refused DELETE of the foreign claim");
+    admin
+        .delete("foreign.example.com", &Default::default())
+        .await?;
+    eprintln!(
+        "acm_rollout: the agent's ServiceAccount: 4 creations of foreign claims refused (403); a foreign claim labelled as ours: {errors} refused writes in 5 s"
+    );
     Ok(())
 }
 

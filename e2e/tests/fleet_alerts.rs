@@ -24,8 +24,10 @@
 //!    PrometheusRule.
 //!
 //! A second real `prometheus` plays ACM observability on the hub: it federates each cluster's
-//! allowlisted series (`config/acm/observability/metrics-allowlist.yaml`, one `match[]` per name)
-//! adding the `cluster` and `clusterID` labels ACM's metrics collector adds, and evaluates
+//! allowlisted series (the allowlist the add-on delivered to that cluster,
+//! `open-cluster-management-addon-observability/observability-metrics-custom-allowlist`, one
+//! `match[]` per name) adding the `cluster` and `clusterID` labels ACM's metrics collector adds,
+//! and evaluates
 //! `config/acm/observability/fleet-rules.yaml` with every `for:` shortened (the rewritten file
 //! passes `promtool check rules`). A simulated update on `cluster1` gets stuck on a drain blocked
 //! by a PodDisruptionBudget, `cluster2` is not updating: `UpdateStatusFleetUpdateTakingLong`
@@ -33,12 +35,23 @@
 //! `UpdateStatusFleetErrorHealthInsight` for `cluster1`'s node whose drain is blocked; both
 //! resolve once the drain goes through and the update completes.
 //!
+//! The dashboards (issue #49), at the stuck point and once the update completed: every query
+//! of the console's "Cluster update" dashboard (the ConfigMap the add-on delivered to
+//! `cluster1`'s `openshift-config-managed`) evaluated by `cluster1`'s Prometheus, and every
+//! query of the fleet dashboard (`config/acm/observability/grafana-dashboard.yaml`, all clusters)
+//! by the hub Prometheus, must return what the clusters' objects say
+//! (`update_status_e2e::dashboard_expect`); at the stuck point both are drawn from those results
+//! into `docs/images/dashboard-console.png` and `docs/images/dashboard-fleet.png`
+//! (`update_status_e2e::dashboards`: our own HTML in headless Chromium, not the console's or
+//! Grafana's renderer).
+//!
 //! Stand-ins, as in `acm_addon`: no kubelet (Secrets projected by the harness), no service CA
 //! (the test signs the serving certificate the Service asks for and writes its Secret), no
 //! cluster network (the Service's address is mapped to the agent's loopback port; the Service,
 //! its target port and the container port must still agree with the ServiceMonitor's port).
 #![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -50,6 +63,8 @@ use kube::discovery::ApiResource;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use update_status_e2e::controller::{Controller, Launch, workspace_bin};
+use update_status_e2e::dashboard_expect::{self, ClusterObjects, Expect};
+use update_status_e2e::dashboards::{self, Evaluated, Panel};
 use update_status_e2e::monitoring;
 use update_status_e2e::ocm::{self, OcmEnv, SecretVolume};
 use update_status_e2e::playback::Simulator;
@@ -636,6 +651,108 @@ async fn wait_scraped(m: &mut Monitored) -> Result<(), BoxError> {
     }
 }
 
+/// Where the console reads dashboards, and the ConfigMap of ours there.
+fn dashboards_ns() -> &'static str {
+    update_status_controllers::dashboards::CONSOLE_DASHBOARD_NAMESPACE
+}
+const CONSOLE_DASHBOARD: &str = update_status_controllers::dashboards::CONSOLE_DASHBOARD_NAME;
+/// The per-cluster allowlist ACM's metrics collector reads, as the add-on delivers it.
+const ALLOWLIST_NS: &str = update_status_controllers::acm_manifests::OBSERVABILITY_ADDON_NAMESPACE;
+const ALLOWLIST: &str = update_status_controllers::acm_manifests::CUSTOM_ALLOWLIST;
+
+fn config_map_resource() -> ApiResource {
+    gvk_resource("", "v1", "ConfigMap", "configmaps")
+}
+
+/// A delivered object `ns/name` of `cluster`, once the ManifestWork has applied it.
+async fn delivered_in(
+    spoke: &Client,
+    cluster: &str,
+    ns: &str,
+    name: &str,
+    ar: &ApiResource,
+) -> Result<Value, BoxError> {
+    let api: Api<DynamicObject> = Api::namespaced_with(spoke.clone(), ns, ar);
+    let obj = poll_until(
+        TIMEOUT,
+        &format!(
+            "{} {ns}/{name} on {cluster}, delivered by the add-on's ManifestWork",
+            ar.kind
+        ),
+        || async { api.get_opt(name).await.ok().flatten() },
+    )
+    .await?;
+    Ok(serde_json::to_value(obj)?)
+}
+
+/// Our objects on each cluster, as the dashboards' expectations read them.
+async fn cluster_objects(env: &OcmEnv) -> Result<BTreeMap<String, ClusterObjects>, BoxError> {
+    let mut out = BTreeMap::new();
+    for c in [CLUSTER1, CLUSTER2] {
+        let text = env
+            .kubectl_cluster(
+                c,
+                [
+                    "get",
+                    "controlplaneupdatestatuses,workerpoolupdatestatuses,updateinsights",
+                    "-n",
+                    AGENT_NS,
+                    "-o",
+                    "json",
+                ],
+            )
+            .await?;
+        let list: Value = serde_json::from_str(&text)?;
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        out.insert(c.to_string(), ClusterObjects::from_items(&items));
+    }
+    Ok(out)
+}
+
+type Expectations =
+    dyn Fn(&BTreeMap<String, ClusterObjects>) -> BTreeMap<&'static str, Expect> + Sync;
+
+/// Waits until every query of `panels` (`$cluster`: all) evaluated by `prom` shows what the
+/// clusters' objects say; returns the evaluated panels. The error names what still differs.
+async fn dashboards_agree(
+    env: &OcmEnv,
+    prom: &Prometheus,
+    panels: &[Panel],
+    window: (f64, f64, f64),
+    expect: &Expectations,
+) -> Result<Vec<(Panel, Vec<Evaluated>)>, BoxError> {
+    let vars = [(
+        "$cluster",
+        update_status_controllers::dashboards::ALL_CLUSTERS,
+    )];
+    let last = std::sync::Mutex::new(Vec::new());
+    let got = poll_until(
+        TIMEOUT,
+        "the dashboards to agree with the objects",
+        || async {
+            let objects = cluster_objects(env).await.ok()?;
+            let evaluated = dashboards::evaluate(prom, panels, &vars, window)
+                .await
+                .ok()?;
+            let wrong = dashboard_expect::mismatches(&evaluated, &expect(&objects));
+            let agree = wrong.is_empty();
+            if let Ok(mut l) = last.lock() {
+                *l = wrong;
+            }
+            agree.then_some(evaluated)
+        },
+    )
+    .await;
+    got.map_err(|e| {
+        format!(
+            "{e}: {:#?} (Prometheus: {})",
+            last.lock().map(|l| l.clone()).unwrap_or_default(),
+            prom.dir().display()
+        )
+        .into()
+    })
+}
+
 /// The hub Prometheus' alerts named `name`, firing.
 async fn firing(hub: &Prometheus, name: &str) -> Result<Vec<Value>, BoxError> {
     Ok(hub
@@ -661,8 +778,9 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     std::fs::create_dir_all(&work)?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
-        // As on OpenShift: the namespaces the agent's manifests hold Roles in.
-        ensure_namespace(env, c, "openshift-machine-config-operator").await?;
+        // As on OpenShift: the namespaces the agent's manifests hold Roles in, and the
+        // console's dashboards.
+        ocm::create_openshift_namespaces(env, c).await?;
     }
     env.kubectl_hub([
         "apply",
@@ -731,10 +849,36 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         assert!(bad.is_empty(), "{}: rules in error: {bad:?}", m.name);
     }
 
-    // ACM observability on the hub: federation with the allowlist, the fleet rules shortened.
-    let names = monitoring::allowlist_names(&std::fs::read_to_string(
-        root.join("config/acm/observability/metrics-allowlist.yaml"),
-    )?)?;
+    // ACM observability on the hub: federation with each cluster's delivered allowlist, the
+    // fleet rules shortened.
+    let mut names = Vec::new();
+    for c in [CLUSTER1, CLUSTER2] {
+        let spoke = env.cluster_client(c).await?;
+        let cm = delivered_in(&spoke, c, ALLOWLIST_NS, ALLOWLIST, &config_map_resource()).await?;
+        names = monitoring::allowlist_names(&cm.to_string())?;
+    }
+    for used in [
+        "update_status_update_in_progress",
+        "update_status_health_insight_info",
+    ] {
+        assert!(
+            names.iter().any(|n| n == used),
+            "{used} not in the delivered allowlist {names:?}"
+        );
+    }
+    let spoke1 = env.cluster_client(CLUSTER1).await?;
+    let console_panels = dashboards::config_map_panels(
+        &delivered_in(
+            &spoke1,
+            CLUSTER1,
+            dashboards_ns(),
+            CONSOLE_DASHBOARD,
+            &config_map_resource(),
+        )
+        .await?,
+    )?;
+    let fleet_panels =
+        dashboards::shipped_panels(&root.join("config/acm/observability/grafana-dashboard.yaml"))?;
     let (rules, shortened) = monitoring::shorten_for(
         &std::fs::read_to_string(root.join("config/acm/observability/fleet-rules.yaml"))?,
         SHORT_FOR,
@@ -835,6 +979,49 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "only cluster1's node: {insights:?}"
     );
 
+    // The dashboards show the stuck update as the objects say, drawn for the docs.
+    let shown_at = Instant::now();
+    let window = |t0: Instant| {
+        let now = jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
+        (now - t0.elapsed().as_secs_f64(), now, 1.0)
+    };
+    let console = dashboards_agree(env, &c1.prometheus, &console_panels, window(t0), &|o| {
+        dashboard_expect::console(&o[CLUSTER1])
+    })
+    .await?;
+    let fleet = dashboards_agree(env, &acm, &fleet_panels, window(t0), &|o| {
+        dashboard_expect::fleet(o)
+    })
+    .await?;
+    let images = root.join("docs/images");
+    let (from, to, _) = window(t0);
+    dashboards::screenshot(
+        &dashboards::render(
+            "Cluster update",
+            &format!("{CLUSTER1}: a worker's drain blocked by a PodDisruptionBudget. Each panel's query evaluated by {CLUSTER1}'s Prometheus, drawn by e2e fleet_alerts"),
+            &console,
+            (from, to),
+        ),
+        &images.join("dashboard-console.png"),
+        (1200, 900),
+    )
+    .await?;
+    dashboards::screenshot(
+        &dashboards::render(
+            "update-status fleet",
+            &format!("{CLUSTER1} stuck on a blocked drain, {CLUSTER2} idle. Each panel's query evaluated by the hub Prometheus, drawn by e2e fleet_alerts"),
+            &fleet,
+            (from, to),
+        ),
+        &images.join("dashboard-fleet.png"),
+        (1200, 900),
+    )
+    .await?;
+    eprintln!(
+        "fleet_alerts: both dashboards agree with the objects and are drawn, {:.1}s",
+        shown_at.elapsed().as_secs_f64()
+    );
+
     // The drain goes through, the update completes: the alerts resolve.
     while !c1.simulator.simulation().is_completed() {
         c1.simulator.step().await?;
@@ -870,6 +1057,20 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         },
     )
     .await?;
+    // The dashboards follow: nothing updating, everything complete.
+    let settled_at = Instant::now();
+    dashboards_agree(env, &c1.prometheus, &console_panels, window(t0), &|o| {
+        dashboard_expect::console(&o[CLUSTER1])
+    })
+    .await?;
+    dashboards_agree(env, &acm, &fleet_panels, window(t0), &|o| {
+        dashboard_expect::fleet(o)
+    })
+    .await?;
+    eprintln!(
+        "fleet_alerts: dashboards agree after the update, {:.1}s",
+        settled_at.elapsed().as_secs_f64()
+    );
     for m in [&mut c1, &mut c2] {
         m.agent
             .running()

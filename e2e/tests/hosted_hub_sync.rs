@@ -6,7 +6,8 @@
 //! status, no owners), `kubectl update-status --fleet` lists the hosted clusters, changes are
 //! mirrored, nothing is written in a steady state, a HostedCluster merely named like the
 //! managed cluster another one is imported as (its ACM annotation) is refused, from the start
-//! (and its metric says so), a renamed managed cluster moves its
+//! (and its metric says so), an annotation never takes the name of a running holder, not even
+//! after a restart (issue #48), a renamed managed cluster moves its
 //! copies, a deleted HostedCluster's copies are deleted, freeing its name, and a refused one's
 //! series goes with it.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
@@ -191,7 +192,7 @@ async fn each_hosted_cluster_is_reported_to_the_hub_as_a_managed_cluster() -> Te
     let text = std::fs::read_to_string(&log)?;
     assert!(
         text.contains(&format!(
-            "is held by HostedCluster {key_a}, imported under it"
+            "is claimed by HostedCluster {key_a} through the annotation"
         )),
         "the log says why zeta is not reported"
     );
@@ -314,6 +315,16 @@ const ADDON_SECRET: &str = "update-status-hub-kubeconfig";
 /// control plane's CA, as OCM's registration agent writes it (kubeconfig naming `tls.crt` and
 /// `tls.key`, key `cluster-name`).
 async fn addon_secret(env: &TestEnv, ns: &str, cluster: &str) -> TestResult {
+    addon_secret_to(env, ns, cluster, None).await
+}
+
+/// [`addon_secret`] with a kubeconfig naming `server` instead of the hub (`None`: the hub).
+async fn addon_secret_to(
+    env: &TestEnv,
+    ns: &str,
+    cluster: &str,
+    server: Option<&str>,
+) -> TestResult {
     let dir = env
         .cluster_dir()
         .ok_or("the test needs the control plane's CA: run it with make e2e")?;
@@ -329,7 +340,8 @@ async fn addon_secret(env: &TestEnv, ns: &str, cluster: &str) -> TestResult {
             "system:open-cluster-management:cluster:{cluster}:addon:update-status"
         )],
     )?;
-    let (server, ca) = update_status_e2e::certs::server_and_ca(env)?;
+    let (hub_server, ca) = update_status_e2e::certs::server_and_ca(env)?;
+    let server = server.map_or(hub_server, str::to_string);
     let files = [
         (
             "kubeconfig",
@@ -463,6 +475,9 @@ async fn each_hosted_cluster_writes_with_its_own_addon_identity() -> TestResult 
         &dir,
     )
     .await?;
+    // The hub the Secrets must name (issue #48 item 14): this API server, as the ServiceAccount's
+    // kubeconfig names it (its user is not used for the hub).
+    let hub_named = sa.kubeconfig.display().to_string();
     let controller = Controller::start_via(
         &sa.kubeconfig,
         DEPLOY_NS,
@@ -470,6 +485,8 @@ async fn each_hosted_cluster_writes_with_its_own_addon_identity() -> TestResult 
             "--mode=hosted",
             "--watch-namespace",
             &ns,
+            "--hub-kubeconfig",
+            &hub_named,
             "--hub-addon-secrets",
             "--hub-addon-secret-namespace={cluster}",
             "--assess-at",
@@ -557,6 +574,220 @@ async fn each_hosted_cluster_writes_with_its_own_addon_identity() -> TestResult 
         before,
         "no failed hub call for the renewal"
     );
+
+    // 4. Issue #48 item 14: whoever creates a managed cluster's Secret namespace first (a
+    //    tenant) writes a Secret naming that cluster and a server of its own: the Secret is
+    //    refused, and not one connection reaches that server.
+    let hub_r = env.namespace("hub-r").await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let fake = format!("https://{}", listener.local_addr()?);
+    let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter_task = {
+        let reached = reached.clone();
+        tokio::spawn(async move {
+            while listener.accept().await.is_ok() {
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    };
+    addon_secret_to(&env, hub_r.name(), hub_r.name(), Some(&fake)).await?;
+    let mut sim_r = simulator(&env, &ns, "romeo", 23)?;
+    sim_r.install().await?;
+    sim_r.step().await?;
+    annotate(&env, &ns, "romeo", hub_r.name()).await?;
+    wait_for(TIMEOUT, "the tenant's Secret refused (log)", || async {
+        std::fs::read_to_string(&log).is_ok_and(|t| {
+            t.contains("not the hub of --hub-kubeconfig") && t.contains(hub_r.name())
+        })
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        reached.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no connection to the server the tenant's Secret names"
+    );
+    assert_eq!(copies_in(&env, hub_r.name()).await?, 0);
+    counter_task.abort();
+    drop(controller);
+    Ok(())
+}
+
+/// The `hosted-cluster` label of the ControlPlaneUpdateStatus copy in hub namespace `ns`.
+async fn holder_on_hub(env: &TestEnv, ns: &str) -> Result<Option<String>, BoxError> {
+    let cp = list(env, "controlplaneupdatestatuses", ns).await?;
+    Ok(cp.first().and_then(|o| {
+        o["metadata"]["labels"]["update.openshift.io/hosted-cluster"]
+            .as_str()
+            .map(str::to_string)
+    }))
+}
+
+/// The `update_status_hub_name_refused` line of a hosted cluster, if any.
+fn name_refused(c: &Controller, hc: &str) -> Option<String> {
+    let prefix = format!("update_status_hub_name_refused{{hosted_cluster=\"{hc}\"}}");
+    c.metrics()
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .map(str::to_string)
+}
+
+/// Issue #48 item 1: a tenant annotates its own HostedCluster with the managed-cluster name of
+/// a running cluster that the multicluster engine imported under its own name (no annotation).
+/// Before, the annotation ranked above the holder: the victim's session was retired, its copies
+/// deleted, and the tenant's cluster reported under the victim's name. Now the holder keeps the
+/// name, the newcomer is refused (log, metric, Event), and after a restart with both present the
+/// holder still reports (read back from its copies' `hosted-cluster` label on the hub).
+#[tokio::test]
+async fn an_annotation_never_takes_a_running_clusters_hub_name() -> TestResult {
+    let env = TestEnv::new().await?;
+    install_hosted_crds(&env).await?;
+    let clusters_ns = env.namespace("hosted-steal").await?;
+    let ns = clusters_ns.name().to_string();
+    let hub_v = env.namespace("hub-v").await?;
+    // The victim is named like its managed cluster (MCE's default import: no annotation).
+    let (victim, tenant) = (hub_v.name().to_string(), "mine");
+    let mut sim_v = simulator(&env, &ns, &victim, 31)?;
+    let mut sim_t = simulator(&env, &ns, tenant, 32)?;
+    for s in [&mut sim_v, &mut sim_t] {
+        s.install().await?;
+        for _ in 0..3 {
+            s.step().await?;
+        }
+    }
+    let hub_kubeconfig = env.kubeconfig_path().display().to_string();
+    let flags = [
+        "--mode=hosted",
+        "--watch-namespace",
+        &ns,
+        "--hub-kubeconfig",
+        &hub_kubeconfig,
+        "--assess-at",
+        NOW,
+    ];
+    let controller = Controller::start(&env, &ns, &flags)?;
+    let local = |hc| Local {
+        namespace: &ns,
+        hosted_cluster: Some(hc),
+        owner_uid: None,
+    };
+    let (key_v, key_t) = (format!("{ns}/{victim}"), format!("{ns}/{tenant}"));
+    let victim_label = format!("{ns}.{victim}");
+    wait_mirrored(
+        &env,
+        local(&victim),
+        &victim,
+        false,
+        "the victim's copies",
+        &controller.log,
+    )
+    .await?;
+
+    // 1. The tenant's annotation, while the victim runs: refused, reported, nothing moves.
+    annotate(&env, &ns, tenant, &victim).await?;
+    wait_for(TIMEOUT, "the tenant's claim refused (metric)", || async {
+        name_refused(&controller, &key_t).is_some_and(|l| l.ends_with(" 1"))
+    })
+    .await?;
+    let text = std::fs::read_to_string(&controller.log)?;
+    assert!(
+        text.contains(&format!(
+            "is held by HostedCluster {key_v}, which reports under it"
+        )),
+        "the log names the holder"
+    );
+    wait_for(
+        TIMEOUT,
+        "a HubNameRefused Event on the tenant's HostedCluster",
+        || async {
+            env.kubectl_ok([
+                "get",
+                "events",
+                "-n",
+                &ns,
+                "--field-selector",
+                &format!("involvedObject.name={tenant},reason=HubNameRefused"),
+                "-o",
+                "name",
+            ])
+            .await
+            .is_ok_and(|o| !o.trim().is_empty())
+        },
+    )
+    .await?;
+    sim_v.step().await?;
+    sim_t.step().await?;
+    wait_mirrored(
+        &env,
+        local(&victim),
+        &victim,
+        false,
+        "the victim's copies, still its own",
+        &controller.log,
+    )
+    .await?;
+    assert_eq!(
+        holder_on_hub(&env, &victim).await?,
+        Some(victim_label.clone())
+    );
+    assert!(hub_up(&controller, &key_v).is_some_and(|l| l.ends_with(" 1")));
+    assert!(name_refused(&controller, &key_v).is_none());
+    drop(controller);
+
+    // 2. Restarted with both present: the hub's copies say who holds the name.
+    let controller = Controller::start(&env, &ns, &flags)?;
+    wait_for(TIMEOUT, "the tenant refused after the restart", || async {
+        name_refused(&controller, &key_t).is_some_and(|l| l.ends_with(" 1"))
+    })
+    .await?;
+    sim_v.step().await?;
+    wait_mirrored(
+        &env,
+        local(&victim),
+        &victim,
+        false,
+        "the victim's copies after the restart",
+        &controller.log,
+    )
+    .await?;
+    wait_for(
+        TIMEOUT,
+        "the victim reporting after the restart",
+        || async { hub_up(&controller, &key_v).is_some_and(|l| l.ends_with(" 1")) },
+    )
+    .await?;
+    assert_eq!(holder_on_hub(&env, &victim).await?, Some(victim_label));
+    let text = std::fs::read_to_string(&controller.log)?;
+    assert!(
+        text.contains("read who holds it on the hub")
+            && text.contains(&format!("is held by HostedCluster {key_v}")),
+        "the log says the holder was read back from the hub"
+    );
+
+    // 3. The victim deleted: the name is free, and the tenant's annotation now gets it.
+    env.kubectl_ok([
+        "delete",
+        "hostedcluster",
+        &victim,
+        "-n",
+        &ns,
+        "--wait=false",
+    ])
+    .await?;
+    wait_mirrored(
+        &env,
+        local(tenant),
+        &victim,
+        false,
+        "the tenant's copies once the name is free",
+        &controller.log,
+    )
+    .await?;
+    wait_for(TIMEOUT, "the tenant's refusal series gone", || async {
+        name_refused(&controller, &key_t).is_none()
+    })
+    .await?;
     drop(controller);
     Ok(())
 }

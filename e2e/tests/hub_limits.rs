@@ -6,7 +6,8 @@
 //!
 //! 1. enabling the add-on for `cluster1` gives its namespace the ResourceQuota `update-status`
 //!    (owned by the ManagedClusterAddOn), whose limits one annotation of the ManagedClusterAddOn
-//!    overrides;
+//!    overrides, up to a ceiling (issue #48 item 11: the hub controller applies the ceiling to
+//!    an annotation above it, and the policy refuses its identity a quota above it);
 //! 2. the agent's identity cannot write a ControlPlaneUpdateStatus named after another cluster,
 //!    a copy labelled for another cluster, a foreign label, a finalizer, another owner, too many
 //!    related objects or too much text; the largest object it may write is measured;
@@ -14,9 +15,19 @@
 //! 4. a quota deleted by hand is put back; without the quota (the hub controller stopped, the
 //!    quota deleted) the agent cannot write at all, and the restarted hub controller puts it back;
 //! 5. the hub admin still can (a finalizer, another cluster's label and name);
+//!    an agent registered with OCM's token driver (the ServiceAccount `update-status-agent` of
+//!    the cluster's namespace) is bound like the certificate one (issue #48 item 4);
 //! 6. the real agent at its limit: its hub namespace full of stale copies, it deletes them,
 //!    copies what fits, says `exceeded quota` once (metric reason `quota`), retries without a
 //!    tight loop, leaves its local objects alone, and converges once the limit is raised.
+//!
+//! On the same hub (issue #47): the ACM recipes (`config/acm/policies`, `config/acm/recipes`)
+//! dry-run against the real CRDs of the components that consume them
+//! (`update_status_e2e::acm_recipes`); the add-on's must-gather (`must-gather/gather`) on the
+//! cluster and on the hub, read back by `kubectl update-status --from-dir`
+//! (`update_status_e2e::must_gather`); a hosted cluster of `cluster1` reported with no hand
+//! work: the hosted add-on placed on its hosting cluster, the hub controller's binding and quota
+//! (`update_status_e2e::acm_hosted`).
 #![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
 
 use std::time::{Duration, Instant};
@@ -29,7 +40,7 @@ use update_status_api::crd::{
     Condition, ConditionStatus, ControlPlaneUpdateStatus, HealthInsight, Impact, ImpactLevel,
     InsightType, ProgressInsight, Remediation, ResourceRef, UpdateInsight, UpdateInsightStatus,
 };
-use update_status_controllers::reconcilers::hub_quota::parse_count;
+use update_status_controllers::reconcilers::hub_quota::{CEILING, parse_count};
 use update_status_e2e::controller::{Controller, workspace_bin};
 use update_status_e2e::hub_copies::{Local, list_at, wait_mirrored_between};
 use update_status_e2e::hub_limits::{QUOTA, copy_body, start_hub_controller};
@@ -178,13 +189,8 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     ocm::wait_cluster_joined(&hub, CLUSTER, TIMEOUT).await?;
-    // As on OpenShift: the agent's manifests hold a Role in this namespace.
-    let _ = env
-        .kubectl_cluster(
-            CLUSTER,
-            ["create", "namespace", "openshift-machine-config-operator"],
-        )
-        .await;
+    // As on OpenShift: the namespaces the agent's manifests put objects in.
+    let _ = ocm::create_openshift_namespaces(env, CLUSTER).await;
     env.kubectl_hub([
         "apply",
         "--server-side",
@@ -234,8 +240,46 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         owner.len() == 1 && owner[0].kind == "ManagedClusterAddOn" && owner[0].uid == mca_uid,
         "owned by the ManagedClusterAddOn: {owner:?}"
     );
+    // Issue #48 item 11: an override has a ceiling, on the hub controller and in the policy
+    // bounding its quota writes.
+    set_override(&hub, Some(99_999_999)).await?;
+    wait_limit(&quotas, CEILING.insights).await?;
+    let hub_controller_client = update_status_e2e::client_for(
+        &update_status_e2e::hub_limits::hub_controller_kubeconfig(env, &work.join("hc")).await?,
+    )
+    .await?;
+    let as_hub_controller: Api<ResourceQuota> = Api::namespaced(hub_controller_client, CLUSTER);
+    let above = json!({
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": QUOTA, "namespace": CLUSTER},
+        "spec": {"hard": {INSIGHTS_KEY: "10001"}},
+    });
+    let as_quota_writer = PatchParams::apply("update-status-controller/hub-quota").force();
+    // The API server loads new policies asynchronously: a dry run first, until refused.
+    let ceiling_message = "allows at most 4 ControlPlaneUpdateStatus, 500 WorkerPoolUpdateStatus and 10000 UpdateInsights";
+    wait_for(TIMEOUT, "the quota writer's ceiling in force", || async {
+        let dry = PatchParams {
+            dry_run: true,
+            ..as_quota_writer.clone()
+        };
+        as_hub_controller
+            .patch(QUOTA, &dry, &Patch::Apply(&above))
+            .await
+            .is_err_and(|e| e.to_string().contains(ceiling_message))
+    })
+    .await?;
+    refused(
+        as_hub_controller
+            .patch(QUOTA, &as_quota_writer, &Patch::Apply(&above))
+            .await,
+        403,
+        ceiling_message,
+        "the hub controller's identity writing a quota above the ceiling",
+    )?;
     set_override(&hub, Some(4)).await?;
     wait_limit(&quotas, 4).await?;
+    // Issue #47 item 5: the ACM recipes against the real CRDs, on this hub.
+    update_status_e2e::acm_recipes::check(env, CLUSTER).await?;
 
     // 2. The agent's identity, as OCM issued it.
     let spoke = env.cluster_client(CLUSTER).await?;
@@ -386,6 +430,33 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "too much text",
     )?;
 
+    // 2b. An agent registered with OCM's token driver (issue #48 item 4): the same refusals.
+    let token_agent = token_registered_agent(env, &work).await?;
+    let token_planes: Api<ControlPlaneUpdateStatus> = Api::namespaced(token_agent.clone(), CLUSTER);
+    let token_insights: Api<UpdateInsight> = Api::namespaced(token_agent.clone(), CLUSTER);
+    refused(
+        token_planes
+            .patch(
+                "cluster2",
+                &apply(),
+                &Patch::Apply(copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER)),
+            )
+            .await,
+        403,
+        "a ControlPlaneUpdateStatus copy is named after its cluster: cluster1",
+        "a token-registered agent: a ControlPlaneUpdateStatus named after another cluster",
+    )?;
+    let mut held = copy_body("UpdateInsight", "ok-0", CLUSTER);
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    refused(
+        token_insights
+            .patch("ok-0", &apply(), &Patch::Apply(held))
+            .await,
+        403,
+        "no finalizers",
+        "a token-registered agent: a finalizer",
+    )?;
+
     // 3. The counts: 4 insights, then `exceeded quota`; a delete frees a slot.
     for n in 1..4 {
         let name = format!("ok-{n}");
@@ -464,6 +535,14 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         422,
         "ValidatingAdmissionPolicy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found",
         "a write where no quota bounds the counts",
+    )?;
+    refused(
+        token_insights
+            .patch("ok-0", &apply(), &Patch::Apply(relabelled.clone()))
+            .await,
+        422,
+        "no params found",
+        "a token-registered agent: a write where no quota bounds the counts",
     )?;
     hub_controller = start_hub_controller(env, controller_bin.clone(), &work, &[]).await?;
     wait_limit(&quotas, 4).await?;
@@ -623,6 +702,14 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "hub_limits: converged {:.1}s after the limit was raised",
         t.elapsed().as_secs_f64()
     );
+    // Issue #47 item 6: the add-on's must-gather, on the cluster and on the hub, read back.
+    update_status_e2e::must_gather::check(env, CLUSTER, &oc_status_case("4.14.1-degraded"), &work)
+        .await
+        .map_err(|e| format!("{e} (agent log: {})", log.display()))?;
+    // Issue #47 item 7: a hosted cluster of cluster1, with no hand work.
+    update_status_e2e::acm_hosted::check(env, CLUSTER, &work.join("hosted"))
+        .await
+        .map_err(|e| format!("{e} (hub controller log: {})", hub_controller.log.display()))?;
     drop(agent_process);
     drop(hub_controller);
     let _ = Api::<UpdateInsight>::namespaced(hub.clone(), CLUSTER)
@@ -632,6 +719,57 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
 }
 
 /// Calls on updateinsights the hub refused (403), from its API server's own counter.
+/// An agent identity as OCM's token driver registers one (`pkg/registration/register/token`:
+/// the ServiceAccount `<add-on>-agent` in the cluster's hub namespace, given the add-on's hub
+/// ClusterRole there by the add-on manager): a client with a token of it.
+async fn token_registered_agent(
+    env: &OcmEnv,
+    work: &std::path::Path,
+) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let sa = format!("{ADDON}-agent");
+    let exists = |r: Result<String, ocm::OcmError>| match r {
+        Err(e) if !e.to_string().contains("AlreadyExists") => Err(e),
+        _ => Ok(()),
+    };
+    exists(
+        env.kubectl_hub(["create", "serviceaccount", &sa, "-n", CLUSTER])
+            .await,
+    )?;
+    exists(
+        env.kubectl_hub([
+            "create",
+            "rolebinding",
+            "update-status-token-agent",
+            "-n",
+            CLUSTER,
+            "--clusterrole=open-cluster-management:update-status:agent",
+            &format!("--serviceaccount={CLUSTER}:{sa}"),
+        ])
+        .await,
+    )?;
+    let token = env
+        .kubectl_hub(["create", "token", &sa, "-n", CLUSTER])
+        .await?;
+    let hub = kube::config::Kubeconfig::read_from(env.hub_kubeconfig())?;
+    let cluster = hub
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .ok_or("no cluster in the hub kubeconfig")?;
+    let kubeconfig = json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "agent",
+        "clusters": [{"name": "hub", "cluster": {
+            "server": cluster.server,
+            "certificate-authority-data": cluster.certificate_authority_data,
+        }}],
+        "contexts": [{"name": "agent", "context": {"cluster": "hub", "user": "agent"}}],
+        "users": [{"name": "agent", "user": {"token": token.trim()}}],
+    });
+    let path = work.join("token-agent.kubeconfig");
+    std::fs::write(&path, serde_json::to_vec(&kubeconfig)?)?;
+    Ok(update_status_e2e::client_for(&path).await?)
+}
+
 async fn hub_refusals(env: &OcmEnv) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
     let m = env.kubectl_hub(["get", "--raw", "/metrics"]).await?;
     Ok(m.lines()

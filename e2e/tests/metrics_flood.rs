@@ -4,7 +4,9 @@
 //! TokenReviews/s (counted by the API server itself, `apiserver_request_total`), keeps its
 //! Lease (same holder, renewed all along), does not exit, keeps its peak RSS within a bound,
 //! and still answers a permitted scraper (a ServiceAccount bound to the shipped
-//! `update-status-metrics-reader` role).
+//! `update-status-metrics-reader` role) from the flood's own address, on a new connection each
+//! time (issue #48 item 10: the flood's connections used to take every slot of their address,
+//! and the scraper's new connections were closed at once).
 //!
 //! Scale: the review measured 300 scrapers; here [`SCRAPERS`] (100) share the 2 cores of CI
 //! with the API server, etcd and the controller. Each scraper sends one request after another
@@ -234,7 +236,8 @@ async fn a_flood_of_random_tokens_is_held_to_the_review_budget_and_the_lease_hol
     .await
     .map_err(|e| format!("{e} (controller log: {log})"))?;
     assert_eq!(holder, "flooded");
-    let permitted = https_client(1)?;
+    // A new connection for each scrape: no slot kept from before the flood.
+    let permitted = https_client(0)?;
     poll_until(TIMEOUT, "the permitted scraper's first 200", || async {
         (scrape(&permitted, &addr, &reader).await == Some(200)).then_some(())
     })

@@ -336,7 +336,7 @@ async fn metrics_need_a_token_allowed_to_get_metrics_and_probes_need_none() -> T
 
     // Issue #38 item 8: idle TCP connections from one source (an allowed one: the
     // NetworkPolicy admits the whole monitoring namespace) took every slot before their TLS
-    // handshakes, and the scraper was refused. Now at most MAX_CONNECTIONS_PER_SOURCE of them
+    // handshakes, and the scraper was refused. Now at most MAX_HANDSHAKES_PER_SOURCE of them
     // are held, each until the handshake deadline, and the scraper is served throughout.
     idle_connections_never_block_the_scraper(&controller, &reader).await?;
 

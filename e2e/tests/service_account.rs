@@ -14,7 +14,16 @@
 //! the budget blocking it), and the API server's audit log shows what the ServiceAccount read
 //! of MachineConfigs and Pods: their metadata only, never the secret their specs hold.
 //!
-//! A missing verb in `config/rbac/` fails this test. Fixed names (the namespace
+//! Then the same ServiceAccount as OLM would create it from the bundle (issue #49): config/default's
+//! RBAC and Deployment removed, the ClusterServiceVersion's install strategy applied as OLM
+//! creates it (`update_status_e2e::olm`: the ServiceAccount, a Role and RoleBinding per
+//! `permissions` entry, a ClusterRole and ClusterRoleBinding per `clusterPermissions` entry, the
+//! Deployment, the bundle's other manifests in the install namespace), `kubectl auth can-i`
+//! again (the two Roles OLM cannot create outside its namespace are granted everywhere: exactly
+//! those two checks change), and the ServiceAccount's controller restarted with the
+//! Deployment's arguments and a token of OLM's ServiceAccount: the simulated update runs as it.
+//!
+//! A missing verb in `config/rbac/` or in the bundle fails this test. Fixed names (the namespace
 //! `openshift-update-status`, cluster-wide RBAC): it holds [`exclusive_cluster_state`].
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
@@ -28,6 +37,7 @@ use serde_json::{Value, json};
 use update_status_assess::nodes::SOURCE_NODE_DEGRADED;
 use update_status_e2e::controller::{Controller, Launch, release_bin, workspace_bin};
 use update_status_e2e::kubeconfig::{ServiceAccountConfig, service_account_config};
+use update_status_e2e::olm;
 use update_status_e2e::playback::{self, Simulator};
 use update_status_e2e::prometheus::{Prometheus, PrometheusOptions, free_port};
 use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, repo_root, wait_for};
@@ -48,8 +58,9 @@ const MCO_DEPLOYMENT_RESOURCE: &str = "deployments.apps/machine-config-operator"
 const OUTPUT_KINDS: &str = "updateinsights,controlplaneupdatestatuses,workerpoolupdatestatuses";
 
 /// Applies the shipped manifests as `make deploy` does, and removes what an earlier run left in
-/// the namespace (objects, the Lease).
+/// the namespace (objects, the Lease) and the roles of an earlier OLM install.
 async fn deploy(env: &TestEnv) -> TestResult {
+    remove_olm_install(env).await?;
     // OpenShift has this namespace; config/rbac/mco_deployment.yaml grants in it.
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(env.client());
     namespaces
@@ -78,6 +89,173 @@ async fn deploy(env: &TestEnv) -> TestResult {
     ])
     .await?;
     Ok(())
+}
+
+/// Removes what [`install_as_olm`] created (by OLM's owner label).
+async fn remove_olm_install(env: &TestEnv) -> TestResult {
+    env.kubectl_ok([
+        "delete",
+        "clusterroles,clusterrolebindings,roles,rolebindings,deployments,serviceaccounts",
+        "-A",
+        "-l",
+        olm::OWNER_LABEL,
+        "--ignore-not-found",
+    ])
+    .await?;
+    Ok(())
+}
+
+/// Replaces config/default's RBAC and Deployment by what OLM creates from the bundle's CSV
+/// (`update_status_e2e::olm`); returns the Deployment's controller arguments.
+async fn install_as_olm(env: &TestEnv, dir: &Path) -> TestResult<Vec<String>> {
+    for what in ["config/rbac", "config/manager"] {
+        if what == "config/manager" {
+            // The namespace stays (OLM installs into an existing one).
+            env.kubectl_ok([
+                "delete",
+                "-f",
+                path(&repo_root().join("config/manager/deployment.yaml"))?,
+                "--ignore-not-found",
+            ])
+            .await?;
+            continue;
+        }
+        env.kubectl_ok([
+            "delete",
+            "-k",
+            path(&repo_root().join(what))?,
+            "--ignore-not-found",
+        ])
+        .await?;
+    }
+    let bundle = olm::read_bundle(&repo_root().join("bundle"))?;
+    let mut objects = Vec::new();
+    for o in olm::install_objects(&bundle, NS) {
+        // The local control plane serves no console.openshift.io kinds.
+        if o["apiVersion"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("console.openshift.io/"))
+        {
+            eprintln!(
+                "olm install: skipped {} {} (no console here)",
+                o["kind"], o["metadata"]["name"]
+            );
+            continue;
+        }
+        objects.push(o);
+    }
+    let kinds: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}",
+                o["kind"].as_str().unwrap_or_default(),
+                o["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    eprintln!("olm install: {}", kinds.join(", "));
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    let file = dir.join("olm-install.json");
+    std::fs::write(&file, list.to_string())?;
+    // OLM owns what it creates (the CRDs were applied by the control plane's start-up).
+    env.kubectl_ok([
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=olm",
+        "-f",
+        path(&file)?,
+    ])
+    .await?;
+    let deployment = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == SA)
+        .ok_or("the CSV installs no controller Deployment")?;
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["serviceAccountName"], SA,
+        "the CSV's Deployment runs as {SA}"
+    );
+    let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .ok_or("the CSV's Deployment has no arguments")?
+        .iter()
+        .filter_map(|a| a.as_str().map(str::to_string))
+        .collect();
+    Ok(args)
+}
+
+/// operator-framework/api's validators (`hack/olm-validate`, built once by
+/// `hack/build-olm-validate.sh`) pass the bundle, and fail a copy missing an owned CRD.
+fn validate_bundle(dir: &Path) -> TestResult {
+    let root = repo_root();
+    let build = Command::new(root.join("hack/build-olm-validate.sh"))
+        .status()
+        .map_err(|e| format!("running hack/build-olm-validate.sh: {e}"))?;
+    assert!(build.success(), "hack/build-olm-validate.sh failed");
+    let validate = |bundle: &Path| -> TestResult<(bool, String)> {
+        let out = Command::new(root.join(".cache/tools/olm-validate"))
+            .arg(bundle)
+            .output()
+            .map_err(|e| format!("running .cache/tools/olm-validate: {e}"))?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok((out.status.success(), text))
+    };
+    let (ok, text) = validate(&root.join("bundle"))?;
+    assert!(
+        ok,
+        "operator-framework/api's validators refuse bundle/:\n{text}"
+    );
+    eprintln!("{}", text.trim());
+    // Able to fail: the same bundle without the UpdateInsight CRD.
+    let broken = dir.join("bundle-without-a-crd");
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(broken.join(sub))?;
+        for f in std::fs::read_dir(root.join("bundle").join(sub))? {
+            let f = f?.path();
+            if f.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("updateinsights"))
+            {
+                continue;
+            }
+            if let Some(name) = f.file_name() {
+                std::fs::copy(&f, broken.join(sub).join(name))?;
+            }
+        }
+    }
+    let (ok, text) = validate(&broken)?;
+    assert!(
+        !ok && text.contains("owned CRD") && text.contains("not found"),
+        "a bundle missing an owned CRD passed:\n{text}"
+    );
+    Ok(())
+}
+
+/// The Deployment's arguments the test keeps: those the harness sets (namespace, ports), the
+/// serving certificate (no service CA here) and the Prometheus and leader flags (the test's own,
+/// the same for both runs) go; any other one is passed on.
+fn deployment_flags(args: &[String]) -> Vec<String> {
+    args.iter()
+        .filter(|a| {
+            let flag = a.split_once('=').map_or(a.as_str(), |(f, _)| f);
+            !matches!(
+                flag,
+                "--namespace"
+                    | "--metrics-bind-address"
+                    | "--health-probe-bind-address"
+                    | "--metrics-cert-dir"
+                    | "--prometheus-url"
+                    | "--prometheus-token-file"
+                    | "--prometheus-ca-file"
+                    | "--leader-elect"
+            )
+        })
+        .cloned()
+        .collect()
 }
 
 fn path(p: &Path) -> TestResult<&str> {
@@ -247,13 +425,41 @@ async fn converged(
         // A missing verb shows as a denied watch or write in the log.
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let denials: Vec<&str> = text.lines().filter(|l| is_denial(l)).take(3).collect();
+        let mut fields = Vec::new();
+        for k in diff.iter().take(3) {
+            differing_fields(
+                k,
+                want.get(*k).unwrap_or(&Value::Null),
+                got.get(*k).unwrap_or(&Value::Null),
+                &mut fields,
+            );
+        }
         return Err(format!(
-            "{e} (log {}); denials: {denials:#?}; differing objects: {diff:?}",
+            "{e} (log {}); denials: {denials:#?}; differing objects: {diff:?}; first differences (admin's, then the ServiceAccount's): {fields:#?}",
             log.display()
         )
         .into());
     }
     Ok(())
+}
+
+/// The fields where `a` and `b` differ (at most 12), as `path: a != b`.
+fn differing_fields(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    if out.len() >= 12 || a == b {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                let (va, vb) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                differing_fields(&format!("{path}.{k}"), va, vb, out);
+            }
+        }
+        _ => out.push(format!("{path}: {a} != {b}")),
+    }
 }
 
 /// A secret only the spec of [`secret_machine_config`] and the pod of
@@ -445,6 +651,23 @@ fn is_denial(line: &str) -> bool {
             .any(|(i, _)| ![i.wrapping_sub(1), i + 3].into_iter().any(digit_at))
 }
 
+/// The ServiceAccount's run led and was never refused.
+fn assert_never_denied(log_path: &Path) -> TestResult {
+    let log = std::fs::read_to_string(log_path)?;
+    assert!(
+        log.contains("became leader"),
+        "the log was not captured: {}",
+        log_path.display()
+    );
+    let denials: Vec<&str> = log.lines().filter(|l| is_denial(l)).collect();
+    assert!(
+        denials.is_empty(),
+        "denied in the ServiceAccount's log {}: {denials:#?}",
+        log_path.display()
+    );
+    Ok(())
+}
+
 fn has_alert_insight(objects: &BTreeMap<String, Value>) -> bool {
     objects
         .values()
@@ -453,10 +676,15 @@ fn has_alert_insight(objects: &BTreeMap<String, Value>) -> bool {
 
 /// What the ServiceAccount `user` may do: watch its inputs (the MCO Deployment by name only),
 /// write its outputs and its Lease in its namespace; and nothing else (no Secrets, no writes elsewhere or to its inputs).
+///
+/// `olm`: installed from the bundle, where the Roles of config/rbac outside the install
+/// namespace (the MCO's Deployment, Events in `default`) are granted in every namespace
+/// instead (docs/olm.md): those two checks move from denied to allowed, nothing else.
 async fn assert_service_account_permissions(
     env: &TestEnv,
     user: &str,
     other_ns: &str,
+    olm: bool,
 ) -> TestResult {
     let outputs_in = |ns| {
         [
@@ -510,6 +738,14 @@ async fn assert_service_account_permissions(
     ];
     allowed.extend(outputs_in(NS));
     assert_can(env, user, true, &allowed).await?;
+    let widened = [
+        (
+            "get",
+            "deployments.apps/machine-config-operator",
+            Some("default"),
+        ),
+        ("create", "events.events.k8s.io", Some(other_ns)),
+    ];
     let mut denied = vec![
         ("list", "deployments.apps", Some(MCO_NAMESPACE)),
         (
@@ -519,11 +755,6 @@ async fn assert_service_account_permissions(
         ),
         ("patch", MCO_DEPLOYMENT_RESOURCE, Some(MCO_NAMESPACE)),
         ("list", "deployments.apps", Some("*")),
-        (
-            "get",
-            "deployments.apps/machine-config-operator",
-            Some("default"),
-        ),
         ("get", "secrets", Some(NS)),
         ("list", "secrets", Some("*")),
         ("list", "configmaps", Some("kube-system")),
@@ -531,7 +762,6 @@ async fn assert_service_account_permissions(
         ("watch", "pods", Some("*")),
         ("get", "pods/log", Some("default")),
         ("delete", "events.events.k8s.io", Some("default")),
-        ("create", "events.events.k8s.io", Some(other_ns)),
         ("update", "poddisruptionbudgets.policy", Some("default")),
         ("patch", "clusterversions.config.openshift.io", None),
         (
@@ -567,6 +797,11 @@ async fn assert_service_account_permissions(
     ];
     denied.extend(outputs_in("default"));
     denied.extend(outputs_in(other_ns));
+    if olm {
+        assert_can(env, user, true, &widened).await?;
+    } else {
+        denied.extend(widened);
+    }
     assert_can(env, user, false, &denied).await?;
     Ok(())
 }
@@ -659,7 +894,7 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
     let sa = service_account_config(&env, NS, SA, &dir).await?;
     assert_token_only(&sa)?;
 
-    assert_service_account_permissions(&env, &sa.user, admin_ns.name()).await?;
+    assert_service_account_permissions(&env, &sa.user, admin_ns.name(), false).await?;
 
     // A real Prometheus with one firing alert, read with the ServiceAccount's token.
     let rules = json!({"groups": [{"name": "e2e", "rules": [
@@ -712,7 +947,7 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
         .await?;
     apply_file(&env, &dir, "secret-mc.yaml", &secret_machine_config()).await?;
     let admin = start(env.kubeconfig_path(), admin_ns.name(), flags("admin-run")?)?;
-    let mine = start(&sa.kubeconfig, NS, flags("sa-run")?)?;
+    let mut mine = start(&sa.kubeconfig, NS, flags("sa-run")?)?;
     let want = settled(&env, &admin, admin_ns.name(), |o| {
         o.get("ControlPlaneUpdateStatus/cluster")
             .is_some_and(|cp| cp["status"]["nodes"]["total"] == 3)
@@ -751,6 +986,38 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
     //     audit log: MachineConfigs and Pods as metadata only (issue #38 item 9).
     blocked_drain_is_looked_up_from_metadata(&env, &admin, &mine, admin_ns.name(), &dir).await?;
     assert_reads_are_metadata_only(&env, &sa.user)?;
+
+    // 2c. Installed as OLM would from the bundle: config/default's RBAC and Deployment go, the
+    //     CSV's install strategy comes; the ServiceAccount's controller restarts with the
+    //     Deployment's arguments and a token of the ServiceAccount OLM created.
+    assert_never_denied(&mine.log)?;
+    let olm_started = Instant::now();
+    mine.terminate()?;
+    let deadline = Instant::now() + TIMEOUT;
+    while mine.exit_status().is_none() {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the config/default run did not exit on SIGTERM ({})",
+                mine.log.display()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(mine);
+    validate_bundle(&dir)?;
+    let csv_args = install_as_olm(&env, &dir).await?;
+    let sa = service_account_config(&env, NS, SA, &dir).await?;
+    assert_token_only(&sa)?;
+    assert_service_account_permissions(&env, &sa.user, admin_ns.name(), true).await?;
+    let mut olm_flags = deployment_flags(&csv_args);
+    olm_flags.extend(flags("sa-run")?);
+    let mine = start(&sa.kubeconfig, NS, olm_flags)?;
+    eprintln!(
+        "OLM install: switched in {:.1}s (its Deployment's own flags kept: {:?})",
+        olm_started.elapsed().as_secs_f64(),
+        deployment_flags(&csv_args)
+    );
 
     // 3. A simulated update with a drain blocked for 2 steps (the insight it raises is deleted
     //    when it clears): at every step and at the end, the same objects as the admin's.
@@ -809,19 +1076,9 @@ async fn the_controller_runs_as_its_service_account_with_the_shipped_rbac() -> T
     );
 
     // 4. Never denied.
-    let log = std::fs::read_to_string(&mine.log)?;
-    assert!(
-        log.contains("became leader"),
-        "the log was not captured: {}",
-        mine.log.display()
-    );
-    let denials: Vec<&str> = log.lines().filter(|l| is_denial(l)).collect();
-    assert!(
-        denials.is_empty(),
-        "denied in the ServiceAccount's log {}: {denials:#?}",
-        mine.log.display()
-    );
+    assert_never_denied(&mine.log)?;
     drop((admin, mine));
+    remove_olm_install(&env).await?;
     std::fs::remove_dir_all(&dir)?; // the tokens (logs too: the test passed)
     Ok(())
 }

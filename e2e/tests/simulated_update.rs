@@ -213,7 +213,7 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
     let mut sorted = waits.clone();
     sorted.sort();
     eprintln!(
-        "simulated update: {} steps ({} checks) in {:.1}s; stages {:?} .. {:?}; controller caught up in median {:?}, max {:?}; {} simulator writes, {} controller writes",
+        "simulated update: {} steps ({} checks) in {:.1}s; stages {:?} .. {:?}; controller caught up in median {:?}, max {:?}; {} simulator writes, {} controller writes; {} objects at the end (what ACM Search would index: docs/acm.md)",
         simulator.simulation().steps(),
         waits.len(),
         started.elapsed().as_secs_f64(),
@@ -223,6 +223,7 @@ async fn a_simulated_update_is_reported_as_the_pure_logic_predicts_at_every_step
         sorted.last(),
         simulator.writes(),
         controller.writes()?,
+        end.insights.len() + end.pools.len() + usize::from(end.control_plane.is_some()),
     );
     Ok(())
 }

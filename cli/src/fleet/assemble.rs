@@ -30,7 +30,7 @@ pub fn with_addons<'a>(
             continue;
         }
         if let Some(a) = by_namespace.get(row.namespace.as_str()) {
-            row.add_on = Some(AddOnState::of(a));
+            row.add_on = Some(AddOnState::of(a, row.agent_health.clone()));
             seen.insert(row.namespace.clone());
         }
     }
@@ -38,7 +38,7 @@ pub fn with_addons<'a>(
         if !seen.contains(namespace) {
             rows.push(FleetRow::not_reported(
                 namespace.to_owned(),
-                AddOnState::of(a),
+                AddOnState::of(a, None),
             ));
         }
     }

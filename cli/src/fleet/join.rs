@@ -250,6 +250,7 @@ fn row(
         freshness: Some(freshness),
         add_on: None,
         warnings,
+        agent_health: super::agent_health::on_copy(cp),
     }
 }
 

@@ -3,9 +3,7 @@
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
-use update_status_api::acm::{
-    CONDITION_AVAILABLE, CONDITION_DEGRADED, ManagedClusterAddOn, clusterset_selector,
-};
+use update_status_api::acm::{CONDITION_AVAILABLE, ManagedClusterAddOn, clusterset_selector};
 use update_status_api::crd::{Assessment, HealthCounts};
 
 use super::age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
@@ -61,6 +59,9 @@ pub struct FleetRow {
     /// an unreadable heartbeat).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The agent's own health from its copy ([`super::agent_health`]); shown in `add_on`.
+    #[serde(skip)]
+    pub agent_health: Option<AddOnCondition>,
 }
 
 impl FleetRow {
@@ -83,6 +84,7 @@ impl FleetRow {
             freshness: None,
             add_on: Some(add_on),
             warnings: Vec::new(),
+            agent_health: None,
         }
     }
 
@@ -126,22 +128,20 @@ pub struct AddOnState {
     /// The condition's message.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
-    /// The agent's own report of its health (condition `Degraded`), when it has made one.
+    /// The agent's own report of its health (condition `AgentDegraded` of its control plane's
+    /// hub copy), when it has made one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<AddOnCondition>,
 }
 
 impl AddOnState {
-    pub(super) fn of(mca: &ManagedClusterAddOn) -> Self {
+    /// OCM's `Available` of `mca`, and the agent's health `degraded` (from its copy: a
+    /// `Degraded` condition on the ManagedClusterAddOn is not the agent's to write).
+    pub(super) fn of(mca: &ManagedClusterAddOn, degraded: Option<AddOnCondition>) -> Self {
         let status = |s: &str| match s {
             "True" | "False" => s.to_owned(),
             _ => "Unknown".to_owned(),
         };
-        let degraded = mca.condition(CONDITION_DEGRADED).map(|c| AddOnCondition {
-            status: status(&c.status),
-            reason: c.reason.clone(),
-            message: c.message.clone(),
-        });
         match mca.condition(CONDITION_AVAILABLE) {
             Some(c) => AddOnState {
                 available: status(&c.status),

@@ -146,8 +146,9 @@ pub struct Args {
     /// Hosted mode under ACM: each hosted cluster reports to the hub with an add-on identity of
     /// its own, read from a Secret `update-status-hub-kubeconfig` in the format OCM's
     /// registration agent writes (in the namespace of --hub-addon-secret-namespace; needs
-    /// config/rbac/hosted/hub-addon-secrets), instead of one shared --hub-kubeconfig. See
-    /// docs/acm.md.
+    /// config/rbac/hosted/hub-addon-secrets), instead of one shared identity. Needs
+    /// --hub-kubeconfig naming the hub: only its server and CA are used, and a Secret naming
+    /// another server is refused. See docs/acm.md.
     #[arg(long, env = "HUB_ADDON_SECRETS", default_value_t = false)]
     pub hub_addon_secrets: bool,
     /// With --hub-addon-secrets: the namespace of a managed cluster's add-on Secret on this
@@ -165,16 +166,16 @@ pub struct Args {
     /// Hub mode: ControlPlaneUpdateStatus objects allowed in one cluster's hub namespace
     /// (ResourceQuota `update-status`; per cluster: the ManagedClusterAddOn's annotation
     /// `update.openshift.io/hub-quota-controlplaneupdatestatuses`).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(..=crate::reconcilers::hub_quota::CEILING.control_planes))]
     pub hub_quota_control_planes: u64,
     /// Hub mode: WorkerPoolUpdateStatus objects allowed in one cluster's hub namespace
     /// (annotation `update.openshift.io/hub-quota-workerpoolupdatestatuses`).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(..=crate::reconcilers::hub_quota::CEILING.worker_pools))]
     pub hub_quota_worker_pools: u64,
     /// Hub mode: UpdateInsights allowed in one cluster's hub namespace (annotation
     /// `update.openshift.io/hub-quota-updateinsights`; with `--hub-include-progress` a cluster
     /// needs about one per node more: docs/acm.md).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(..=crate::reconcilers::hub_quota::CEILING.insights))]
     pub hub_quota_insights: u64,
     /// A reconcile pass still running after this long makes `/healthz` fail (the kubelet then
     /// restarts the controller): a call that never returns must not stop the reports silently.
@@ -190,11 +191,11 @@ pub enum FlagError {
         "--hub-addon-secrets is for --mode=hosted; a standalone cluster reports with --hub-kubeconfig (as an ACM add-on: the one OCM mounts, see docs/acm.md)"
     )]
     AddonSecretsStandalone,
-    /// Hosted mode: two identities for the hub copies.
+    /// Hosted mode: add-on Secrets without the hub they must name.
     #[error(
-        "--hub-kubeconfig and --hub-addon-secrets both set: choose one identity for the hosted clusters' hub copies (docs/acm.md)"
+        "--hub-addon-secrets needs --hub-kubeconfig naming the hub (its server and CA; its user is not used): an add-on Secret naming another server is refused, so whoever creates a klusterlet-<cluster> namespace first cannot receive that cluster's status (docs/acm.md)"
     )]
-    TwoHubIdentities,
+    AddonSecretsWithoutHub,
     /// Standalone mode: a hub without this cluster's name there.
     #[error(
         "--hub-kubeconfig needs --cluster-name: this cluster's name on the hub (the namespace of its copies there)"
@@ -240,8 +241,8 @@ impl Args {
                 let refused = self.standalone_only();
                 if !refused.is_empty() {
                     Err(FlagError::StandaloneOnly(refused))
-                } else if self.hub_kubeconfig.is_some() && self.hub_addon_secrets {
-                    Err(FlagError::TwoHubIdentities)
+                } else if self.hub_kubeconfig.is_none() && self.hub_addon_secrets {
+                    Err(FlagError::AddonSecretsWithoutHub)
                 } else {
                     Ok(())
                 }
@@ -385,9 +386,13 @@ mod tests {
             "/hub",
             "--hub-addon-secrets",
         ]);
+        assert_eq!(both.expect("flags").check(), Ok(()));
         assert_eq!(
-            both.expect("flags").check(),
-            Err(FlagError::TwoHubIdentities)
+            args(&["--mode=hosted", "--hub-addon-secrets"])
+                .expect("flags")
+                .check(),
+            Err(FlagError::AddonSecretsWithoutHub),
+            "issue #48 item 14: the Secrets' hub must be named"
         );
         let hub = args(&["--mode=hub", "--hub-quota-insights=50"]).expect("flags");
         assert_eq!(hub.mode, Mode::Hub);

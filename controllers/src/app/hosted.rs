@@ -70,18 +70,25 @@ pub(crate) async fn start(
     // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
     // kubeconfig is a configuration error.
     let credentials = match (&args.hub_kubeconfig, &hub_wake) {
-        (Some(kubeconfig), Some(_)) => Some(HostedCredentials::Shared(
-            Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?,
-        )),
-        (None, Some(hub_wake)) if args.hub_addon_secrets => {
+        (Some(kubeconfig), Some(hub_wake)) if args.hub_addon_secrets => {
+            // The hub the add-on Secrets must name: its server and CA (issue #48 item 14).
+            let mut named = Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?;
+            let hub = named
+                .current()
+                .and_then(|m| m.cluster().cloned())
+                .context("--hub-kubeconfig: no current context naming a cluster")?;
             let (credentials, task) = watch_addon_secrets(
                 client,
                 args.hub_addon_secret_namespace.clone(),
+                Arc::new(hub),
                 hub_wake.clone(),
             );
             infra.spawn("hub-addon-secrets", task);
             Some(credentials)
         }
+        (Some(kubeconfig), Some(_)) => Some(HostedCredentials::Shared(
+            Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?,
+        )),
         _ => None,
     };
     let hub = match (credentials, &hub_wake) {
@@ -127,6 +134,7 @@ pub(crate) async fn start(
                         gate: ctx.gate.clone(),
                         heartbeat: args.hub_heartbeat_interval,
                     })
+                    .with_events(client.clone(), args.identity())
                     .run(ctx.stopping.clone())
                     .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
                 ),

@@ -1,8 +1,11 @@
 //! Writes the generated manifests: the CustomResourceDefinitions of update-status, from the Rust
-//! types, and the Open Cluster Management add-on, from `config/openshift` and `config/hub`
-//! ([`update_status_controllers::acm_manifests`]; runs `kubectl kustomize`).
+//! types; the dashboards ([`update_status_controllers::dashboards`]); and the Open Cluster
+//! Management add-on, from `config/openshift` and `config/hub` with the per-cluster metrics
+//! allowlist ([`update_status_controllers::acm_manifests`]; runs `kubectl kustomize`).
 //!
-//! `crdgen` writes `config/crd/<plural>.update.openshift.io.yaml` and `config/acm/addon.yaml`;
+//! `crdgen` writes `config/crd/<plural>.update.openshift.io.yaml`,
+//! `config/dashboards/console-dashboard.yaml`, `config/acm/observability/grafana-dashboard.yaml`
+//! and `config/acm/addon.yaml`;
 //! `crdgen --check` exits non-zero when a checked-in file differs from what the code generates
 //! (CI drift check).
 
@@ -13,6 +16,26 @@ use anyhow::{Context, bail};
 use kube::CustomResourceExt;
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 use update_status_api::history::UpdateHistory;
+use update_status_controllers::{acm_manifests, dashboards};
+
+/// The metrics the fleet needs collected from every cluster: those the fleet rules
+/// (`config/acm/observability/fleet-rules.yaml`) and the fleet dashboard read.
+fn fleet_metric_names(config: &Path) -> anyhow::Result<std::collections::BTreeSet<String>> {
+    let path = config.join("acm/observability/fleet-rules.yaml");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let rules: serde_json::Value =
+        serde_saphyr::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let mut names = dashboards::fleet_metric_names();
+    for group in rules["groups"].as_array().into_iter().flatten() {
+        for rule in group["rules"].as_array().into_iter().flatten() {
+            names.extend(dashboards::metric_names(
+                rule["expr"].as_str().unwrap_or_default(),
+            ));
+        }
+    }
+    Ok(names)
+}
 
 fn main() -> anyhow::Result<()> {
     let mut check = false;
@@ -54,16 +77,32 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let config = dir.parent().map(Path::to_path_buf).unwrap_or_default();
-    let acm = config.join("acm/addon.yaml");
-    let text = acm_addon(&config)?;
-    if check {
-        if std::fs::read_to_string(&acm).unwrap_or_default() != text {
-            drift.push(acm.display().to_string());
-        }
-    } else {
-        std::fs::write(&acm, text).with_context(|| format!("writing {}", acm.display()))?;
-        println!("wrote {}", acm.display());
+    // The dashboards first: config/openshift (the add-on's agent) includes the console's.
+    let dashboards = [
+        (
+            config.join("dashboards/console-dashboard.yaml"),
+            dashboards::console_config_map()?,
+        ),
+        (
+            config.join("acm/observability/grafana-dashboard.yaml"),
+            dashboards::fleet_config_map()?,
+        ),
+    ];
+    for (path, text) in dashboards {
+        write_or_check(&path, &text, check, &mut drift)?;
     }
+    write_or_check(
+        &config.join("acm/addon.yaml"),
+        &acm_addon(&config)?,
+        check,
+        &mut drift,
+    )?;
+    write_or_check(
+        &config.join("acm/hosted/addon.yaml"),
+        &hosted_addon(&config)?,
+        check,
+        &mut drift,
+    )?;
     if !drift.is_empty() {
         bail!(
             "generated manifests differ from the checked-in files (run `make manifests`): {}",
@@ -73,14 +112,29 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `config/acm/addon.yaml` from `config/openshift` (`config/default` and its monitoring objects,
-/// `config/prometheus`; rendered by `kubectl kustomize`, so that it is exactly what a standalone
-/// install on OpenShift applies) and `config/hub/role.yaml`.
-fn acm_addon(config: &Path) -> anyhow::Result<String> {
-    let overlay = config.join(update_status_controllers::acm_manifests::AGENT_OVERLAY);
+/// Writes `text` to `path`, or (`check`) records `path` in `drift` when it differs.
+fn write_or_check(
+    path: &Path,
+    text: &str,
+    check: bool,
+    drift: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    if check {
+        if std::fs::read_to_string(path).unwrap_or_default() != text {
+            drift.push(path.display().to_string());
+        }
+    } else {
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// `kubectl kustomize` of `overlay`.
+fn kustomize(overlay: &Path) -> anyhow::Result<String> {
     let out = Command::new("kubectl")
         .arg("kustomize")
-        .arg(&overlay)
+        .arg(overlay)
         .output()
         .context("running `kubectl kustomize` (kubectl is needed: hack/ensure-tools.sh)")?;
     if !out.status.success() {
@@ -90,11 +144,33 @@ fn acm_addon(config: &Path) -> anyhow::Result<String> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let agent = String::from_utf8(out.stdout).context("kubectl kustomize output")?;
+    String::from_utf8(out.stdout).context("kubectl kustomize output")
+}
+
+/// `config/acm/hosted/addon.yaml` from `config/hosted` (through `config/acm/hosted/agent`).
+fn hosted_addon(config: &Path) -> anyhow::Result<String> {
+    let overlay = config.join(update_status_controllers::acm_manifests::HOSTED_AGENT_OVERLAY);
+    Ok(update_status_controllers::acm_manifests::hosted_addon_yaml(
+        &kustomize(&overlay)?,
+        env!("CARGO_PKG_VERSION"),
+    )?)
+}
+
+/// `config/acm/addon.yaml` from `config/openshift` (`config/default` and its monitoring objects,
+/// `config/prometheus`; rendered by `kubectl kustomize`, so that it is exactly what a standalone
+/// install on OpenShift applies) and `config/hub/role.yaml`.
+fn acm_addon(config: &Path) -> anyhow::Result<String> {
+    let overlay = config.join(update_status_controllers::acm_manifests::AGENT_OVERLAY);
+    let mut agent = kustomize(&overlay)?;
+    // The per-cluster metrics allowlist: what the fleet rules and the fleet dashboard read.
+    for m in acm_manifests::metrics_allowlist(&fleet_metric_names(config)?) {
+        agent.push_str("---\n");
+        agent.push_str(&serde_saphyr::to_string(&m).context("serializing the allowlist")?);
+    }
     let role_path = config.join("hub/role.yaml");
     let role = std::fs::read_to_string(&role_path)
         .with_context(|| format!("reading {}", role_path.display()))?;
-    Ok(update_status_controllers::acm_manifests::addon_yaml(
+    Ok(acm_manifests::addon_yaml(
         &agent,
         &role,
         env!("CARGO_PKG_VERSION"),

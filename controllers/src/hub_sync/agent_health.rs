@@ -1,7 +1,7 @@
-//! The agent's own health on its ManagedClusterAddOn (standalone mode on an ACM hub): the
-//! condition [`CONDITION_DEGRADED`], `True` while the agent cannot do all of its job, with the
-//! reason and what to check; `False` (reason `AsExpected`) otherwise. OCM's `Available` only
-//! says that the agent's Deployment is ready.
+//! The agent's own health (standalone mode): the condition [`CONDITION_AGENT_DEGRADED`] of the
+//! hub copy of its ControlPlaneUpdateStatus, `True` while the agent cannot do all of its job,
+//! with the reason and what to check; `False` (reason `AsExpected`) otherwise. OCM's `Available`
+//! on the ManagedClusterAddOn only says that the agent's Deployment is ready.
 //!
 //! What makes it degraded, worst first:
 //! - `InputWatchFailing`: the watch of an input (Nodes, ClusterOperators, ...) fails now, or has
@@ -11,34 +11,33 @@
 //! - `PrometheusUnreachable`: [`DEGRADED_AFTER_FAILURES`] polls of Prometheus in a row failed
 //!   (alerts are not shown, as the `AlertsUnavailable` insight says).
 //!
-//! Written by the hub session after a pass that succeeded, only when it changes (or when the
-//! ManagedClusterAddOn, read every few minutes, shows something else): a server-side apply of
-//! the status subresource by field manager `update-status-controller/agent-health`. The
-//! conditions are a list-map keyed by `type`, so the apply owns our one entry; OCM's add-on
-//! manager writes its own conditions with merge patches of the whole list, made from a
-//! resourceVersion-checked read, which keep ours. The hub ClusterRole allows `patch` on
-//! `managedclusteraddons/status` of the object `update-status` only.
+//! Where it is written (issue #48 item 2): on the copy the agent already owns and writes, as one
+//! more condition of its `.status` ([`set_on`]), so the copy's own change-only apply carries it
+//! (nothing is written while it does not change; its transition time is kept from the hub's
+//! copy). Until then it was the `Degraded` condition of the agent's ManagedClusterAddOn, which
+//! took a `patch managedclusteraddons/status` grant: RBAC cannot narrow that verb to one
+//! condition, and with it a stolen agent certificate could rewrite
+//! `status.registrations[].kubeClient.subject` (the add-on manager then binds the add-on's hub
+//! ClusterRole to identities of the attacker's choosing), `status.namespace` or `Available`.
+//! The grant is gone from the hub ClusterRole.
 //!
 //! A failing hub cannot be reported through the hub: that is what the heartbeat
 //! ([`super::heartbeat`]) and `update_status_hub_sync_up` are for.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::Api;
-use kube::api::{Patch, PatchParams};
 use tokio::sync::watch;
-use update_status_api::acm::{ADDON_NAME, CONDITION_DEGRADED, ManagedClusterAddOn};
-use update_status_api::crd::labels;
-use update_status_api::input::Condition;
+use update_status_api::acm::CONDITION_AGENT_DEGRADED;
+use update_status_api::crd::{
+    Condition as CopyCondition, ConditionStatus, ControlPlaneUpdateStatusStatus, labels,
+};
 
-use super::errors::HubError;
 use super::local::LocalObjects;
-use crate::metrics::{Metrics, PrometheusPolls};
+use crate::metrics::PrometheusPolls;
 use crate::runtime::existing::Cached;
 use crate::runtime::health::Health;
-use update_status_assess::redact::redact_urls_in;
 
 /// Consecutive failed polls of Prometheus before the agent reports itself degraded (the
 /// alerts reconciler's `AlertsUnavailable` insight appears after as many).
@@ -46,8 +45,6 @@ pub const DEGRADED_AFTER_FAILURES: u32 = 3;
 /// A watch whose last error is this recent fails now (a failing watch retries every 5 s at
 /// most).
 pub const WATCH_FAILING_WINDOW: Duration = Duration::from_secs(30);
-/// Field manager of the condition's applies.
-pub const FIELD_MANAGER: &str = "update-status-controller/agent-health";
 /// The `source` label value of the insights of inputs that cannot be decoded.
 const UNREADABLE_SOURCE: &str = "unreadable-input";
 /// Inputs named in the message at most.
@@ -68,11 +65,6 @@ impl Verdict {
     /// The condition's `status`.
     pub fn status(&self) -> &'static str {
         if self.degraded { "True" } else { "False" }
-    }
-
-    /// Whether `c` says the same.
-    pub fn matches(&self, c: &Condition) -> bool {
-        c.status == self.status() && c.reason == self.reason && c.message == self.message
     }
 }
 
@@ -198,107 +190,32 @@ impl AgentHealth {
     }
 }
 
-/// Applies `v` as the `Degraded` condition of the ManagedClusterAddOn of `namespace`, whose
-/// current condition is `previous` (its transition time is kept when the status is the same).
-pub async fn report(
-    client: &kube::Client,
-    namespace: &str,
-    v: &Verdict,
-    previous: Option<&Condition>,
-) -> Result<(), HubError> {
+/// The condition saying `v`, whose transition time is `previous`'s (the condition on the hub's
+/// copy) when its status is the same, else `now`.
+pub fn condition(v: &Verdict, previous: Option<&CopyCondition>, now: Timestamp) -> CopyCondition {
+    let status = if v.degraded {
+        ConditionStatus::True
+    } else {
+        ConditionStatus::False
+    };
     let since = previous
-        .filter(|c| c.status == v.status())
+        .filter(|c| c.status == status)
         .and_then(|c| c.last_transition_time)
-        .unwrap_or_else(Timestamp::now);
-    let api: Api<ManagedClusterAddOn> = Api::namespaced(client.clone(), namespace);
-    let body = serde_json::json!({
-        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
-        "kind": "ManagedClusterAddOn",
-        "metadata": {"name": ADDON_NAME, "namespace": namespace},
-        "status": {"conditions": [{
-            "type": CONDITION_DEGRADED,
-            "status": v.status(),
-            "reason": v.reason,
-            "message": v.message,
-            "lastTransitionTime": super::heartbeat::format(since),
-        }]},
-    });
-    api.patch_status(
-        ADDON_NAME,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&body),
-    )
-    .await
-    .map(drop)
-    .map_err(|e| HubError::Api {
-        verb: "patch managedclusteraddons/status (Degraded)",
-        namespace: namespace.to_string(),
-        source: Box::new(e),
-    })
-}
-
-/// The condition as last written, so that it is written only on change.
-#[derive(Default)]
-pub struct Reported {
-    /// The verdict written, and when.
-    written: Option<(Verdict, Instant)>,
-    /// The reason of the last failed write (warned about once per reason).
-    failure: Option<&'static str>,
-}
-
-impl Reported {
-    /// Writes `verdict` unless the ManagedClusterAddOn (`mca`, as read at the instant given)
-    /// shows it already, or it was written and the object was not read since: once per change,
-    /// again only if the object, read after our write, lost it. A failure is warned about (once
-    /// per reason) and retried at the next call; it does not fail the hub pass.
-    pub async fn report_if_changed(
-        &mut self,
-        client: &kube::Client,
-        namespace: &str,
-        (mca, read_at): (&ManagedClusterAddOn, Instant),
-        verdict: Verdict,
-        metrics: &Metrics,
-    ) {
-        let current = mca.condition(CONDITION_DEGRADED);
-        let shown = current.is_some_and(|c| verdict.matches(c));
-        let need = !shown
-            && match &self.written {
-                None => true,
-                Some((v, at)) => *v != verdict || read_at > *at,
-            };
-        if !need {
-            if shown && self.written.as_ref().is_none_or(|(v, _)| *v != verdict) {
-                self.written = Some((verdict, read_at));
-            }
-            return;
-        }
-        match report(client, namespace, &verdict, current).await {
-            Ok(()) => {
-                metrics.hub.write("ManagedClusterAddOn", "apply-status");
-                tracing::info!(
-                    namespace,
-                    degraded = verdict.degraded,
-                    reason = verdict.reason,
-                    message = %verdict.message,
-                    "agent health reported on the ManagedClusterAddOn"
-                );
-                self.written = Some((verdict, Instant::now()));
-                self.failure = None;
-            }
-            Err(e) => {
-                let reason = e.reason();
-                if self.failure != Some(reason) {
-                    tracing::warn!(
-                        namespace,
-                        reason,
-                        error = %redact_urls_in(&e.to_string()),
-                        "cannot report the agent's health on the ManagedClusterAddOn (the hub ClusterRole needs patch on managedclusteraddons/status); retrying at the next pass"
-                    );
-                    self.failure = Some(reason);
-                }
-            }
-        }
+        .unwrap_or(now);
+    CopyCondition {
+        type_: CONDITION_AGENT_DEGRADED.into(),
+        status,
+        reason: v.reason.into(),
+        message: v.message.clone(),
+        last_transition_time: Some(since),
     }
+}
+
+/// Puts `condition` among the conditions of the ControlPlaneUpdateStatus copy `copy` (replacing
+/// one of its type).
+pub fn set_on(copy: &mut ControlPlaneUpdateStatusStatus, condition: CopyCondition) {
+    copy.conditions.retain(|c| c.type_ != condition.type_);
+    copy.conditions.push(condition);
 }
 
 #[cfg(test)]
@@ -368,17 +285,37 @@ mod tests {
     }
 
     #[test]
-    fn a_condition_matches_on_status_reason_and_message() {
-        let v = verdict(&[], &[], None);
-        let mut c = Condition {
-            type_: CONDITION_DEGRADED.into(),
-            status: "False".into(),
-            reason: "AsExpected".into(),
-            message: v.message.clone(),
-            last_transition_time: None,
+    fn the_condition_keeps_its_transition_time_while_its_status_holds() {
+        let t0: Timestamp = "2026-12-01T00:00:00Z".parse().expect("time");
+        let t1: Timestamp = "2026-12-01T01:00:00Z".parse().expect("time");
+        let healthy = verdict(&[], &[], None);
+        let first = condition(&healthy, None, t0);
+        assert_eq!(
+            (first.type_.as_str(), first.status, first.reason.as_str()),
+            ("AgentDegraded", ConditionStatus::False, "AsExpected")
+        );
+        assert_eq!(first.last_transition_time, Some(t0));
+        assert_eq!(
+            condition(&healthy, Some(&first), t1),
+            first,
+            "unchanged: the same condition, so the copy is not written again"
+        );
+        let down = PrometheusPolls {
+            polled: true,
+            failures: 3,
+            failing_since: None,
+            last_reason: Some("connect"),
         };
-        assert!(v.matches(&c));
-        c.message = "else".into();
-        assert!(!v.matches(&c));
+        let degraded = condition(
+            &verdict(&[], &[], Some(("https://p", &down))),
+            Some(&first),
+            t1,
+        );
+        assert_eq!(degraded.status, ConditionStatus::True);
+        assert_eq!(degraded.last_transition_time, Some(t1));
+        let mut copy = ControlPlaneUpdateStatusStatus::default();
+        set_on(&mut copy, first);
+        set_on(&mut copy, degraded.clone());
+        assert_eq!(copy.conditions, [degraded], "one condition of the type");
     }
 }

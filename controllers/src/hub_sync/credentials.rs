@@ -91,24 +91,54 @@ impl Material {
 
     /// The `proxy-url` of the kubeconfig's current context's cluster, if set.
     pub fn proxy_url(&self) -> Option<&str> {
-        let kc = &self.kubeconfig;
-        let context = kc.current_context.as_deref()?;
-        let cluster = kc
-            .contexts
-            .iter()
-            .find(|c| c.name == context)?
-            .context
-            .as_ref()?
-            .cluster
-            .as_str();
-        kc.clusters
-            .iter()
-            .find(|c| c.name == cluster)?
-            .cluster
-            .as_ref()?
-            .proxy_url
-            .as_deref()
+        self.cluster()?.proxy_url.as_deref()
     }
+
+    /// The current context's cluster (server, CA, proxy).
+    pub fn cluster(&self) -> Option<&kube::config::Cluster> {
+        let kc = &self.kubeconfig;
+        let i = current_cluster_index(kc)?;
+        kc.clusters[i].cluster.as_ref()
+    }
+
+    /// These credentials talking to `hub` (server, CA, TLS name, proxy) instead of the cluster
+    /// their kubeconfig names, which must have the same server; else why not.
+    pub fn pinned_to(mut self, hub: &kube::config::Cluster) -> Result<Self, String> {
+        let i = current_cluster_index(&self.kubeconfig)
+            .ok_or("its kubeconfig has no current context naming a cluster")?;
+        let named = &mut self.kubeconfig.clusters[i].cluster;
+        let server = named.as_ref().and_then(|c| c.server.as_deref());
+        let want = hub.server.as_deref().map(|s| s.trim_end_matches('/'));
+        if server.map(|s| s.trim_end_matches('/')) != want || want.is_none() {
+            let shown = |s: Option<&str>| {
+                s.map_or_else(
+                    || "(none)".to_string(),
+                    |s| format!("{:?}", update_status_assess::redact::redact_endpoint(s)),
+                )
+            };
+            return Err(format!(
+                "its kubeconfig names the server {}, not the hub of --hub-kubeconfig ({})",
+                shown(server),
+                shown(hub.server.as_deref()),
+            ));
+        }
+        *named = Some(hub.clone());
+        Ok(self)
+    }
+}
+
+/// The index in `kc.clusters` of the current context's cluster.
+fn current_cluster_index(kc: &Kubeconfig) -> Option<usize> {
+    let context = kc.current_context.as_deref()?;
+    let cluster = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)?
+        .context
+        .as_ref()?
+        .cluster
+        .as_str();
+    kc.clusters.iter().position(|c| c.name == cluster)
 }
 
 /// A session's credentials: the current [`Material`] and its changes. Cheap to clone (each clone

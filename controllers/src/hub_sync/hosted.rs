@@ -10,15 +10,13 @@
 //! - **The managed cluster's name** is the HostedCluster's annotation
 //!   `cluster.open-cluster-management.io/managedcluster-name` (what the multicluster engine's
 //!   hypershift addon uses to import a hosted cluster under another name), else the
-//!   HostedCluster's name ([`hub_names`]). A name that is not a DNS-1123 label, or that two
-//!   HostedClusters would share (HostedClusters in different namespaces may have the same
-//!   name, and an annotation can claim any name), is refused for the HostedClusters that do
-//!   not get it: a warning, and their `update_status_hub_sync_up{hosted_cluster}` is 0. The
-//!   annotated claim (the mapping ACM imported the hosted cluster under) always wins over a
-//!   HostedCluster named so, running session or not; between equal claims the one whose
-//!   session holds the name keeps it, and with none holding it (after a restart) the tie is
-//!   refused for all of them: a tenant's HostedCluster never takes another's hub identity (nor,
-//!   with `--hub-addon-secrets`, its credentials).
+//!   HostedCluster's name. Who gets a name several HostedClusters claim is
+//!   [`super::hosted_names`]'s rule: **its holder keeps it** (the session reporting under it, or
+//!   after a restart the HostedCluster whose copies are on the hub under it), and a newcomer is
+//!   refused whatever it claims by; only a name nobody holds goes to an annotated claim, and a
+//!   tie to none. A refused HostedCluster gets a warning, `update_status_hub_sync_up` 0,
+//!   `update_status_hub_name_refused` 1 (alert `UpdateStatusHubNameRefused`) and a Warning
+//!   Event `HubNameRefused`; a name that is not a DNS-1123 label is refused the same way.
 //! - **No session deletes another's copies:** the copies of a hosted cluster carry the label
 //!   `update.openshift.io/hosted-cluster=<namespace>.<name>` of their HostedCluster, and its
 //!   session sees, changes and deletes only copies with that label. An annotation claiming a name
@@ -44,19 +42,25 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Secret;
-use kube::ResourceExt;
+use kube::Resource;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use update_status_api::crd::labels;
 use update_status_api::hosted::HostedCluster;
+use update_status_assess::redact::redact_urls_in;
 
-use super::config::{RESYNC, SessionSettings, validate_cluster_name};
+use super::config::{RESYNC, SessionSettings};
 use super::credentials::{Credentials, Material, from_secret_data};
 use super::errors::HubError;
+use super::hosted_names::{Holders, label, needs_lookup, recorded_holder};
+pub use super::hosted_names::{
+    HostedKey, MANAGED_CLUSTER_NAME_ANNOTATION, hosted_cluster_label, hub_names,
+};
 use super::local::LocalObjects;
 use super::sync_loop::HubSync;
 use crate::metrics::Metrics;
@@ -70,124 +74,26 @@ pub const ADDON_SECRET_CLUSTER_KEY: &str = "cluster-name";
 /// Default of `--hub-addon-secret-namespace`: `{cluster}` is the managed cluster's name.
 pub const DEFAULT_ADDON_SECRET_NAMESPACE: &str = "klusterlet-{cluster}";
 
-/// The HostedCluster annotation naming its managed cluster on the hub (multicluster engine,
-/// hypershift addon); absent: the HostedCluster's name.
-pub const MANAGED_CLUSTER_NAME_ANNOTATION: &str =
-    "cluster.open-cluster-management.io/managedcluster-name";
-
 /// Collects a burst of watch events into one look at the sessions.
 const MANAGER_DEBOUNCE: Duration = Duration::from_millis(200);
+/// A contested name whose holder could not be read on the hub is read again after this.
+const LOOKUP_RETRY: Duration = Duration::from_secs(5);
+/// How long reading who holds a name may take.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(15);
+/// The reporting controller of the `HubNameRefused` Events.
+const EVENTS_CONTROLLER: &str = "update-status-controller";
 
-/// A HostedCluster: `(namespace, name)`.
-pub type HostedKey = (String, String);
-
-/// The hub name (managed cluster name) of every live HostedCluster, or why it has none (pure).
-/// HostedClusters being deleted are left out (their sessions retire).
-///
-/// A name claimed by several HostedClusters goes, in this order:
-/// 1. to the one claiming it by the annotation [`MANAGED_CLUSTER_NAME_ANNOTATION`] (the
-///    mapping ACM imported the hosted cluster under) rather than by its own name: an
-///    un-annotated HostedCluster never takes the name of an imported one, whether or not a
-///    session holds it (so not after a restart either);
-/// 2. among equal claims (both annotated, or both by their names), to the one holding it now
-///    (`holders`: the names of the running sessions), which keeps it;
-/// 3. otherwise to none: a tie is refused for every claimant and reported, since nothing tells
-///    which of them the hub's managed cluster is (its hub identity and, with
-///    `--hub-addon-secrets`, its credentials would go to a guess).
-pub fn hub_names(
-    hosted_clusters: &[Arc<HostedCluster>],
-    holders: &BTreeMap<String, HostedKey>,
-) -> BTreeMap<HostedKey, Result<String, String>> {
-    struct Claim {
-        key: HostedKey,
-        /// Claimed by the annotation (the imported mapping), not by its own name.
-        annotated: bool,
+/// The note of an Event: at most 1 kB (the API's limit), cut with `...`.
+fn note(text: &str) -> String {
+    const MAX: usize = 1024;
+    if text.len() <= MAX {
+        return text.to_string();
     }
-    let mut out = BTreeMap::new();
-    let mut by_name: BTreeMap<String, Vec<Claim>> = BTreeMap::new();
-    for hc in hosted_clusters
-        .iter()
-        .filter(|hc| hc.metadata.deletion_timestamp.is_none())
-    {
-        let (Some(ns), Some(own)) = (hc.metadata.namespace.clone(), hc.metadata.name.clone())
-        else {
-            continue;
-        };
-        let annotation = hc
-            .annotations()
-            .get(MANAGED_CLUSTER_NAME_ANNOTATION)
-            .filter(|n| !n.is_empty());
-        let name = annotation.cloned().unwrap_or_else(|| own.clone());
-        let key = (ns, own);
-        if let Err(e) = validate_cluster_name(&name) {
-            out.insert(key, Err(e.to_string()));
-            continue;
-        }
-        by_name.entry(name).or_default().push(Claim {
-            key,
-            annotated: annotation.is_some(),
-        });
+    let mut end = MAX - 3;
+    while !text.is_char_boundary(end) {
+        end -= 1;
     }
-    for (name, claims) in by_name {
-        let annotated = claims.iter().any(|c| c.annotated);
-        let top: Vec<&HostedKey> = claims
-            .iter()
-            .filter(|c| c.annotated == annotated)
-            .map(|c| &c.key)
-            .collect();
-        let winner: Option<HostedKey> = match top.as_slice() {
-            [only] => Some((*only).clone()),
-            _ => top
-                .iter()
-                .find(|k| holders.get(&name) == Some(**k))
-                .map(|k| (*k).clone()),
-        };
-        let claimants = || {
-            let mut names: Vec<String> = top.iter().map(|k| label(k)).collect();
-            names.sort();
-            names.join(", ")
-        };
-        let tie = || {
-            let how = if annotated {
-                format!("by the annotation {MANAGED_CLUSTER_NAME_ANNOTATION}")
-            } else {
-                "by their own names".to_string()
-            };
-            format!(
-                "managed cluster name {name:?} is claimed by HostedClusters {} ({how}) and none holds it: none of them is reported under it until only one claims it; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on each to its own managed cluster's name",
-                claimants()
-            )
-        };
-        for Claim {
-            key,
-            annotated: mine,
-        } in &claims
-        {
-            let result = match &winner {
-                Some(w) if w == key => Ok(name.clone()),
-                Some(w) if annotated && !mine => Err(format!(
-                    "managed cluster name {name:?} is held by HostedCluster {}, imported under it (annotation {MANAGED_CLUSTER_NAME_ANNOTATION}), which wins over a HostedCluster's own name; set the annotation on this one to its own managed cluster's name",
-                    label(w)
-                )),
-                Some(w) => Err(format!(
-                    "managed cluster name {name:?} is held by HostedCluster {}, which keeps it; set the annotation {MANAGED_CLUSTER_NAME_ANNOTATION} on this one to its own managed cluster's name",
-                    label(w)
-                )),
-                None if annotated && !mine => Err(format!(
-                    "managed cluster name {name:?} is claimed by HostedClusters {} through the annotation {MANAGED_CLUSTER_NAME_ANNOTATION}, which wins over a HostedCluster's own name; set the annotation on this one to its own managed cluster's name",
-                    claimants()
-                )),
-                None => Err(tie()),
-            };
-            out.insert(key.clone(), result);
-        }
-    }
-    out
-}
-
-/// The value of the label `update.openshift.io/hosted-cluster` of a hosted cluster's copies.
-pub fn hosted_cluster_label((ns, name): &HostedKey) -> String {
-    update_status_assess::naming::label_value(&format!("{ns}.{name}"))
+    format!("{}...", &text[..end])
 }
 
 /// A fingerprint per hosted cluster of our objects (names and resourceVersions), computed in
@@ -244,6 +150,8 @@ pub struct HostedHubSync {
     metrics: Arc<Metrics>,
     /// Of every session: the Lease gate of their writes, the heartbeat interval.
     settings: SessionSettings,
+    /// Publishes an Event on a HostedCluster refused a name (management cluster's client).
+    events: Option<Recorder>,
 }
 
 /// Where the hosted clusters' hub credentials come from.
@@ -261,6 +169,9 @@ pub enum HostedCredentials {
         listed: Arc<AtomicBool>,
         /// The namespace pattern, e.g. [`DEFAULT_ADDON_SECRET_NAMESPACE`].
         namespace: String,
+        /// The hub every Secret must name (`--hub-kubeconfig`'s cluster): the sessions talk to
+        /// its server with its CA, never to a server a Secret names (issue #48 item 14).
+        hub: Arc<kube::config::Cluster>,
     },
 }
 
@@ -271,6 +182,7 @@ pub enum HostedCredentials {
 pub fn watch_addon_secrets(
     client: &kube::Client,
     namespace: String,
+    hub: Arc<kube::config::Cluster>,
     wake: Arc<Notify>,
 ) -> (
     HostedCredentials,
@@ -314,6 +226,7 @@ pub fn watch_addon_secrets(
             secrets: reader,
             listed,
             namespace,
+            hub,
         },
         task,
     )
@@ -340,11 +253,15 @@ pub fn addon_secret_ref(ns: &str, cluster: &str) -> (String, String) {
 }
 
 /// The credentials of managed cluster `cluster` in `secrets` (pure): its Secret, if it names
-/// that cluster in [`ADDON_SECRET_CLUSTER_KEY`] (a Secret for another cluster is not used).
+/// that cluster in [`ADDON_SECRET_CLUSTER_KEY`] (a Secret for another cluster is not used) and
+/// the server of `hub`, whose CA and proxy the credentials then use (a Secret naming another
+/// server is not used: whoever created the namespace first, a tenant say, could otherwise
+/// receive the cluster's status).
 pub fn addon_material(
     secrets: &[Arc<Secret>],
     pattern: &str,
     cluster: &str,
+    hub: &kube::config::Cluster,
 ) -> Option<Result<Material, HubError>> {
     let (ns, name) = addon_secret_ref(pattern, cluster);
     let secret = secrets.iter().find(|s| {
@@ -366,7 +283,12 @@ pub fn addon_material(
             ),
         }));
     }
-    Some(from_secret_data(&data, &origin))
+    Some(from_secret_data(&data, &origin).and_then(|m| {
+        m.pinned_to(hub).map_err(|problem| HubError::Credentials {
+            origin: origin.clone(),
+            problem,
+        })
+    }))
 }
 
 /// The manager's state: sessions by HostedCluster, retiring ones, refusals reported, and the
@@ -377,10 +299,10 @@ struct Sessions {
     retiring: Vec<(HostedKey, Running)>,
     refused: BTreeMap<HostedKey, String>,
     secret_problems: BTreeMap<String, String>,
-}
-
-fn label((ns, name): &HostedKey) -> String {
-    format!("{ns}/{name}")
+    /// Who the hub says holds each contested name nobody runs a session for.
+    recorded: BTreeMap<String, Result<Option<String>, String>>,
+    /// When names whose holder could not be read are read again.
+    lookup_retry_at: Option<Instant>,
 }
 
 impl HostedHubSync {
@@ -402,7 +324,21 @@ impl HostedHubSync {
             wake,
             metrics,
             settings: SessionSettings::default(),
+            events: None,
         }
+    }
+
+    /// Publishes a Warning Event `HubNameRefused` on each HostedCluster refused a name, through
+    /// `client` (the management cluster) as `instance` (the leader identity).
+    pub fn with_events(mut self, client: kube::Client, instance: String) -> Self {
+        self.events = Some(Recorder::new(
+            client,
+            Reporter {
+                controller: EVENTS_CONTROLLER.into(),
+                instance: Some(instance),
+            },
+        ));
+        self
     }
 
     /// The Lease gate and heartbeat interval of every session.
@@ -421,11 +357,14 @@ impl HostedHubSync {
         let ended = Arc::new(Notify::new());
         let mut sessions = Sessions::default();
         loop {
-            self.reconcile(&mut sessions, &ended, &shutdown);
+            self.reconcile(&mut sessions, &ended, &shutdown).await;
+            let resync = sessions
+                .lookup_retry_at
+                .map_or(RESYNC, |at| at.saturating_duration_since(Instant::now()));
             tokio::select! {
                 _ = self.wake.notified() => {}
                 _ = ended.notified() => {}
-                _ = tokio::time::sleep(RESYNC) => {}
+                _ = tokio::time::sleep(resync) => {}
                 _ = shutdown.changed() => return,
             }
             tokio::select! {
@@ -435,8 +374,108 @@ impl HostedHubSync {
         }
     }
 
+    /// Who holds the names: the running sessions, and for the contested names nobody runs a
+    /// session for, what the hub says (read once per contest; again after [`LOOKUP_RETRY`] when
+    /// it could not be read).
+    async fn holders(&self, s: &mut Sessions, hosted_clusters: &[Arc<HostedCluster>]) -> Holders {
+        let mut holders = Holders {
+            running: s
+                .active
+                .iter()
+                .map(|(k, r)| (r.hub_name.clone(), k.clone()))
+                .collect(),
+            recorded: std::mem::take(&mut s.recorded),
+        };
+        let contested = needs_lookup(hosted_clusters, &holders);
+        holders.recorded.retain(|n, _| contested.contains(n));
+        let retry_due = s.lookup_retry_at.is_none_or(|at| at <= Instant::now());
+        s.lookup_retry_at = None;
+        for name in contested {
+            let read = match holders.recorded.get(&name) {
+                None => true,
+                Some(Err(_)) => retry_due,
+                Some(Ok(_)) => false,
+            };
+            if read {
+                let r = self.lookup(&name).await;
+                match &r {
+                    Ok(holder) => {
+                        tracing::info!(hub_namespace = %name, holder = holder.as_deref().unwrap_or("(none)"), "contested managed cluster name: read who holds it on the hub")
+                    }
+                    Err(e) => {
+                        tracing::warn!(hub_namespace = %name, error = %e, "contested managed cluster name: cannot read who holds it on the hub; retrying")
+                    }
+                }
+                holders.recorded.insert(name, r);
+            }
+        }
+        if holders.recorded.values().any(Result::is_err) {
+            s.lookup_retry_at = Some(Instant::now() + LOOKUP_RETRY);
+        }
+        s.recorded = holders.recorded.clone();
+        holders
+    }
+
+    /// What the hub says of `name` ([`recorded_holder`]), with the credentials that would write
+    /// under it.
+    async fn lookup(&self, name: &str) -> Result<Option<String>, String> {
+        let (material, origin) = match &self.credentials {
+            HostedCredentials::Shared(c) => {
+                let mut c = c.clone();
+                let m = c.current().ok_or("no hub credentials yet")?;
+                (m, c.origin().to_string())
+            }
+            HostedCredentials::AddonSecrets {
+                secrets,
+                namespace,
+                hub,
+                ..
+            } => {
+                let (ns, secret) = addon_secret_ref(namespace, name);
+                match addon_material(&secrets.state(), namespace, name, hub) {
+                    Some(Ok(m)) => (Arc::new(m), format!("Secret {ns}/{secret}")),
+                    Some(Err(e)) => return Err(e.to_string()),
+                    None => return Err(format!("no Secret {ns}/{secret} yet")),
+                }
+            }
+        };
+        let client = material
+            .client(&origin)
+            .await
+            .map_err(|e| redact_urls_in(&e.to_string()))?;
+        match tokio::time::timeout(LOOKUP_TIMEOUT, recorded_holder(&client, name)).await {
+            Ok(r) => r.map_err(|e| redact_urls_in(&e.to_string())),
+            Err(_) => Err(format!("no answer within {LOOKUP_TIMEOUT:?}")),
+        }
+    }
+
+    /// Reports a HostedCluster refused its name: a warning, its metrics, an Event on it.
+    async fn refuse(&self, hc: Option<&HostedCluster>, key: &HostedKey, why: &str) {
+        tracing::warn!(hosted_cluster = %label(key), reason = %why, "hosted cluster not reported to the hub");
+        self.metrics.hub.sync_failed(&label(key), "config");
+        self.metrics.hub.name_refused(&label(key), true);
+        let (Some(recorder), Some(hc)) = (&self.events, hc) else {
+            return;
+        };
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "HubNameRefused".into(),
+            note: Some(note(why)),
+            action: "ReportToHub".into(),
+            secondary: None,
+        };
+        if let Err(e) = recorder.publish(&event, &hc.object_ref(&())).await {
+            tracing::warn!(hosted_cluster = %label(key), error = %e, "cannot publish an Event (RBAC: create and patch events.k8s.io events)");
+        }
+    }
+
     /// Starts, retires and wakes the sessions to match the HostedClusters and our objects.
-    fn reconcile(&self, s: &mut Sessions, ended: &Arc<Notify>, shutdown: &watch::Receiver<bool>) {
+    async fn reconcile(
+        &self,
+        s: &mut Sessions,
+        ended: &Arc<Notify>,
+        shutdown: &watch::Receiver<bool>,
+    ) {
         // Sessions that ended (retired and done): their series go, unless the hosted cluster
         // reports under a new name (same label) or its new name is refused.
         let Sessions {
@@ -456,12 +495,9 @@ impl HostedHubSync {
         // A session that ended while active (retired and revived in the same instant): started
         // again below.
         active.retain(|_, r| !r.task.is_finished());
-        let holders: BTreeMap<String, HostedKey> = s
-            .active
-            .iter()
-            .map(|(k, r)| (r.hub_name.clone(), k.clone()))
-            .collect();
-        let wanted = hub_names(&self.hosted_clusters.state(), &holders);
+        let hosted_clusters = self.hosted_clusters.state();
+        let holders = self.holders(s, &hosted_clusters).await;
+        let wanted = hub_names(&hosted_clusters, &holders);
         // Retire what is gone or renamed.
         let keys: Vec<HostedKey> = s.active.keys().cloned().collect();
         for key in keys {
@@ -477,6 +513,9 @@ impl HostedHubSync {
         // gets a session, which reports).
         s.refused.retain(|k, _| {
             let keep = wanted.get(k).is_some_and(Result::is_err);
+            if !keep {
+                self.metrics.hub.name_refused(&label(k), false);
+            }
             if !keep && !wanted.contains_key(k) {
                 self.metrics.hub.forget(&label(k));
             }
@@ -486,8 +525,11 @@ impl HostedHubSync {
             match result {
                 Err(why) => {
                     if s.refused.get(&key) != Some(&why) {
-                        tracing::warn!(hosted_cluster = %label(&key), reason = %why, "hosted cluster not reported to the hub");
-                        self.metrics.hub.sync_failed(&label(&key), "config");
+                        let hc = hosted_clusters.iter().find(|h| {
+                            h.metadata.namespace.as_deref() == Some(key.0.as_str())
+                                && h.metadata.name.as_deref() == Some(key.1.as_str())
+                        });
+                        self.refuse(hc.map(|h| &**h), &key, &why).await;
                         s.refused.insert(key, why);
                     }
                 }
@@ -532,6 +574,7 @@ impl HostedHubSync {
             secrets,
             listed,
             namespace,
+            hub,
         } = &self.credentials
         else {
             return;
@@ -543,7 +586,7 @@ impl HostedHubSync {
         let mut problems = BTreeMap::new();
         for (key, r) in &s.active {
             let Some(tx) = &r.publish else { continue };
-            match addon_material(&secrets, namespace, &r.hub_name) {
+            match addon_material(&secrets, namespace, &r.hub_name, hub) {
                 Some(Ok(m)) => {
                     let new = tx
                         .borrow()
@@ -591,12 +634,15 @@ impl HostedHubSync {
         let (creds, publish) = match &self.credentials {
             HostedCredentials::Shared(c) => (c.clone(), None),
             HostedCredentials::AddonSecrets {
-                namespace, secrets, ..
+                namespace,
+                secrets,
+                hub,
+                ..
             } => {
                 let (ns, name) = addon_secret_ref(namespace, &hub_name);
                 let (tx, c) = Credentials::channel(&format!("Secret {ns}/{name}"));
                 // What there is now, before the session starts (it would report "none yet").
-                if let Some(Ok(m)) = addon_material(&secrets.state(), namespace, &hub_name) {
+                if let Some(Ok(m)) = addon_material(&secrets.state(), namespace, &hub_name, hub) {
                     tx.send_replace(Some(Arc::new(m)));
                 }
                 (c, Some(tx))
@@ -633,184 +679,16 @@ impl HostedHubSync {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use update_status_api::hosted::HostedClusterSpec;
-
-    fn hc(ns: &str, name: &str, annotation: Option<&str>) -> Arc<HostedCluster> {
-        let mut o = HostedCluster::new(name, HostedClusterSpec::default());
-        o.metadata.namespace = Some(ns.into());
-        if let Some(a) = annotation {
-            o.metadata.annotations = Some(
-                [(MANAGED_CLUSTER_NAME_ANNOTATION.to_string(), a.to_string())]
-                    .into_iter()
-                    .collect(),
-            );
-        }
-        Arc::new(o)
-    }
-
-    fn key(ns: &str, name: &str) -> HostedKey {
-        (ns.into(), name.into())
-    }
-
-    #[test]
-    fn hub_names_follow_the_acm_annotation_then_the_name() {
-        let names = hub_names(
-            &[
-                hc("clusters", "prod", None),
-                hc("clusters", "dev", Some("dev-east")),
-                hc("clusters", "empty", Some("")),
-            ],
-            &BTreeMap::new(),
-        );
-        assert_eq!(names[&key("clusters", "prod")], Ok("prod".into()));
-        assert_eq!(names[&key("clusters", "dev")], Ok("dev-east".into()));
-        assert_eq!(names[&key("clusters", "empty")], Ok("empty".into()));
-    }
-
-    #[test]
-    fn a_bad_or_shared_hub_name_is_refused_for_that_hosted_cluster_only() {
-        let hcs = [
-            hc("team-b", "prod", None),
-            hc("team-a", "prod", None),
-            hc("clusters", "x", Some("Not_A_Label")),
-            hc("clusters", "y", None),
-        ];
-        let names = hub_names(&hcs, &BTreeMap::new());
-        // The same name in two namespaces, neither holding it: a tie, refused for both.
-        for k in [key("team-a", "prod"), key("team-b", "prod")] {
-            let tie = names[&k].as_ref().expect_err("a tie");
-            assert!(
-                tie.contains("claimed by HostedClusters team-a/prod, team-b/prod")
-                    && tie.contains("none holds it")
-                    && tie.contains(MANAGED_CLUSTER_NAME_ANNOTATION),
-                "{tie}"
-            );
-        }
-        let bad = names[&key("clusters", "x")].as_ref().expect_err("bad");
-        assert!(
-            bad.contains("Not_A_Label") && bad.contains("DNS-1123"),
-            "{bad}"
-        );
-        assert_eq!(
-            names[&key("clusters", "y")],
-            Ok("y".into()),
-            "the others are unaffected"
-        );
-        // The one holding it (a running session) keeps it against an equal claim.
-        let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-b", "prod"))]
-            .into_iter()
-            .collect();
-        let names = hub_names(&hcs, &holders);
-        assert_eq!(names[&key("team-b", "prod")], Ok("prod".into()));
-        let refused = names[&key("team-a", "prod")].as_ref().expect_err("held");
-        assert!(
-            refused.contains("held by HostedCluster team-b/prod, which keeps it"),
-            "{refused}"
-        );
-    }
-
-    #[test]
-    fn hosted_clusters_being_deleted_have_no_hub_name() {
-        let mut gone = (*hc("clusters", "old", None)).clone();
-        gone.metadata.deletion_timestamp = Some(
-            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
-        );
-        let names = hub_names(
-            &[Arc::new(gone), hc("clusters", "new", None)],
-            &BTreeMap::new(),
-        );
-        assert_eq!(names.len(), 1);
-        assert!(names.contains_key(&key("clusters", "new")));
-    }
-
-    fn created(mut hc: Arc<HostedCluster>, at: &str) -> Arc<HostedCluster> {
-        let t: jiff::Timestamp = at.parse().expect("time");
-        Arc::make_mut(&mut hc).metadata.creation_timestamp =
-            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t));
-        hc
-    }
-
-    /// Issue #38: a tenant's HostedCluster `tenant/prod-east` (no annotation) against the
-    /// cluster ACM imported as `prod-east` (the annotation on `clusters/hc-1`). The imported
-    /// mapping wins with or without a running session, and even against the session of the
-    /// tenant's HostedCluster (it would write the victim's copies, with the victim's hub
-    /// credentials under `--hub-addon-secrets`).
-    #[test]
-    fn the_imported_mapping_always_wins_over_a_hosted_cluster_named_so() {
-        let hcs = [
-            created(hc("tenant", "prod-east", None), "2025-01-01T00:00:00Z"),
-            created(
-                hc("clusters", "hc-1", Some("prod-east")),
-                "2026-01-01T00:00:00Z",
-            ),
-        ];
-        let victim = key("clusters", "hc-1");
-        let tenant = key("tenant", "prod-east");
-        for holders in [
-            BTreeMap::new(),
-            [("prod-east".to_string(), victim.clone())].into(),
-            [("prod-east".to_string(), tenant.clone())].into(),
-        ] {
-            let names = hub_names(&hcs, &holders);
-            assert_eq!(names[&victim], Ok("prod-east".into()), "{holders:?}");
-            let refused = names[&tenant].as_ref().expect_err("refused");
-            assert!(
-                refused.contains("held by HostedCluster clusters/hc-1, imported under it")
-                    && refused.contains(MANAGED_CLUSTER_NAME_ANNOTATION),
-                "{refused}"
-            );
-        }
-        // The annotation naming the HostedCluster's own name is an imported mapping too.
-        let names = hub_names(
-            &[
-                hc("tenant", "prod-east", None),
-                hc("clusters", "prod-east", Some("prod-east")),
-            ],
-            &BTreeMap::new(),
-        );
-        assert_eq!(names[&key("clusters", "prod-east")], Ok("prod-east".into()));
-        assert!(names[&key("tenant", "prod-east")].is_err());
-    }
-
-    #[test]
-    fn two_annotations_claiming_one_name_are_a_tie_unless_one_holds_it() {
-        // team-z/old claims "prod" first (a session holds it); a newer annotation on team-a/new
-        // claims it too: team-a/new sorts first by name but does not get it.
-        let hcs = [
-            created(hc("team-z", "old", Some("prod")), "2026-01-01T00:00:00Z"),
-            created(hc("team-a", "new", Some("prod")), "2026-06-01T00:00:00Z"),
-            hc("clusters", "prod", None),
-        ];
-        let holders: BTreeMap<String, HostedKey> = [("prod".to_string(), key("team-z", "old"))]
-            .into_iter()
-            .collect();
-        let names = hub_names(&hcs, &holders);
-        assert_eq!(names[&key("team-z", "old")], Ok("prod".into()));
-        assert!(names[&key("team-a", "new")].is_err());
-        assert!(names[&key("clusters", "prod")].is_err());
-        // After a restart nothing tells them apart (age is no proof of identity): refused for
-        // both and reported, and the HostedCluster named so does not get it either.
-        let names = hub_names(&hcs, &BTreeMap::new());
-        for k in [key("team-z", "old"), key("team-a", "new")] {
-            let tie = names[&k].as_ref().expect_err("a tie");
-            assert!(
-                tie.contains("claimed by HostedClusters team-a/new, team-z/old (by the annotation"),
-                "{tie}"
-            );
-        }
-        let named = names[&key("clusters", "prod")]
-            .as_ref()
-            .expect_err("refused");
-        assert!(
-            named.contains(
-                "claimed by HostedClusters team-a/new, team-z/old through the annotation"
-            ),
-            "{named}"
-        );
-    }
 
     fn secret(ns: &str, cluster: &str, cert: &str) -> Arc<Secret> {
-        let kubeconfig = "apiVersion: v1\nkind: Config\ncurrent-context: hub\nclusters:\n- name: hub\n  cluster: {server: 'https://127.0.0.1:6443', insecure-skip-tls-verify: true}\ncontexts:\n- name: hub\n  context: {cluster: hub, user: agent}\nusers:\n- name: agent\n  user: {client-certificate: tls.crt, client-key: tls.key}\n";
+        secret_for(ns, cluster, cert, "https://127.0.0.1:6443")
+    }
+
+    fn secret_for(ns: &str, cluster: &str, cert: &str, server: &str) -> Arc<Secret> {
+        let kubeconfig = format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: hub\nclusters:\n- name: hub\n  cluster: {{server: '{server}', insecure-skip-tls-verify: true}}\ncontexts:\n- name: hub\n  context: {{cluster: hub, user: agent}}\nusers:\n- name: agent\n  user: {{client-certificate: tls.crt, client-key: tls.key}}\n"
+        );
+        let kubeconfig = kubeconfig.as_str();
         let data = [
             ("kubeconfig", kubeconfig),
             ("tls.crt", cert),
@@ -836,43 +714,87 @@ mod tests {
         })
     }
 
+    /// The hub of `--hub-kubeconfig`: its server and its CA.
+    fn hub() -> kube::config::Cluster {
+        kube::config::Cluster {
+            server: Some("https://127.0.0.1:6443".into()),
+            certificate_authority_data: Some("SFVCLUNB".into()),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn each_hosted_cluster_gets_the_addon_credentials_of_its_own_managed_cluster() {
         let pattern = DEFAULT_ADDON_SECRET_NAMESPACE;
+        let hub = &hub();
         let secrets = [
             secret("klusterlet-prod", "prod", "CERT-P"),
             secret("klusterlet-dev", "dev", "CERT-D"),
             // A Secret naming another cluster than its namespace says is not used.
             secret("klusterlet-stage", "prod", "CERT-X"),
         ];
-        let prod = addon_material(&secrets, pattern, "prod")
+        let prod = addon_material(&secrets, pattern, "prod", hub)
             .expect("found")
             .expect("valid");
-        let dev = addon_material(&secrets, pattern, "dev")
+        let dev = addon_material(&secrets, pattern, "dev", hub)
             .expect("found")
             .expect("valid");
         assert_ne!(prod.fingerprint, dev.fingerprint);
-        let stage = addon_material(&secrets, pattern, "stage").expect("found");
+        let pinned = prod.cluster().expect("a cluster");
+        assert_eq!(
+            (
+                pinned.certificate_authority_data.as_deref(),
+                pinned.insecure_skip_tls_verify
+            ),
+            (Some("SFVCLUNB"), None),
+            "the session talks to the hub with its CA, not with what the Secret trusts"
+        );
+        let stage = addon_material(&secrets, pattern, "stage", hub).expect("found");
         let e = stage.expect_err("names another cluster");
         assert!(
             e.to_string()
                 .contains("does not name managed cluster stage"),
             "{e}"
         );
-        assert!(addon_material(&secrets, pattern, "absent").is_none());
+        assert!(addon_material(&secrets, pattern, "absent", hub).is_none());
         assert_eq!(
             addon_secret_ref("hub-creds-{cluster}", "prod"),
             ("hub-creds-prod".to_string(), ADDON_SECRET_NAME.to_string())
         );
     }
 
+    /// Issue #48 item 14: a tenant who creates `klusterlet-prod` before OCM does, with a Secret
+    /// naming `prod` and a server of its own, would receive prod's status. Such a Secret is
+    /// refused; one naming the hub's server gets the hub's CA, whatever CA it says.
     #[test]
-    fn the_hosted_cluster_label_is_a_valid_label_value() {
-        assert_eq!(
-            hosted_cluster_label(&key("clusters", "prod")),
-            "clusters.prod"
+    fn a_secret_naming_another_server_than_the_hub_is_refused() {
+        let pattern = DEFAULT_ADDON_SECRET_NAMESPACE;
+        let evil = [secret_for(
+            "klusterlet-prod",
+            "prod",
+            "CERT",
+            "https://tenant.example:6443",
+        )];
+        let e = addon_material(&evil, pattern, "prod", &hub())
+            .expect("found")
+            .expect_err("another server");
+        let text = e.to_string();
+        assert!(
+            text.contains("names the server \"https://tenant.example:6443\"")
+                && text.contains("not the hub of --hub-kubeconfig"),
+            "{text}"
         );
-        let long = hosted_cluster_label(&key(&"n".repeat(60), &"h".repeat(60)));
-        assert!(long.len() <= 63, "{long}");
+        let slash = [secret_for(
+            "klusterlet-prod",
+            "prod",
+            "CERT",
+            "https://127.0.0.1:6443/",
+        )];
+        assert!(
+            addon_material(&slash, pattern, "prod", &hub())
+                .expect("found")
+                .is_ok(),
+            "the same server with a trailing slash"
+        );
     }
 }

@@ -36,8 +36,8 @@
 //!   sent once the Lease is lost ([`SessionSettings::gate`]).
 //! - A heartbeat ([`heartbeat`]): the hub copy of the ControlPlaneUpdateStatus carries the time of
 //!   the last successful pass, refreshed once older than the heartbeat interval.
-//! - Standalone on an ACM hub, the agent's health ([`agent_health`]): the `Degraded` condition of
-//!   its ManagedClusterAddOn, written when it changes.
+//! - Standalone, the agent's health ([`agent_health`]): the condition `AgentDegraded` of its
+//!   ControlPlaneUpdateStatus copy, part of that copy's change-only apply.
 //!
 //! It runs only in the replica that holds the leader-election Lease (`main.rs` starts it with
 //! the reconcilers).
@@ -49,11 +49,12 @@
 //! Files: `copies` (what is copied, renamed and labelled), `addon` (the copies' owner on an ACM
 //! hub), `credentials` (where the hub credentials come from, and their renewals), `errors`
 //! (failure classes, their metric reasons and hints), `heartbeat` (the last-reported
-//! annotation), `agent_health` (the `Degraded` condition), `config` (the flags' values, the
+//! annotation), `agent_health` (the `AgentDegraded` condition), `config` (the flags' values, the
 //! names and timings), `local` (the local objects copied), `watches` (the reflectors of the
 //! hub's copies and what they signal), `session` (the hub client with its watches and writers,
 //! one pass), `sync_loop` (the hub sync task: passes, back-off, new credentials, heartbeat),
-//! `hosted` (the sessions of hosted mode, one per HostedCluster).
+//! `hosted` (the sessions of hosted mode, one per HostedCluster), `hosted_names` (which
+//! HostedCluster reports under which managed-cluster name, and who holds a name).
 
 pub mod addon;
 pub mod agent_health;
@@ -63,6 +64,7 @@ pub mod credentials;
 mod errors;
 pub mod heartbeat;
 pub mod hosted;
+pub mod hosted_names;
 mod local;
 mod session;
 mod sync_loop;

@@ -12,7 +12,9 @@ use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use update_status_api::acm::ManagedClusterAddOn;
-use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
+use update_status_api::crd::{
+    Condition, ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus,
+};
 use update_status_assess::redact::redact_urls_in;
 
 use super::addon::{addon, owner_of};
@@ -108,6 +110,20 @@ impl Session {
             listed,
             tasks,
         }
+    }
+
+    /// The condition `type_` of the ControlPlaneUpdateStatus copy `name` as the hub holds it.
+    pub(super) fn hub_condition(&self, name: &str, type_: &str) -> Option<Condition> {
+        self.hub_control_planes
+            .state()
+            .iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name))?
+            .status
+            .as_ref()?
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .cloned()
     }
 
     /// Every hub reflector has listed once (before that, an empty cache would read as "no

@@ -1,6 +1,7 @@
 //! The hub sync task ([`HubSync`]): the loop that waits for a reason to sync, runs passes on
 //! the session, backs off while the hub fails ([`backoff`]), switches sessions when the
-//! credentials change, stamps the heartbeat and reports the agent's health.
+//! credentials change, stamps the heartbeat and reports the agent's health (a condition of its
+//! ControlPlaneUpdateStatus copy).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +23,7 @@ use super::session::{Session, attempt};
 use super::watches::{Signals, WatchContext};
 use crate::metrics::Metrics;
 use crate::runtime::writer::{PENDING_TTL, SyncStats};
+use update_status_api::acm::CONDITION_AGENT_DEGRADED;
 
 /// Wait before attempt `failures + 1`: [`MIN_BACKOFF`] doubled per consecutive failure up to
 /// [`MAX_BACKOFF`], times `1 + jitter` (`jitter` in [-0.1, 0.1]), never above the cap.
@@ -59,8 +61,6 @@ struct Reported {
     stamped: Option<jiff::Timestamp>,
     /// The last pass had a control plane's copy to stamp (else no heartbeat is due).
     stampable: bool,
-    /// The agent's health condition as last written.
-    health: agent_health::Reported,
 }
 
 impl HubSync {
@@ -118,7 +118,8 @@ impl HubSync {
         self
     }
 
-    /// Reports the agent's health on the hub namespace's ManagedClusterAddOn (standalone mode).
+    /// Reports the agent's health as a condition of its ControlPlaneUpdateStatus copy
+    /// (standalone mode).
     pub fn with_agent_health(mut self, health: AgentHealth) -> Self {
         self.health = Some(health);
         self
@@ -139,7 +140,9 @@ impl HubSync {
         self
     }
 
-    fn desired(&self) -> HubCopies {
+    /// The copies a pass writes; with the agent's health, its condition on the control plane's
+    /// copy (its transition time kept from the hub's copy in `session`).
+    fn desired(&self, session: &Session) -> HubCopies {
         if self.retired.load(Ordering::SeqCst) {
             return HubCopies::default();
         }
@@ -153,6 +156,15 @@ impl HubSync {
         );
         if let Some(source) = &self.source {
             copies.set_source(source);
+        }
+        if let (Some(health), Some(cp)) = (&self.health, copies.control_planes.first_mut()) {
+            let previous = session.hub_condition(&cp.name, CONDITION_AGENT_DEGRADED);
+            let c = agent_health::condition(
+                &health.verdict(&self.local),
+                previous.as_ref(),
+                jiff::Timestamp::now(),
+            );
+            agent_health::set_on(&mut cp.status, c);
         }
         copies
     }
@@ -254,7 +266,7 @@ impl HubSync {
             let watch_failed = signals.unhealthy.swap(false, Ordering::SeqCst);
             let probe = outage.failures > 0 || watch_failed;
             let retired = self.retired.load(Ordering::SeqCst);
-            let copies = self.desired();
+            let copies = self.desired(&session);
             let Some(result) = attempt(&mut session, &selector, probe, copies, &mut shutdown).await
             else {
                 return;
@@ -362,9 +374,7 @@ impl HubSync {
     }
 
     /// After a pass that wrote the copies: the heartbeat when it is due (a failure fails the
-    /// pass), then the agent's health on the ManagedClusterAddOn when it changed (a failure is
-    /// warned about and retried at the next pass: the hub takes copies but not the condition,
-    /// e.g. a hub ClusterRole from an older version without `managedclusteraddons/status`).
+    /// pass).
     async fn after_pass(
         &self,
         session: &mut Session,
@@ -384,23 +394,6 @@ impl HubSync {
                 reported.stamped = Some(now);
             }
         }
-        let Some(health) = &self.health else {
-            return Ok(());
-        };
-        let Some((Some(mca), read_at)) = session.addon.clone() else {
-            return Ok(()); // not an ACM hub, or no add-on: nowhere to report
-        };
-        let verdict = health.verdict(&self.local);
-        reported
-            .health
-            .report_if_changed(
-                &session.client,
-                &session.namespace,
-                (&mca, read_at),
-                verdict,
-                &self.metrics,
-            )
-            .await;
         Ok(())
     }
 

@@ -18,6 +18,7 @@ pub struct HubMetrics {
     errors: IntCounterVec,
     last_success: GaugeVec,
     credential_reloads: IntCounterVec,
+    name_refused: IntGaugeVec,
     per_cluster: PerCluster,
 }
 
@@ -60,8 +61,30 @@ impl HubMetrics {
                 ),
                 &labels,
             )?,
+            name_refused: IntGaugeVec::new(
+                Opts::new(
+                    "update_status_hub_name_refused",
+                    "Hosted mode: 1 while a HostedCluster is refused its managed-cluster name (another holds or claims it, or it is not a valid name); absent otherwise.",
+                ),
+                &labels,
+            )?,
             per_cluster,
         })
+    }
+
+    /// Hosted mode: `hosted_cluster` is refused its managed-cluster name (`true`), or no longer
+    /// (`false`: the series goes). No-op in standalone mode.
+    pub fn name_refused(&self, hosted_cluster: &str, refused: bool) {
+        if !self.per_cluster.0 {
+            return;
+        }
+        if refused {
+            self.name_refused
+                .with_label_values(&[hosted_cluster])
+                .set(1);
+        } else {
+            let _ = self.name_refused.remove_label_values(&[hosted_cluster]);
+        }
     }
 
     /// Counts a write to the fleet hub.
@@ -110,6 +133,7 @@ impl HubMetrics {
         }
         let _ = self.up.remove_label_values(&[hosted_cluster]);
         let _ = self.last_success.remove_label_values(&[hosted_cluster]);
+        let _ = self.name_refused.remove_label_values(&[hosted_cluster]);
         // The error counters stay (counters are not reset; a new session keeps counting).
     }
 }
@@ -122,6 +146,7 @@ impl Family for HubMetrics {
             Box::new(self.errors.clone()),
             Box::new(self.last_success.clone()),
             Box::new(self.credential_reloads.clone()),
+            Box::new(self.name_refused.clone()),
         ]
     }
 }

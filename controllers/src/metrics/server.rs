@@ -9,12 +9,12 @@
 //!   or why not, and nothing else; what they check is a [`Probes`].
 
 pub mod auth;
+pub mod slots;
 pub mod tls;
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -36,16 +36,7 @@ pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a client may take to send request headers (an idle kept-alive connection is closed
 /// after it too).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most `/metrics` connections open at once (TLS handshakes included); a connection past it is
-/// closed at once and counted (`update_status_metrics_auth_refused_total{reason="connections"}`).
-/// A connection costs its TLS and HTTP buffers (tens of KiB): this bounds them.
-pub const MAX_CONNECTIONS: usize = 512;
-/// Most `/metrics` connections open at once from one address (TLS handshakes included): a
-/// source past it has its new connections closed at once and counted
-/// (`update_status_metrics_auth_refused_total{reason="source"}`), so one client, however many
-/// idle connections it opens, never takes the slots [`MAX_CONNECTIONS`] leaves to the others
-/// (Prometheus scrapes over one connection per target and replica).
-pub const MAX_CONNECTIONS_PER_SOURCE: usize = 16;
+pub use slots::{MAX_CONNECTIONS, MAX_HANDSHAKES_PER_SOURCE};
 /// Longest a connection is kept: then it is closed after its current request.
 pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(300);
 /// Largest request head read (request line and headers, the bearer token included).
@@ -279,70 +270,20 @@ pub async fn serve_metrics(
     })
 }
 
-/// The connections open per source address, each counted while its [`SourceSlot`] lives.
-#[derive(Default)]
-struct PerSource {
-    /// Open connections by address, and whether the limit was logged since it was last reached.
-    open: Mutex<HashMap<IpAddr, (usize, bool)>>,
-}
-
-/// One connection's place in its source's count (released on drop).
-struct SourceSlot {
-    table: Arc<PerSource>,
-    ip: IpAddr,
-}
-
-impl PerSource {
-    /// A slot for a connection from `ip`, or `Err(first)` when it already has
-    /// [`MAX_CONNECTIONS_PER_SOURCE`] open (`first`: the first refusal since it went under).
-    fn acquire(table: &Arc<PerSource>, ip: IpAddr) -> Result<SourceSlot, bool> {
-        let ip = ip.to_canonical();
-        let mut open = table
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (count, logged) = open.entry(ip).or_insert((0, false));
-        if *count >= MAX_CONNECTIONS_PER_SOURCE {
-            return Err(!std::mem::replace(logged, true));
-        }
-        *count += 1;
-        Ok(SourceSlot {
-            table: table.clone(),
-            ip,
-        })
-    }
-}
-
-impl Drop for SourceSlot {
-    fn drop(&mut self) {
-        let mut open = self
-            .table
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((count, logged)) = open.get_mut(&self.ip) {
-            *count = count.saturating_sub(1);
-            *logged = false;
-            if *count == 0 {
-                open.remove(&self.ip);
-            }
-        }
-    }
-}
-
 /// Accepts TLS connections and serves HTTP/1.1 on them, one task per connection: at most
-/// [`MAX_CONNECTIONS`] at once and [`MAX_CONNECTIONS_PER_SOURCE`] from one address, each with a
-/// handshake within [`TLS_HANDSHAKE_TIMEOUT`], a bounded request head ([`MAX_REQUEST_HEAD`],
-/// read within [`HEADER_READ_TIMEOUT`]) and age ([`MAX_CONNECTION_AGE`]).
+/// [`MAX_CONNECTIONS`] at once and [`MAX_HANDSHAKES_PER_SOURCE`] handshakes from one address
+/// ([`slots`]: a newcomer takes the place of the oldest connection not yet served an allowed
+/// request), each with a handshake within [`TLS_HANDSHAKE_TIMEOUT`], a bounded request head
+/// ([`MAX_REQUEST_HEAD`], read within [`HEADER_READ_TIMEOUT`]) and age ([`MAX_CONNECTION_AGE`]).
 async fn serve_tls(
     listener: TcpListener,
     acceptor: TlsAcceptor,
     app: Router,
     metrics: Option<Arc<Metrics>>,
 ) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let sources = Arc::new(PerSource::default());
+    let slots = Arc::new(slots::Slots::default());
     let mut full_logged = false;
+    let mut evicting_logged = false;
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -353,55 +294,72 @@ async fn serve_tls(
                 continue;
             }
         };
-        // The source's own limit first: a source past it takes no global slot.
-        let source_slot = match PerSource::acquire(&sources, peer.ip()) {
-            Ok(s) => s,
-            Err(first) => {
+        let admission = match slots.admit(peer.ip()) {
+            Ok(a) => a,
+            Err(refusal) => {
+                // Closed at once: the client sees a reset and may retry; nothing is buffered.
                 drop(tcp);
+                let reason = match refusal {
+                    slots::Refusal::Source { .. } => "source",
+                    slots::Refusal::Full => "connections",
+                };
                 if let Some(m) = &metrics {
-                    m.scrape_auth.refused("source");
+                    m.scrape_auth.refused(reason);
                 }
-                if first {
-                    tracing::warn!(
+                match refusal {
+                    slots::Refusal::Source { first: true } => tracing::warn!(
                         source = %peer.ip(),
-                        max = MAX_CONNECTIONS_PER_SOURCE,
-                        "too many /metrics connections from one address; closing its new ones until some end"
-                    );
+                        max = MAX_HANDSHAKES_PER_SOURCE,
+                        "too many /metrics TLS handshakes from one address; closing its new connections until some finish"
+                    ),
+                    slots::Refusal::Full if !std::mem::replace(&mut full_logged, true) => {
+                        tracing::warn!(
+                            max = MAX_CONNECTIONS,
+                            "too many /metrics connections, all trusted or in their handshake; closing new ones until some end"
+                        );
+                    }
+                    _ => {}
                 }
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            // Closed at once: the client sees a reset and may retry; nothing is buffered.
-            drop(tcp);
+        if let Some(ip) = admission.evicted {
             if let Some(m) = &metrics {
-                m.scrape_auth.refused("connections");
+                m.scrape_auth.refused("evicted");
             }
-            if !std::mem::replace(&mut full_logged, true) {
+            if !std::mem::replace(&mut evicting_logged, true) {
                 tracing::warn!(
                     max = MAX_CONNECTIONS,
-                    "too many /metrics connections; closing new ones until some end"
+                    source = %ip,
+                    "too many /metrics connections: new ones take the place of the oldest not served an allowed request, from the busiest address"
                 );
             }
-            continue;
-        };
+        } else {
+            evicting_logged = false;
+        }
         full_logged = false;
         let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(app.clone());
+        let slot = Arc::new(admission.slot);
+        let service = TowerToHyperService::new(trusting(app.clone(), slot.clone()));
         tokio::spawn(async move {
-            let _slots = (slot, source_slot);
-            let stream =
-                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                    Ok(Ok(s)) => s,
-                    Ok(Err(e)) => {
-                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        tracing::debug!(%peer, "TLS handshake timed out");
-                        return;
-                    }
-                };
+            let evicted = slot.evicted.clone();
+            let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
+            let stream = tokio::select! {
+                r = handshake => r,
+                () = evicted.notified() => return,
+            };
+            slot.handshake_done();
+            let stream = match stream {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
@@ -414,12 +372,34 @@ async fn serve_tls(
                     conn.as_mut().graceful_shutdown();
                     conn.await
                 }
+                // Closed for a newcomer (never a trusted connection): dropped at once.
+                () = evicted.notified() => Ok(()),
             };
             if let Err(e) = served {
                 tracing::debug!(%peer, error = %e, "/metrics connection ended with an error");
             }
         });
     }
+}
+
+/// `app`, marking the connection of `slot` trusted once it answers a request `200` (its token
+/// passed the review: only `/metrics` is routed, behind it).
+fn trusting(
+    app: Router,
+    slot: Arc<slots::Slot>,
+) -> tower::util::MapResponse<
+    Router,
+    impl FnOnce(axum::response::Response) -> axum::response::Response + Clone,
+> {
+    tower::ServiceExt::<axum::http::Request<hyper::body::Incoming>>::map_response(
+        app,
+        move |res: axum::response::Response| {
+            if res.status() == StatusCode::OK {
+                slot.trust();
+            }
+            res
+        },
+    )
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
-use update_status_assess::claims::{Claim, cluster_claims};
+use update_status_assess::claims::{CLAIM_NAMES, Claim, cluster_claims};
 
 /// Name of this reconciler (label value, field-manager suffix, metrics label).
 pub const NAME: &str = "cluster-claims";
@@ -210,18 +210,16 @@ impl ClaimsReconciler {
                 }
             }
         }
-        for name in have.keys() {
-            if desired.iter().any(|c| c.name == name.as_str()) {
-                continue;
-            }
-            match self.api.delete(name, &DeleteParams::default()).await {
+        for name in stale(have.keys().map(String::as_str), desired) {
+            let name = name.to_string();
+            match self.api.delete(&name, &DeleteParams::default()).await {
                 Ok(_) => {
                     self.metrics.writes.write(KIND, "delete");
                     writes += 1;
-                    lock(&view).claims.remove(name);
+                    lock(&view).claims.remove(&name);
                 }
                 Err(kube::Error::Api(s)) if s.code == 404 => {
-                    lock(&view).claims.remove(name);
+                    lock(&view).claims.remove(&name);
                 }
                 Err(e) => {
                     self.metrics.writes.error(KIND, error_reason(&e));
@@ -229,7 +227,7 @@ impl ClaimsReconciler {
                         verb: "delete",
                         kind: KIND.into(),
                         namespace: String::new(),
-                        name: name.clone(),
+                        name,
                         source: Box::new(e),
                     });
                 }
@@ -244,6 +242,15 @@ impl ClaimsReconciler {
         }
         first_error.map_or(Ok(()), Err)
     }
+}
+
+/// The claims of `have` (the server's, by our label) to delete: ours no longer desired. A claim
+/// of another name carrying our label (someone else's, labelled by mistake or on purpose) is
+/// not ours to delete, and RBAC would refuse it: it is left alone, not tried every pass.
+fn stale<'a>(have: impl Iterator<Item = &'a str>, desired: &[Claim]) -> Vec<&'a str> {
+    have.filter(|n| CLAIM_NAMES.contains(n))
+        .filter(|n| !desired.iter().any(|c| c.name == *n))
+        .collect()
 }
 
 /// Keeps `view` equal to our claims on the server and wakes the reconciler at each change.
@@ -335,7 +342,8 @@ mod tests {
     use super::*;
     use update_status_assess::claims::cluster_claims;
 
-    /// The RBAC of config/rbac lets the agent patch and delete exactly the claims it writes.
+    /// The RBAC of config/rbac lets the agent create, patch and delete exactly the claims it
+    /// writes, and create no other (issue #48 item 3).
     #[test]
     fn the_shipped_rbac_names_every_claim_written() {
         let role = include_str!("../../../config/rbac/role.yaml");
@@ -344,6 +352,24 @@ mod tests {
             .filter(|l| l.trim_start().starts_with("resourceNames:") && l.contains(".update."))
             .flat_map(|l| l.split('"').skip(1).step_by(2))
             .collect();
+        let rules: Vec<&str> = role.split("- apiGroups:").collect();
+        let claims: Vec<&&str> = rules
+            .iter()
+            .filter(|r| r.contains("\"clusterclaims\""))
+            .collect();
+        for rule in &claims {
+            let verbs = rule.lines().find(|l| l.contains("verbs:")).unwrap_or("");
+            if verbs.contains("\"create\"")
+                || verbs.contains("\"patch\"")
+                || verbs.contains("\"delete\"")
+            {
+                assert!(
+                    rule.contains("resourceNames:"),
+                    "a write of ClusterClaims without resourceNames: {rule}"
+                );
+            }
+        }
+        assert_eq!(named, CLAIM_NAMES, "the claims written, and only those");
         let cp = update_status_api::crd::ControlPlaneUpdateStatusStatus {
             versions: update_status_api::crd::ControlPlaneVersions {
                 target: "4.18.3".into(),
@@ -357,5 +383,25 @@ mod tests {
             .collect();
         assert_eq!(named, written, "config/rbac/role.yaml resourceNames");
         assert_eq!(selector(), "update.openshift.io/reconciler=cluster-claims");
+    }
+
+    /// Issue #48 item 3: a foreign claim carrying our label is not deleted (RBAC refuses it:
+    /// a failing DELETE every pass); ours no longer desired are.
+    #[test]
+    fn only_our_claims_are_deleted() {
+        let desired = [Claim {
+            name: update_status_api::acm::CLAIM_STATE,
+            value: "Completed".into(),
+        }];
+        let have = [
+            "region.open-cluster-management.io",
+            "state.update.openshift.io",
+            "target.update.openshift.io",
+            "foreign.example.com",
+        ];
+        assert_eq!(
+            stale(have.into_iter(), &desired),
+            ["target.update.openshift.io"]
+        );
     }
 }

@@ -47,6 +47,19 @@ pub const PLURALS: [&str; 3] = [
     "workerpoolupdatestatuses",
     "updateinsights",
 ];
+/// The most one cluster may be allowed, by the flags or its annotations (issue #48 item 11: an
+/// override had no ceiling, so whoever may annotate a ManagedClusterAddOn could lift its agent's
+/// bound on the hub's etcd entirely). The policy `update-status-hub-quota-writer`
+/// (config/acm/limits/admission-policy.yaml) refuses a quota above them too. Sized for the
+/// largest OpenShift cluster with `--hub-include-progress` (2,000 nodes: about one progress
+/// insight per node and operator, plus up to 2,000 health insights: docs/acm.md): at these
+/// ceilings one agent may hold at most about 680 MB of the hub's etcd (10,504 objects of at most
+/// 66 KB), where the defaults allow 140 MB.
+pub const CEILING: QuotaLimits = QuotaLimits {
+    control_planes: 4,
+    worker_pools: 500,
+    insights: 10_000,
+};
 /// Longest wait before writing a cluster's quota again after failures.
 const RETRY_CAP: Duration = Duration::from_secs(300);
 
@@ -68,7 +81,8 @@ pub fn count_key(plural: &str) -> String {
 }
 
 impl QuotaLimits {
-    fn get(&self, plural: &str) -> u64 {
+    /// The limit of `plural`.
+    pub fn get(&self, plural: &str) -> u64 {
         match plural {
             "controlplaneupdatestatuses" => self.control_planes,
             "workerpoolupdatestatuses" => self.worker_pools,
@@ -85,7 +99,8 @@ impl QuotaLimits {
     }
 
     /// These limits with one cluster's overrides (the ManagedClusterAddOn's annotations), and
-    /// what is wrong with the overrides that could not be read.
+    /// what is wrong with the overrides that could not be read or were above [`CEILING`] (the
+    /// ceiling applies then).
     pub fn with_overrides(mut self, annotations: &BTreeMap<String, String>) -> (Self, Vec<String>) {
         let mut problems = Vec::new();
         for (key, value) in annotations.range(OVERRIDE_PREFIX.to_string()..) {
@@ -100,6 +115,13 @@ impl QuotaLimits {
                 continue;
             }
             match value.trim().parse::<u64>() {
+                Ok(n) if n > CEILING.get(plural) => {
+                    let max = CEILING.get(plural);
+                    problems.push(format!(
+                        "annotation {key}: {n} is above the ceiling of {max} (the hub controller's and the policy update-status-hub-quota-writer's): {max} applies"
+                    ));
+                    self.set(plural, max);
+                }
                 Ok(n) => self.set(plural, n),
                 Err(_) => problems.push(format!(
                     "annotation {key}: {:?} is not a count (a whole number, e.g. \"8000\")",
@@ -475,6 +497,67 @@ mod tests {
             problems[1].contains("\"many\" is not a count"),
             "{problems:?}"
         );
+    }
+
+    /// Issue #48 item 11: an override above the ceiling gets the ceiling (warned about), and
+    /// the policy that bounds the hub controller's quota writes says the same numbers.
+    #[test]
+    fn an_override_has_a_ceiling_and_the_policy_the_same() {
+        let (l, problems) = DEFAULTS.with_overrides(
+            addon(
+                "c",
+                &[
+                    ("update.openshift.io/hub-quota-updateinsights", "99999999"),
+                    (
+                        "update.openshift.io/hub-quota-workerpoolupdatestatuses",
+                        "500",
+                    ),
+                ],
+            )
+            .annotations(),
+        );
+        assert_eq!(
+            l,
+            QuotaLimits {
+                insights: CEILING.insights,
+                worker_pools: 500,
+                ..DEFAULTS
+            }
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("above the ceiling of 10000"),
+            "{problems:?}"
+        );
+        let policy = include_str!("../../../config/acm/limits/admission-policy.yaml");
+        for plural in PLURALS {
+            let bound = format!("'{}': '{}'", count_key(plural), CEILING.get(plural));
+            assert!(
+                policy.contains(&bound),
+                "the policy bounds {plural}: {bound}"
+            );
+        }
+    }
+
+    /// Issue #48 item 10: the hub controller ships a NetworkPolicy selecting its pods and
+    /// admitting only the monitoring namespace to its /metrics port.
+    #[test]
+    fn the_hub_controller_has_its_network_policy() {
+        let policy = include_str!("../../../config/acm/limits/network-policy.yaml");
+        let deployment = include_str!("../../../config/acm/limits/hub-controller.yaml");
+        let kustomization = include_str!("../../../config/acm/limits/kustomization.yaml");
+        assert!(kustomization.contains("- network-policy.yaml"));
+        for needle in [
+            "app.kubernetes.io/name: update-status-hub",
+            "namespace: open-cluster-management-update-status",
+        ] {
+            assert!(policy.contains(needle), "{needle}");
+            assert!(deployment.contains(needle), "{needle}");
+        }
+        assert!(deployment.contains("containerPort: 8443"));
+        assert!(policy.contains("port: 8443"));
+        assert!(policy.contains("kubernetes.io/metadata.name: openshift-monitoring"));
+        assert!(policy.contains("policyTypes:\n  - Ingress"));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! UpdateHistory: update durations learned by watching, and the remaining-time estimates made
 //! from them); and [`events`], which writes none of our objects: it tells the update's story as
 //! Kubernetes Events from the changes of ours. On a fleet hub (`--mode=hub`), [`hub_quota`]
-//! keeps the ResourceQuota of every cluster namespace with the add-on. In hosted mode
+//! keeps the ResourceQuota of every cluster namespace with the add-on, and [`hub_hosted`] the
+//! quota and RoleBinding of every hosted cluster whose hosting cluster reports it. In hosted mode
 //! (`--mode=hosted`), [`hosted`] writes every HostedCluster's objects in one pass.
 //!
 //! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
@@ -18,5 +19,6 @@ pub mod control_plane;
 pub mod estimates;
 pub mod events;
 pub mod hosted;
+pub mod hub_hosted;
 pub mod hub_quota;
 pub mod worker_pools;

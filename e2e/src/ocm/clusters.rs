@@ -9,6 +9,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
 use crate::ocm::conditions::condition_status;
+use crate::ocm::env::OcmEnv;
 use crate::ocm::error::{OcmError, api_err, timeout_err};
 use crate::ocm::kinds;
 use crate::wait::poll_until;
@@ -88,4 +89,26 @@ pub fn claims_of(mc: &DynamicObject) -> BTreeMap<String, String> {
             ))
         })
         .collect()
+}
+
+/// The namespaces OpenShift has that the agent's manifests put objects in (a Role reading the
+/// machine-config operator's Deployment; the console's dashboard ConfigMap): a managed cluster
+/// of these tests is a plain control plane, whose ManifestWork could not apply them without.
+pub const OPENSHIFT_NAMESPACES: [&str; 2] = [
+    "openshift-machine-config-operator",
+    "openshift-config-managed",
+];
+
+/// Creates [`OPENSHIFT_NAMESPACES`] on `cluster` (those missing).
+pub async fn create_openshift_namespaces(env: &OcmEnv, cluster: &str) -> Result<(), OcmError> {
+    for ns in OPENSHIFT_NAMESPACES {
+        match env
+            .kubectl_cluster(cluster, ["create", "namespace", ns])
+            .await
+        {
+            Err(e) if !e.to_string().contains("AlreadyExists") => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
 }

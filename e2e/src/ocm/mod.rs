@@ -36,7 +36,10 @@ pub mod scenario;
 pub use addons::{
     addons_api, disable_addon, enable_addon, wait_addon_condition, wait_addon_namespace,
 };
-pub use clusters::{claims_of, cluster_claims, placement_decisions, wait_cluster_joined};
+pub use clusters::{
+    OPENSHIFT_NAMESPACES, claims_of, cluster_claims, create_openshift_namespaces,
+    placement_decisions, wait_cluster_joined,
+};
 pub use conditions::{condition, condition_status, wait_gone, wait_secret};
 pub use env::{ENV_DIR_ENV, OcmEnv, OcmOptions, kubectl};
 pub use error::OcmError;

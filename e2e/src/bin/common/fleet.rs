@@ -412,6 +412,8 @@ async fn run(a: &FleetArgs<'_>, ticks: f64) -> anyhow::Result<FleetRun> {
     let hub_flags: Vec<&str> = match a.identity {
         Identity::Addon => vec![
             "--mode=hosted",
+            "--hub-kubeconfig",
+            &hub_arg,
             "--hub-addon-secrets",
             "--hub-addon-secret-namespace={cluster}",
         ],
