@@ -442,8 +442,18 @@ async fn write_copy(hub: &Client, cluster: &str) -> TestResult {
     let meta = json!({"apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
         "metadata": {"name": cluster, "labels": {"open-cluster-management.io/cluster-name": cluster}}, "spec": {}});
     api.patch(cluster, &pp, &Patch::Apply(&meta)).await?;
+    // fv-east-1's agent says, on the copy it owns, that it cannot read Prometheus.
+    let conditions = match cluster {
+        "fv-east-1" => {
+            json!([{"type": update_status_api::acm::CONDITION_AGENT_DEGRADED, "status": "True",
+            "reason": "PrometheusUnreachable", "message": "cannot reach Prometheus",
+            "lastTransitionTime": "2026-12-05T12:00:00Z"}])
+        }
+        _ => json!([]),
+    };
     let status = json!({"apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
         "metadata": {"name": cluster}, "status": {"assessment": "Progressing", "completionPercent": 40,
+            "conditions": conditions,
             "versions": {"target": "4.18.3", "previous": "4.18.2"}, "healthInsights": {},
             "nodes": {"available": 0, "degraded": 0, "draining": 0, "excluded": 0, "outdated": 0, "pending": 0, "progressing": 0, "total": 0, "updated": 0},
             "operators": {"degraded": 0, "healthy": 0, "total": 0, "unavailable": 0, "updated": 0, "updating": 0, "waiting": 0}}});
@@ -538,7 +548,8 @@ async fn clusterset_scenario(env: &OcmEnv, hub: &Client) -> TestResult {
     let viewer = viewer_kubeconfig(env, &dir).await?;
     let admin = env.hub_kubeconfig();
 
-    // fv-east-1's agent says, on its ManagedClusterAddOn, that it cannot read Prometheus.
+    // fv-east-1's add-on is available (OCM's lease probe); its agent's own health is on its
+    // copy (write_copy): the agent may not patch its ManagedClusterAddOn's status.
     let addons = ocm::addons_api(hub, "fv-east-1");
     let mca = json!({"apiVersion": "addon.open-cluster-management.io/v1beta1", "kind": "ManagedClusterAddOn",
         "metadata": {"name": "update-status", "namespace": "fv-east-1"}, "spec": {}});
@@ -546,8 +557,7 @@ async fn clusterset_scenario(env: &OcmEnv, hub: &Client) -> TestResult {
         .create(&PostParams::default(), &serde_json::from_value(mca)?)
         .await?;
     let status = json!({"status": {"conditions": [
-        {"type": "Available", "status": "True", "reason": "ProbeAvailable", "message": "ok", "lastTransitionTime": "2026-12-05T12:00:00Z"},
-        {"type": "Degraded", "status": "True", "reason": "PrometheusUnreachable", "message": "cannot reach Prometheus", "lastTransitionTime": "2026-12-05T12:00:00Z"}]}});
+        {"type": "Available", "status": "True", "reason": "ProbeAvailable", "message": "ok", "lastTransitionTime": "2026-12-05T12:00:00Z"}]}});
     addons
         .patch_status(
             "update-status",
