@@ -136,6 +136,20 @@ pub fn template_name(version: &str) -> String {
     format!("{ADDON_NAME}-{version}")
 }
 
+/// The label of the console plugin's objects (config/console-plugin).
+const CONSOLE_PLUGIN_NAME: &str = "update-status-console-plugin";
+
+/// Whether `m` is one of the console plugin's objects (config/console-plugin), which the add-on
+/// leaves out: a ConsolePlugin needs the console's CRD, absent where OpenShift's Console
+/// capability is disabled (and on other Kubernetes), and one manifest the work agent cannot apply
+/// keeps the ManifestWork from `Applied`, which stalls the add-on's rollout at that cluster. The
+/// plugin is installed with the operator (OLM, `make deploy OVERLAY=openshift`), where the console
+/// runs.
+fn is_console_plugin(m: &Value) -> bool {
+    m["kind"] == "ConsolePlugin"
+        || m["metadata"]["labels"]["app.kubernetes.io/name"] == CONSOLE_PLUGIN_NAME
+}
+
 /// `config/acm/addon.yaml` from the agent's manifests (`kubectl kustomize config/default`), the
 /// hub Role (`config/hub/role.yaml`) and the version.
 pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, AcmError> {
@@ -147,7 +161,7 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
     };
     let mut manifests: Vec<Value> = yaml("the agent's manifests", agent)?
         .into_iter()
-        .filter(|v| !v.is_null())
+        .filter(|v| !v.is_null() && !is_console_plugin(v))
         .collect();
     for m in &mut manifests {
         escape_braces(m);
@@ -723,6 +737,15 @@ rules:
             .into_iter()
             .filter(|v| !v.is_null())
             .collect()
+    }
+
+    #[test]
+    fn the_console_plugin_is_not_delivered_by_the_addon() {
+        let plugin = "---\napiVersion: console.openshift.io/v1\nkind: ConsolePlugin\nmetadata: {name: update-status-console-plugin}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: update-status-console-plugin, namespace: openshift-update-status, labels: {app.kubernetes.io/name: update-status-console-plugin}}\n";
+        let with_plugin = format!("{}{plugin}", agent());
+        let out = addon_yaml(&with_plugin, ROLE, "1.2.3").expect("generates");
+        assert_eq!(out, addon_yaml(&agent(), ROLE, "1.2.3").expect("generates"));
+        assert!(!out.contains("console-plugin"), "{out}");
     }
 
     #[test]

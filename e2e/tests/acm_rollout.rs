@@ -210,6 +210,20 @@ async fn hold_while_canary_unavailable(
     Ok(())
 }
 
+/// Why the rollout may wait on `cluster`: its ManifestWork's conditions and the manifests not
+/// applied or not available.
+async fn work_diagnosis(env: &OcmEnv, cluster: &str) -> String {
+    let path = "jsonpath={.status.conditions}{\"\\n\"}{range .status.resourceStatus.manifests[*]}{.resourceMeta.kind}/{.resourceMeta.name}: {range .conditions[?(@.status!=\"True\")]}{.type}={.status} {.message}; {end}{\"\\n\"}{end}";
+    let work = format!("addon-{ADDON}-deploy-0");
+    match env
+        .kubectl_hub(["get", "manifestwork", "-n", cluster, &work, "-o", path])
+        .await
+    {
+        Ok(out) => format!("{cluster}'s ManifestWork {work}: {out}"),
+        Err(e) => format!("{cluster}'s ManifestWork {work} unreadable: {e}"),
+    }
+}
+
 async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let spoke2 = env.cluster_client(CLUSTER2).await?;
@@ -238,7 +252,11 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
     let image = poll_until(TIMEOUT, "cluster2's ManifestWork", || {
         work_image(hub, CLUSTER2)
     })
-    .await?;
+    .await;
+    let image = match image {
+        Ok(i) => i,
+        Err(e) => return Err(format!("{e}; {}", work_diagnosis(env, CLUSTER1).await).into()),
+    };
     let soaked = available.elapsed();
     eprintln!(
         "acm_rollout: cluster2 got its first install {:.1}s after cluster1's agent was available",
