@@ -219,7 +219,8 @@ pub async fn check(env: &OcmEnv, hosting: &str, work: &Path) -> Result<(), BoxEr
         &format!("ManagedClusterAddOn {hosting}/{HOSTED_ADDON}, by its Placement"),
         || async { hosted_addons.get_opt(HOSTED_ADDON).await.ok().flatten() },
     )
-    .await?;
+    .await
+    .map_err(|e| placement_diagnosis(env, hosting, e))?;
     let args = rendered_args(&spoke, hosting).await?;
     let installed = t.elapsed();
 
@@ -298,6 +299,51 @@ pub async fn check(env: &OcmEnv, hosting: &str, work: &Path) -> Result<(), BoxEr
         removed.as_secs_f64()
     );
     Ok(())
+}
+
+/// What the hosted add-on's Placement saw, for an error that its add-on never came: the
+/// hosting cluster's labels and the Placement's decisions and conditions.
+fn placement_diagnosis(env: &OcmEnv, hosting: &str, e: impl std::fmt::Display) -> BoxError {
+    let show = |args: &[&str]| {
+        std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(env.hub_kubeconfig())
+            .args(args)
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout).into_owned()
+                    + &String::from_utf8_lossy(&o.stderr)
+            })
+            .unwrap_or_else(|e| e.to_string())
+    };
+    let labels = show(&[
+        "get",
+        "managedcluster",
+        hosting,
+        "-o",
+        "jsonpath={.metadata.labels}",
+    ]);
+    let placement = show(&[
+        "get",
+        "placement",
+        HOSTED_ADDON,
+        "-n",
+        CONFIG_NS,
+        "-o",
+        "jsonpath={.status}",
+    ]);
+    let decisions = show(&[
+        "get",
+        "placementdecisions",
+        "-n",
+        CONFIG_NS,
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}: {.status.decisions}{\"\\n\"}{end}",
+    ]);
+    format!(
+        "{e}\n{hosting}'s labels: {labels}\nPlacement status: {placement}\ndecisions:\n{decisions}"
+    )
+    .into()
 }
 
 /// Step 3 of [`check`]: the number of copies the hosted agent wrote into the hosted cluster's
