@@ -21,7 +21,7 @@ pub mod status;
 
 pub use assessment::{Assessment, NodePhase};
 pub use condition::{Condition, ConditionStatus};
-pub use health::{HealthInsight, Impact, ImpactLevel, ImpactType, Remediation};
+pub use health::{Caveat, HealthInsight, Impact, ImpactLevel, ImpactType, Remediation};
 pub use insight::{
     InsightScope, InsightType, NodeTimeline, ProgressInsight, ScopeType, UpdateInsight,
     UpdateInsightSpec, UpdateInsightStatus, VersionPair,

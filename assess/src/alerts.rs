@@ -9,8 +9,8 @@
 use jiff::Timestamp;
 use update_status_api::crd::limits;
 use update_status_api::crd::{
-    ControlPlaneUpdateStatusStatus, HealthInsight, Impact, ImpactLevel, ImpactType, InsightScope,
-    InsightType, Remediation, ResourceRef, ScopeType, UpdateInsightStatus,
+    Caveat, ControlPlaneUpdateStatusStatus, HealthInsight, Impact, ImpactLevel, ImpactType,
+    InsightScope, InsightType, Remediation, ResourceRef, ScopeType, UpdateInsightStatus,
     WorkerPoolUpdateStatusStatus,
 };
 use update_status_api::input::Alert;
@@ -28,13 +28,15 @@ pub const SOURCE_ALERTS_MALFORMED: &str = "AlertsMalformed";
 pub const ALERT_GROUP: &str = "config.openshift.io";
 /// Kind of the resource an alert insight is about.
 pub const ALERT_KIND: &str = "Alert";
-/// Alerts known to affect updates: shown even when they started firing before the update, if
-/// they come from the platform ([`is_platform`]); a tenant's alert of the same name is an alert
-/// like any other.
+/// Alerts known to affect updates: shown even when they started firing before the update, and
+/// described so, by name as `oc` does (issue #48: nothing in Prometheus' answer tells the
+/// platform's alert about a tenant's budget from a tenant's alert of that name). Those not told
+/// to be the platform's ([`is_platform`]) carry [`Caveat::AlertSourceUnverified`] and vouch for
+/// no budget ([`pdb_alerts_of_insights`]).
 pub const ALLOWED_ALERTS: [&str; 2] = crate::related::PDB_ALERTS;
 /// How the description of an alert known to affect updates starts.
 const KNOWN_PREFIX: &str = "Alert known to affect updates";
-pub use crate::related::{ALERT_SOURCE_LABEL, PLATFORM_PROMETHEUS, is_platform};
+pub use crate::related::is_platform;
 /// Reference of an alert without a `runbook_url` annotation.
 pub const NO_RUNBOOK: &str = "<alert does not have a runbook_url annotation>";
 /// Reference of the "alerts unavailable" insight: the runbook of the matching shipped alert.
@@ -85,9 +87,8 @@ pub fn assess_alert_insights_capped(
         "update-status writes at most {MAX_ALERT_INSIGHTS} alert insights, so that the alerts \
          anyone can define (user-workload monitoring feeds Thanos) cannot flood the cluster \
          with objects. {total} firing alerts started during the update (or are known to affect \
-         updates); {MAX_ALERT_INSIGHTS} are shown, the platform's first (labelled \
-         {ALERT_SOURCE_LABEL}=platform, from prometheus={PLATFORM_PROMETHEUS}, or about an \
-         openshift-* namespace), then the most severe (down to level {weakest:?}), and \
+         updates); {MAX_ALERT_INSIGHTS} are shown, the platform's first (those about an \
+         openshift-* or kube-* namespace: a tenant's rule cannot raise one), then the most severe (down to level {weakest:?}), and \
          {left_out} are left out. See them all in the console (Observe > Alerting) or with \
          Prometheus' /api/v1/alerts."
     );
@@ -122,18 +123,23 @@ fn shown_level(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<Im
         (None, Some(_)) => true,
         (Some(start), Some(active)) => start < active,
     };
-    if !started_during_update && !is_known_blocker(name, alert) || alert.state == "pending" {
+    if !started_during_update && !is_known_blocker(name) || alert.state == "pending" {
         return None;
     }
     let level = severity_level(alert);
     (level >= ImpactLevel::Warning).then_some(level)
 }
 
-/// D.9 step 2's allow-list, for platform alerts only: a tenant can name an alert of its own
-/// `PodDisruptionBudgetAtLimit`, which must neither be shown when it fired before the update
-/// nor vouch for a budget blocking a drain.
-fn is_known_blocker(name: &str, alert: &Alert) -> bool {
-    ALLOWED_ALERTS.contains(&name) && is_platform(alert)
+/// D.9 step 2's allow-list, by name as `oc` has it (its text is `oc`'s); whether the alert is
+/// the platform's is only our caveat ([`caveat`]).
+fn is_known_blocker(name: &str) -> bool {
+    ALLOWED_ALERTS.contains(&name)
+}
+
+/// Our doubt about an alert known to affect updates: its source cannot be told unless it is
+/// about a platform namespace ([`is_platform`]).
+fn caveat(name: &str, alert: &Alert) -> Option<Caveat> {
+    (is_known_blocker(name) && !is_platform(alert)).then_some(Caveat::AlertSourceUnverified)
 }
 
 /// D.9 step 4: severity → level.
@@ -250,7 +256,7 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
         (None, Some(_)) => true,
         (Some(start), Some(active)) => start < active,
     };
-    let allowed = is_known_blocker(name, alert);
+    let allowed = is_known_blocker(name);
     let prefix = match (allowed, started_during_update) {
         (true, true) => "Alert known to affect updates started firing during the update.",
         (true, false) => {
@@ -312,6 +318,7 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
             },
             related: Vec::new(),
             related_omitted: 0,
+            caveat: caveat(name, alert),
             source: SOURCE_ALERT.to_string(),
         }),
     };
@@ -335,8 +342,13 @@ pub fn pdb_alerts_of_insights<'a>(
             .filter(|i| i.resource.kind == ALERT_KIND)
             .filter(|i| ALLOWED_ALERTS.contains(&i.resource.name.as_str()))
             .filter_map(|i| i.health.as_ref())
-            // Only the platform's (known to affect updates), not a tenant's alert of that name.
-            .filter(|h| h.source == SOURCE_ALERT && h.impact.description.starts_with(KNOWN_PREFIX))
+            // Only the platform's (known to affect updates, no caveat): an alert of that name
+            // whose source cannot be told may be a tenant's.
+            .filter(|h| {
+                h.source == SOURCE_ALERT
+                    && h.caveat.is_none()
+                    && h.impact.description.starts_with(KNOWN_PREFIX)
+            })
             .flat_map(|h| &h.related)
             .filter(|r| r.kind == "PodDisruptionBudget")
             .filter_map(|r| Some((r.namespace.clone()?, r.name.clone())))
@@ -470,6 +482,7 @@ fn prometheus_insight(
             },
             related: Vec::new(),
             related_omitted: 0,
+            caveat: None,
             source: source.to_string(),
         }),
     }
@@ -551,10 +564,18 @@ mod tests {
         }
     }
 
-    /// `a` as the platform's: labelled by OpenShift's monitoring stack.
-    fn platform(mut a: Alert) -> Alert {
+    /// `a` as the platform's: about a namespace only the platform has.
+    fn platform(a: Alert) -> Alert {
+        in_namespace(a, "openshift-machine-config-operator")
+    }
+
+    /// `a` with the labels the platform's alerts were once trusted by (issue #48: a tenant's
+    /// rule can set them).
+    fn spoofed(mut a: Alert) -> Alert {
         a.labels
-            .insert(ALERT_SOURCE_LABEL.into(), "platform".into());
+            .insert("openshift_io_alert_source".into(), "platform".into());
+        a.labels
+            .insert("prometheus".into(), "openshift-monitoring/k8s".into());
         a
     }
 
@@ -679,16 +700,20 @@ mod tests {
             during,
             &[],
         )));
-        let mut by_prometheus = alert("KubeletDown", "warning", "firing", during, &[]);
-        by_prometheus
-            .labels
-            .insert("prometheus".into(), PLATFORM_PROMETHEUS.into());
-        alerts.push(by_prometheus);
-        // A tenant naming its alert like a platform one does not make it the platform's.
+        alerts.push(in_namespace(
+            alert("KubeletDown", "warning", "firing", during, &[]),
+            "kube-system",
+        ));
+        // A tenant naming its alert like a platform one, or giving it the platform's labels
+        // (issue #48), does not make it the platform's.
         alerts.push(in_namespace(
             alert("etcdMembersDown", "warning", "firing", during, &[]),
             "shop",
         ));
+        alerts.push(spoofed(in_namespace(
+            alert("SpoofedWarning", "warning", "firing", during, &[]),
+            "shop",
+        )));
         let capped = assess_alert_insights_capped(&alerts, Some(ts(START)), ts(NOW));
         assert_eq!(capped.len(), MAX_ALERT_INSIGHTS + 1);
         let shown: Vec<(&str, Option<&str>)> = capped[..MAX_ALERT_INSIGHTS]
@@ -702,8 +727,8 @@ mod tests {
             .collect();
         for platform_alert in [
             ("etcdMembersDown", Some("openshift-etcd")),
-            ("MCDRebootError", Some("default")),
-            ("KubeletDown", Some("default")),
+            ("MCDRebootError", Some("openshift-machine-config-operator")),
+            ("KubeletDown", Some("kube-system")),
         ] {
             assert!(
                 shown.contains(&platform_alert),
@@ -711,6 +736,7 @@ mod tests {
             );
         }
         assert!(!shown.contains(&("etcdMembersDown", Some("shop"))));
+        assert!(!shown.contains(&("SpoofedWarning", Some("shop"))));
         assert_eq!(
             shown.iter().filter(|(_, ns)| *ns == Some("shop")).count(),
             97,
@@ -723,7 +749,7 @@ mod tests {
         let over = health(&capped[MAX_ALERT_INSIGHTS].status);
         assert_eq!(
             over.impact.summary,
-            "154 alerts are firing, more than 100; showing the 100 most severe, platform alerts first, 54 left out"
+            "155 alerts are firing, more than 100; showing the 100 most severe, platform alerts first, 55 left out"
         );
         assert!(
             over.impact.description.contains("the platform's first")
@@ -733,68 +759,70 @@ mod tests {
         );
     }
 
-    /// Issue #38: a tenant alert named like a known blocker was treated as one (shown though it
-    /// fired before the update, "known to affect updates").
+    /// Issue #48: `oc` classifies by name, so the text does; whether the alert is the
+    /// platform's is only our caveat (a tenant's rule can raise an alert of that name, and
+    /// set the labels the platform's were once told by).
     #[test]
-    fn known_blockers_come_only_from_the_platform() {
+    fn known_blockers_are_named_as_oc_does_with_our_caveat() {
+        let pdb = |active_at: &str, ns: &str| {
+            in_namespace(
+                alert(
+                    "PodDisruptionBudgetAtLimit",
+                    "warning",
+                    "firing",
+                    active_at,
+                    &[],
+                ),
+                ns,
+            )
+        };
         let before = "2024-01-01T11:00:00Z";
-        let tenant = in_namespace(
-            alert(
-                "PodDisruptionBudgetAtLimit",
-                "warning",
-                "firing",
-                before,
-                &[],
+        let during = "2024-01-01T12:10:00Z";
+        let cases = [
+            (
+                pdb(before, "shop"),
+                "has been firing since before the update started.",
             ),
-            "shop",
-        );
-        assert!(
-            run(std::slice::from_ref(&tenant)).is_empty(),
-            "hidden: it fired before the update"
-        );
-        let tenant_during = in_namespace(
-            alert(
-                "PodDisruptionBudgetAtLimit",
-                "warning",
-                "firing",
-                "2024-01-01T12:10:00Z",
-                &[],
+            (pdb(during, "shop"), "started firing during the update."),
+            (
+                spoofed(pdb(during, "shop")),
+                "started firing during the update.",
             ),
-            "shop",
-        );
-        let out = run(std::slice::from_ref(&tenant_during));
-        assert_eq!(
-            health(&out[0]).impact.description,
-            "Alert started firing during the update. The alert has no description.",
-            "an alert like any other"
-        );
-        // The platform's, by any of the three signs (the PDB alerts are about the budget's own
-        // namespace, a tenant's: the label says whose rule it is).
-        let mut by_prometheus = tenant.clone();
-        by_prometheus
-            .labels
-            .insert("prometheus".into(), PLATFORM_PROMETHEUS.into());
-        for a in [
-            platform(tenant.clone()),
-            by_prometheus,
-            in_namespace(tenant.clone(), "openshift-monitoring"),
-        ] {
+        ];
+        for (a, rest) in cases {
             let out = run(std::slice::from_ref(&a));
             assert_eq!(out.len(), 1, "{:?}", a.labels);
-            assert!(
-                health(&out[0]).impact.description.starts_with(KNOWN_PREFIX),
+            let h = health(&out[0]);
+            assert_eq!(
+                h.impact.description,
+                format!("{KNOWN_PREFIX} {rest} The alert has no description."),
+            );
+            assert_eq!(
+                h.caveat,
+                Some(Caveat::AlertSourceUnverified),
                 "{:?}",
                 a.labels
             );
         }
-        // A user-workload Prometheus's label is not the platform's.
-        let mut uwm = tenant;
-        uwm.labels.insert(
-            "prometheus".into(),
-            "openshift-user-workload-monitoring/user-workload".into(),
-        );
-        uwm.labels.insert(ALERT_SOURCE_LABEL.into(), "user".into());
-        assert!(run(&[uwm]).is_empty());
+        // About a platform namespace: no doubt.
+        for ns in ["openshift-monitoring", "kube-system"] {
+            let out = run(&[pdb(before, ns)]);
+            assert!(health(&out[0]).impact.description.starts_with(KNOWN_PREFIX));
+            assert_eq!(health(&out[0]).caveat, None, "{ns}");
+        }
+        // Not a known blocker: no caveat, whatever its namespace.
+        let other = in_namespace(alert("Other", "warning", "firing", during, &[]), "shop");
+        assert_eq!(health(&run(&[other])[0]).caveat, None);
+        // Not platform namespaces: their prefixes alone, or look-alikes.
+        for ns in [
+            "openshift",
+            "kube-",
+            "openshiftx",
+            "default",
+            "shop-openshift-x",
+        ] {
+            assert!(!is_platform(&pdb(during, ns)), "{ns}");
+        }
     }
 
     // G.50: empty → none.
@@ -849,6 +877,7 @@ mod tests {
                     namespace: None,
                 }],
                 related_omitted: 0,
+                caveat: None,
                 source: "Alert".into(),
             }),
         };

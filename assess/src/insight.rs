@@ -155,6 +155,7 @@ impl HealthDraft<'_> {
                 },
                 related: Vec::new(),
                 related_omitted: 0,
+                caveat: None,
                 source: self.source.to_string(),
             }),
         })

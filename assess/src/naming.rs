@@ -263,6 +263,7 @@ mod tests {
                 },
                 related: vec![],
                 related_omitted: 0,
+                caveat: None,
                 source: source.into(),
             }),
         }

@@ -31,25 +31,30 @@ use crate::format::ellipsize;
 /// they corroborate or contradict what a failed drain's message says.
 pub const PDB_ALERTS: [&str; 2] = ["PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"];
 
-/// The label OpenShift's monitoring stack gives the alerts of the platform's own rules
-/// (`platform`).
-pub const ALERT_SOURCE_LABEL: &str = "openshift_io_alert_source";
-/// The `prometheus` label (external label) of OpenShift's platform Prometheus: the one the
-/// console tells platform alerts by.
-pub const PLATFORM_PROMETHEUS: &str = "openshift-monitoring/k8s";
-
 /// Whether `alert` comes from the platform rather than from a tenant's rule (user-workload
-/// monitoring feeds the same Thanos Querier): labelled `openshift_io_alert_source=platform`,
-/// or evaluated by the platform Prometheus (`prometheus=openshift-monitoring/k8s`), or about a
-/// namespace `openshift-*`. User-workload monitoring enforces a tenant alert's `namespace`
-/// label to the namespace of its rule, and tenants cannot create `openshift-*` namespaces.
-/// Only the platform's [`PDB_ALERTS`] vouch for a budget, and only the platform's alerts are
-/// known to affect updates (`crate::alerts`).
+/// monitoring feeds the same Thanos Querier), by what a tenant's rule cannot set: the alert is
+/// about a namespace `openshift-*` or `kube-*`. User-workload monitoring sets the `namespace`
+/// label of every alert of a tenant's rule to the rule's own namespace (its Prometheus and
+/// Thanos Ruler enforce it), and no tenant can create a namespace of those prefixes (project
+/// requests refuse them). Labels a rule may set are not trusted: real alerts as Thanos Querier
+/// answers them carry neither `prometheus` nor `openshift_io_alert_source`, and a tenant's rule
+/// can set both. The platform's alerts about a tenant's objects (`PodDisruptionBudgetAtLimit`
+/// about `shop/checkout`) cannot be told from a tenant's alert of that name, so they are not
+/// counted as the platform's here (their text stays `oc`'s: see `crate::alerts`). Limit: a
+/// namespace an administrator exempts from the label's enforcement
+/// (`namespacesWithoutLabelEnforcement` in `user-workload-monitoring-config`) can forge it.
 pub fn is_platform(alert: &Alert) -> bool {
-    let label = |k: &str| alert.labels.get(k).map(String::as_str);
-    label(ALERT_SOURCE_LABEL) == Some("platform")
-        || label("prometheus") == Some(PLATFORM_PROMETHEUS)
-        || label("namespace").is_some_and(|ns| ns.starts_with("openshift-"))
+    alert
+        .labels
+        .get("namespace")
+        .is_some_and(|ns| is_platform_namespace(ns))
+}
+
+/// A namespace only the platform has: `openshift-*` or `kube-*` (reserved prefixes).
+pub fn is_platform_namespace(namespace: &str) -> bool {
+    ["openshift-", "kube-"]
+        .iter()
+        .any(|p| namespace.len() > p.len() && namespace.starts_with(p))
 }
 
 /// API group of MachineConfigPools and MachineConfigs.
@@ -604,62 +609,91 @@ mod tests {
 
     #[test]
     fn rule_d3_alerts_corroborate_and_contradictions_are_left_out() {
-        let f = parse_drain_failure(SIMULATED).expect("failure");
+        // A budget of the platform's (openshift-*): only alerts about such namespaces are told
+        // to be the platform's (`is_platform`).
+        let msg = SIMULATED
+            .replace("\"shop\"", "\"openshift-ingress\"")
+            .replace("shop/", "openshift-ingress/");
+        let f = parse_drain_failure(&msg).expect("failure");
         let alert = |ns: &str, pdb: &str, state: &str| Alert {
             labels: labels(&[
                 ("alertname", "PodDisruptionBudgetAtLimit"),
                 ("namespace", ns),
                 ("poddisruptionbudget", pdb),
-                ("prometheus", PLATFORM_PROMETHEUS),
             ]),
             state: state.into(),
             ..Default::default()
         };
         let with = |alerts: Vec<Alert>| DrainEvidence::from_inputs(&[], &[], Some(&alerts));
         let both = [
-            "Pod/shop/checkout-7f9c6d5b4-qx2lp",
-            "PodDisruptionBudget/shop/checkout-pdb",
+            "Pod/openshift-ingress/checkout-7f9c6d5b4-qx2lp",
+            "PodDisruptionBudget/openshift-ingress/checkout-pdb",
         ];
         // Corroborated, not read, about another namespace, or only pending: listed.
         for ev in [
-            with(vec![alert("shop", "checkout-pdb", "firing")]),
+            with(vec![alert("openshift-ingress", "checkout-pdb", "firing")]),
             DrainEvidence::default(),
-            with(vec![alert("db", "db-pdb", "firing")]),
-            with(vec![alert("shop", "other-pdb", "pending")]),
+            with(vec![alert("openshift-dns", "db-pdb", "firing")]),
+            with(vec![alert("openshift-ingress", "other-pdb", "pending")]),
         ] {
             assert_eq!(names(&drain_blockers("worker-1", &f, &ev)), both);
         }
         // Alerts fire for another budget of the namespace, none for this one: the budget is
         // left out (the pod, which the message names, stays).
-        let ev = with(vec![alert("shop", "other-pdb", "firing")]);
+        let ev = with(vec![alert("openshift-ingress", "other-pdb", "firing")]);
         assert_eq!(
             names(&drain_blockers("worker-1", &f, &ev)),
-            ["Pod/shop/checkout-7f9c6d5b4-qx2lp"]
+            ["Pod/openshift-ingress/checkout-7f9c6d5b4-qx2lp"]
         );
-        // Issue #38: a tenant's alert of that name (user-workload monitoring, no platform
-        // label) neither contradicts nor corroborates anything.
-        let mut tenant = alert("shop", "other-pdb", "firing");
-        tenant.labels.remove("prometheus");
+        // Issue #38, #48: an alert of that name about a tenant's namespace (a tenant's rule
+        // can raise it, with the platform's labels too) neither contradicts nor corroborates.
+        let f = parse_drain_failure(SIMULATED).expect("failure");
+        let mut spoofed = alert("shop", "other-pdb", "firing");
+        spoofed.labels.extend(labels(&[
+            ("prometheus", "openshift-monitoring/k8s"),
+            ("openshift_io_alert_source", "platform"),
+        ]));
         assert!(
-            PdbAlerts::of_alerts(std::slice::from_ref(&tenant))
+            PdbAlerts::of_alerts(std::slice::from_ref(&spoofed))
                 .0
                 .is_empty()
         );
         assert_eq!(
-            names(&drain_blockers("worker-1", &f, &with(vec![tenant]))),
-            both
+            names(&drain_blockers(
+                "worker-1",
+                &f,
+                &with(vec![spoofed.clone()])
+            )),
+            [
+                "Pod/shop/checkout-7f9c6d5b4-qx2lp",
+                "PodDisruptionBudget/shop/checkout-pdb"
+            ]
         );
-        // The same for a looked-up budget: neither it nor its pods are listed.
+        // The same for a looked-up budget: listed whatever a tenant's alert says; a platform
+        // budget contradicted is left out.
         let real = parse_drain_failure(REAL_416).expect("failure");
         let node = "build0-gstfj-ci-tests-worker-b-4h7pn";
         let mut ev = evidence(
-            vec![pod_on(node, "shop", "checkout-1", "checkout")],
-            vec![budget("shop", "checkout-pdb", "checkout", 0)],
+            vec![
+                pod_on(node, "shop", "checkout-1", "checkout"),
+                pod_on(node, "openshift-ingress", "router-1", "router"),
+            ],
+            vec![
+                budget("shop", "checkout-pdb", "checkout", 0),
+                budget("openshift-ingress", "router-pdb", "router", 0),
+            ],
         );
-        ev.alerts = PdbAlerts::of_alerts(&[alert("shop", "other-pdb", "firing")]);
-        assert!(drain_blockers(node, &real, &ev).is_empty());
-        ev.alerts = PdbAlerts::of_alerts(&[alert("shop", "checkout-pdb", "firing")]);
-        assert_eq!(drain_blockers(node, &real, &ev).len(), 2);
+        ev.alerts =
+            PdbAlerts::of_alerts(&[spoofed, alert("openshift-ingress", "other-pdb", "firing")]);
+        assert_eq!(
+            names(&drain_blockers(node, &real, &ev)),
+            [
+                "Pod/shop/checkout-1",
+                "PodDisruptionBudget/shop/checkout-pdb"
+            ]
+        );
+        ev.alerts = PdbAlerts::of_alerts(&[alert("openshift-ingress", "router-pdb", "firing")]);
+        assert_eq!(drain_blockers(node, &real, &ev).len(), 4);
     }
 
     #[test]
@@ -667,10 +701,9 @@ mod tests {
         let alerts = [Alert {
             labels: labels(&[
                 ("alertname", "PodDisruptionBudgetLimit"),
-                ("namespace", "shop"),
-                ("poddisruptionbudget", "checkout-pdb"),
+                ("namespace", "openshift-ingress"),
+                ("poddisruptionbudget", "router-pdb"),
                 ("severity", "critical"),
-                ("openshift_io_alert_source", "platform"),
             ]),
             state: "firing".into(),
             ..Default::default()
@@ -682,14 +715,19 @@ mod tests {
             PdbAlerts::of_alerts(&alerts)
         );
         assert_eq!(PdbAlerts::of_alerts(&alerts).0.len(), 1);
-        // A tenant's alert of that name, firing since the update started: an insight like any
-        // alert's, which vouches for no budget.
+        // An alert of that name about a tenant's namespace, even labelled as the platform's:
+        // described as oc does ("known to affect updates"), with our caveat, and it vouches
+        // for no budget.
         let mut tenant = alerts[0].clone();
-        tenant.labels.remove("openshift_io_alert_source");
-        tenant.active_at = Some(jiff::Timestamp::UNIX_EPOCH);
+        tenant.labels.extend(labels(&[
+            ("namespace", "shop"),
+            ("poddisruptionbudget", "checkout-pdb"),
+            ("openshift_io_alert_source", "platform"),
+            ("prometheus", "openshift-monitoring/k8s"),
+        ]));
         let insights = crate::alerts::assess_alerts(
             std::slice::from_ref(&tenant),
-            Some(jiff::Timestamp::MIN),
+            None,
             jiff::Timestamp::UNIX_EPOCH,
         );
         assert_eq!(insights.len(), 1);
@@ -699,7 +737,6 @@ mod tests {
                 .is_empty()
         );
     }
-
     #[test]
     fn at_most_ten_are_listed_and_the_rest_counted() {
         let refs: Vec<ResourceRef> = (0..14)

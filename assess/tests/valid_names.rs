@@ -69,6 +69,7 @@ fn health(source: &str, kind: &str, name: &str, pool: &str) -> UpdateInsightStat
             },
             related: vec![],
             related_omitted: 0,
+            caveat: None,
             source: source.into(),
         }),
     }

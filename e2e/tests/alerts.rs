@@ -93,10 +93,11 @@ fn test_rules(with_warning: bool) -> String {
             "labels": {"severity": "warning", "namespace": "openshift-e2e-pdb", "poddisruptionbudget": "app"},
             "annotations": {"summary": "The pod disruption budget is preventing further disruption to pods.",
                 "description": "The pod disruption budget is at the minimum disruptions allowed level."}}),
-        // A tenant's rule of the same name (issue #38): an alert like any other, not one
-        // "known to affect updates".
+        // A tenant's rule of the same name, labelled as the platform's: described as oc does
+        // (by name, issue #48), with our caveat (its source cannot be told).
         json!({"alert": "PodDisruptionBudgetAtLimit", "expr": "vector(1)",
-            "labels": {"severity": "warning", "namespace": "tenant-shop", "poddisruptionbudget": "web"},
+            "labels": {"severity": "warning", "namespace": "tenant-shop", "poddisruptionbudget": "web",
+                "prometheus": "openshift-monitoring/k8s", "openshift_io_alert_source": "platform"},
             "annotations": {"description": "Defined by a tenant."}}),
         // Same name, two label sets: two insights.
         json!({"alert": "E2EDuplicated",
@@ -243,10 +244,17 @@ async fn firing_alerts_become_health_insights_and_outages_are_reported() -> Test
             ["description"],
         "Alert known to affect updates started firing during the update. The alert description is: The pod disruption budget is at the minimum disruptions allowed level."
     );
+    let tenant = &in_namespace("PodDisruptionBudgetAtLimit", "tenant-shop")["status"]["health"];
     assert_eq!(
-        in_namespace("PodDisruptionBudgetAtLimit", "tenant-shop")["status"]["health"]["impact"]["description"],
-        "Alert started firing during the update. The alert description is: Defined by a tenant.",
-        "a tenant's alert named like a known blocker is not one"
+        tenant["impact"]["description"],
+        "Alert known to affect updates started firing during the update. The alert description is: Defined by a tenant.",
+        "oc classifies by name"
+    );
+    assert_eq!(tenant["caveat"], "AlertSourceUnverified");
+    assert!(
+        in_namespace("PodDisruptionBudgetAtLimit", "openshift-e2e-pdb")["status"]["health"]
+            .get("caveat")
+            .is_none()
     );
     // Selectable like any health insight.
     let critical_items = insights(

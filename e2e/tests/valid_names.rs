@@ -77,6 +77,7 @@ fn alert_health(name: &str) -> UpdateInsightStatus {
             },
             related: vec![],
             related_omitted: 0,
+            caveat: None,
             source: "Alert".into(),
         }),
     }

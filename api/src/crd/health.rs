@@ -65,6 +65,18 @@ impl ImpactLevel {
     }
 }
 
+/// A doubt about a health insight that `oc`'s text does not carry: ours only (the insight
+/// objects, `-o json|yaml`), so that the text stays `oc`'s.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Hash)]
+pub enum Caveat {
+    /// The alert is named like one known to affect updates (`PodDisruptionBudgetAtLimit`,
+    /// `PodDisruptionBudgetLimit`), and described so as `oc` does (it classifies by name), but
+    /// its source cannot be told: Prometheus' `/api/v1/alerts` carries no mark a tenant's rule
+    /// cannot set (user-workload monitoring can raise an alert of that name about its own
+    /// namespace). Alerts about `openshift-*` and `kube-*` namespaces have no caveat.
+    AlertSourceUnverified,
+}
+
 /// What a problem affects.
 #[derive(
     Serialize,
@@ -188,6 +200,9 @@ pub struct HealthInsight {
     /// The rule that produced it (`ClusterOperatorDegraded`, `NodeDegraded`, `Alert`, ...).
     #[schemars(length(min = 1, max = limits::SOURCE))]
     pub source: String,
+    /// A doubt about this insight that its text (`oc`'s) does not say, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<Caveat>,
 }
 
 #[cfg(test)]

@@ -556,6 +556,7 @@ mod tests {
                 },
                 related: vec![],
                 related_omitted: 0,
+                caveat: None,
                 source: "ClusterVersionNoFailing".into(),
             }),
         }

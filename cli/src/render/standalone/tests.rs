@@ -170,6 +170,7 @@ fn health(
             },
             related: Vec::new(),
             related_omitted: 0,
+            caveat: None,
             source: source.into(),
         }),
     }
