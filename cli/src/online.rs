@@ -97,27 +97,70 @@ pub struct Connection {
 
 /// Builds a client the standard way: `--kubeconfig` (or `$KUBECONFIG`/`~/.kube/config` when
 /// only `--context` is given), else the inferred configuration (kubeconfig or in-cluster).
+///
+/// Through a proxy as kubectl and oc choose it (the `update-status-proxy` crate, the
+/// controller's): the kubeconfig cluster's `proxy-url` for every request, else `HTTPS_PROXY`
+/// unless `NO_PROXY` names the API server (Go's rules; never for localhost). The client speaks
+/// HTTP/2 when the API server offers it, and retries throttled calls a bounded number of times
+/// (the controller's hub client). No error shows the proxy's URL: it may hold a password.
 pub async fn client(conn: &Connection) -> Result<Client, OnlineError> {
     let options = KubeConfigOptions {
         context: conn.context.clone(),
         ..Default::default()
     };
-    let config = match (&conn.kubeconfig, &conn.context) {
+    let (config, kubeconfig) = match (&conn.kubeconfig, &conn.context) {
         (Some(path), _) => {
             let kubeconfig = Kubeconfig::read_from(path)
                 .map_err(|e| OnlineError::Config(format!("{}: {e}", path.display())))?;
-            Config::from_custom_kubeconfig(kubeconfig, &options)
+            let config = Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
                 .await
-                .map_err(|e| OnlineError::Config(e.to_string()))?
+                .map_err(|e| OnlineError::Config(e.to_string()))?;
+            (config, Some(kubeconfig))
         }
-        (None, Some(_)) => Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| OnlineError::Config(e.to_string()))?,
-        (None, None) => Config::infer()
-            .await
-            .map_err(|e| OnlineError::Config(e.to_string()))?,
+        (None, Some(_)) => (
+            Config::from_kubeconfig(&options)
+                .await
+                .map_err(|e| OnlineError::Config(e.to_string()))?,
+            Kubeconfig::read().ok(),
+        ),
+        (None, None) => (
+            Config::infer()
+                .await
+                .map_err(|e| OnlineError::Config(e.to_string()))?,
+            Kubeconfig::read().ok(),
+        ),
     };
-    Client::try_from(config).map_err(|e| OnlineError::Config(e.to_string()))
+    let explicit = kubeconfig.and_then(|k| kubeconfig_proxy(&k, conn.context.as_deref()));
+    with_proxy(config, explicit.as_deref()).map_err(OnlineError::Config)
+}
+
+/// A client for `config` through `explicit` (a kubeconfig's `proxy-url`) or the environment's
+/// proxy. The error is a fixed text (it never quotes the proxy's URL).
+fn with_proxy(mut config: Config, explicit: Option<&str>) -> Result<Client, String> {
+    use update_status_proxy::{client::build_http2, proxy_for};
+    let proxy = proxy_for(&config.cluster_url, explicit, "the kubeconfig's proxy-url")
+        .map_err(|e| e.to_string())?;
+    // kube's own choice (the kubeconfig's, else HTTPS_PROXY without NO_PROXY) is not used.
+    config.proxy_url = None;
+    build_http2(config, proxy.as_ref()).map_err(|e| e.to_string())
+}
+
+/// The `proxy-url` of the cluster of `context` (else the current context) in `kubeconfig`.
+fn kubeconfig_proxy(kubeconfig: &Kubeconfig, context: Option<&str>) -> Option<String> {
+    let name = context.or(kubeconfig.current_context.as_deref())?;
+    let context = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == name)?
+        .context
+        .as_ref()?;
+    let cluster = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == context.cluster)?
+        .cluster
+        .as_ref()?;
+    cluster.proxy_url.clone().filter(|u| !u.trim().is_empty())
 }
 
 /// `<plural>.<group>` of a kind.
@@ -227,4 +270,127 @@ where
 /// The label selector of health insights.
 pub fn health_selector() -> String {
     format!("{}=health", labels::INSIGHT_TYPE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    /// A plain-HTTP API server answering one empty ConfigMap list; its address.
+    fn api_server() -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let body = r#"{"apiVersion":"v1","kind":"ConfigMapList","metadata":{},"items":[]}"#;
+                let mut stream = reader.into_inner();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.shutdown(Shutdown::Write);
+            }
+        });
+        addr
+    }
+
+    /// A CONNECT proxy tunnelling every request to `upstream`; its port and the heads it got.
+    fn connect_proxy(upstream: String) -> (u16, std::sync::mpsc::Receiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for mut client in listener.incoming().flatten() {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && client.read_exact(&mut byte).is_ok() {
+                    head.push(byte[0]);
+                }
+                let _ = tx.send(String::from_utf8_lossy(&head).into_owned());
+                let Ok(mut server) = TcpStream::connect(&upstream) else {
+                    return;
+                };
+                let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+                let (Ok(mut c2), Ok(mut s2)) = (client.try_clone(), server.try_clone()) else {
+                    return;
+                };
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c2, &mut s2);
+                    let _ = s2.shutdown(Shutdown::Write);
+                });
+                let _ = std::io::copy(&mut server, &mut client);
+                let _ = client.shutdown(Shutdown::Both);
+            }
+        });
+        (port, rx)
+    }
+
+    fn kubeconfig(name: &str, server: &str, proxy: &str) -> Connection {
+        let path = std::env::temp_dir().join(format!(
+            "update-status-cli-{}-{name}.kubeconfig",
+            std::process::id()
+        ));
+        let yaml = format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: {server}\n    proxy-url: {proxy}\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n"
+        );
+        std::fs::write(&path, yaml).expect("write the kubeconfig");
+        Connection {
+            kubeconfig: Some(path),
+            context: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_kubeconfig_proxy_is_used_and_its_password_never_shown() {
+        let (port, heads) = connect_proxy(api_server());
+        let conn = kubeconfig(
+            "proxied",
+            "http://apiserver.invalid:6443",
+            &format!("http://alice:S3cret@127.0.0.1:{port}"),
+        );
+        let client = client(&conn)
+            .await
+            .unwrap_or_else(|e| panic!("client through the proxy: {e}"));
+        let api: Api<ConfigMap> = Api::namespaced(client, "ns");
+        let list = api
+            .list(&ListParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("list through the proxy: {e}"));
+        assert!(list.items.is_empty());
+        let head = heads.recv().expect("the proxy was asked");
+        assert!(
+            head.starts_with("CONNECT apiserver.invalid:6443 HTTP/1.1\r\n"),
+            "{head}"
+        );
+        // alice:S3cret in Basic.
+        assert!(
+            head.contains("YWxpY2U6UzNjcmV0"),
+            "the proxy's credentials: {head}"
+        );
+        for (name, proxy) in [
+            ("socks", "socks5://alice:S3cret@127.0.0.1:1"),
+            ("ftp", "ftp://alice:S3cret@127.0.0.1:1"),
+        ] {
+            let conn = kubeconfig(name, "https://apiserver.invalid:6443", proxy);
+            let e = super::client(&conn)
+                .await
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(
+                !e.contains("S3cret") && !e.contains("alice") && e.contains("proxy-url"),
+                "{e}"
+            );
+        }
+    }
 }

@@ -74,6 +74,16 @@ impl WebServer {
         &self.url[..end]
     }
 
+    /// `http://127.0.0.1:<port>/s/<session>`: the session's path, under which everything is
+    /// served (no trailing `/`, no token).
+    pub fn base(&self) -> &str {
+        let no_query = self
+            .url
+            .split_once('?')
+            .map_or(self.url.as_str(), |(u, _)| u);
+        no_query.trim_end_matches('/')
+    }
+
     /// The session's token (the URL's `token` parameter; empty when it printed none).
     pub fn token(&self) -> &str {
         self.url

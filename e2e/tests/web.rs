@@ -250,7 +250,7 @@ async fn snapshot_pages_show_the_text_views_facts_and_colours() -> TestResult {
         let href: String = browser::eval(&page, "location.href").await?;
         assert_eq!(
             href,
-            format!("{}/", server.origin()),
+            format!("{}/", server.base()),
             "{name} --web: the address"
         );
         check_snapshot_page(&page, &want, &format!("{name} --web")).await?;
@@ -1010,7 +1010,7 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     let href: String = browser::eval(&page, "location.href").await?;
     assert_eq!(
         href,
-        format!("{}/", server.origin()),
+        format!("{}/", server.base()),
         "the token stayed in the address"
     );
     let names = format!("[{:?}, {:?}]", a.name(), b.name());

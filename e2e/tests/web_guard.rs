@@ -3,7 +3,8 @@
 //! the API server itself (`apiserver_request_total`, `apiserver_longrunning_requests`):
 //!
 //! - through a real HTTP client (hyper): without the printed URL's token, or with a wrong one,
-//!   401; the token sets the cookie (`HttpOnly; SameSite=Strict; Path=/`), which then suffices,
+//!   401; the token sets the cookie (`HttpOnly; SameSite=Strict; Path=/s/<session>`, the session's
+//!   random path, outside which everything is 404), which then suffices,
 //!   events included; a cross-site request (`Sec-Fetch-Site`, a foreign `Origin`) is refused
 //!   even with the cookie, and asks nothing of the hub; a cluster name that is not a DNS name
 //!   (`..`, `%2e%2e`, upper case, 64 characters, ...) gets 400 without any hub call; at most 8
@@ -177,6 +178,7 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
     let env = TestEnv::new().await?;
     let server = WebServer::start(&cli_bin(), &["--fleet"], Some(env.kubeconfig_path()))?;
     let (origin, token) = (server.origin().to_owned(), server.token().to_owned());
+    let base = server.base().to_owned();
     assert!(
         token.len() == 43
             && token
@@ -189,7 +191,7 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
     let cookie_name = format!("update-status-{port}");
     let client: HttpClient<HttpConnector, Empty<Bytes>> =
         HttpClient::builder(TokioExecutor::new()).build_http();
-    let at = |path: &str| format!("{origin}{path}");
+    let at = |path: &str| format!("{base}{path}");
 
     // --- the token ---------------------------------------------------------------------------
     let mut wrong = token.clone().into_bytes();
@@ -225,8 +227,16 @@ async fn the_server_refuses_what_its_page_never_sends() -> TestResult {
         .to_str()?;
     assert_eq!(
         set_cookie,
-        format!("{cookie_name}={token}; HttpOnly; SameSite=Strict; Path=/")
+        format!(
+            "{cookie_name}={token}; HttpOnly; SameSite=Strict; Path={}",
+            base.strip_prefix(&origin).unwrap_or(&base)
+        )
     );
+    // Nothing outside the session's path, even to the token (its cookie is never sent there).
+    for outside in ["/", "/api/view", "/events"] {
+        let a = get(&client, &format!("{origin}{outside}?token={token}"), &[]).await?;
+        assert_eq!(a.status, 404, "{outside}: {}", a.body);
+    }
     let cookie = format!("{cookie_name}={token}");
     let with_cookie = [("cookie", cookie.as_str())];
     for path in ["/", "/api/view", "/app.js", "/c/some-ns"] {
@@ -368,7 +378,7 @@ async fn a_page_of_another_port_cannot_make_the_view_watch() -> TestResult {
     let t0 = Instant::now();
     let env = TestEnv::new().await?;
     let server = WebServer::start(&cli_bin(), &["--fleet"], Some(env.kubeconfig_path()))?;
-    let origin = server.origin().to_owned();
+    let origin = server.base().to_owned();
     let browser = Chromium::shared()?.connect().await?;
     // The printed URL, as the user opens it: the view, the token gone from the address bar and
     // the history entry, the cookie out of the page's reach.

@@ -9,11 +9,18 @@
 //!   navigation (`Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest: document`) carrying the right
 //!   token in its query, which is the user following the printed link from another page (a
 //!   chat, a ticket); whoever has the token has the view anyway.
+//! - **The session's path** (`/s/<16 random bytes>`, [`Keys::path`]): everything is served under
+//!   it, and any other path is 404 before the token is looked at. The cookie is scoped to it
+//!   (`Path=/s/<...>`): a browser sends cookies to every port of a host, so with `Path=/` the
+//!   view's token would reach any server another user runs on 127.0.0.1 that the browser
+//!   visits; scoped, it reaches only a request for the session's path, which another server
+//!   cannot make the browser send without knowing it.
 //! - **The session's token** ([`Token`], 32 bytes from the operating system's generator, in
 //!   URL-safe base64): every request carries it, as the cookie the first answer sets
-//!   (`HttpOnly; SameSite=Strict; Path=/`, named after the port: [`cookie_name`]), in the query
-//!   (`?token=`, the URL printed for the user) or as `Authorization: Bearer`; else 401. It is
-//!   compared in constant time, never logged, and printed once, in the URL.
+//!   (`HttpOnly; SameSite=Strict; Path=<the session's path>`, named after the port:
+//!   [`cookie_name`]), in the query (`?token=`, the URL printed for the user) or as
+//!   `Authorization: Bearer`; else 401. It is compared in constant time, never logged, and
+//!   printed once, in the URL.
 
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode, Uri};
@@ -73,6 +80,9 @@ pub fn cookie_name(port: u16) -> String {
     format!("update-status-{port}")
 }
 
+/// Bytes of randomness in the session's path.
+pub const PATH_BYTES: usize = 16;
+
 /// What the server knows to decide.
 #[derive(Debug)]
 pub struct Keys {
@@ -80,20 +90,57 @@ pub struct Keys {
     pub token: Token,
     /// [`cookie_name`] of the port served.
     pub cookie: String,
+    /// The session's path, `/s/<PATH_BYTES random bytes, URL-safe base64>` (no trailing `/`):
+    /// everything is served under it, and the cookie is scoped to it.
+    pub path: String,
 }
 
 impl Keys {
+    /// The keys of a new session on `port`: `token`, and a new random path.
+    pub fn new(token: Token, port: u16) -> Result<Keys, TokenError> {
+        let mut bytes = [0u8; PATH_BYTES];
+        SystemRandom::new()
+            .fill(&mut bytes)
+            .map_err(|_| TokenError)?;
+        Ok(Keys {
+            token,
+            cookie: cookie_name(port),
+            path: format!(
+                "/s/{}",
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+            ),
+        })
+    }
+
     /// The `Set-Cookie` value that lets the page's later requests (script, events, its links)
     /// in without the token in the address.
     pub fn set_cookie(&self) -> HeaderValue {
-        // The token and the name are URL-safe base64 and `update-status-<digits>`: always a
-        // valid header value.
+        // The token, the path and the name are URL-safe base64 and `update-status-<digits>`:
+        // always a valid header value.
         HeaderValue::from_str(&format!(
-            "{}={}; HttpOnly; SameSite=Strict; Path=/",
+            "{}={}; HttpOnly; SameSite=Strict; Path={}",
             self.cookie,
-            self.token.reveal()
+            self.token.reveal(),
+            self.cookie_path()
         ))
         .unwrap_or_else(|_| HeaderValue::from_static("update-status=; Max-Age=0"))
+    }
+}
+
+impl Keys {
+    /// The cookie's `Path`: the session's (`/` only for a server without one, in tests).
+    fn cookie_path(&self) -> &str {
+        if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        }
+    }
+
+    /// `path` is the session's path or under it.
+    pub fn in_session(&self, path: &str) -> bool {
+        path.strip_prefix(self.path.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
 }
 
@@ -109,6 +156,7 @@ pub enum Decision {
     Refuse(StatusCode, &'static str),
 }
 
+const NOT_FOUND: &str = "not found\n";
 const HOST_REFUSED: &str = "this server answers only requests to an IP address or localhost\n";
 const CROSS_SITE: &str = "refused: a cross-site request (another site or port made it); open the URL kubectl update-status printed\n";
 const NO_TOKEN: &str = "this view needs the token of the URL kubectl update-status printed (http://<address>:<port>/?token=...): open that URL\n";
@@ -121,6 +169,9 @@ pub fn decide(keys: &Keys, method: &Method, uri: &Uri, headers: &HeaderMap) -> D
         .unwrap_or_default();
     if !host_allowed(host) {
         return Decision::Refuse(StatusCode::FORBIDDEN, HOST_REFUSED);
+    }
+    if !keys.in_session(uri.path()) {
+        return Decision::Refuse(StatusCode::NOT_FOUND, NOT_FOUND);
     }
     let in_query = query_token(uri).is_some_and(|t| keys.token.matches(t));
     let authenticated = in_query
@@ -225,7 +276,76 @@ mod tests {
         Keys {
             token: Token::generate().expect("token"),
             cookie: cookie_name(8080),
+            path: String::new(),
         }
+    }
+
+    /// RFC 6265's path-match (section 5.1.4): whether a browser sends a cookie of `cookie_path`
+    /// with a request for `request_path`, whatever the port.
+    fn path_match(cookie_path: &str, request_path: &str) -> bool {
+        request_path == cookie_path
+            || request_path
+                .strip_prefix(cookie_path)
+                .is_some_and(|rest| cookie_path.ends_with('/') || rest.starts_with('/'))
+    }
+
+    #[test]
+    fn the_cookie_reaches_no_other_server_of_the_host() {
+        let k = Keys::new(Token::generate().expect("token"), 8080).expect("keys");
+        let t = k.token.reveal().to_owned();
+        let set = k.set_cookie();
+        let set = set.to_str().expect("ascii");
+        let path = set
+            .split("; ")
+            .find_map(|a| a.strip_prefix("Path="))
+            .expect("a Path");
+        // Another user's server on another port of 127.0.0.1: the pages a browser visits
+        // there (its root, anything it links to without knowing the session's path) carry no
+        // cookie of this session.
+        for elsewhere in [
+            "/",
+            "/index.html",
+            "/s/",
+            "/s/x",
+            "/events",
+            "/api/view",
+            "/c/ns",
+        ] {
+            assert!(!path_match(path, elsewhere), "{set}: sent with {elsewhere}");
+        }
+        // The session's own requests carry it.
+        for own in ["", "/", "/events", "/c/ns/hosted", "/app.js"] {
+            assert!(path_match(path, &format!("{}{own}", k.path)), "{own}");
+        }
+        // The path is the session's, unguessable: another session's differs.
+        let other = Keys::new(Token::generate().expect("token"), 8080).expect("keys");
+        assert_ne!(k.path, other.path);
+        assert!(k.path.len() >= "/s/".len() + 22, "{}", k.path);
+        // And the server answers nothing outside it, even to the right token.
+        let cookie = format!("{}={t}", k.cookie);
+        for outside in [
+            "/".to_owned(),
+            "/events".to_owned(),
+            format!("{}x/", k.path),
+        ] {
+            assert_eq!(
+                decide_with(
+                    &k,
+                    &format!("{outside}?token={t}"),
+                    &[HOST, ("cookie", &cookie)]
+                ),
+                Decision::Refuse(StatusCode::NOT_FOUND, NOT_FOUND),
+                "{outside}"
+            );
+        }
+        assert_eq!(
+            decide_with(
+                &k,
+                &format!("{}/events", k.path),
+                &[HOST, ("cookie", &cookie)]
+            ),
+            Decision::Allow { set_cookie: false }
+        );
     }
 
     fn decide_with(keys: &Keys, uri: &str, headers: &[(&str, &str)]) -> Decision {

@@ -160,25 +160,26 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
             listen.address, bound.addr
         );
     }
+    let keys = guard::Keys::new(token, bound.addr.port())?;
     let url = match bound.addr {
-        SocketAddr::V6(a) => format!("http://[{}]:{}/", a.ip(), a.port()),
-        SocketAddr::V4(a) => format!("http://{a}/"),
+        SocketAddr::V6(a) => format!("http://[{}]:{}{}/", a.ip(), a.port(), keys.path),
+        SocketAddr::V4(a) => format!("http://{a}{}/", keys.path),
     };
     {
         // The only place the token is shown: the URL the user opens (the page then keeps it in
-        // a cookie and takes it out of the address bar).
+        // a cookie scoped to the session's path and takes it out of the address bar).
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
             "Serving the update status of {} at {url}?{}={} (read-only; Ctrl-C to stop)",
             crate::escape::text(&title, crate::escape::Newlines::Escape),
             guard::TOKEN_PARAM,
-            token.reveal()
+            keys.token.reveal()
         )
         .and_then(|()| out.flush())
         .context("cannot write to standard output")?;
     }
-    server::serve(bound, served, token, stopped())
+    server::serve(bound, served, keys, stopped())
         .await
         .context("the web server failed")?;
     eprintln!("Stopped serving {url}");

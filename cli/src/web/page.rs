@@ -66,10 +66,11 @@ const HEAD: &str = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\
 const META: &str = "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<link rel=\"icon\" href=\"data:,\">\n<title>Update status</title>\n";
 const BODY: &str = "<body>\n<div id=\"app\"><p>Loading the update status…</p></div>\n<noscript><p>This view needs JavaScript; kubectl update-status prints the same facts as text.</p></noscript>\n";
 
-/// The live page: its script and stylesheet are `/app.js` and `/app.css` (see [`LIVE_CSP`]).
-pub fn live_page() -> String {
+/// The live page: its script and stylesheet are `<base>/app.js` and `<base>/app.css` (see
+/// [`LIVE_CSP`]), `base` the session's path (URL-safe base64 after `/s/`: nothing to escape).
+pub fn live_page(base: &str) -> String {
     format!(
-        "{HEAD}{META}<link rel=\"stylesheet\" href=\"/app.css\">\n</head>\n{BODY}<script src=\"/app.js\"></script>\n</body>\n</html>\n"
+        "{HEAD}{META}<link rel=\"stylesheet\" href=\"{base}/app.css\">\n</head>\n{BODY}<script src=\"{base}/app.js\"></script>\n</body>\n</html>\n"
     )
 }
 
@@ -123,8 +124,9 @@ mod tests {
 
     #[test]
     fn the_live_page_has_no_inline_code() {
-        let page = live_page();
+        let page = live_page("/s/abc");
         assert!(!page.contains("<script>") && !page.contains("<style>"));
+        assert!(page.contains("src=\"/s/abc/app.js\"") && page.contains("href=\"/s/abc/app.css\""));
         assert!(LIVE_CSP.contains("script-src 'self'") && !LIVE_CSP.contains("unsafe"));
     }
 }

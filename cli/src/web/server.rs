@@ -2,6 +2,9 @@
 //! endpoints; HTTP/1 only): read-only endpoints, a strict Content-Security-Policy and the
 //! page's changes pushed as server-sent events.
 //!
+//! Every path is under the session's (`/s/<random>`, [`guard::Keys::path`]; below, `/` is that
+//! path):
+//!
 //! | path | what |
 //! |---|---|
 //! | `/` | the page (a cluster, or the fleet with `--fleet`) |
@@ -37,7 +40,7 @@ use tokio::sync::watch;
 
 use super::drill::{self, HubOpener, Key, Views};
 use super::feed::Published;
-use super::guard::{self, Decision, Keys, Token};
+use super::guard::{self, Decision, Keys};
 use super::page::{APP_CSS, APP_JS, LIVE_CSP, live_page};
 
 /// What the server serves.
@@ -62,6 +65,8 @@ impl Drill {
 struct App {
     served: Arc<Served>,
     shutdown: watch::Receiver<bool>,
+    /// The session's path ([`guard::Keys::path`]).
+    base: Arc<str>,
 }
 
 /// The server's answer headers (on every answer, errors included).
@@ -164,20 +169,20 @@ fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Respo
     ([(header::CONTENT_TYPE, content_type)], body.into()).into_response()
 }
 
-async fn page() -> Response {
-    typed("text/html; charset=utf-8", live_page())
+async fn page(State(app): State<App>) -> Response {
+    typed("text/html; charset=utf-8", live_page(&app.base))
 }
 
-async fn cluster_page(Path(ns): Path<String>) -> Response {
+async fn cluster_page(state: State<App>, Path(ns): Path<String>) -> Response {
     match cluster_key(ns, None) {
-        Ok(_) => page().await,
+        Ok(_) => page(state).await,
         Err(r) => r,
     }
 }
 
-async fn hosted_page(Path((ns, name)): Path<(String, String)>) -> Response {
+async fn hosted_page(state: State<App>, Path((ns, name)): Path<(String, String)>) -> Response {
     match cluster_key(ns, Some(name)) {
-        Ok(_) => page().await,
+        Ok(_) => page(state).await,
         Err(r) => r,
     }
 }
@@ -300,18 +305,25 @@ async fn not_found() -> Response {
 }
 
 fn router(app: App, keys: Arc<Keys>) -> Router {
+    let at = |path: &str| format!("{}{path}", keys.path);
+    let root = if keys.path.is_empty() {
+        "/"
+    } else {
+        &keys.path
+    };
     Router::new()
-        .route("/", get(page))
-        .route("/c/{ns}", get(cluster_page))
-        .route("/c/{ns}/{name}", get(hosted_page))
-        .route("/app.js", get(script))
-        .route("/app.css", get(style))
-        .route("/api/view", get(main_data))
-        .route("/api/c/{ns}", get(cluster_data))
-        .route("/api/c/{ns}/{name}", get(hosted_data))
-        .route("/events", get(main_events))
-        .route("/events/c/{ns}", get(cluster_events))
-        .route("/events/c/{ns}/{name}", get(hosted_events))
+        .route(root, get(page))
+        .route(&at("/"), get(page))
+        .route(&at("/c/{ns}"), get(cluster_page))
+        .route(&at("/c/{ns}/{name}"), get(hosted_page))
+        .route(&at("/app.js"), get(script))
+        .route(&at("/app.css"), get(style))
+        .route(&at("/api/view"), get(main_data))
+        .route(&at("/api/c/{ns}"), get(cluster_data))
+        .route(&at("/api/c/{ns}/{name}"), get(hosted_data))
+        .route(&at("/events"), get(main_events))
+        .route(&at("/events/c/{ns}"), get(cluster_events))
+        .route(&at("/events/c/{ns}/{name}"), get(hosted_events))
         .fallback(not_found)
         .with_state(app)
         .layer(middleware::from_fn_with_state(keys, guard))
@@ -331,22 +343,21 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<Bound> {
     Ok(Bound { listener, addr })
 }
 
-/// Serves `served` to the holders of `token` until `stop` completes.
+/// Serves `served` under the session's path to the holders of its token (`keys`) until `stop`
+/// completes.
 pub async fn serve(
     bound: Bound,
     served: Served,
-    token: Token,
+    keys: Keys,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (tx, rx) = watch::channel(false);
     let app = App {
         served: Arc::new(served),
         shutdown: rx,
+        base: Arc::from(keys.path.as_str()),
     };
-    let keys = Arc::new(Keys {
-        token,
-        cookie: guard::cookie_name(bound.addr.port()),
-    });
+    let keys = Arc::new(keys);
     axum::serve(bound.listener, router(app, keys))
         .with_graceful_shutdown(async move {
             stop.await;

@@ -12,7 +12,8 @@ pub mod clock;
 pub mod existing;
 pub mod health;
 pub mod leader;
-pub mod proxy;
+/// HTTP(S) proxies of our own HTTP clients (the `update-status-proxy` crate, shared with the CLI).
+pub use update_status_proxy as proxy;
 pub mod refusal;
 pub mod runner;
 pub mod supervisor;

@@ -6,6 +6,8 @@
 'use strict';
 (function () {
   const D = document;
+  // The live view's session path, /s/<random>: every URL of the server is under it (cli/src/web/guard.rs).
+  const base = (location.pathname.match(/^\/s\/[A-Za-z0-9_-]+/) || [''])[0];
 
   // Cell states, in the order of model.rs's CellState (the model sends their index).
   const STATES = [
@@ -514,7 +516,7 @@
         el('span', { class: 'sub', text: sub }))];
       if (rowWarnings.length) body.push(el('span', { class: 'warn-mark', 'aria-hidden': 'true', title: 'See the warnings', text: '!' }));
       let t;
-      if (model.source === 'live' && c.reported && c.href) t = el('a', Object.assign(attrs, { href: c.href }), ...body);
+      if (model.source === 'live' && c.reported && c.href) t = el('a', Object.assign(attrs, { href: base + c.href }), ...body);
       else t = el('button', Object.assign(attrs, { type: 'button' }), ...body);
       t.addEventListener('showtip', () => tipAt(t, lines));
       t.addEventListener('mouseenter', () => tipAt(t, lines));
@@ -580,9 +582,10 @@
     const rest = query.toString();
     history.replaceState(history.state, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
   }
+  // Everything is under the session's path, /s/<random> (the cookie is scoped to it).
   // /events (cluster or fleet), /c/<namespace>[/<hosted cluster>] -> /events/c/...
-  const path = location.pathname.replace(/\/+$/, '');
-  const events = path.startsWith('/c/') ? '/events' + path : '/events';
+  const path = location.pathname.slice(base.length).replace(/\/+$/, '');
+  const events = base + (path.startsWith('/c/') ? '/events' + path : '/events');
   const es = new EventSource(events);
   let seen = false;
   es.addEventListener('view', (e) => {

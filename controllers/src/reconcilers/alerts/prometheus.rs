@@ -924,7 +924,7 @@ mod tests {
             &c.alerts_uri,
             Some(&format!("http://scraper:s3cret@127.0.0.1:{proxy_port}")),
             "test",
-            &hyper_util::client::proxy::matcher::Matcher::builder().build(),
+            &crate::runtime::proxy::ProxyEnv::default(),
         )
         .expect("valid proxy");
         let alerts = c.alerts().await.expect("read through the proxy");

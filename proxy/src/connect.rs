@@ -1,27 +1,7 @@
-//! HTTP(S) proxies for the controller's own HTTP clients: the hub client
-//! ([`crate::runtime::client::build_http2`]) and the Prometheus client.
-//!
-//! Which proxy, as client-go decides it:
-//! - a kubeconfig's `proxy-url` (OCM writes it into every add-on's hub kubeconfig when the
-//!   klusterlet has a proxy) is used for every request of that client;
-//! - otherwise the environment: `HTTPS_PROXY`/`https_proxy` for `https://` destinations,
-//!   `HTTP_PROXY`/`http_proxy` for `http://` ones (`ALL_PROXY` for both), unless
-//!   `NO_PROXY`/`no_proxy` names the destination (host, domain suffix, IP or CIDR; `*`: none).
-//!   OCM's add-on manager sets these on the agent's container from the AddOnDeploymentConfig's
-//!   `proxyConfig`.
-//!
-//! The matching is hyper-util's ([`Matcher`], curl's rules), the tunnel hyper-util's
-//! ([`Tunnel`]: `CONNECT host:port`, `Proxy-Authorization: Basic` from the URL's user
-//! information): every connection is tunnelled, to `https://` and `http://` destinations alike,
-//! so an HTTP/2 session to the hub keeps its one connection, now one tunnel. An `https://`
-//! proxy is reached over TLS, trusting the destination's CAs (a hub kubeconfig's
-//! `certificate-authority-data`, where ACM puts the proxy's CA for its klusterlets; the
-//! `--prometheus-ca-file`) plus the PEM bundle named by `CA_BUNDLE_FILE_PATH` (the proxy CA
-//! OCM mounts for the AddOnDeploymentConfig's `proxyConfig.caBundle`).
-//!
-//! Credentials in a proxy URL never leave: a [`Proxy`] shows (`Display`, `Debug`) its URL
-//! without user information, the header is marked sensitive, and hyper-util's tunnel errors are
-//! fixed texts.
+//! The proxy a client uses ([`proxy_for`]: a kubeconfig's `proxy-url`, else the environment
+//! read by [`crate::env`]), the `CONNECT` tunnel through it ([`Connector`]) and the TLS
+//! configuration that verifies an `https://` proxy ([`proxy_tls`]). No text of this module
+//! quotes a proxy URL.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -33,10 +13,13 @@ use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::proxy::matcher::{Intercept, Matcher};
+
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use tokio::net::TcpStream;
+
+use crate::env::ProxyEnv;
 
 /// The environment variable naming the PEM bundle of the proxy's CA (set by OCM's add-on
 /// manager with the AddOnDeploymentConfig's `proxyConfig.caBundle`, mounted at
@@ -127,7 +110,7 @@ pub fn proxy_for(
     explicit: Option<&str>,
     origin: &str,
 ) -> Result<Option<Proxy>, ProxyError> {
-    proxy_with(dst, explicit, origin, &Matcher::from_env())
+    proxy_with(dst, explicit, origin, &ProxyEnv::from_env())
 }
 
 /// [`proxy_for`] with the environment's settings in `env` (tests).
@@ -135,38 +118,43 @@ pub fn proxy_with(
     dst: &Uri,
     explicit: Option<&str>,
     origin: &str,
-    env: &Matcher,
+    env: &ProxyEnv,
 ) -> Result<Option<Proxy>, ProxyError> {
     if let Some(url) = explicit.map(str::trim).filter(|u| !u.is_empty()) {
-        let invalid = || ProxyError::Invalid {
-            origin: origin.to_string(),
-        };
-        // A scheme the matcher does not know makes no proxy at all: the URL itself says which.
-        if let Ok(u) = url.parse::<Uri>()
-            && let Some(s) = u.scheme_str()
-            && !matches!(s, "http" | "https")
-        {
-            return Err(ProxyError::Scheme {
-                origin: origin.to_string(),
-                scheme: s.to_string(),
-            });
-        }
-        // Parsed by the same rules as the environment's, for every scheme of destination (a
-        // URL without a scheme is taken as http://).
-        let m = Matcher::builder().all(url.to_string()).build();
-        let probe = Uri::from_static("https://destination");
-        let i = m.intercept(&probe).ok_or_else(invalid)?;
-        return Proxy::checked(i, origin).map(Some);
+        return parse(url, origin).map(Some);
     }
-    match env.intercept(dst) {
-        Some(i) => Proxy::checked(i, "the proxy environment variables").map(Some),
+    match env.proxy_url(dst) {
+        Some(url) => parse(url.trim(), "the proxy environment variables").map(Some),
         None => Ok(None),
     }
 }
 
+/// A proxy URL, `origin` naming it in errors (which never quote it).
+fn parse(url: &str, origin: &str) -> Result<Proxy, ProxyError> {
+    let invalid = || ProxyError::Invalid {
+        origin: origin.to_string(),
+    };
+    // A scheme the matcher does not know makes no proxy at all: the URL itself says which.
+    if let Ok(u) = url.parse::<Uri>()
+        && let Some(s) = u.scheme_str()
+        && !matches!(s, "http" | "https")
+    {
+        return Err(ProxyError::Scheme {
+            origin: origin.to_string(),
+            scheme: s.to_string(),
+        });
+    }
+    // hyper-util's parsing (user information as Basic credentials, a URL without a scheme taken
+    // as http://, as Go does), for any destination.
+    let m = Matcher::builder().all(url.to_string()).build();
+    let probe = Uri::from_static("https://destination");
+    let i = m.intercept(&probe).ok_or_else(invalid)?;
+    Proxy::checked(i, origin)
+}
+
 /// Whether the environment's proxy settings send requests to `dst` through a proxy.
 pub fn env_proxies(dst: &Uri) -> bool {
-    Matcher::from_env().intercept(dst).is_some()
+    ProxyEnv::from_env().proxy_url(dst).is_some()
 }
 
 /// A rustls configuration to verify an `https://` proxy: the CAs in `roots` (DER, the
@@ -310,11 +298,8 @@ impl tower::Service<Uri> for Connector {
 mod tests {
     use super::*;
 
-    fn env(https: &str, no: &str) -> Matcher {
-        Matcher::builder()
-            .https(https.to_string())
-            .no(no.to_string())
-            .build()
+    fn env(https: &str, no: &str) -> ProxyEnv {
+        ProxyEnv::new("", https, no)
     }
 
     fn uri(s: &str) -> Uri {
