@@ -79,8 +79,54 @@ pub const OBSERVABILITY_ADDON_NAMESPACE: &str = "open-cluster-management-addon-o
 /// The ConfigMap ACM's metrics collector merges into the allowlist (`metrics_list.yaml`).
 pub const CUSTOM_ALLOWLIST: &str = "observability-metrics-custom-allowlist";
 /// OCM leaves a manifest with this annotation in place when the add-on goes
-/// (`addon.open-cluster-management.io/deletion-orphan`, the add-on API).
+/// (`addon.open-cluster-management.io/deletion-orphan`, the add-on API): the add-on manager turns
+/// each annotated manifest into an orphaning rule of the ManifestWork's `deleteOption`
+/// (`SelectivelyOrphan`; `addon-framework/pkg/addonmanager/controllers/agentdeploy/utils.go`,
+/// `BuildDeployWorks`, `getDeletionOrphaningRule`), the work agent then applies that manifest
+/// without its AppliedManifestWork as owner (and removes that owner from an existing object:
+/// `pkg/work/spoke/controllers/manifestcontroller/manifestwork_reconciler.go`,
+/// `helper.OwnedByTheWork`), and deletes only what the AppliedManifestWork owns when the work
+/// goes (`pkg/work/helper/helpers.go`, `DeleteAppliedResources`) or is evicted (the garbage
+/// collector, through the same owner).
 pub const DELETION_ORPHAN: &str = "addon.open-cluster-management.io/deletion-orphan";
+/// The label by which ACM's hub backup (the cluster-backup operator) backs up an object it does
+/// not back up by kind: every hub object of `config/acm` carries it (docs/acm.md, "Hub backup
+/// and restore"). Its value is free, but `cluster-activation` (restored only when the managed
+/// clusters are activated): ours is empty, restored with the hub's other resources, before the
+/// managed clusters and their ManagedClusterAddOns.
+pub const BACKUP_LABEL: &str = "cluster.open-cluster-management.io/backup";
+
+/// The labels of the hub objects the add-on generates: ours, and [`BACKUP_LABEL`].
+fn hub_labels() -> Value {
+    json!({"app.kubernetes.io/name": "update-status-controller", BACKUP_LABEL: ""})
+}
+
+/// Marks, with [`DELETION_ORPHAN`], what must outlive the add-on on a cluster: our
+/// CustomResourceDefinitions and the agent's namespace `namespace`.
+///
+/// Why: the work agent deletes what it applied when the add-on goes (disabled, the cluster
+/// leaving the Placement, the add-on's ManifestWork evicted after a hub restore that missed it).
+/// On an ACM hub, which manages itself as `local-cluster`, the CRDs it would delete are the
+/// hub's own (`config/acm` applied them, and the work agent adopted them): with them every
+/// cluster's hub copies, `--fleet` and the grid would go. On any cluster, the namespace holds the
+/// `UpdateHistory` (what the agent learned of the cluster's updates, which no restart gives
+/// back); deleting the namespace or the CRDs would delete it. Everything else (the Deployment,
+/// RBAC, Service, monitoring objects) still goes with the add-on.
+fn mark_orphans(manifests: &mut [Value], namespace: &str) {
+    for m in manifests {
+        let keep = m["kind"] == "CustomResourceDefinition"
+            || (m["kind"] == "Namespace" && m["metadata"]["name"] == namespace);
+        if !keep {
+            continue;
+        }
+        if let Some(meta) = m["metadata"].as_object_mut() {
+            let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+            if let Some(a) = annotations.as_object_mut() {
+                a.insert(DELETION_ORPHAN.to_string(), json!(""));
+            }
+        }
+    }
+}
 
 /// The per-cluster metrics allowlist the agent carries (issue #49): the ConfigMap
 /// `observability-metrics-custom-allowlist` in `open-cluster-management-addon-observability` on
@@ -188,6 +234,7 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         )));
     };
     check_monitoring(&manifests)?;
+    mark_orphans(&mut manifests, &namespace);
     manifests.push(proxy_ca_config_map(&namespace));
     let role = yaml("the hub Role", hub_role)?
         .into_iter()
@@ -202,7 +249,7 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         "kind": "ClusterRole",
         "metadata": {
             "name": HUB_CLUSTER_ROLE,
-            "labels": {"app.kubernetes.io/name": "update-status-controller"},
+            "labels": hub_labels(),
         },
         "rules": rules,
     });
@@ -211,7 +258,7 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         "kind": "AddOnTemplate",
         "metadata": {
             "name": template_name(version),
-            "labels": {"app.kubernetes.io/name": "update-status-controller"},
+            "labels": hub_labels(),
         },
         "spec": {
             "addonName": ADDON_NAME,
@@ -234,7 +281,7 @@ pub fn addon_yaml(agent: &str, hub_role: &str, version: &str) -> Result<String, 
         "metadata": {
             "name": ADDON_NAME,
             "annotations": {"addon.open-cluster-management.io/lifecycle": "addon-manager"},
-            "labels": {"app.kubernetes.io/name": "update-status-controller"},
+            "labels": hub_labels(),
         },
         "spec": {
             "addOnMeta": {
@@ -483,11 +530,12 @@ pub fn hosted_addon_yaml(agent: &str, version: &str) -> Result<String, AcmError>
         )));
     };
     check_monitoring(&manifests)?;
+    mark_orphans(&mut manifests, &namespace);
     manifests.push(proxy_ca_config_map_named(
         &format!("{HOSTED_ADDON_NAME}-proxy-ca"),
         &namespace,
     ));
-    let labels = json!({"app.kubernetes.io/name": "update-status-controller"});
+    let labels = hub_labels();
     let template = json!({
         "apiVersion": "addon.open-cluster-management.io/v1alpha1",
         "kind": "AddOnTemplate",
@@ -767,7 +815,12 @@ rules:
             7,
             "every agent manifest, and the proxy CA's ConfigMap"
         );
-        assert_eq!(manifests[0], docs(AGENT)[0], "as it is, but the Deployment");
+        let mut namespace = docs(AGENT)[0].clone();
+        namespace["metadata"]["annotations"] = json!({DELETION_ORPHAN: ""});
+        assert_eq!(
+            manifests[0], namespace,
+            "as it is, marked to outlive the add-on (its UpdateHistory)"
+        );
         // As OCM renders them (our deployment config's variables): the monitoring objects as
         // they are, the Go templates of the alert texts included.
         let rendered: Vec<Value> = manifests[2..6].iter().map(rendered_by_ocm).collect();

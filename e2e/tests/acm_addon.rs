@@ -434,8 +434,14 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     assert_eq!(r2["to"], local_cp["status"]["versions"]["target"], "{r2}");
 
     // 6. Disabling the add-on for cluster1: its copies go from the hub (garbage collection), its
-    //    manifests from cluster1.
+    //    manifests from cluster1, but for what the template marks to outlive it (issue #47):
+    //    our CRDs and the agent's namespace, with the UpdateHistory the agent wrote.
     drop(agent1);
+    let history_before = update_histories(env, CLUSTER1).await?;
+    assert!(
+        !history_before.is_empty(),
+        "the agent wrote cluster1's UpdateHistory"
+    );
     ocm::disable_addon(&hub, CLUSTER1, ADDON).await?;
     poll_until(
         TIMEOUT,
@@ -467,8 +473,107 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         row(&report, CLUSTER1).is_none(),
         "cluster1 left the fleet view: {report}"
     );
+    what_outlives_the_addon(env, &hub, &spoke1, &history_before).await?;
     drop(agent2);
     drop(volume1);
     drop(volume2);
+    Ok(())
+}
+
+/// The UpdateHistories in the agent's namespace on `cluster`: (name, uid), none if the kind or
+/// the namespace is gone.
+async fn update_histories(env: &OcmEnv, cluster: &str) -> Result<Vec<(String, String)>, BoxError> {
+    let out = env
+        .kubectl_cluster(
+            cluster,
+            [
+                "get",
+                "updatehistories.update.openshift.io",
+                "-n",
+                AGENT_NS,
+                "--ignore-not-found",
+                "-o",
+                "json",
+            ],
+        )
+        .await;
+    let out = match out {
+        Ok(o) => o,
+        // The kind itself is gone (its CRD deleted with the add-on).
+        Err(e)
+            if e.to_string()
+                .contains("the server doesn't have a resource type") =>
+        {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if out.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let list: Value = serde_json::from_str(&out)?;
+    Ok(list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| {
+            (
+                h["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                h["metadata"]["uid"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect())
+}
+
+/// After the add-on was disabled for cluster1 (its Deployment gone): our CRDs and its
+/// UpdateHistory are still there (`addon.open-cluster-management.io/deletion-orphan` in the
+/// template); enabled again, the agent's manifests come back to the same UpdateHistory.
+async fn what_outlives_the_addon(
+    env: &'static OcmEnv,
+    hub: &Client,
+    spoke1: &Client,
+    history_before: &[(String, String)],
+) -> TestResult {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: Api<CustomResourceDefinition> = Api::all(spoke1.clone());
+    for crd in [
+        "updateinsights.update.openshift.io",
+        "controlplaneupdatestatuses.update.openshift.io",
+        "workerpoolupdatestatuses.update.openshift.io",
+        "updatehistories.update.openshift.io",
+    ] {
+        let c = crds
+            .get_opt(crd)
+            .await?
+            .ok_or_else(|| format!("CRD {crd} deleted on {CLUSTER1} with the add-on"))?;
+        assert!(
+            c.metadata.deletion_timestamp.is_none(),
+            "CRD {crd} is being deleted on {CLUSTER1}"
+        );
+    }
+    assert_eq!(
+        update_histories(env, CLUSTER1).await?,
+        history_before,
+        "cluster1's UpdateHistory outlives the add-on"
+    );
+    ocm::enable_addon(hub, CLUSTER1, ADDON).await?;
+    let deployments: Api<Deployment> = Api::namespaced(spoke1.clone(), AGENT_NS);
+    poll_until(
+        TIMEOUT,
+        "the agent's Deployment back on cluster1",
+        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
+    )
+    .await?;
+    assert_eq!(
+        update_histories(env, CLUSTER1).await?,
+        history_before,
+        "the add-on enabled again finds cluster1's UpdateHistory"
+    );
     Ok(())
 }

@@ -55,6 +55,14 @@ fn main() -> anyhow::Result<()> {
         WorkerPoolUpdateStatus::crd(),
         UpdateHistory::crd(),
     ] {
+        let mut crd = crd;
+        // For ACM's hub backup (docs/acm.md, "Hub backup and restore"): the hub's CRDs come
+        // back with the rest of config/acm, before the agents rewrite their copies. Inert
+        // anywhere else.
+        crd.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(acm_manifests::BACKUP_LABEL.to_string(), String::new());
         let name = crd
             .metadata
             .name
