@@ -42,6 +42,7 @@ metadata:
   name: thanos-ruler-custom-rules
   namespace: open-cluster-management-observability
   labels:
+    cluster.open-cluster-management.io/backup: ""
     app.kubernetes.io/name: update-status-controller
 data:
   custom_rules.yaml: |
