@@ -341,7 +341,7 @@ pub async fn measure_snapshot_page(
     }
     let (page_bytes, data_bytes): (usize, usize) = crate::browser::eval(
         &page,
-        "(async () => { let n = 0; for (const p of ['/', '/app.js', '/app.css']) n += (await (await fetch(p)).text()).length; return [n, (await (await fetch('/api/view')).text()).length]; })()",
+        "(async () => { const b = (location.pathname.match(/^\\/s\\/[A-Za-z0-9_-]+/) || [''])[0]; let n = 0; for (const p of ['/', '/app.js', '/app.css']) n += (await (await fetch(b + p)).text()).length; return [n, (await (await fetch(b + '/api/view')).text()).length]; })()",
     )
     .await?;
     page.close().await?;

@@ -98,7 +98,7 @@ async fn colours_where_expected(page: &Page, shot: &Image) -> Result<usize, Stri
         page,
         r#"(async () => {
           const el = document.getElementById('update-status-data');
-          const model = el ? JSON.parse(el.textContent) : await (await fetch('/api/view')).json();
+          const model = el ? JSON.parse(el.textContent) : await (await fetch((location.pathname.match(/^\/s\/[A-Za-z0-9_-]+/) || [''])[0] + '/api/view')).json();
           return Array.from(document.querySelectorAll('canvas.grid')).map((c) => {
             const r = c.getBoundingClientRect();
             const pool = model.pools.find((p) => p.name === c.dataset.pool);
@@ -669,7 +669,7 @@ async fn a_live_cell_changes_colour_within_a_second_of_the_change() -> TestResul
     )
     .await?;
     // The nodes' states in the page's data, pool by pool.
-    const STATES: &str = "fetch('/api/view').then((r) => r.json()).then((m) => m.pools.map((p) => p.name + ':' + p.nodes.state.join('')).join(' '))";
+    const STATES: &str = "fetch((location.pathname.match(/^\\/s\\/[A-Za-z0-9_-]+/) || [''])[0] + '/api/view').then((r) => r.json()).then((m) => m.pools.map((p) => p.name + ':' + p.nodes.state.join('')).join(' '))";
     // Browser-side timing (the cell's change is seen in the page, against the same clock as
     // the step's start); the median of SAMPLES steps counts, each is printed.
     const SAMPLES: usize = 5;
@@ -711,7 +711,7 @@ async fn a_live_cell_changes_colour_within_a_second_of_the_change() -> TestResul
         // The new colour is the colour of the node's new state in the page's data.
         let state: u8 = browser::eval(
             &page,
-            &format!("fetch('/api/view').then((r) => r.json()).then((m) => m.pools.find((p) => p.name === {pool:?}).nodes.state[{i}])"),
+            &format!("fetch((location.pathname.match(/^\\/s\\/[A-Za-z0-9_-]+/) || [''])[0] + '/api/view').then((r) => r.json()).then((m) => m.pools.find((p) => p.name === {pool:?}).nodes.state[{i}])"),
         )
         .await?;
         let rgb: Vec<u8> = to
@@ -1020,7 +1020,12 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     assert!(shot.distinct_colors() > 20, "blank fleet page");
     // Choosing the cluster: its tile is a link; follow it as a click does.
     let href: String = browser::eval(&page, &format!("Array.from(document.querySelectorAll('.fleet .tile')).find((t) => t.dataset.name === {:?}).getAttribute('href')", a.name())).await?;
-    assert_eq!(href, format!("/c/{}", a.name()));
+    let base_path = server
+        .base()
+        .trim_start_matches("http://")
+        .split_once('/')
+        .map_or("", |(_, p)| p);
+    assert_eq!(href, format!("/{base_path}/c/{}", a.name()));
     browser::eval::<bool>(
         &page,
         &format!(
@@ -1029,7 +1034,7 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
         ),
     )
     .await?;
-    browser::wait_for(&page, "location.pathname.startsWith('/c/') && document.querySelector('[data-fact=cp-completion]')", Duration::from_secs(30)).await?;
+    browser::wait_for(&page, &format!("location.pathname.startsWith('/{base_path}/c/') && document.querySelector('[data-fact=cp-completion]')"), Duration::from_secs(30)).await?;
     let got = page_facts(&page).await?;
     assert_eq!(got, want, "the cluster's view from the hub copies");
     let violations: Vec<String> = browser::eval(&page, "window.__usViolations").await?;
@@ -1043,7 +1048,7 @@ async fn the_fleet_grid_opens_a_clusters_view_from_the_hub_copies() -> TestResul
     );
     browser::wait_for(&page, &format!("!!{tile}"), Duration::from_secs(30)).await?;
     let href: String = browser::eval(&page, &format!("{tile}.getAttribute('href')")).await?;
-    assert_eq!(href, format!("/c/{}/{HOSTED_NAME}", c.name()));
+    assert_eq!(href, format!("/{base_path}/c/{}/{HOSTED_NAME}", c.name()));
     browser::eval::<bool>(&page, &format!("({tile}.click(), true)")).await?;
     browser::wait_for(
         &page,

@@ -30,6 +30,10 @@ use update_status_e2e::controller::workspace_bin;
 use update_status_e2e::web::WebServer;
 use update_status_e2e::{TestEnv, exclusive_cluster_state, wait_for};
 
+/// The page's session path (`/s/<random>`, as the page's script reads it): the server serves
+/// nothing outside it.
+const BASE_JS: &str = "(location.pathname.match(/^\\/s\\/[A-Za-z0-9_-]+/) || [''])[0]";
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type TestResult = Result<(), BoxError>;
 
@@ -396,7 +400,10 @@ async fn a_page_of_another_port_cannot_make_the_view_watch() -> TestResult {
     let (lists0, watches0) = hub_reads(&env).await?;
     let own: u16 = browser::eval(
         &page,
-        &format!("fetch('/api/c/{}').then((r) => r.status)", namespace(100)),
+        &format!(
+            "fetch({BASE_JS} + '/api/c/{}').then((r) => r.status)",
+            namespace(100)
+        ),
     )
     .await?;
     assert_eq!(own, 200);
