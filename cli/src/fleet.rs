@@ -694,6 +694,41 @@ older-agent   4.16.0   4.16.1   Progressing   20%          -         -        <u
         assert_eq!(stale, ["fresh", "stale"]);
     }
 
+    /// Issue #48 item 9: a heartbeat stamped in the future (a skewed or forged clock) would keep
+    /// its row fresh until that time; past the skew allowance it is unknown, with a warning in
+    /// the text and the JSON the grid reads, and it comes first like a stale one.
+    #[test]
+    fn a_heartbeat_from_the_future_is_unknown_with_a_warning_and_comes_first() {
+        let named = |ns: &str, pct| {
+            let mut o = cp(ns, Assessment::Progressing, pct);
+            o.metadata.name = Some(ns.into());
+            o
+        };
+        let cps = [
+            heartbeat(named("ok", 10), "2026-12-05T11:59:00Z"),
+            heartbeat(named("skewed", 50), "2026-12-05T12:04:00Z"),
+            heartbeat(named("future", 90), "2027-12-05T12:00:00Z"),
+        ];
+        let rows = assemble(&cps, &Tally::default(), None, None, &judge());
+        let expected = "\
+CLUSTER   FROM     TO       ASSESSMENT    COMPLETION   WORKERS   HEALTH   LAST REPORT
+future    4.16.0   4.16.1   Progressing   90%          -         -        <invalid>
+ok        4.16.0   4.16.1   Progressing   10%          -         -        60s
+skewed    4.16.0   4.16.1   Progressing   50%          -         -        0s
+";
+        assert_eq!(render(&rows, now()), expected);
+        let json = serde_json::to_value(&rows).expect("json");
+        assert_eq!(json[0]["freshness"], "Unknown");
+        assert_eq!(json[0]["lastReported"], "2027-12-05T12:00:00Z");
+        assert_eq!(json[2]["freshness"], "Fresh", "within the skew allowance");
+        let w = warnings(&rows);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("future/future") && w[0].contains("365d in the future"),
+            "{w:?}"
+        );
+    }
+
     #[test]
     fn an_addon_both_unavailable_and_degraded_says_both() {
         let a = mca("c", Some(("False", "ProbeUnavailable")));

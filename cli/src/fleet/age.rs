@@ -10,6 +10,12 @@ use update_status_api::crd::ControlPlaneUpdateStatus;
 /// The default of `--stale-after`: three heartbeat intervals of the agent (5 minutes each).
 pub const DEFAULT_STALE_AFTER: SignedDuration = SignedDuration::from_mins(15);
 
+/// How far ahead of `now` a heartbeat may be stamped and still count (the agent's clock and
+/// the reader's disagree a little): beyond it, the row is `Unknown` with a warning, since a
+/// heartbeat stamped in the future would otherwise keep a row `Fresh` until that time, whatever
+/// became of the agent. Five minutes, as the skew Kerberos and most token validators accept.
+pub const CLOCK_SKEW_ALLOWANCE: SignedDuration = SignedDuration::from_mins(5);
+
 /// At most this many characters of a bad annotation value are quoted in a warning.
 const EXCERPT: usize = 40;
 
@@ -22,7 +28,8 @@ pub enum Freshness {
     /// date (the agent stopped, or cannot reach the hub).
     Stale,
     /// The copy carries no heartbeat (an agent older than the heartbeat, or a copy that is not a
-    /// hub copy): its age cannot be told. Never counted as stale.
+    /// hub copy), an unreadable one, or one stamped further in the future than
+    /// [`CLOCK_SKEW_ALLOWANCE`]: its age cannot be told. Never counted as stale.
     Unknown,
 }
 
@@ -51,6 +58,17 @@ impl Judge {
             return (None, Freshness::Unknown, None);
         };
         match value.trim().parse::<Timestamp>() {
+            Ok(at) if at.duration_since(self.now) > CLOCK_SKEW_ALLOWANCE => (
+                Some(at),
+                Freshness::Unknown,
+                Some(format!(
+                    "ControlPlaneUpdateStatus {}/{}: annotation {LAST_REPORTED_ANNOTATION} is {} in the future ({at}), beyond the {} clock-skew allowance: its freshness is shown as unknown (check the clocks of the cluster and of this machine)",
+                    cp.metadata.namespace.as_deref().unwrap_or_default(),
+                    cp.metadata.name.as_deref().unwrap_or_default(),
+                    human(at.duration_since(self.now)),
+                    human(CLOCK_SKEW_ALLOWANCE),
+                )),
+            ),
             Ok(at) => {
                 let fresh = self.now.duration_since(at) <= self.stale_after;
                 let freshness = if fresh {
@@ -200,6 +218,27 @@ mod tests {
             "future"
         );
         assert_eq!(at(None), (None, Freshness::Unknown, None));
+        assert_eq!(
+            at(Some("2026-12-05T12:04:00Z")).1,
+            Freshness::Fresh,
+            "within the skew allowance"
+        );
+        let (ts, f, future) = at(Some("2099-01-01T00:00:00Z"));
+        assert_eq!(
+            (ts, f),
+            (
+                Some("2099-01-01T00:00:00Z".parse().expect("ts")),
+                Freshness::Unknown
+            ),
+            "a heartbeat stamped beyond the skew allowance never keeps a row fresh"
+        );
+        let future = future.expect("a warning about the future heartbeat");
+        assert!(
+            future.contains("c1/c1")
+                && future.contains("in the future")
+                && future.contains("2099-01-01T00:00:00Z"),
+            "{future}"
+        );
         let (ts, f, warning) = at(Some(
             "yesterday\u{1b}[31m and a very long tail that goes on and on",
         ));

@@ -60,8 +60,10 @@ fn worst_level(h: &HealthCounts) -> u8 {
 }
 
 fn assessment_badness(r: &FleetRow) -> u8 {
-    // Nothing known, or nothing recent: an agent that does not report needs a look.
-    if !r.reported || r.freshness == Some(Freshness::Stale) {
+    // Nothing known, or nothing recent (or a heartbeat from the future, which cannot tell): an
+    // agent that does not report needs a look.
+    let unverifiable = r.freshness == Some(Freshness::Unknown) && r.last_reported.is_some();
+    if !r.reported || r.freshness == Some(Freshness::Stale) || unverifiable {
         return 5;
     }
     match r.assessment {

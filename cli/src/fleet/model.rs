@@ -89,13 +89,19 @@ impl FleetRow {
     }
 
     /// The LAST REPORT column at `now`: the age (as kubectl's AGE), `Stale (<age>)`, `<unknown>`
-    /// without a heartbeat, `-` when the cluster has not reported.
+    /// without a heartbeat, `<invalid>` for one stamped beyond the clock-skew allowance, `-` when
+    /// the cluster has not reported.
     pub fn last_report_text(&self, now: Timestamp) -> String {
         match (self.freshness, self.last_reported) {
             (None, _) => "-".to_owned(),
             (Some(Freshness::Stale), Some(at)) => {
                 format!("Stale ({})", human(now.duration_since(at)))
             }
+            // Within the clock-skew allowance, a heartbeat ahead of `now` is fresh: `0s`.
+            (Some(Freshness::Fresh), Some(at)) => {
+                human(now.duration_since(at).max(SignedDuration::ZERO))
+            }
+            // Beyond it (unknown freshness): kubectl's `<invalid>` for a time in the future.
             (Some(_), Some(at)) => human(now.duration_since(at)),
             (Some(_), None) => "<unknown>".to_owned(),
         }
