@@ -56,6 +56,27 @@ pub enum ProxyError {
     },
 }
 
+/// How long a proxy may take to answer `CONNECT` (after the TCP connection to it, which the
+/// connector's own connect timeout bounds): Go's transport allows a minute when the request has
+/// no deadline, as kubectl's requests have none. Without it, a proxy that accepts and never
+/// answers holds the call forever.
+pub const TUNNEL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The error of a tunnel the proxy did not open within [`TUNNEL_TIMEOUT`] (no proxy URL in it).
+#[derive(Debug, thiserror::Error)]
+#[error("the proxy did not answer CONNECT within {}s", TUNNEL_TIMEOUT.as_secs())]
+pub struct TunnelTimeout;
+
+/// `f` (a tunnel's opening), failed with [`TunnelTimeout`] past [`TUNNEL_TIMEOUT`].
+async fn within<T, E: Into<BoxError>>(
+    f: impl Future<Output = Result<T, E>>,
+) -> Result<T, BoxError> {
+    match tokio::time::timeout(TUNNEL_TIMEOUT, f).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(_) => Err(Box::new(TunnelTimeout)),
+    }
+}
+
 /// A proxy to send a client's connections through.
 #[derive(Clone)]
 pub struct Proxy {
@@ -284,11 +305,11 @@ impl tower::Service<Uri> for Connector {
             }
             Connector::Tunnel(c) => {
                 let f = c.call(dst);
-                Box::pin(async move { Ok(MaybeHttpsStream::Http(f.await?)) })
+                Box::pin(async move { Ok(MaybeHttpsStream::Http(within(f).await?)) })
             }
             Connector::TlsTunnel(c) => {
                 let f = c.call(dst);
-                Box::pin(async move { Ok(f.await?) })
+                Box::pin(async move { within(f).await })
             }
         }
     }
@@ -383,5 +404,47 @@ mod tests {
         let e = proxy_with(&hub, Some("ftp://user:hunter2@proxy:21"), "o", &env("", ""))
             .expect_err("ftp");
         assert!(!e.to_string().contains("hunter2"), "{e}");
+    }
+
+    /// A proxy that accepts the connection and never answers `CONNECT` (a black hole, a stuck
+    /// middlebox) fails the connection after [`TUNNEL_TIMEOUT`], as Go's transport does after a
+    /// minute, instead of hanging the CLI or a controller's call forever; the error quotes no
+    /// proxy URL.
+    #[tokio::test(start_paused = true)]
+    async fn a_proxy_that_never_answers_connect_times_out() {
+        use tower::Service as _;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let held = tokio::spawn(async move {
+            let (conn, _) = listener.accept().await.expect("accept");
+            std::future::pending::<()>().await;
+            drop(conn);
+        });
+        let dst = uri("https://api.example.com:6443");
+        let url = format!("http://alice:pw-never-shown@127.0.0.1:{port}");
+        let proxy = proxy_with(&dst, Some(&url), "x", &env("", ""))
+            .expect("ok")
+            .expect("proxied");
+        let mut c = Connector::new(HttpConnector::new(), Some(&proxy), |_| {
+            unreachable!("an http proxy")
+        })
+        .expect("connector");
+        let started = tokio::time::Instant::now();
+        let err = match tokio::time::timeout(TUNNEL_TIMEOUT * 10, c.call(dst)).await {
+            Err(_) => panic!(
+                "still waiting for the proxy after {:?}",
+                TUNNEL_TIMEOUT * 10
+            ),
+            Ok(Ok(_)) => panic!("a tunnel through a silent proxy"),
+            Ok(Err(e)) => e.to_string(),
+        };
+        assert_eq!(started.elapsed(), TUNNEL_TIMEOUT, "{err}");
+        assert!(
+            !err.contains("pw-never-shown") && err.contains("CONNECT"),
+            "{err}"
+        );
+        held.abort();
     }
 }
