@@ -250,12 +250,64 @@ fn wait(child: &mut std::process::Child, started: Instant, timeout: Option<Durat
             Err(e) => return Verdict::Failed(format!("cannot wait for it: {e}")),
         }
         if timeout.is_some_and(|t| started.elapsed() > t) {
+            // Its processes first, found while they are still its descendants: once the test
+            // binary is gone they are init's, and a controller it started would go on writing
+            // into the shared cluster (and holding whatever file locks it inherited).
+            let strays = descendants(child.id());
             let _ = child.kill();
             let _ = child.wait();
+            kill_all(&strays);
             return Verdict::TimedOut;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The processes descended from `root` (children, theirs...), from `/proc`: a process's parent
+/// is the fourth field of its `stat`, after the command name in parentheses.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let after = &stat[stat.rfind(')')? + 1..];
+            let ppid: u32 = after.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// SIGKILL to each of `pids` (those already gone are no error).
+fn kill_all(pids: &[u32]) {
+    if pids.is_empty() {
+        return;
+    }
+    eprintln!(
+        "run-tests: killing {} process(es) the timed-out test left",
+        pids.len()
+    );
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .args(pids.iter().map(u32::to_string))
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// `ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 1.2s` →
@@ -309,4 +361,43 @@ fn summary(runs: &[Run], total: Duration) -> String {
         }
     );
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `pid` runs (a zombie, killed and not yet reaped by init, does not).
+    fn running(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| Some(s[s.rfind(')')? + 1..].split_whitespace().next()? != "Z"))
+            .unwrap_or(false)
+    }
+
+    /// A test binary killed past its timeout takes the processes it started with it (issue #46:
+    /// a timed-out e2e test's controller went on running, holding the lock file it inherited).
+    #[test]
+    fn a_timed_out_binary_leaves_no_process_behind() {
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 300 & echo $!; wait"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        BufReader::new(stdout).read_line(&mut line).expect("pid");
+        let grandchild: u32 = line.trim().parse().expect("a pid");
+        assert!(running(grandchild));
+        let verdict = wait(&mut child, Instant::now(), Some(Duration::from_millis(200)));
+        assert!(matches!(verdict, Verdict::TimedOut));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while running(grandchild) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            !running(grandchild),
+            "the test's own child {grandchild} still runs"
+        );
+    }
 }
