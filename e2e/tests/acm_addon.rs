@@ -664,6 +664,7 @@ async fn restore_without_the_definition(
         EVICTION_GRACE + TIMEOUT,
     )
     .await?;
+    kept_on(spoke2, CLUSTER2).await?;
     assert_eq!(
         update_histories(env, CLUSTER2).await?,
         before[1].1,
@@ -711,6 +712,26 @@ async fn restore_without_the_definition(
         hub_restore::eviction_start(&applied)?,
         None,
         "the work agent stopped counting the grace"
+    );
+    Ok(())
+}
+
+/// What the template marks `deletion-orphan` on `cluster`: the UpdateHistory CRD and the agent's
+/// namespace, there and not being deleted.
+async fn kept_on(spoke: &Client, cluster: &str) -> TestResult {
+    use k8s_openapi::api::core::v1::Namespace;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crd = Api::<CustomResourceDefinition>::all(spoke.clone())
+        .get_opt("updatehistories.update.openshift.io")
+        .await?
+        .ok_or_else(|| format!("the UpdateHistory CRD went from {cluster}"))?;
+    let ns = Api::<Namespace>::all(spoke.clone())
+        .get_opt(AGENT_NS)
+        .await?
+        .ok_or_else(|| format!("namespace {AGENT_NS} went from {cluster}"))?;
+    assert!(
+        crd.metadata.deletion_timestamp.is_none() && ns.metadata.deletion_timestamp.is_none(),
+        "the UpdateHistory CRD and {AGENT_NS} are being deleted on {cluster}"
     );
     Ok(())
 }
