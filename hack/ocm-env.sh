@@ -42,6 +42,13 @@
 #                        (default 2s: what a Klusterlet with spec.workConfiguration.statusSyncInterval
 #                        2s gets; without that field the klusterlet operator passes 60s to a
 #                        single-replica agent, and the flag's own default is 10s)
+#   OCM_EVICTION_GRACE   the klusterlet agents' --appliedmanifestwork-eviction-grace-period (what a
+#                        Klusterlet with spec.workConfiguration.appliedManifestWorkEvictionGracePeriod
+#                        gets): how long a work agent keeps what a ManifestWork applied once that
+#                        ManifestWork is missing from the hub (a hub restored without it) before it
+#                        deletes it (pkg/work/spoke/controllers/finalizercontroller/
+#                        unmanaged_appliedmanifestwork_controller.go). Default: no flag, the agent's
+#                        60m, as in a Klusterlet without the field. A duration like 20s or 5m.
 #   START_TIMEOUT        seconds to wait for each component (default 60)
 #   JOIN_TIMEOUT         seconds to wait for each cluster to join (default 120)
 #
@@ -88,6 +95,7 @@ OCM_ENV_DIR=${OCM_ENV_DIR:-$root/.cache/ocm-env}
 read -r -a clusters <<<"${OCM_CLUSTERS:-cluster1}"
 signing_duration=${OCM_SIGNING_DURATION:-}
 status_sync_interval=${OCM_STATUS_SYNC_INTERVAL:-2s}
+eviction_grace=${OCM_EVICTION_GRACE:-}
 start_timeout=${START_TIMEOUT:-60}
 join_timeout=${JOIN_TIMEOUT:-120}
 bin=$root/.cache/bin/ocm
@@ -507,6 +515,7 @@ write_env() {
   {
     echo "OCM_CLUSTERS=\"${clusters[*]}\""
     echo "OCM_SIGNING_DURATION=$signing_duration"
+    echo "OCM_EVICTION_GRACE=$eviction_grace"
     echo "WEBHOOK_PORT=$WEBHOOK_PORT"
     echo "WEBHOOK_HEALTH_PORT=$WEBHOOK_HEALTH_PORT"
     echo "WEBHOOK_METRICS_PORT=$WEBHOOK_METRICS_PORT"
@@ -529,7 +538,8 @@ load_env() {
 
 healthy() {
   load_env 2>/dev/null || return 1
-  [[ $OCM_CLUSTERS == "${clusters[*]}" && $OCM_SIGNING_DURATION == "$signing_duration" ]] || return 1
+  [[ $OCM_CLUSTERS == "${clusters[*]}" && $OCM_SIGNING_DURATION == "$signing_duration" &&
+    ${OCM_EVICTION_GRACE:-} == "$eviction_grace" ]] || return 1
   local c var name
   local_cluster "$hub_dir" status >/dev/null 2>&1 || return 1
   for c in "${clusters[@]}"; do local_cluster "$(cluster_dir "$c")" status >/dev/null 2>&1 || return 1; done
@@ -573,13 +583,17 @@ lock_state_dir() {
 }
 
 cmd_up() {
-  local t0=$SECONDS c d var signing_env=()
+  local t0=$SECONDS c d var signing_env=() work_args=()
   validate_clusters
   for c in kubectl curl openssl flock setsid ss; do command -v "$c" >/dev/null || die "$c is required on PATH"; done
   if [[ -n $signing_duration ]]; then
     local secs
     secs=$(duration_seconds "$signing_duration") || die "OCM_SIGNING_DURATION=$signing_duration is not a duration like 10m or 1h"
     ((secs >= 1800)) || die "OCM_SIGNING_DURATION=$signing_duration: below 30m certificates can expire before the registration agent's 5-minute check renews them"
+  fi
+  if [[ -n $eviction_grace ]]; then
+    duration_seconds "$eviction_grace" >/dev/null || die "OCM_EVICTION_GRACE=$eviction_grace is not a duration like 20s or 5m"
+    work_args+=(--appliedmanifestwork-eviction-grace-period="$eviction_grace")
   fi
   if [[ -e $OCM_ENV_DIR && ! -f $OCM_ENV_DIR/$marker && -n $(ls -A "$OCM_ENV_DIR" 2>/dev/null) ]]; then
     die "OCM_ENV_DIR=$OCM_ENV_DIR exists, is not empty and was not created by this script; refusing to use it"
@@ -676,14 +690,16 @@ cmd_up() {
     # --spoke-cluster-name --bootstrap-kubeconfig --agent-id --workload-source-driver=kube
     # --workload-source-config=<hub kubeconfig dir>/kubeconfig --status-sync-interval`, env
     # POD_NAME; --max-custom-cluster-claims and --reserved-cluster-claim-suffixes only when the
-    # Klusterlet sets registrationConfiguration.clusterClaimConfiguration (defaults: 20, none).
+    # Klusterlet sets registrationConfiguration.clusterClaimConfiguration (defaults: 20, none);
+    # --appliedmanifestwork-eviction-grace-period only when it sets
+    # workConfiguration.appliedManifestWorkEvictionGracePeriod (OCM_EVICTION_GRACE).
     POD_NAME=klusterlet-agent start_restarting "agent-$c" "${!var}" agent \
       --kubeconfig="$(cluster_dir "$c")/kubeconfig" --namespace="$agent_ns" \
       --disable-leader-election --listen="127.0.0.1:${!var}" \
       --spoke-cluster-name="$c" --bootstrap-kubeconfig="$d/bootstrap.kubeconfig" \
       --agent-id="$(<"$d/agent-id")" --hub-kubeconfig-dir="$d/hub-kubeconfig" \
       --workload-source-driver=kube --workload-source-config="$d/hub-kubeconfig/kubeconfig" \
-      --status-sync-interval="$status_sync_interval"
+      --status-sync-interval="$status_sync_interval" "${work_args[@]}"
   done
   for c in "${clusters[@]}"; do accept "$c"; done
   up_in_progress=0

@@ -34,6 +34,7 @@ mod error;
 pub mod hosted_objects;
 pub mod hub_copies;
 pub mod hub_limits;
+pub mod hub_restore;
 pub mod kubeconfig;
 pub mod monitoring;
 pub mod must_gather;

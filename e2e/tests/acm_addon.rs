@@ -16,7 +16,12 @@
 //! 5. `kubectl update-status --fleet` on the hub lists `cluster2` as soon as its add-on is enabled
 //!    ("Not reported"), then with its status once its own agent reports;
 //! 6. disabling the add-on for `cluster1` removes its copies on the hub (garbage collection through
-//!    the owner reference) and the agent's manifests on `cluster1`.
+//!    the owner reference) and the agent's manifests on `cluster1`;
+//! 7. a hub restore that missed the add-on's definition (`e2e/src/hub_restore.rs`): the
+//!    klusterlets, with a short eviction grace, find its ManifestWorks missing; `cluster2`, with
+//!    nothing applied again, loses its agent after the grace (its CRDs, namespace and
+//!    UpdateHistory stay); on `cluster1`, the labelled set of `config/acm` applied again within
+//!    the grace keeps the agent's Deployment and its UpdateHistory (same UIDs) past it.
 //!
 //! Stand-ins for the kubelet (there is none): the Secret is projected into a folder as a Secret
 //! volume is, and the Deployment's status is set to available. The controller runs as a process
@@ -29,6 +34,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DynamicObject};
@@ -40,7 +46,8 @@ use update_status_e2e::addon_agent::{
 };
 use update_status_e2e::controller::{release_bin, workspace_bin};
 use update_status_e2e::hub_copies::{KINDS, Local, list_at, wait_mirrored_between};
-use update_status_e2e::ocm::{self, OcmEnv, kinds};
+use update_status_e2e::hub_restore;
+use update_status_e2e::ocm::{self, OcmEnv, OcmOptions, kinds};
 use update_status_e2e::playback::Simulator;
 use update_status_e2e::{poll_until, repo_root};
 use update_status_simulator::{SimConfig, Simulation};
@@ -50,10 +57,19 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const CLUSTER1: &str = "cluster1";
 const CLUSTER2: &str = "cluster2";
+/// The klusterlets' `--appliedmanifestwork-eviction-grace-period` (step 7): long enough to apply
+/// the labelled set again within it on a loaded machine, short for the test's wall time.
+const EVICTION_GRACE: Duration = Duration::from_secs(20);
 
 #[tokio::test]
 async fn update_status_is_a_real_ocm_addon() -> TestResult {
-    let env = OcmEnv::shared(&[CLUSTER1, CLUSTER2]).await?;
+    let env = OcmEnv::shared_with(OcmOptions {
+        clusters: vec![CLUSTER1.into(), CLUSTER2.into()],
+        // Step 7: the klusterlets' eviction grace, 60 minutes by default.
+        eviction_grace: Some(format!("{}s", EVICTION_GRACE.as_secs())),
+        ..OcmOptions::default()
+    })
+    .await?;
     let hub = env.hub_client().await?;
     let result = ocm::run_scenario(env, "acm_addon", scenario(env, hub.clone())).await;
     for c in [CLUSTER1, CLUSTER2] {
@@ -477,7 +493,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     drop(agent2);
     drop(volume1);
     drop(volume2);
-    Ok(())
+    restore_without_the_definition(env, &hub, &spoke1, &spoke2).await
 }
 
 /// The UpdateHistories in the agent's namespace on `cluster`: (name, uid), none if the kind or
@@ -574,6 +590,148 @@ async fn what_outlives_the_addon(
         update_histories(env, CLUSTER1).await?,
         history_before,
         "the add-on enabled again finds cluster1's UpdateHistory"
+    );
+    Ok(())
+}
+
+/// The UID of the agent's Deployment on a managed cluster, once it is there.
+async fn deployment_uid(spoke: &Client, cluster: &str) -> Result<String, BoxError> {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    let d = poll_until(
+        TIMEOUT,
+        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
+        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
+    )
+    .await?;
+    Ok(d.uid().ok_or("the Deployment has no uid")?)
+}
+
+/// 7. A hub restored without the add-on's definition (issue #47, docs/acm.md "Hub backup and
+///    restore"), as the klusterlets see it: their ManifestWorks missing from the hub. Both
+///    klusterlets are frozen while the definition (ClusterManagementAddOns, AddOnTemplates,
+///    AddOnDeploymentConfig of the labelled set) goes from the hub and the ManifestWorks with
+///    it; each is then restarted (a fresh list of the hub, which no longer has them).
+///    Control, `cluster2`: nothing comes back; after the grace its agent is gone, while what the
+///    template marks `deletion-orphan` stays. `cluster1`: the labelled set applied again within
+///    the grace (and its ManagedClusterAddOn, which a restore brings back with the managed
+///    clusters): past the grace, the same Deployment and UpdateHistory.
+async fn restore_without_the_definition(
+    env: &'static OcmEnv,
+    hub: &Client,
+    spoke1: &Client,
+    spoke2: &Client,
+) -> TestResult {
+    let work = format!("addon-{ADDON}-deploy-0");
+    let mut before = Vec::new();
+    for (c, spoke) in [(CLUSTER1, spoke1), (CLUSTER2, spoke2)] {
+        poll_until(TIMEOUT, &format!("{c}'s AppliedManifestWork"), || async {
+            hub_restore::applied_work(spoke, &work).await.ok().flatten()
+        })
+        .await?;
+        before.push((
+            deployment_uid(spoke, c).await?,
+            update_histories(env, c).await?,
+        ));
+    }
+    let set = hub_restore::labelled_set(&repo_root())?;
+    for c in [CLUSTER1, CLUSTER2] {
+        env.signal_agent(c, "STOP")?;
+    }
+    let lost = async {
+        hub_restore::delete_addon_definition(hub, &set, TIMEOUT).await?;
+        for c in [CLUSTER1, CLUSTER2] {
+            hub_restore::drop_work(hub, c, &work, TIMEOUT).await?;
+            env.kill_agent_process(c)?;
+        }
+        Ok::<_, BoxError>(())
+    }
+    .await;
+    if let Err(e) = lost {
+        for c in [CLUSTER1, CLUSTER2] {
+            env.signal_agent(c, "CONT")?;
+        }
+        return Err(e);
+    }
+
+    // Control: cluster2, nothing applied again.
+    env.signal_agent(CLUSTER2, "CONT")?;
+    hub_restore::wait_eviction_start(spoke2, &work, TIMEOUT).await?;
+    let deployments2: Api<Deployment> = Api::namespaced(spoke2.clone(), AGENT_NS);
+    ocm::wait_gone(
+        &deployments2,
+        DEPLOYMENT,
+        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {CLUSTER2} (evicted)"),
+        EVICTION_GRACE + TIMEOUT,
+    )
+    .await?;
+    kept_on(spoke2, CLUSTER2).await?;
+    assert_eq!(
+        update_histories(env, CLUSTER2).await?,
+        before[1].1,
+        "cluster2's UpdateHistory outlives the eviction (deletion-orphan)"
+    );
+
+    // cluster1: the labelled set applied again within the grace.
+    env.signal_agent(CLUSTER1, "CONT")?;
+    let start = hub_restore::wait_eviction_start(spoke1, &work, TIMEOUT).await?;
+    hub_restore::apply_labelled_set(env, &set).await?;
+    // A restore brings the ManagedClusterAddOns back with the managed clusters (ACM's own
+    // backup); here they may have gone with their ClusterManagementAddOn (their owner).
+    if ocm::addons_api(hub, CLUSTER1)
+        .get_opt(ADDON)
+        .await?
+        .is_none()
+    {
+        eprintln!("e2e: step 7: {CLUSTER1}'s ManagedClusterAddOn went with the definition");
+        ocm::enable_addon(hub, CLUSTER1, ADDON).await?;
+    }
+    // Past the grace (counted from the agent's own start, plus its deletion's round trips).
+    let past = start.checked_add(EVICTION_GRACE + Duration::from_secs(10))?;
+    let wait = past.duration_since(jiff::Timestamp::now());
+    if wait.is_positive() {
+        tokio::time::sleep(Duration::try_from(wait)?).await;
+    }
+    let deployments1: Api<Deployment> = Api::namespaced(spoke1.clone(), AGENT_NS);
+    assert_eq!(
+        deployments1
+            .get_opt(DEPLOYMENT)
+            .await?
+            .and_then(|d| d.uid()),
+        Some(before[0].0.clone()),
+        "cluster1's agent (same Deployment) outlives the grace with the labelled set applied again"
+    );
+    assert_eq!(
+        update_histories(env, CLUSTER1).await?,
+        before[0].1,
+        "cluster1's UpdateHistory, the same"
+    );
+    let applied = hub_restore::applied_work(spoke1, &work)
+        .await?
+        .ok_or("cluster1's AppliedManifestWork is gone")?;
+    assert_eq!(
+        hub_restore::eviction_start(&applied)?,
+        None,
+        "the work agent stopped counting the grace"
+    );
+    Ok(())
+}
+
+/// What the template marks `deletion-orphan` on `cluster`: the UpdateHistory CRD and the agent's
+/// namespace, there and not being deleted.
+async fn kept_on(spoke: &Client, cluster: &str) -> TestResult {
+    use k8s_openapi::api::core::v1::Namespace;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crd = Api::<CustomResourceDefinition>::all(spoke.clone())
+        .get_opt("updatehistories.update.openshift.io")
+        .await?
+        .ok_or_else(|| format!("the UpdateHistory CRD went from {cluster}"))?;
+    let ns = Api::<Namespace>::all(spoke.clone())
+        .get_opt(AGENT_NS)
+        .await?
+        .ok_or_else(|| format!("namespace {AGENT_NS} went from {cluster}"))?;
+    assert!(
+        crd.metadata.deletion_timestamp.is_none() && ns.metadata.deletion_timestamp.is_none(),
+        "the UpdateHistory CRD and {AGENT_NS} are being deleted on {cluster}"
     );
     Ok(())
 }

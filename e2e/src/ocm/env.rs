@@ -31,6 +31,9 @@ pub struct OcmOptions {
     /// Lifetime of the certificates the hub signs (`OCM_SIGNING_DURATION`, e.g. `"10m"`);
     /// `None`: kube-controller-manager's default, one year.
     pub signing_duration: Option<String>,
+    /// How long a klusterlet keeps what a ManifestWork missing from the hub applied
+    /// (`OCM_EVICTION_GRACE`, e.g. `"20s"`); `None`: the work agent's default, 60 minutes.
+    pub eviction_grace: Option<String>,
 }
 
 /// A running OCM environment (shared by the tests of a process).
@@ -143,17 +146,7 @@ impl OcmEnv {
     /// loop (one process group): `STOP` freezes the agent as a cluster that drops off the network
     /// would look to the hub (no lease renewal, no status), `CONT` resumes it.
     pub fn signal_agent(&self, cluster: &str, signal: &str) -> Result<(), OcmError> {
-        self.cluster_kubeconfig(cluster)?;
-        let pidfile = self.log_dir().join(format!("agent-{cluster}.pid"));
-        let pid = std::fs::read_to_string(&pidfile)
-            .map_err(io_err(format!("reading {}", pidfile.display())))?;
-        let pid = pid.trim();
-        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(OcmError::Unexpected(format!(
-                "{} does not hold a process id: {pid:?}",
-                pidfile.display()
-            )));
-        }
+        let pid = self.agent_pid(cluster)?;
         let what = format!("kill -{signal} -- -{pid} (the agent of {cluster})");
         let out = Command::new("kill")
             .args([&format!("-{signal}"), "--", &format!("-{pid}")])
@@ -171,6 +164,67 @@ impl OcmEnv {
                 message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             })
         }
+    }
+
+    /// Kills the klusterlet agent process of `cluster` (not its restart loop, which starts it
+    /// again a second later, as kubelet would restart a crashed container): the new process
+    /// lists the hub afresh, so it never sees what happened there while the old one was frozen
+    /// (`signal_agent(cluster, "STOP")` first; `CONT` after this lets the loop run).
+    pub fn kill_agent_process(&self, cluster: &str) -> Result<(), OcmError> {
+        let loop_pid = self.agent_pid(cluster)?;
+        let children = std::fs::read_dir("/proc")
+            .map_err(io_err("listing /proc"))?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                // pid (comm) state ppid ...: the ppid is the second field after the comm.
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+                // argv[0]: hack/ocm-env.sh runs `<repo>/.cache/bin/ocm agent ...` (not `sleep`).
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let argv0 = cmd.split(|b| *b == 0).next().unwrap_or_default();
+                ppid == Some(loop_pid.as_str()) && argv0.ends_with(b"/.cache/bin/ocm")
+            })
+            .collect::<Vec<_>>();
+        let [pid] = children[..] else {
+            return Err(OcmError::Unexpected(format!(
+                "the restart loop {loop_pid} of {cluster}'s agent has {} agent processes ({children:?}), not one",
+                children.len()
+            )));
+        };
+        let out = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| OcmError::Command {
+                what: format!("kill -KILL {pid} ({cluster}'s agent)"),
+                message: e.to_string(),
+            })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(OcmError::Command {
+                what: format!("kill -KILL {pid} ({cluster}'s agent)"),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// The pid of the restart loop of `cluster`'s klusterlet agent (its process group).
+    fn agent_pid(&self, cluster: &str) -> Result<String, OcmError> {
+        self.cluster_kubeconfig(cluster)?;
+        let pidfile = self.log_dir().join(format!("agent-{cluster}.pid"));
+        let pid = std::fs::read_to_string(&pidfile)
+            .map_err(io_err(format!("reading {}", pidfile.display())))?;
+        let pid = pid.trim();
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(OcmError::Unexpected(format!(
+                "{} does not hold a process id: {pid:?}",
+                pidfile.display()
+            )));
+        }
+        Ok(pid.to_string())
     }
 
     /// Stops the environment now (`hack/ocm-env.sh down`) instead of after the test process
@@ -335,6 +389,19 @@ fn start_or_reuse(options: &OcmOptions) -> Result<OcmEnv, String> {
                     .collect::<Vec<_>>()
             })
             .ok_or_else(|| format!("{} has no OCM_CLUSTERS line", env_file.display()))?;
+        let grace = text
+            .lines()
+            .find_map(|l| l.strip_prefix("OCM_EVICTION_GRACE="))
+            .filter(|v| !v.is_empty());
+        // A test that needs a short grace cannot run on klusterlets without it (the default
+        // changes nothing a test without that need sees).
+        if options.eviction_grace.is_some() && grace != options.eviction_grace.as_deref() {
+            return Err(format!(
+                "{ENV_DIR_ENV}={}: its klusterlets' eviction grace is {grace:?}, the test needs {:?} (OCM_EVICTION_GRACE)",
+                dir.display(),
+                options.eviction_grace
+            ));
+        }
         eprintln!(
             "e2e: using the OCM environment in {} (clusters {clusters:?})",
             dir.display()
@@ -377,6 +444,10 @@ fn start_or_reuse(options: &OcmOptions) -> Result<OcmEnv, String> {
     match &options.signing_duration {
         Some(d) => cmd.env("OCM_SIGNING_DURATION", d),
         None => cmd.env_remove("OCM_SIGNING_DURATION"),
+    };
+    match &options.eviction_grace {
+        Some(d) => cmd.env("OCM_EVICTION_GRACE", d),
+        None => cmd.env_remove("OCM_EVICTION_GRACE"),
     };
     let status = cmd
         .status()

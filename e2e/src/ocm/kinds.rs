@@ -80,3 +80,13 @@ pub fn manifest_work() -> ApiResource {
         "manifestworks",
     )
 }
+/// `AppliedManifestWork` (cluster-scoped, managed cluster): what the work agent applied of a
+/// ManifestWork, named `<hub hash>-<ManifestWork name>`.
+pub fn applied_manifest_work() -> ApiResource {
+    ar(
+        "work.open-cluster-management.io",
+        "v1",
+        "AppliedManifestWork",
+        "appliedmanifestworks",
+    )
+}
