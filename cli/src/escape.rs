@@ -21,12 +21,17 @@
 //! | zero-width characters: ZWSP, ZWNJ, ZWJ U+200B–U+200D, word joiner and invisible operators U+2060–U+2064, U+180E, BOM U+FEFF | `\u200b` |
 //! | deprecated format characters U+206A–U+206F | `\u206a` |
 //! | line and paragraph separators U+2028, U+2029 | `\u2028` |
+//! | the other default-ignorable characters: soft hyphen U+00AD, combining grapheme joiner U+034F, Hangul fillers U+115F, U+1160, U+3164, U+FFA0, Khmer inherent vowels U+17B4, U+17B5, variation selectors U+180B–U+180F, U+FE00–U+FE0F, U+E0100–U+E01EF, tag characters U+E0000–U+E007F, U+2065, U+FFF0–U+FFF8, U+1BCA0–U+1BCA3, U+1D173–U+1D17A, the rest of U+E0000–U+E0FFF | `\u00ad`, beyond U+FFFF `\u{e0001}` |
 //!
-//! The last four rows ([`crate::invisible::invisible`]) print nothing or move text: a name with a zero-width
-//! character looks like another name (`etcd` and `et\u{200b}cd`), a bidi mark reorders what
-//! follows, and U+2028/U+2029 break lines in some terminals and editors without being a line
-//! feed (issue #38). An emoji written with ZWJ shows as its parts with `\u200d` between them:
-//! the price of never hiding a character (`-o json|yaml` keep the exact value).
+//! The last six rows ([`crate::invisible::invisible`]: Unicode's default-ignorable characters
+//! and U+2028/U+2029) print nothing or move text: a name with a zero-width character, a soft
+//! hyphen, a variation selector or a tag character looks like another name (`etcd` and
+//! `et\u{200b}cd`), a bidi mark reorders what follows, a Hangul filler looks like a blank, and
+//! U+2028/U+2029 break lines in some terminals and editors without being a line feed (issues
+//! #38, #48). An emoji written with ZWJ or U+FE0F shows as its parts with `\u200d` or `\ufe0f`
+//! between them, a flag of tag characters as `\u{e0067}`...: the price of never hiding a
+//! character (`-o json|yaml` keep the exact value). Beyond U+FFFF the escape is `\u{e0001}`:
+//! `\ue0001` would read as U+E000 and a `1`.
 //!
 //! **Line feeds and tabs** are printed as they are in the oc-identical text view, as kubectl's
 //! own escaper does (it replaces only ESC and CR): oc prints them, and its tabwriter aligns the
@@ -77,6 +82,7 @@ pub fn text(s: &str, newlines: Newlines) -> Cow<'_, str> {
                 out.push('^');
                 out.push(char::from(b'@' + c as u8));
             }
+            c if u32::from(c) > 0xffff => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
         }
     }
@@ -228,13 +234,41 @@ mod tests {
                 assert_eq!(text(raw, newlines), want, "{raw:?}");
             }
         }
-        // Their neighbours stay: visible letters, ordinary spaces, the en and em spaces, the
-        // soft hyphen, right-to-left letters.
-        let kept = "ü \u{2002}\u{2003} soft\u{ad}hyphen שלום مرحبا 🚀";
+        // Their neighbours stay: visible letters, ordinary spaces, the en and em spaces,
+        // right-to-left letters, Hangul, an emoji without a variation selector.
+        let kept = "ü \u{2002}\u{2003} hyphen- שלום مرحبا 한글 🚀";
         assert!(
             matches!(text(kept, Newlines::Keep), Cow::Borrowed(_)),
             "{kept}"
         );
+    }
+
+    /// Issue #48: the rest of Unicode's default-ignorable characters passed through: tag
+    /// characters, variation selectors, Hangul fillers, the soft hyphen, the combining
+    /// grapheme joiner, the Khmer inherent vowels. Beyond U+FFFF the escape is `\u{e0001}`
+    /// (`\ue0001` would read as U+E000 and a `1`).
+    #[test]
+    fn default_ignorable_characters_become_visible() {
+        let cases = [
+            (
+                "flag\u{e0001}\u{e0020}\u{e007f}",
+                "flag\\u{e0001}\\u{e0020}\\u{e007f}",
+            ),
+            ("\u{2764}\u{fe0f}\u{fe00}", "\u{2764}\\ufe0f\\ufe00"),
+            ("vs\u{e0100}\u{e01ef}", "vs\\u{e0100}\\u{e01ef}"),
+            (
+                "\u{115f}\u{1160}h\u{3164}\u{ffa0}",
+                "\\u115f\\u1160h\\u3164\\uffa0",
+            ),
+            ("soft\u{ad}hy\u{34f}cgj", "soft\\u00adhy\\u034fcgj"),
+            ("k\u{17b4}\u{17b5}", "k\\u17b4\\u17b5"),
+            ("m\u{180b}\u{180f}\u{2065}", "m\\u180b\\u180f\\u2065"),
+        ];
+        for (raw, want) in cases {
+            for newlines in [Newlines::Keep, Newlines::Escape] {
+                assert_eq!(text(raw, newlines), want, "{raw:?}");
+            }
+        }
     }
 
     /// The web page's script escapes what the text output escapes (its `vis`, which shows
@@ -247,20 +281,10 @@ mod tests {
         let start = js.find("/[\\u0000-").expect("the page's escaper") + 2;
         let len = js
             .get(start..)
-            .and_then(|t| t.find("]/g"))
-            .expect("its end");
+            .and_then(|t| t.find("]/gu"))
+            .expect("its end (flag u: one match per code point)");
         let class = js.get(start..start + len).expect("the class");
-        let code = |h: &str| u32::from_str_radix(h, 16).expect("hex");
-        // `\u0000-\u001f\u061c...`: ranges and single characters.
-        let ranges: Vec<(u32, u32)> = class
-            .replace("-\\u", "-")
-            .split("\\u")
-            .filter(|p| !p.is_empty())
-            .map(|p| match p.split_once('-') {
-                Some((a, b)) => (code(a), code(b)),
-                None => (code(p), code(p)),
-            })
-            .collect();
+        let ranges = js_class_ranges(class);
         let mut differ = Vec::new();
         for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
             let in_page = ranges.iter().any(|&(a, b)| (a..=b).contains(&u32::from(c)));
@@ -272,6 +296,36 @@ mod tests {
             differ.is_empty(),
             "app.js's vis() and escape.rs differ on {differ:?} ({class})"
         );
+    }
+
+    /// The ranges of a JavaScript character class of escapes only (`\u0000-\u001f\u061c`,
+    /// `\u{e0000}-\u{e0fff}`), in code points.
+    fn js_class_ranges(class: &str) -> Vec<(u32, u32)> {
+        // One escape at the start of `rest`, which moves past it.
+        fn one(rest: &mut &str) -> Option<u32> {
+            let body = rest.strip_prefix("\\u")?;
+            let (hex, after) = match body.strip_prefix('{') {
+                Some(braced) => braced.split_once('}')?,
+                None => (body.get(..4)?, body.get(4..)?),
+            };
+            *rest = after;
+            u32::from_str_radix(hex, 16).ok()
+        }
+        let mut rest = class;
+        let mut ranges = Vec::new();
+        while let Some(a) = one(&mut rest) {
+            let b = match rest.strip_prefix('-') {
+                Some(mut after) => {
+                    let b = one(&mut after).expect("a range's end");
+                    rest = after;
+                    b
+                }
+                None => a,
+            };
+            ranges.push((a, b));
+        }
+        assert!(rest.is_empty(), "not an escape: {rest:?} of {class}");
+        ranges
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! `cli/README.md`. Field contents are exactly the `.status` of our objects.
 //!
 //! Both formats keep the exact values and print nothing a terminal acts on: C0 and C1
-//! controls and the bidi overrides and isolates ([`raw_unsafe`]) are written as escapes of the
-//! same value (JSON `\u202e`; YAML in a double-quoted scalar, `\u202E`), since
-//! `kubectl update-status -o yaml` is read on a terminal as often as piped (issue #29).
+//! controls and the characters that print nothing or move text ([`raw_unsafe`]) are written as
+//! escapes of the same value (JSON `\u202e`, and `\udb40\udc01` for U+E0001; YAML in a
+//! double-quoted scalar, `\u202E`, `\U000E0001`), since `kubectl update-status -o yaml` is read
+//! on a terminal as often as piped (issues #29, #48).
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -99,7 +100,7 @@ pub fn serialise<T: Serialize>(value: &T, format: Format) -> Result<String, Repo
         Format::Json | Format::Text | Format::Html => {
             let mut s = serde_json::to_string_pretty(value)?;
             s.push('\n');
-            Ok(escape_raw(s, |c| format!("\\u{:04x}", u32::from(c))))
+            Ok(escape_raw(s, json_escape))
         }
     }
 }
@@ -107,7 +108,7 @@ pub fn serialise<T: Serialize>(value: &T, format: Format) -> Result<String, Repo
 /// Characters a terminal acts on that the JSON and YAML serializers leave raw: DEL, the C1
 /// controls (8-bit CSI U+009B, OSC U+009D...) and the characters that print nothing or move
 /// text ([`crate::invisible::invisible`]: bidi overrides, isolates and marks, zero-width
-/// characters, U+2028/U+2029). (serde_json escapes the C0 controls, ESC included; serde-saphyr
+/// characters, variation selectors, tag characters, U+2028/U+2029...). (serde_json escapes the C0 controls, ESC included; serde-saphyr
 /// escapes every control character but leaves the others, which YAML counts as printable.)
 pub fn raw_unsafe(c: char) -> bool {
     matches!(c, '\u{7f}'..='\u{9f}') || crate::invisible::invisible(c)
@@ -135,7 +136,25 @@ fn escape_raw(text: String, escaped: impl Fn(char) -> String) -> String {
 fn yaml<T: Serialize>(value: &T) -> Result<String, ReportError> {
     let value = serde_json::to_value(value)?;
     let text = serde_saphyr::to_string(&QuotedUnsafe(&value))?;
-    Ok(escape_raw(text, |c| format!("\\u{:04X}", u32::from(c))))
+    Ok(escape_raw(text, yaml_escape))
+}
+
+/// `c` as a JSON string escape: `\u202e`, and beyond U+FFFF its UTF-16 surrogate pair
+/// (`\udb40\udc01` for U+E0001), as JSON has no longer escape.
+fn json_escape(c: char) -> String {
+    let mut units = [0u16; 2];
+    c.encode_utf16(&mut units)
+        .iter()
+        .map(|u| format!("\\u{u:04x}"))
+        .collect()
+}
+
+/// `c` as a YAML double-quoted escape: `\u202E`, and beyond U+FFFF `\U000E0001`.
+fn yaml_escape(c: char) -> String {
+    match u32::from(c) {
+        n @ 0..=0xffff => format!("\\u{n:04X}"),
+        n => format!("\\U{n:08X}"),
+    }
 }
 
 /// A JSON value serialised with its strings that hold [`raw_unsafe`] characters double-quoted.
@@ -259,5 +278,51 @@ mod tests {
         assert_eq!(back, want, "{yaml}");
         // Strings with nothing to escape keep their usual YAML style.
         assert!(yaml.contains("kind: UpdateStatusReport"), "{yaml}");
+    }
+
+    /// Issue #48: the tag characters, variation selectors, Hangul fillers, the soft hyphen,
+    /// U+034F and U+17B4/U+17B5 were written raw. Beyond U+FFFF the escapes are JSON's
+    /// surrogate pair (`\udb40\udc01`) and YAML's `\U000E0001`: the same value read back.
+    #[test]
+    fn json_and_yaml_escape_the_default_ignorable_characters_and_keep_the_value() {
+        let nasty = "tag\u{e0001}\u{e0067}\u{e007f} vs\u{fe0f}\u{e0100} \u{115f}\u{1160}\u{3164}\u{ffa0} soft\u{ad} \u{34f}\u{17b4}\u{17b5} 🚀";
+        let view = View {
+            control_plane: None,
+            worker_pools: vec![(nasty.into(), WorkerPoolUpdateStatusStatus::default())],
+            insights: Vec::new(),
+            printed_nodes_only: false,
+        };
+        let now: Timestamp = "2024-01-01T00:00:00Z".parse().expect("ts");
+        let report = UpdateStatusReport::new(&view, now);
+        let want = serde_json::to_value(&report).expect("value");
+        let hidden = |c: char| crate::invisible::invisible(c);
+
+        let json = serialise(&report, Format::Json).expect("json");
+        assert!(!json.chars().any(hidden), "{json:?}");
+        for escape in [
+            "\\udb40\\udc01",
+            "\\ufe0f",
+            "\\udb40\\udd00",
+            "\\u3164",
+            "\\u00ad",
+        ] {
+            assert!(json.contains(escape), "{escape} in {json}");
+        }
+        let back: serde_json::Value = serde_json::from_str(&json).expect("parse JSON");
+        assert_eq!(back, want);
+
+        let yaml = serialise(&report, Format::Yaml).expect("yaml");
+        assert!(!yaml.chars().any(hidden), "{yaml:?}");
+        for escape in [
+            "\\U000E0001",
+            "\\uFE0F",
+            "\\U000E0100",
+            "\\u3164",
+            "\\u00AD",
+        ] {
+            assert!(yaml.contains(escape), "{escape} in {yaml}");
+        }
+        let back: serde_json::Value = serde_saphyr::from_str(&yaml).expect("parse YAML");
+        assert_eq!(back, want, "{yaml}");
     }
 }

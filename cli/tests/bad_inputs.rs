@@ -173,25 +173,11 @@ fn run(dir: &Path, args: &[String]) -> Result<(Option<i32>, String, String), Str
 }
 
 /// The first raw control character (other than a line feed) of `s`, or one that prints
-/// nothing or moves text (bidi overrides, isolates and marks, zero-width characters, the line
-/// and paragraph separators: `cli/src/escape.rs`).
+/// nothing or moves text (`update_status_cli::invisible`: Unicode's default-ignorable
+/// characters and the line and paragraph separators).
 fn raw_control(s: &str) -> Option<char> {
-    s.chars().find(|&c| {
-        (c.is_control() && c != '\n')
-            || matches!(
-                c,
-                '\u{202a}'..='\u{202e}'
-                    | '\u{2066}'..='\u{2069}'
-                    | '\u{200b}'..='\u{200f}'
-                    | '\u{061c}'
-                    | '\u{2060}'..='\u{2064}'
-                    | '\u{180e}'
-                    | '\u{feff}'
-                    | '\u{206a}'..='\u{206f}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-            )
-    })
+    s.chars()
+        .find(|&c| (c.is_control() && c != '\n') || update_status_cli::invisible::invisible(c))
 }
 
 fn check(case: &Path) -> Result<(), String> {

@@ -290,7 +290,9 @@ const XSS: [&str; 5] = [
     "</script><script>window.__pwned=2</script>",
     "\"><svg onload=window.__pwned=3>",
     "javascript:window.__pwned=4",
-    "evil\u{202e}txt.exe\u{1b}]0;title\u{7}",
+    // Issue #48: a soft hyphen, a variation selector, a tag character (beyond U+FFFF: the
+    // page's class has the flag u, and shows it whole).
+    "evil\u{202e}txt.exe\u{1b}]0;title\u{7}\u{ad}\u{fe0f}\u{e0001}",
 ];
 
 /// A copy of a fixture whose operator names, node name, messages and references are XSS
@@ -363,7 +365,7 @@ async fn a_poisoned_snapshot_renders_as_text_and_runs_nothing() -> TestResult {
             assert!(text.contains(s), "{url}: {s} is not shown as text");
         }
         assert!(
-            text.contains("evil\\u202etxt.exe^[]0;title^G"),
+            text.contains("evil\\u202etxt.exe^[]0;title^G\\u00ad\\ufe0f\\u{e0001}"),
             "{url}: control characters not made visible"
         );
         let links: Vec<String> =

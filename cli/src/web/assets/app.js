@@ -36,21 +36,23 @@
   // --- text -------------------------------------------------------------------------------
   // As the text output escapes them (cli/src/escape.rs, whose test checks this class is its
   // set): ESC ^[, CR \r, other C0 ^X, DEL ^?, C1 controls and the characters that print
-  // nothing or move text (bidi overrides, isolates and marks, zero-width characters, BOM,
-  // U+2028/U+2029) \uXXXX. Line feeds and tabs are kept, as the oc-identical text view
-  // prints them; the elements showing such text preserve them (CSS white-space: pre-wrap), as
-  // text, never as markup. `line` escapes them too (\n, \t): the fleet's own table does.
+  // nothing or move text (Unicode's default-ignorable ones: bidi overrides, isolates and
+  // marks, zero-width characters, BOM, soft hyphen, variation selectors, tag characters,
+  // Hangul fillers...; and U+2028/U+2029: cli/src/invisible.rs) \uXXXX, beyond U+FFFF
+  // \u{XXXXX} (flag u: a match is a whole code point, never half a surrogate pair). Line
+  // feeds and tabs are kept, as the oc-identical text view prints them; the elements showing
+  // such text preserve them (CSS white-space: pre-wrap), as text, never as markup. `line` escapes them too (\n, \t): the fleet's own table does.
   function vis(s, line) {
     return String(s == null ? '' : s).replace(
-      /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g,
+      /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f-\u1160\u17b4-\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}]/gu,
       (c) => {
-        const n = c.charCodeAt(0);
+        const n = c.codePointAt(0);
         if (c === '\n') return line ? '\\n' : '\n';
         if (c === '\t') return line ? '\\t' : '\t';
         if (c === '\r') return '\\r';
         if (n < 0x20) return '^' + String.fromCharCode(n + 64);
         if (n === 0x7f) return '^?';
-        return '\\u' + n.toString(16).padStart(4, '0');
+        return n > 0xffff ? '\\u{' + n.toString(16) + '}' : '\\u' + n.toString(16).padStart(4, '0');
       });
   }
   // The fleet page: as `kubectl update-status --fleet` prints them (line feeds and tabs escaped).
