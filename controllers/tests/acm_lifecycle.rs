@@ -6,6 +6,9 @@
 //!   restore brings the add-on's definition back before the klusterlets evict its ManifestWorks;
 //! - both add-on templates mark our CRDs and the agent's namespace (its UpdateHistory) to be
 //!   orphaned when the add-on goes, and nothing else.
+//! - `config/acm-placement`'s two Placements (issue #47 item 3) select the same clusters, in
+//!   the same decision groups; only the rollout one lets offline clusters go, and it is listed
+//!   last (the one that configures a cluster both select).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -198,4 +201,68 @@ fn the_templates_orphan_the_crds_and_the_agent_namespace_only() {
         }
         assert_eq!(orphaned, want, "{file}: what outlives the add-on");
     }
+}
+
+/// The install strategy's Placements, in order, from config/acm-placement's kustomization patch.
+fn install_strategy_placements() -> Vec<String> {
+    let k = docs(&config().join("acm-placement/kustomization.yaml"));
+    let patch = k[0]["patches"][0]["patch"]
+        .as_str()
+        .unwrap_or_else(|| panic!("config/acm-placement/kustomization.yaml: no patch"))
+        .to_string();
+    let ops: Vec<Value> = serde_saphyr::from_str(&patch)
+        .unwrap_or_else(|e| panic!("the install strategy patch is not YAML: {e}"));
+    ops.iter()
+        .filter(|op| op["path"] == "/spec/installStrategy")
+        .flat_map(|op| {
+            op["value"]["placements"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|p| p["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn the_rollout_placement_selects_the_install_placements_clusters_and_comes_last() {
+    let placements = docs(&config().join("acm-placement/placement.yaml"));
+    let by_name = |name: &str| -> &Value {
+        placements
+            .iter()
+            .find(|p| p["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("placement.yaml has no Placement {name}"))
+    };
+    let install = by_name("update-status");
+    let rollout = by_name("update-status-rollout");
+    for field in ["clusterSets", "predicates", "decisionStrategy"] {
+        assert_eq!(
+            install["spec"][field], rollout["spec"][field],
+            "{field}: a cluster only in the rollout Placement would lose the add-on with its taint"
+        );
+    }
+    let seconds = |p: &Value| -> Vec<Option<u64>> {
+        p["spec"]["tolerations"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{} has no tolerations", p["metadata"]["name"]))
+            .iter()
+            .map(|t| t["tolerationSeconds"].as_u64())
+            .collect()
+    };
+    assert_eq!(
+        seconds(install),
+        vec![None, None],
+        "the install tolerates forever"
+    );
+    assert!(
+        seconds(rollout)
+            .iter()
+            .all(|s| s.is_some_and(|s| s < 25 * 60)),
+        "the rollout lets an offline cluster go before progressDeadline (30m, less the 5m grace)"
+    );
+    assert_eq!(
+        install_strategy_placements(),
+        ["update-status", "update-status-rollout"],
+        "the rollout Placement last: it configures the clusters both select"
+    );
 }

@@ -5,10 +5,14 @@
 //!
 //! 1. **Progressive rollout.** `cluster1` is the canary (`update-status-canary=true`): a first
 //!    install, then a new agent image (the AddOnDeploymentConfig's `UPDATE_STATUS_IMAGE`), reach
-//!    `cluster2` only once `cluster1`'s agent is rolled out and available (the Deployment's
-//!    status, which `set_deployment_available` sets as kubelet and the deployment controller
-//!    would) and the soak (`minSuccessTime`, shortened here through the ClusterManagementAddOn's
-//!    own field) has passed.
+//!    `cluster0` and `cluster2` only once `cluster1`'s agent is rolled out and available (the
+//!    Deployment's status, which `set_deployment_available` sets as kubelet and the deployment
+//!    controller would) and the soak (`minSuccessTime`, shortened here through the
+//!    ClusterManagementAddOn's own field) has passed. **Offline clusters do not stall it**
+//!    (issue 47 item 3): `cluster0`'s klusterlet is stopped before the new image, the rollout
+//!    Placement drops it (its `tolerationSeconds` shortened through the Placement's own field)
+//!    while the install Placement keeps it; `cluster2` gets the new image, `cluster0`'s agent is
+//!    left as it is, and catches up once its klusterlet runs again.
 //! 2. **ACM's upgrade tools fed.** The agent (the controller, as its ServiceAccount, reporting to
 //!    the hub with the credentials OCM issued) publishes ClusterClaims during a simulated update
 //!    whose worker pool is paused: the klusterlet copies them to the ManagedCluster, and a
@@ -47,6 +51,9 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 const CONFIG_NS: &str = "open-cluster-management-update-status";
 const CLUSTER1: &str = "cluster1";
 const CLUSTER2: &str = "cluster2";
+/// Offline during a rollout: first by name, so that the rollout's alphabetical order would give
+/// it the one slot of the non-canary clusters (maxConcurrency 10% of two) before `cluster2`.
+const CLUSTER0: &str = "cluster0";
 /// The soak of the test's rollout (the shipped one is 10m).
 const SOAK: &str = "3s";
 /// How long a cluster that must not move yet is watched not moving: five work status syncs
@@ -57,7 +64,7 @@ const HOLD: Duration = Duration::from_secs(10);
 async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable_cluster()
 -> TestResult {
     let started = Instant::now();
-    let env = OcmEnv::shared(&[CLUSTER1, CLUSTER2]).await?;
+    let env = OcmEnv::shared(&[CLUSTER0, CLUSTER1, CLUSTER2]).await?;
     eprintln!(
         "acm_rollout: OCM environment ready after {:.1}s",
         started.elapsed().as_secs_f64()
@@ -66,6 +73,7 @@ async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable
     let result = ocm::run_scenario(env, "acm_rollout", scenario(env, hub.clone())).await;
     // Whatever happened, the klusterlet runs again (a stopped one would hold `down`).
     let _ = env.signal_agent(CLUSTER1, "CONT");
+    let _ = env.signal_agent(CLUSTER0, "CONT");
     if result.is_ok() {
         env.stop().await?;
     }
@@ -80,7 +88,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let work = env.dir().join("acm-rollout-test");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
-    for c in [CLUSTER1, CLUSTER2] {
+    for c in [CLUSTER0, CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests put objects in.
         let _ = ocm::create_openshift_namespaces(env, c).await;
@@ -103,19 +111,23 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     .await?;
     // The hub controller keeping the quota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_quota_keeper(env, &work).await?;
-    // The soak, shortened through the ClusterManagementAddOn's own field.
+    // The soak, shortened through the ClusterManagementAddOn's own field (of each Placement).
+    let soak: Vec<Value> = (0..install_placements(env).await?.len())
+        .map(|i| {
+            json!({
+                "op": "replace",
+                "path": format!("/spec/installStrategy/placements/{i}/rolloutStrategy/progressive/minSuccessTime"),
+                "value": SOAK,
+            })
+        })
+        .collect();
     env.kubectl_hub([
         "patch",
         "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
         ADDON,
         "--type=json",
         "-p",
-        &json!([{
-            "op": "replace",
-            "path": "/spec/installStrategy/placements/0/rolloutStrategy/progressive/minSuccessTime",
-            "value": SOAK,
-        }])
-        .to_string(),
+        &Value::Array(soak).to_string(),
     ])
     .await?;
 
@@ -166,13 +178,13 @@ async fn work_image(hub: &Client, cluster: &str) -> Option<String> {
 }
 
 /// Once the rollout reached `cluster` (its Deployment on the managed cluster runs `image`), checks
-/// for [`HOLD`] that `other` stays at `other_image` (`None`: no ManifestWork) while `cluster`'s
-/// agent is not available, then that `cluster`'s rollout says why it waits.
+/// for [`HOLD`] that each of `others` stays at its image (`None`: no ManifestWork) while
+/// `cluster`'s agent is not available, then that `cluster`'s rollout says why it waits.
 async fn hold_while_canary_unavailable(
     hub: &Client,
     spoke: &Client,
     (cluster, image): (&str, &str),
-    (other, other_image): (&str, Option<&str>),
+    others: &[(&str, Option<&str>)],
     what: &str,
 ) -> TestResult {
     let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
@@ -191,11 +203,13 @@ async fn hold_while_canary_unavailable(
     .await?;
     let until = Instant::now() + HOLD;
     while Instant::now() < until {
-        assert_eq!(
-            work_image(hub, other).await.as_deref(),
-            other_image,
-            "{what}: {other} must wait for {cluster}'s agent to be available"
-        );
+        for &(other, other_image) in others {
+            assert_eq!(
+                work_image(hub, other).await.as_deref(),
+                other_image,
+                "{what}: {other} must wait for {cluster}'s agent to be available"
+            );
+        }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let mca = ocm::addons_api(hub, cluster).get(ADDON).await?;
@@ -225,56 +239,76 @@ async fn work_diagnosis(env: &OcmEnv, cluster: &str) -> String {
 }
 
 async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
+    first_install(env, hub).await?;
+    let offline = take_offline(env, hub, CLUSTER0).await?;
+    let new_image = "update-status-controller:next";
+    let result = new_image_while_offline(env, hub, new_image).await;
+    // Whatever happened, cluster0's klusterlet runs again.
+    env.signal_agent(CLUSTER0, "CONT")?;
+    result?;
+    catches_up(env, hub, CLUSTER0, new_image, offline).await
+}
+
+/// A first install: the canary `cluster1` first; then the others one at a time (maxConcurrency:
+/// 10% of two), by name: `cluster0`, then `cluster2`.
+async fn first_install(env: &OcmEnv, hub: &Client) -> TestResult {
     let spoke1 = env.cluster_client(CLUSTER1).await?;
-    let spoke2 = env.cluster_client(CLUSTER2).await?;
-    // Both selected, both enabled (the install itself is not paced: the configuration is).
-    wait_for(TIMEOUT, "the Placement selects both clusters", || async {
-        ocm::placement_decisions(hub, CONFIG_NS, ADDON)
-            .await
-            .is_ok_and(|d| d == BTreeSet::from([CLUSTER1.into(), CLUSTER2.into()]))
-    })
+    // All selected, all enabled (the install itself is not paced: the configuration is).
+    let all = BTreeSet::from([CLUSTER0.into(), CLUSTER1.into(), CLUSTER2.into()]);
+    wait_for(
+        TIMEOUT,
+        "the Placement selects the three clusters",
+        || async {
+            ocm::placement_decisions(hub, CONFIG_NS, ADDON)
+                .await
+                .is_ok_and(|d| d == all)
+        },
+    )
     .await?;
     poll_until(TIMEOUT, "cluster1's ManifestWork", || {
         work_image(hub, CLUSTER1)
     })
     .await?;
-    // A first install: cluster2 gets nothing while the canary's agent is not available.
+    // The others get nothing while the canary's agent is not available.
     hold_while_canary_unavailable(
         hub,
         &spoke1,
         (CLUSTER1, "update-status-controller"),
-        (CLUSTER2, None),
+        &[(CLUSTER0, None), (CLUSTER2, None)],
         "first install",
     )
     .await?;
     ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
     let available = Instant::now();
-    let image = poll_until(TIMEOUT, "cluster2's ManifestWork", || {
-        work_image(hub, CLUSTER2)
-    })
-    .await;
-    let image = match image {
-        Ok(i) => i,
-        Err(e) => return Err(format!("{e}; {}", work_diagnosis(env, CLUSTER1).await).into()),
-    };
-    let soaked = available.elapsed();
-    eprintln!(
-        "acm_rollout: cluster2 got its first install {:.1}s after cluster1's agent was available",
-        soaked.as_secs_f64()
-    );
-    assert_eq!(image, "update-status-controller");
-    wait_deployment(&spoke2).await?;
-    ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
-    for c in [CLUSTER1, CLUSTER2] {
+    for c in [CLUSTER0, CLUSTER2] {
+        let image = poll_until(TIMEOUT, &format!("{c}'s ManifestWork"), || {
+            work_image(hub, c)
+        })
+        .await;
+        let image = match image {
+            Ok(i) => i,
+            Err(e) => return Err(format!("{e}; {}", work_diagnosis(env, CLUSTER1).await).into()),
+        };
+        eprintln!(
+            "acm_rollout: {c} got its first install {:.1}s after cluster1's agent was available",
+            available.elapsed().as_secs_f64()
+        );
+        assert_eq!(image, "update-status-controller");
+        let spoke = env.cluster_client(c).await?;
+        wait_deployment(&spoke).await?;
+        ocm::set_deployment_available(&spoke, AGENT_NS, DEPLOYMENT).await?;
+    }
+    for c in [CLUSTER0, CLUSTER1, CLUSTER2] {
         ocm::wait_addon_condition(hub, c, ADDON, "Available", "True", TIMEOUT).await?;
         ocm::wait_addon_condition(hub, c, ADDON, "Progressing", "False", TIMEOUT).await?;
     }
+    Ok(())
+}
 
-    // A new image: the canary first, the other cluster once the canary's agent runs it. As
-    // docs/acm.md says (and `make deploy-acm` does): a new AddOnDeploymentConfig, and the
-    // ClusterManagementAddOn pointed at it; the add-on manager renders every cluster from the
-    // live object its status names, so editing the old one in place would reach every cluster.
-    let new_image = "update-status-controller:next";
+/// A new image: as docs/acm.md says (and `make deploy-acm` does), a new AddOnDeploymentConfig,
+/// and the ClusterManagementAddOn pointed at it; the add-on manager renders every cluster from
+/// the live object its status names, so editing the old one in place would reach every cluster.
+async fn switch_image(env: &OcmEnv, hub: &Client, new_image: &str) -> TestResult {
     let new_config = "update-status-next";
     let configs: Api<DynamicObject> =
         Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::addon_deployment_config());
@@ -300,22 +334,44 @@ async fn progressive_rollout(env: &OcmEnv, hub: &Client) -> TestResult {
         .to_string(),
     ])
     .await?;
+    Ok(())
+}
+
+/// A new image while `cluster0` is offline: the canary first, then `cluster2`, which
+/// `cluster0` (first by name) must not hold up; `cluster0`'s agent is left as it is.
+async fn new_image_while_offline(env: &OcmEnv, hub: &Client, new_image: &str) -> TestResult {
+    let spoke1 = env.cluster_client(CLUSTER1).await?;
+    let spoke2 = env.cluster_client(CLUSTER2).await?;
+    switch_image(env, hub, new_image).await?;
     hold_while_canary_unavailable(
         hub,
         &spoke1,
         (CLUSTER1, new_image),
-        (CLUSTER2, Some("update-status-controller")),
+        &[
+            (CLUSTER0, Some("update-status-controller")),
+            (CLUSTER2, Some("update-status-controller")),
+        ],
         "new image",
     )
     .await?;
     ocm::set_deployment_available(&spoke1, AGENT_NS, DEPLOYMENT).await?;
     let available = Instant::now();
-    poll_until(
+    let moved = poll_until(
         TIMEOUT,
-        "the new image in cluster2's ManifestWork",
+        "the new image in cluster2's ManifestWork (cluster0 offline)",
         || async { (work_image(hub, CLUSTER2).await.as_deref() == Some(new_image)).then_some(()) },
     )
-    .await?;
+    .await;
+    if let Err(e) = moved {
+        let progression = install_progressions(env).await;
+        return Err(format!("{e}; the rollout: {progression}").into());
+    }
+    // An offline cluster's agent is left as it is: it rejoins the rollout when it is back.
+    assert_eq!(
+        work_image(hub, CLUSTER0).await.as_deref(),
+        Some("update-status-controller"),
+        "cluster0's ManifestWork while it is offline"
+    );
     eprintln!(
         "acm_rollout: cluster2 got the new image {:.1}s after cluster1's agent ran it",
         available.elapsed().as_secs_f64()
@@ -781,28 +837,13 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
     wait_selected(hub, WITNESS, true, "the witness, before").await?;
 
     // The lease grace: 5 x leaseDurationSeconds (pkg/registration/hub/lease): 10 s.
-    let clusters: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
-    let lease = |s: u32| Patch::Merge(json!({"spec": {"leaseDurationSeconds": s}}));
-    clusters
-        .patch(CLUSTER1, &PatchParams::default(), &lease(2))
-        .await?;
+    set_lease(hub, CLUSTER1, 2).await?;
     // The hub counts the grace from the last renewal with the cluster's current
     // leaseDurationSeconds: stopped now, the cluster is unreachable within 10 s.
     env.signal_agent(CLUSTER1, "STOP")?;
     let stopped = Instant::now();
     let result = async {
-        wait_for(TIMEOUT, "cluster1 tainted unreachable", || async {
-            clusters.get(CLUSTER1).await.ok().is_some_and(|mc| {
-                mc.data
-                    .pointer("/spec/taints")
-                    .and_then(Value::as_array)
-                    .is_some_and(|t| {
-                        t.iter()
-                            .any(|t| t["key"] == "cluster.open-cluster-management.io/unreachable")
-                    })
-            })
-        })
-        .await?;
+        wait_unreachable(hub, CLUSTER1).await?;
         eprintln!(
             "acm_rollout: cluster1 unreachable {:.1}s after its klusterlet stopped",
             stopped.elapsed().as_secs_f64()
@@ -839,9 +880,7 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
     env.signal_agent(CLUSTER1, "CONT")?;
     result?;
     ocm::wait_cluster_joined(hub, CLUSTER1, TIMEOUT).await?;
-    clusters
-        .patch(CLUSTER1, &PatchParams::default(), &lease(60))
-        .await?;
+    set_lease(hub, CLUSTER1, 60).await?;
     wait_selected(hub, WITNESS, true, "the witness, once cluster1 is back").await?;
     placements.delete(WITNESS, &Default::default()).await?;
     Ok(())
@@ -859,4 +898,163 @@ async fn copies(hub_kc: &Path) -> Result<BTreeSet<String>, BoxError> {
         }
     }
     Ok(names)
+}
+
+/// The ManagedCluster's `leaseDurationSeconds` (the lease grace is five of them).
+async fn set_lease(hub: &Client, cluster: &str, seconds: u32) -> TestResult {
+    let clusters: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
+    let lease = Patch::Merge(json!({"spec": {"leaseDurationSeconds": seconds}}));
+    clusters
+        .patch(cluster, &PatchParams::default(), &lease)
+        .await?;
+    Ok(())
+}
+
+/// Waits until the registration controller taints `cluster` unreachable.
+async fn wait_unreachable(hub: &Client, cluster: &str) -> TestResult {
+    let clusters: Api<DynamicObject> = Api::all_with(hub.clone(), &kinds::managed_cluster());
+    wait_for(
+        TIMEOUT,
+        &format!("{cluster} tainted unreachable"),
+        || async {
+            clusters.get(cluster).await.ok().is_some_and(|mc| {
+                mc.data
+                    .pointer("/spec/taints")
+                    .and_then(Value::as_array)
+                    .is_some_and(|t| {
+                        t.iter()
+                            .any(|t| t["key"] == "cluster.open-cluster-management.io/unreachable")
+                    })
+            })
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+// --- offline during a rollout ------------------------------------------------------------
+
+/// The Placements of the add-on's install strategy, in order.
+async fn install_placements(env: &OcmEnv) -> Result<Vec<String>, BoxError> {
+    let out = env
+        .kubectl_hub([
+            "get",
+            "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+            ADDON,
+            "-o",
+            "jsonpath={.spec.installStrategy.placements[*].name}",
+        ])
+        .await?;
+    Ok(out.split_whitespace().map(String::from).collect())
+}
+
+/// What an admin reads when a rollout halts (docs/acm.md, "Rollout halted"): each Placement's
+/// install progression.
+async fn install_progressions(env: &OcmEnv) -> String {
+    let path = "jsonpath={range .status.installProgressions[*]}{.name}: {.conditions[?(@.type==\"Progressing\")].message}; {end}";
+    env.kubectl_hub([
+        "get",
+        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+        ADDON,
+        "-o",
+        path,
+    ])
+    .await
+    .unwrap_or_else(|e| format!("unreadable: {e}"))
+}
+
+/// Stops `cluster`'s klusterlet past the lease grace (2 s leases: 10 s) and waits until every
+/// Placement of the add-on that tolerates the taint only for a while (`tolerationSeconds`,
+/// shortened to 1 s through the Placement's own field) has dropped it, while ours keeps it and its
+/// ManagedClusterAddOn. Returns when the klusterlet was stopped.
+async fn take_offline(env: &OcmEnv, hub: &Client, cluster: &str) -> Result<Instant, BoxError> {
+    let mca_uid = ocm::addons_api(hub, cluster).get(ADDON).await?.uid();
+    set_lease(hub, cluster, 2).await?;
+    env.signal_agent(cluster, "STOP")?;
+    let stopped = Instant::now();
+    wait_unreachable(hub, cluster).await?;
+    let placements: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
+    for name in install_placements(env).await? {
+        let p = placements.get(&name).await?;
+        let mut tolerations = p.data["spec"]["tolerations"].clone();
+        let Some(list) = tolerations.as_array_mut() else {
+            continue;
+        };
+        let mut limited = false;
+        for t in list
+            .iter_mut()
+            .filter(|t| t.get("tolerationSeconds").is_some())
+        {
+            t["tolerationSeconds"] = json!(1);
+            limited = true;
+        }
+        if !limited {
+            continue;
+        }
+        let patch = Patch::Merge(json!({"spec": {"tolerations": tolerations}}));
+        placements
+            .patch(&name, &PatchParams::default(), &patch)
+            .await?;
+        wait_for(
+            TIMEOUT,
+            &format!("Placement {name} drops {cluster}"),
+            || async {
+                ocm::placement_decisions(hub, CONFIG_NS, &name)
+                    .await
+                    .is_ok_and(|d| !d.is_empty() && !d.contains(cluster))
+            },
+        )
+        .await?;
+    }
+    eprintln!(
+        "acm_rollout: {cluster} offline (out of the rollout) {:.1}s after its klusterlet stopped",
+        stopped.elapsed().as_secs_f64()
+    );
+    let ours = ocm::placement_decisions(hub, CONFIG_NS, ADDON).await?;
+    assert!(ours.contains(cluster), "{ADDON} keeps offline {cluster}");
+    let now = ocm::addons_api(hub, cluster).get_opt(ADDON).await?;
+    assert_eq!(
+        now.and_then(|m| m.uid()),
+        mca_uid,
+        "{cluster}'s ManagedClusterAddOn is kept while offline"
+    );
+    Ok(stopped)
+}
+
+/// `cluster`, back, gets `image` (its ManifestWork, then its Deployment) and completes.
+async fn catches_up(
+    env: &OcmEnv,
+    hub: &Client,
+    cluster: &str,
+    image: &str,
+    stopped: Instant,
+) -> TestResult {
+    ocm::wait_cluster_joined(hub, cluster, TIMEOUT).await?;
+    let back = Instant::now();
+    set_lease(hub, cluster, 60).await?;
+    let spoke = env.cluster_client(cluster).await?;
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_for(
+        TIMEOUT,
+        &format!("{image} in {cluster}'s Deployment once it is back"),
+        || async {
+            deployments
+                .get_opt(DEPLOYMENT)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|d| deployment_image(&d).as_deref() == Some(image))
+        },
+    )
+    .await?;
+    eprintln!(
+        "acm_rollout: {cluster} runs the new image {:.1}s after it was back ({:.1}s offline)",
+        back.elapsed().as_secs_f64(),
+        (back - stopped).as_secs_f64()
+    );
+    ocm::set_deployment_available(&spoke, AGENT_NS, DEPLOYMENT).await?;
+    ocm::wait_addon_condition(hub, cluster, ADDON, "Progressing", "False", TIMEOUT).await?;
+    ocm::wait_addon_condition(hub, cluster, ADDON, "Available", "True", TIMEOUT).await?;
+    Ok(())
 }
