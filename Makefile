@@ -90,7 +90,7 @@ prometheus-rules: tools ## Check and unit-test the alerting rules (promtool): th
 	cd config/acm/observability && promtool test rules fleet-rules.test.yaml
 
 .PHONY: test
-test: ## Everything CI runs: CRD, dashboard and bundle drift, rule checks, the OLM bundle validators, script tests, unit tests, the console plugin's build and tests, image test, e2e tests; every phase runs whatever fails, then a summary of each phase and each e2e binary with its wall time (hack/test.sh)
+test: ## Everything CI runs: CRD, dashboard and bundle drift, rule checks, unit tests, the console plugin's build and tests, image test (while the Go binaries build in the background), then the OLM bundle validators, script tests, e2e tests; every phase runs whatever fails, then a summary of each phase and each e2e binary with its wall time (hack/test.sh)
 	hack/test.sh
 
 .PHONY: test-stress
