@@ -101,6 +101,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         args.extend(labels);
         env.kubectl_hub(args).await?;
     }
+    freeze_placements(env, &hub).await?;
     let placement_dir = repo_root().join("config/acm-placement");
     env.kubectl_hub([
         "apply",
@@ -131,6 +132,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     ])
     .await?;
 
+    canary_first_with_stale_group_labels(env, &hub).await?;
     let t = Instant::now();
     progressive_rollout(env, &hub).await?;
     eprintln!(
@@ -154,6 +156,107 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         t.elapsed().as_secs_f64()
     );
     drop(agent);
+    Ok(())
+}
+
+// --- 0. the placement controller's first install, stopped at its worst moment ------------
+
+const PLACEMENTS: [&str; 2] = [ADDON, "update-status-rollout"];
+const SCHEDULING_DISABLE: &str =
+    "cluster.open-cluster-management.io/experimental-scheduling-disable";
+const FREEZER: &str = "update-status-e2e-freeze";
+
+/// Before the add-on's Placements exist: creates them with scheduling disabled (an annotation of
+/// their own field manager, which `kubectl apply -k` leaves) and writes their PlacementDecisions
+/// as the placement controller leaves them for a moment on a first install. Its first pass, before
+/// the cluster set binding is bound, selects no cluster: PlacementDecision 1 in the unnamed group
+/// 0. Its next pass patches the clusters (the canaries) into PlacementDecision 1 and returns,
+/// leaving the group labels (`canary`) to the pass after (`createOrUpdatePlacementDecision`);
+/// PlacementDecision 2 holds the others. Under load (hack/stress.sh) the add-on manager once
+/// configured cluster0 with the canary in that moment.
+async fn freeze_placements(env: &OcmEnv, hub: &Client) -> TestResult {
+    let _ = env.kubectl_hub(["create", "namespace", CONFIG_NS]).await;
+    let placements: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
+    let decisions: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement_decision());
+    let pp = PatchParams::apply(FREEZER).force();
+    for p in PLACEMENTS {
+        let placement = json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+            "kind": "Placement",
+            "metadata": {"name": p, "annotations": {SCHEDULING_DISABLE: "true"}},
+            "spec": {},
+        });
+        placements.patch(p, &pp, &Patch::Apply(&placement)).await?;
+        for (i, clusters) in [vec![CLUSTER1], vec![CLUSTER0, CLUSTER2]]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("{p}-decision-{}", i + 1);
+            let decision = json!({
+                "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+                "kind": "PlacementDecision",
+                "metadata": {"name": name, "labels": {
+                    "cluster.open-cluster-management.io/placement": p,
+                    "cluster.open-cluster-management.io/decision-group-name": "",
+                    "cluster.open-cluster-management.io/decision-group-index": i.to_string(),
+                }},
+            });
+            decisions
+                .patch(&name, &pp, &Patch::Apply(&decision))
+                .await?;
+            let status = json!({
+                "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+                "kind": "PlacementDecision",
+                "status": {"decisions": clusters.iter()
+                    .map(|c| json!({"clusterName": c, "reason": ""}))
+                    .collect::<Vec<_>>()},
+            });
+            decisions
+                .patch_status(&name, &pp, &Patch::Apply(&status))
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// With the decisions of [`freeze_placements`] (the canary cluster1 in group 0, its label not yet
+/// `canary`), the add-on manager configures the canary alone: the rollout strategy holds group 0
+/// mandatory by index too. Then the placement controller takes the Placements back.
+async fn canary_first_with_stale_group_labels(env: &OcmEnv, hub: &Client) -> TestResult {
+    let first = poll_until(TIMEOUT, "a first ManifestWork", || async {
+        for c in [CLUSTER0, CLUSTER1, CLUSTER2] {
+            if work_image(hub, c).await.is_some() {
+                return Some(c);
+            }
+        }
+        None
+    })
+    .await?;
+    let until = Instant::now() + HOLD;
+    while Instant::now() < until {
+        let with_work: Vec<&str> = {
+            let mut v = Vec::new();
+            for c in [CLUSTER0, CLUSTER1, CLUSTER2] {
+                if work_image(hub, c).await.is_some() {
+                    v.push(c);
+                }
+            }
+            v
+        };
+        assert_eq!(
+            with_work,
+            vec![CLUSTER1],
+            "group 0 unnamed for a moment (first: {first}): only the canary may be configured"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    for p in PLACEMENTS {
+        let annotation = format!("{SCHEDULING_DISABLE}-");
+        env.kubectl_hub(["annotate", "placement", "-n", CONFIG_NS, p, &annotation])
+            .await?;
+    }
     Ok(())
 }
 
