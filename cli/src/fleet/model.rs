@@ -7,6 +7,7 @@ use update_status_api::acm::{CONDITION_AVAILABLE, ManagedClusterAddOn, clusterse
 use update_status_api::crd::{Assessment, HealthCounts};
 
 use super::age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
+pub use super::rollout::AddOnCondition;
 use super::rollout::Rollout;
 
 /// Objects per list request, as kubectl's `--chunk-size`.
@@ -107,20 +108,6 @@ impl FleetRow {
             (Some(_), None) => "<unknown>".to_owned(),
         }
     }
-}
-
-/// A condition of a cluster's ManagedClusterAddOn.
-#[derive(Serialize, Debug, Clone, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct AddOnCondition {
-    /// `True`, `False` or `Unknown`.
-    pub status: String,
-    /// The condition's reason.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// The condition's message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
 }
 
 /// The `Available` and `Degraded` conditions of a cluster's ManagedClusterAddOn.

@@ -11,7 +11,19 @@ use update_status_api::acm::{
     HOSTED_ADDON_NAME, ManagedClusterAddOn, TEMPLATE_RESOURCE,
 };
 
-use super::model::AddOnCondition;
+/// A condition of a cluster's ManagedClusterAddOn (or the agent's own, from its copy).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnCondition {
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// The condition's reason.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The condition's message.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
 
 /// A configuration of the add-on: the one wanted and the one last rolled out.
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
