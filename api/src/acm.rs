@@ -94,16 +94,110 @@ pub struct ManagedClusterAddOnSpec {
     pub install_namespace: String,
 }
 
-/// ManagedClusterAddOn status (the conditions only).
+/// ManagedClusterAddOn status: the conditions, and the configurations the add-on manager
+/// wants applied and last applied (the add-on's version: [`TEMPLATE_RESOURCE`]).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedClusterAddOnStatus {
     /// `Available`, `Progressing`, `RegistrationApplied`, `ManifestApplied`, ...
     #[serde(default, deserialize_with = "nullable")]
     pub conditions: Vec<Condition>,
+    /// One per configuration of the add-on (its AddOnTemplate, its AddOnDeploymentConfig), set
+    /// by OCM's add-on manager. Lenient: an entry that cannot be read is dropped, not the
+    /// object.
+    #[serde(
+        default,
+        deserialize_with = "lenient_entries",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub config_references: Vec<ConfigReference>,
 }
 
+/// A configuration of a ManagedClusterAddOn (OCM's `ConfigReference`): which one the add-on
+/// manager wants (`desiredConfig`) and which one it last rolled out to the cluster
+/// (`lastAppliedConfig`, set to the desired one when the rollout completes).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigReference {
+    /// API group of the configuration (`addon.open-cluster-management.io`).
+    #[serde(default, deserialize_with = "nullable")]
+    pub group: String,
+    /// Its resource: [`TEMPLATE_RESOURCE`], [`DEPLOYMENT_CONFIG_RESOURCE`], ...
+    #[serde(default, deserialize_with = "nullable")]
+    pub resource: String,
+    /// The configuration wanted, absent before the add-on manager chose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_config: Option<ConfigSpecHash>,
+    /// The configuration last rolled out, absent before the first rollout completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_applied_config: Option<ConfigSpecHash>,
+}
+
+/// A configuration object and the hash of its spec (OCM's `ConfigSpecHash`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSpecHash {
+    /// The object's name (for an AddOnTemplate, e.g. `update-status-0.1.0`: the version).
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// Its namespace (empty for a cluster-scoped AddOnTemplate).
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub namespace: String,
+    /// The hash of its spec.
+    #[serde(default, deserialize_with = "nullable")]
+    pub spec_hash: String,
+}
+
+/// Reads a list leniently: missing, `null` or not a list → empty; entries that do not read as
+/// `T` are dropped.
+fn lenient_entries<'de, D, T>(de: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(match Option::<serde_json::Value>::deserialize(de)? {
+        Some(serde_json::Value::Array(entries)) => entries
+            .into_iter()
+            .filter_map(|e| serde_json::from_value(e).ok())
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// ManagedClusterAddOn condition: the add-on manager is rolling a configuration out (status
+/// `True`, reason [`PROGRESSING_REASONS`]`[0]`), or its last rollout ended (`False`: `Completed`,
+/// `Failed`, ...).
+pub const CONDITION_PROGRESSING: &str = "Progressing";
+/// The reasons of the `Progressing` condition (OCM's `ProgressingReason*`): rolling out,
+/// rolled out, failed to roll out, waiting for the canary clusters of the rollout strategy,
+/// a configuration the add-on does not support.
+pub const PROGRESSING_REASONS: [&str; 5] = [
+    "Progressing",
+    "Completed",
+    "Failed",
+    "WaitingForCanary",
+    "ConfigurationUnsupported",
+];
+/// The resource of an add-on's AddOnTemplate configuration: its name carries the version
+/// (`update-status-0.1.0`).
+pub const TEMPLATE_RESOURCE: &str = "addontemplates";
+/// The resource of an add-on's AddOnDeploymentConfig configuration.
+pub const DEPLOYMENT_CONFIG_RESOURCE: &str = "addondeploymentconfigs";
+
 impl ManagedClusterAddOn {
+    /// The configuration reference of `resource` (group [`ADDON_GROUP`]), if present.
+    pub fn config_reference(&self, resource: &str) -> Option<&ConfigReference> {
+        self.status
+            .as_ref()?
+            .config_references
+            .iter()
+            .find(|c| c.resource == resource && c.group == ADDON_GROUP)
+    }
+
     /// The condition of type `type_`, if present.
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         self.status
@@ -207,6 +301,80 @@ status:
         )
         .expect("nulls read as defaults");
         assert!(bare.condition(CONDITION_AVAILABLE).is_none());
+    }
+
+    /// Issue #47 item 4: the version rolled out, from the add-on manager's config references
+    /// (a status as OCM's add-on manager writes it, `configReferences` of OCM's v1alpha1).
+    #[test]
+    fn a_managed_cluster_addon_reads_its_desired_and_applied_template() {
+        let yaml = r#"
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ManagedClusterAddOn
+metadata: {name: update-status, namespace: cluster1}
+spec: {}
+status:
+  conditions:
+  - {type: Progressing, status: "True", reason: Progressing, message: "progressing... work is not ready"}
+  configReferences:
+  - group: addon.open-cluster-management.io
+    resource: addontemplates
+    name: update-status-0.2.0
+    lastObservedGeneration: 1
+    desiredConfig: {name: update-status-0.2.0, specHash: h2}
+    lastAppliedConfig: {name: update-status-0.1.0, specHash: h1}
+  - group: addon.open-cluster-management.io
+    resource: addondeploymentconfigs
+    name: update-status
+    namespace: open-cluster-management-update-status
+    desiredConfig: {name: update-status, namespace: open-cluster-management-update-status, specHash: d1}
+    lastAppliedConfig: null
+"#;
+        let mca: ManagedClusterAddOn = serde_saphyr::from_str(yaml).expect("parses");
+        let t = mca.config_reference(TEMPLATE_RESOURCE).expect("template");
+        assert_eq!(
+            t.desired_config.as_ref().map(|c| c.name.as_str()),
+            Some("update-status-0.2.0")
+        );
+        assert_eq!(
+            t.last_applied_config.as_ref().map(|c| c.spec_hash.as_str()),
+            Some("h1")
+        );
+        let d = mca
+            .config_reference(DEPLOYMENT_CONFIG_RESOURCE)
+            .expect("deployment config");
+        assert_eq!(
+            d.desired_config.as_ref().map(|c| c.namespace.as_str()),
+            Some("open-cluster-management-update-status")
+        );
+        assert!(d.last_applied_config.is_none(), "null reads as absent");
+    }
+
+    #[test]
+    fn malformed_config_references_are_dropped_not_the_addon() {
+        let read = |refs: &str| -> ManagedClusterAddOn {
+            serde_saphyr::from_str(&format!(
+                "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: ManagedClusterAddOn\nmetadata: {{name: x}}\nspec: {{}}\nstatus:\n  conditions: [{{type: Available, status: \"True\"}}]\n  configReferences: {refs}\n"
+            ))
+            .expect("reads despite a malformed configReferences")
+        };
+        for refs in ["bogus", "null", "{a: 1}", "[1, [], {desiredConfig: 5}]"] {
+            let mca = read(refs);
+            assert!(mca.config_reference(TEMPLATE_RESOURCE).is_none(), "{refs}");
+            assert!(mca.condition(CONDITION_AVAILABLE).is_some(), "{refs}");
+        }
+        let kept = read(
+            "[7, {group: addon.open-cluster-management.io, resource: addontemplates, desiredConfig: {name: update-status-0.2.0}}]",
+        );
+        let t = kept
+            .config_reference(TEMPLATE_RESOURCE)
+            .expect("the readable entry");
+        assert_eq!(
+            t.desired_config
+                .as_ref()
+                .map(|c| (c.name.as_str(), c.spec_hash.as_str())),
+            Some(("update-status-0.2.0", "")),
+            "a missing spec hash is empty"
+        );
     }
 
     #[test]

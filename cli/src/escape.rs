@@ -49,7 +49,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::fleet::{AddOnCondition, AddOnState, FleetRow, PoolSummary};
+use update_status_api::acm::ConfigSpecHash;
+
+use crate::fleet::{AddOnCondition, AddOnState, DesiredApplied, FleetRow, PoolSummary, Rollout};
 use crate::view::View;
 
 /// Whether line feeds and tabs are printed as they are or escaped.
@@ -179,16 +181,40 @@ pub fn fleet(rows: &[FleetRow]) -> Vec<FleetRow> {
                 available: esc(&a.available),
                 reason: esc(&a.reason),
                 message: esc(&a.message),
-                degraded: a.degraded.as_ref().map(|d| AddOnCondition {
-                    status: esc(&d.status),
-                    reason: esc(&d.reason),
-                    message: esc(&d.message),
-                }),
+                degraded: a.degraded.as_ref().map(|d| condition(d, esc)),
+                rollout: rollout(&a.rollout, esc),
             }),
             warnings: r.warnings.iter().map(|w| esc(w)).collect(),
             ..r.clone()
         })
         .collect()
+}
+
+/// An add-on condition with every string escaped by `esc`.
+fn condition(c: &AddOnCondition, esc: impl Fn(&str) -> String) -> AddOnCondition {
+    AddOnCondition {
+        status: esc(&c.status),
+        reason: esc(&c.reason),
+        message: esc(&c.message),
+    }
+}
+
+/// The add-on's rollout with every string escaped by `esc`.
+fn rollout(r: &Rollout, esc: impl Fn(&str) -> String + Copy) -> Rollout {
+    let hash = |h: &ConfigSpecHash| ConfigSpecHash {
+        name: esc(&h.name),
+        namespace: esc(&h.namespace),
+        spec_hash: esc(&h.spec_hash),
+    };
+    let pair = |p: &DesiredApplied| DesiredApplied {
+        desired: p.desired.as_ref().map(hash),
+        applied: p.applied.as_ref().map(hash),
+    };
+    Rollout {
+        template: r.template.as_ref().map(pair),
+        deployment_config: r.deployment_config.as_ref().map(pair),
+        progressing: r.progressing.as_ref().map(|c| condition(c, esc)),
+    }
 }
 
 #[cfg(test)]
@@ -397,6 +423,21 @@ mod tests {
                     reason: "D\x1b[1m".into(),
                     message: String::new(),
                 }),
+                rollout: Rollout {
+                    template: Some(DesiredApplied {
+                        desired: Some(ConfigSpecHash {
+                            name: "update-status-0.2.0\x1b[2J".into(),
+                            ..Default::default()
+                        }),
+                        applied: None,
+                    }),
+                    deployment_config: None,
+                    progressing: Some(AddOnCondition {
+                        status: "True".into(),
+                        reason: "Progressing".into(),
+                        message: "p\x07".into(),
+                    }),
+                },
             }),
         };
         let out = fleet(std::slice::from_ref(&row));
@@ -412,6 +453,16 @@ mod tests {
                 .and_then(|a| a.degraded.as_ref())
                 .map(|d| d.reason.as_str()),
             Some("D^[[1m")
+        );
+        let rollout = &out[0].add_on.as_ref().expect("add-on").rollout;
+        assert_eq!(
+            rollout.progressing.as_ref().map(|p| p.message.as_str()),
+            Some("p^G")
+        );
+        assert!(
+            crate::fleet::render(&out, jiff::Timestamp::UNIX_EPOCH)
+                .contains("Installing (0.2.0^[[2J)"),
+            "the template's name is escaped in the ADD-ON column"
         );
         assert_eq!(out[0].to, row.to);
         let table = crate::fleet::render(&out, jiff::Timestamp::UNIX_EPOCH);

@@ -17,7 +17,8 @@
 //! - `age.rs`: the last report's age and freshness;
 //! - `join.rs`: the rows from the objects;
 //! - `assemble.rs`: the rows with the add-ons, selected, checked and sorted;
-//! - `read.rs`: reading the hub.
+//! - `read.rs`: reading the hub;
+//! - `rollout.rs`: the add-on's version and rollout on each cluster.
 
 mod age;
 mod agent_health;
@@ -25,6 +26,7 @@ mod assemble;
 mod join;
 mod model;
 mod read;
+mod rollout;
 
 use std::fmt::Write as _;
 
@@ -43,6 +45,7 @@ pub use model::{
     unreadable_warning,
 };
 pub use read::{discover, fetch};
+pub use rollout::{DesiredApplied, Rollout, version as template_version};
 
 /// The `--fleet -o json|yaml` document.
 #[derive(Serialize, Debug)]
@@ -334,6 +337,7 @@ delta     4.16.0   4.16.1   Progressing   10%          -                        
                         message: "m".into(),
                         last_transition_time: None,
                     }],
+                    ..Default::default()
                 },
             );
         a
@@ -727,6 +731,157 @@ skewed    4.16.0   4.16.1   Progressing   50%          -         -        0s
             w[0].contains("future/future") && w[0].contains("365d in the future"),
             "{w:?}"
         );
+    }
+
+    /// A ManagedClusterAddOn as OCM's add-on manager writes it: `Available`, the template
+    /// `desired` and `applied` (`None`: not in the reference), and `Progressing` (status, reason).
+    fn mca_rolling(
+        template: (Option<&str>, Option<&str>),
+        config: Option<(&str, &str)>,
+        progressing: Option<(&str, &str)>,
+    ) -> ManagedClusterAddOn {
+        let hash = |name: &str, h: &str| serde_json::json!({"name": name, "specHash": h});
+        let mut t = serde_json::json!({
+            "group": "addon.open-cluster-management.io", "resource": "addontemplates",
+            "name": template.0.unwrap_or("update-status-0.1.0"), "lastObservedGeneration": 1,
+        });
+        if let Some(d) = template.0 {
+            t["desiredConfig"] = hash(d, &format!("h-{d}"));
+        }
+        if let Some(a) = template.1 {
+            t["lastAppliedConfig"] = hash(a, &format!("h-{a}"));
+        }
+        let mut refs = vec![t];
+        if let Some((desired, applied)) = config {
+            refs.push(serde_json::json!({
+                "group": "addon.open-cluster-management.io",
+                "resource": "addondeploymentconfigs", "name": "update-status",
+                "namespace": "open-cluster-management-update-status",
+                "desiredConfig": {"name": "update-status", "namespace": "open-cluster-management-update-status", "specHash": desired},
+                "lastAppliedConfig": {"name": "update-status", "namespace": "open-cluster-management-update-status", "specHash": applied},
+            }));
+        }
+        let mut conditions = vec![serde_json::json!({
+            "type": "Available", "status": "True", "reason": "ProbeAvailable", "message": "ok",
+        })];
+        if let Some((status, reason)) = progressing {
+            conditions.push(serde_json::json!({
+                "type": "Progressing", "status": status, "reason": reason, "message": "m",
+            }));
+        }
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+            "kind": "ManagedClusterAddOn",
+            "metadata": {"name": ADDON_NAME, "namespace": "c"},
+            "spec": {},
+            "status": {"conditions": conditions, "configReferences": refs},
+        }))
+        .expect("a ManagedClusterAddOn")
+    }
+
+    /// Issue #47 item 4: the ADD-ON column says nothing more of an add-on rolled out, and tells
+    /// an upgrade, a first install, a failed or waiting rollout and a template not rolled out.
+    #[test]
+    fn the_addon_column_shows_its_version_only_while_it_is_not_rolled_out() {
+        let v1 = Some("update-status-0.1.0");
+        let v2 = Some("update-status-0.2.0");
+        let text = |t, c, p| AddOnState::of(&mca_rolling(t, c, p), None).text();
+        let done = Some(("False", "Completed"));
+        let cases = [
+            (text((v1, v1), Some(("a", "a")), done), "Available"),
+            (text((v1, v1), None, None), "Available"),
+            (
+                text((v2, v1), None, Some(("True", "Progressing"))),
+                "Available, Upgrading (0.1.0 -> 0.2.0)",
+            ),
+            (
+                text((v2, None), None, Some(("True", "Progressing"))),
+                "Available, Installing (0.2.0)",
+            ),
+            (
+                text((v1, v1), Some(("b", "a")), Some(("True", "Progressing"))),
+                "Available, Upgrading (deployment config)",
+            ),
+            (
+                text((v1, v1), None, Some(("True", "Progressing"))),
+                "Available, Progressing",
+            ),
+            (
+                text((v2, v1), None, Some(("False", "Failed"))),
+                "Available, Rollout failed (0.1.0 -> 0.2.0)",
+            ),
+            (
+                text((v2, v1), None, Some(("False", "WaitingForCanary"))),
+                "Available, Waiting for canary (0.1.0 -> 0.2.0)",
+            ),
+            (
+                text((v2, v1), None, done),
+                "Available, template 0.1.0 (0.2.0 desired)",
+            ),
+            (
+                text((v2, v1), None, None),
+                "Available, template 0.1.0 (0.2.0 desired)",
+            ),
+            (
+                text((v1, v1), Some(("b", "a")), None),
+                "Available, deployment config not applied",
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
+        let degraded = AddOnCondition {
+            status: "True".into(),
+            reason: "InputsUnreadable".into(),
+            message: String::new(),
+        };
+        assert_eq!(
+            AddOnState::of(
+                &mca_rolling((v2, v1), None, Some(("True", "Progressing"))),
+                Some(degraded)
+            )
+            .text(),
+            "Degraded (InputsUnreadable), Upgrading (0.1.0 -> 0.2.0)"
+        );
+        assert_eq!(template_version("update-status-hosted-0.3.0"), "0.3.0");
+        assert_eq!(template_version("someone-elses"), "someone-elses");
+        assert_eq!(template_version("update-status-"), "update-status-");
+    }
+
+    /// Issue #47 item 4: `-o json` (and the grid) carry the desired and applied template and
+    /// deployment config and the rollout's state; without config references, nothing.
+    #[test]
+    fn the_addon_json_has_the_desired_and_applied_configs_and_the_rollout() {
+        let rolling = mca_rolling(
+            (Some("update-status-0.2.0"), Some("update-status-0.1.0")),
+            Some(("d2", "d1")),
+            Some(("True", "Progressing")),
+        );
+        let rows = assemble(&[], &Tally::default(), Some(&[rolling]), None, &judge());
+        let json = serde_json::to_value(&rows[0]).expect("json");
+        let a = &json["addOn"];
+        assert_eq!(a["template"]["desired"]["name"], "update-status-0.2.0");
+        assert_eq!(
+            a["template"]["desired"]["specHash"],
+            "h-update-status-0.2.0"
+        );
+        assert_eq!(a["template"]["applied"]["name"], "update-status-0.1.0");
+        assert_eq!(a["deploymentConfig"]["desired"]["specHash"], "d2");
+        assert_eq!(
+            a["deploymentConfig"]["applied"]["namespace"],
+            "open-cluster-management-update-status"
+        );
+        assert_eq!(a["rollout"]["reason"], "Progressing");
+        assert_eq!(a["rollout"]["status"], "True");
+        assert_eq!(a["available"], "True");
+        let plain = serde_json::to_value(AddOnState::of(
+            &mca("c", Some(("True", "ProbeAvailable"))),
+            None,
+        ))
+        .expect("json");
+        for absent in ["template", "deploymentConfig", "rollout"] {
+            assert!(plain.get(absent).is_none(), "{absent}: {plain}");
+        }
     }
 
     #[test]

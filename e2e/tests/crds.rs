@@ -317,3 +317,83 @@ async fn an_insight_is_garbage_collected_with_its_owner() -> TestResult {
     );
     Ok(())
 }
+
+/// Issue #47 item 4: a copy as the previous release's agent (commit 82fef0b, the first with the
+/// ACM add-on: testdata/previous-release) wrote it, with only the fields of that release's CRD
+/// and no heartbeat, is accepted by today's CRD and read correctly by `--fleet -o json`.
+#[tokio::test]
+async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("old-agent").await?;
+    let api: Api<update_status_api::crd::ControlPlaneUpdateStatus> =
+        Api::namespaced(env.client(), ns.name());
+    let counts = |names: &[&str]| -> Value {
+        names
+            .iter()
+            .map(|n| ((*n).to_owned(), json!(0)))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let mut nodes = counts(&[
+        "available",
+        "degraded",
+        "draining",
+        "excluded",
+        "outdated",
+        "pending",
+        "progressing",
+    ]);
+    nodes["total"] = json!(3);
+    nodes["updated"] = json!(3);
+    let mut operators = counts(&["degraded", "unavailable", "updating", "waiting"]);
+    operators["total"] = json!(2);
+    operators["healthy"] = json!(2);
+    operators["updated"] = json!(1);
+    let pp = PatchParams::apply("update-status-old-agent").force();
+    let object = json!({
+        "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
+        "metadata": {"name": ns.name()}, "spec": {},
+    });
+    api.patch(ns.name(), &pp, &Patch::Apply(object)).await?;
+    let status = json!({
+        "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
+        "status": {
+            "assessment": "Progressing", "completionPercent": 50,
+            "healthInsights": {"error": 1},
+            "nodes": nodes, "operators": operators,
+            "versions": {"previous": "4.16.0", "target": "4.16.1"},
+        },
+    });
+    api.patch_status(ns.name(), &pp, &Patch::Apply(status))
+        .await?;
+    let bin = update_status_e2e::controller::workspace_bin(
+        "kubectl-update_status",
+        "UPDATE_STATUS_CLI_BIN",
+    );
+    let out = std::process::Command::new(&bin)
+        .args(["--fleet", "-o", "json"])
+        .env("KUBECONFIG", env.kubeconfig_path())
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    let row = report["clusters"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["cluster"] == ns.name()))
+        .cloned()
+        .ok_or_else(|| format!("no row for {}: {report}", ns.name()))?;
+    assert_eq!(row["from"], "4.16.0", "{row}");
+    assert_eq!(row["to"], "4.16.1", "{row}");
+    assert_eq!(row["assessment"], "Progressing", "{row}");
+    assert_eq!(row["completionPercent"], 50, "{row}");
+    assert_eq!(row["reported"], true, "{row}");
+    assert_eq!(
+        row["freshness"], "Unknown",
+        "no heartbeat: an older agent: {row}"
+    );
+    Ok(())
+}

@@ -7,6 +7,8 @@ use update_status_api::acm::{CONDITION_AVAILABLE, ManagedClusterAddOn, clusterse
 use update_status_api::crd::{Assessment, HealthCounts};
 
 use super::age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
+pub use super::rollout::AddOnCondition;
+use super::rollout::Rollout;
 
 /// Objects per list request, as kubectl's `--chunk-size`.
 pub const DEFAULT_CHUNK_SIZE: u32 = 500;
@@ -108,20 +110,6 @@ impl FleetRow {
     }
 }
 
-/// A condition of a cluster's ManagedClusterAddOn.
-#[derive(Serialize, Debug, Clone, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct AddOnCondition {
-    /// `True`, `False` or `Unknown`.
-    pub status: String,
-    /// The condition's reason.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// The condition's message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
-}
-
 /// The `Available` and `Degraded` conditions of a cluster's ManagedClusterAddOn.
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
@@ -138,6 +126,9 @@ pub struct AddOnState {
     /// hub copy), when it has made one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<AddOnCondition>,
+    /// The add-on's version and rollout: `template`, `deploymentConfig`, `rollout`.
+    #[serde(flatten)]
+    pub rollout: Rollout,
 }
 
 impl AddOnState {
@@ -154,20 +145,33 @@ impl AddOnState {
                 reason: c.reason.clone(),
                 message: c.message.clone(),
                 degraded,
+                rollout: Rollout::of(mca),
             },
             None => AddOnState {
                 available: "Unknown".to_owned(),
                 reason: String::new(),
                 message: "the add-on has no Available condition yet".to_owned(),
                 degraded,
+                rollout: Rollout::of(mca),
             },
         }
     }
 
     /// The ADD-ON column: `Available`, `Degraded (<reason>)` (available, but the agent says it
     /// cannot read what it reports on), `Unavailable (<reason>)`, `Unknown (<reason>)`; a
-    /// degraded agent that is not available shows both.
+    /// degraded agent that is not available shows both. While the add-on's version is not
+    /// rolled out, the rollout follows ([`Rollout::text`]): `Available, Upgrading (0.1.0 ->
+    /// 0.2.0)`.
     pub fn text(&self) -> String {
+        let health = self.health_text();
+        match self.rollout.text() {
+            Some(r) => format!("{health}, {r}"),
+            None => health,
+        }
+    }
+
+    /// The add-on's and the agent's health.
+    fn health_text(&self) -> String {
         let with = |what: &str, reason: &str| {
             if reason.is_empty() {
                 what.to_owned()
