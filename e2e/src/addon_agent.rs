@@ -29,15 +29,20 @@ pub const SECRET: &str = "update-status-hub-kubeconfig";
 /// For OCM to act on a change (controller round trips, a work status sync of 2 s).
 pub const TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The Deployment's first container, once the ManifestWork has applied it on `cluster`.
-pub async fn agent_container(spoke: &Client, cluster: &str) -> Result<Container, BoxError> {
+/// The agent's Deployment, once the ManifestWork has applied it on `cluster`.
+pub async fn agent_deployment(spoke: &Client, cluster: &str) -> Result<Deployment, BoxError> {
     let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
-    let d = poll_until(
+    Ok(poll_until(
         TIMEOUT,
         &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
         || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
     )
-    .await?;
+    .await?)
+}
+
+/// The Deployment's first container, once the ManifestWork has applied it on `cluster`.
+pub async fn agent_container(spoke: &Client, cluster: &str) -> Result<Container, BoxError> {
+    let d = agent_deployment(spoke, cluster).await?;
     d.spec
         .template
         .spec

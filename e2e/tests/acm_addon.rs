@@ -596,13 +596,7 @@ async fn what_outlives_the_addon(
 
 /// The UID of the agent's Deployment on a managed cluster, once it is there.
 async fn deployment_uid(spoke: &Client, cluster: &str) -> Result<String, BoxError> {
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
-    let d = poll_until(
-        TIMEOUT,
-        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
-    )
-    .await?;
+    let d = update_status_e2e::addon_agent::agent_deployment(spoke, cluster).await?;
     Ok(d.uid().ok_or("the Deployment has no uid")?)
 }
 

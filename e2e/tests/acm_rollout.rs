@@ -290,18 +290,10 @@ async fn hold_while_canary_unavailable(
     others: &[(&str, Option<&str>)],
     what: &str,
 ) -> TestResult {
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
-    wait_for(
-        TIMEOUT,
+    wait_agent_image(
+        spoke,
+        image,
         &format!("{what}: {image} in {cluster}'s Deployment"),
-        || async {
-            deployments
-                .get_opt(DEPLOYMENT)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|d| deployment_image(&d).as_deref() == Some(image))
-        },
     )
     .await?;
     let until = Instant::now() + HOLD;
@@ -324,6 +316,21 @@ async fn hold_while_canary_unavailable(
                 .is_some_and(|m| m.contains("work is not ready"))),
         "{what}: {cluster}'s rollout waits for its agent: {progressing:?}"
     );
+    Ok(())
+}
+
+/// Waits until the agent's Deployment on `spoke` runs `image` (`what` names the wait).
+async fn wait_agent_image(spoke: &Client, image: &str, what: &str) -> TestResult {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_for(TIMEOUT, what, || async {
+        deployments
+            .get_opt(DEPLOYMENT)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|d| deployment_image(&d).as_deref() == Some(image))
+    })
+    .await?;
     Ok(())
 }
 
@@ -1137,18 +1144,10 @@ async fn catches_up(
     let back = Instant::now();
     set_lease(hub, cluster, 60).await?;
     let spoke = env.cluster_client(cluster).await?;
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
-    wait_for(
-        TIMEOUT,
+    wait_agent_image(
+        &spoke,
+        image,
         &format!("{image} in {cluster}'s Deployment once it is back"),
-        || async {
-            deployments
-                .get_opt(DEPLOYMENT)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|d| deployment_image(&d).as_deref() == Some(image))
-        },
     )
     .await?;
     eprintln!(

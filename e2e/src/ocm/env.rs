@@ -147,23 +147,10 @@ impl OcmEnv {
     /// would look to the hub (no lease renewal, no status), `CONT` resumes it.
     pub fn signal_agent(&self, cluster: &str, signal: &str) -> Result<(), OcmError> {
         let pid = self.agent_pid(cluster)?;
-        let what = format!("kill -{signal} -- -{pid} (the agent of {cluster})");
-        let out = Command::new("kill")
-            .args([&format!("-{signal}"), "--", &format!("-{pid}")])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| OcmError::Command {
-                what: what.clone(),
-                message: e.to_string(),
-            })?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(OcmError::Command {
-                what,
-                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
+        send_kill(
+            &[&format!("-{signal}"), "--", &format!("-{pid}")],
+            format!("kill -{signal} -- -{pid} (the agent of {cluster})"),
+        )
     }
 
     /// Kills the klusterlet agent process of `cluster` (not its restart loop, which starts it
@@ -193,22 +180,10 @@ impl OcmEnv {
                 children.len()
             )));
         };
-        let out = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| OcmError::Command {
-                what: format!("kill -KILL {pid} ({cluster}'s agent)"),
-                message: e.to_string(),
-            })?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(OcmError::Command {
-                what: format!("kill -KILL {pid} ({cluster}'s agent)"),
-                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
+        send_kill(
+            &["-KILL", &pid.to_string()],
+            format!("kill -KILL {pid} ({cluster}'s agent)"),
+        )
     }
 
     /// The pid of the restart loop of `cluster`'s klusterlet agent (its process group).
@@ -497,4 +472,24 @@ fn spawn_reaper(dir: &Path) -> Result<(), String> {
         .spawn()
         .map(drop)
         .map_err(|e| format!("cannot start the OCM environment's reaper (setsid sh): {e}"))
+}
+
+/// Runs `kill ARGS`; `what` names it in the error (with kill's own message).
+fn send_kill(args: &[&str], what: String) -> Result<(), OcmError> {
+    let out = Command::new("kill")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| OcmError::Command {
+            what: what.clone(),
+            message: e.to_string(),
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(OcmError::Command {
+            what,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
 }
