@@ -8,6 +8,10 @@
 #      console/dist-host (the e2e test's host page);
 #   4. the unit tests (node --test: the models, the escaping, the views rendered to markup).
 # Prints how long each step took. Needs node and npm (hack/ensure-tools.sh installs them).
+# Steps 2-4 are skipped when their inputs (console/ but its outputs and node_modules, the web
+# view's app.js the tests compare with, node's version, the lockfile) are those of the last
+# run that passed: `make test` asks for the console three times (its phase, the image, e2e).
+# CONSOLE_FORCE=1 runs them anyway.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/console"
@@ -23,6 +27,20 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   step "npm ci" npm ci --no-audit --no-fund --loglevel=error
   echo "$want" >"$stamp"
 fi
+inputs() {
+  find . \( -path ./node_modules -o -path ./dist -o -path ./dist-host -o -path ./build-test \) \
+    -prune -o -type f -print | LC_ALL=C sort | xargs -d '\n' sha256sum
+  sha256sum ../cli/src/web/assets/app.js
+  node --version
+}
+built=dist/.inputs.sha256
+now=$(inputs | sha256sum | cut -d' ' -f1)
+if [[ ${CONSOLE_FORCE:-} != 1 && -f $built && -f dist-host/host.js && $(cat "$built") == "$now" ]]; then
+  echo "console: up to date (inputs unchanged since the last build and tests passed)" >&2
+  exit 0
+fi
+rm -f "$built"
 step "type check" npm run -s typecheck
 step "webpack build" npm run -s build
 step "unit tests" npm test --silent
+echo "$now" >"$built"
