@@ -92,6 +92,87 @@ pub struct ManagedClusterAddOnSpec {
         skip_serializing_if = "String::is_empty"
     )]
     pub install_namespace: String,
+    /// Configurations of this cluster's own, overriding the ClusterManagementAddOn's (OCM's
+    /// `AddOnConfig`). Lenient: an entry that cannot be read is dropped.
+    #[serde(
+        default,
+        deserialize_with = "lenient_entries",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub configs: Vec<AddOnConfig>,
+}
+
+/// A configuration a ManagedClusterAddOn names for itself (OCM's `AddOnConfig`: group,
+/// resource, namespace and name; only the group and resource are read).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnConfig {
+    /// API group of the configuration.
+    #[serde(default, deserialize_with = "nullable")]
+    pub group: String,
+    /// Its resource ([`TEMPLATE_RESOURCE`], [`DEPLOYMENT_CONFIG_RESOURCE`], ...).
+    #[serde(default, deserialize_with = "nullable")]
+    pub resource: String,
+}
+
+/// `addon.open-cluster-management.io/v1alpha1` ClusterManagementAddOn spec (nothing we read).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "addon.open-cluster-management.io",
+    version = "v1alpha1",
+    kind = "ClusterManagementAddOn",
+    plural = "clustermanagementaddons",
+    status = "ClusterManagementAddOnStatus",
+    schema = "disabled",
+    derive = "Default",
+    derive = "PartialEq"
+)]
+pub struct ClusterManagementAddOnSpec {}
+
+/// ClusterManagementAddOn status: the rollout of each placement of its install strategy.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterManagementAddOnStatus {
+    /// One per placement of the install strategy (OCM's `InstallProgression`). Lenient.
+    #[serde(
+        default,
+        deserialize_with = "lenient_entries",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub install_progressions: Vec<InstallProgression>,
+}
+
+/// The rollout of the add-on on one placement's clusters: the configurations it rolls out.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallProgression {
+    /// The configurations wanted on the placement's clusters (`desiredConfig`) and the ones last
+    /// rolled out to all of them. Lenient.
+    #[serde(
+        default,
+        deserialize_with = "lenient_entries",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub config_references: Vec<ConfigReference>,
+}
+
+impl ClusterManagementAddOn {
+    /// The configuration of `resource` (group [`ADDON_GROUP`]) the add-on manager rolls out
+    /// to the fleet: the desired one of every install progression naming one, when they agree
+    /// (`None` when none names one, or placements want different ones: which applies to a
+    /// cluster would take its placement decisions).
+    pub fn wanted(&self, resource: &str) -> Option<&ConfigSpecHash> {
+        let status = self.status.as_ref()?;
+        let mut desired = status.install_progressions.iter().filter_map(|p| {
+            p.config_references
+                .iter()
+                .find(|c| c.resource == resource && c.group == ADDON_GROUP)?
+                .desired_config
+                .as_ref()
+        });
+        let first = desired.next()?;
+        desired.all(|d| d == first).then_some(first)
+    }
 }
 
 /// ManagedClusterAddOn status: the conditions, and the configurations the add-on manager

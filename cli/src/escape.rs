@@ -209,11 +209,13 @@ fn rollout(r: &Rollout, esc: impl Fn(&str) -> String + Copy) -> Rollout {
     let pair = |p: &DesiredApplied| DesiredApplied {
         desired: p.desired.as_ref().map(hash),
         applied: p.applied.as_ref().map(hash),
+        fleet_desired: p.fleet_desired.as_ref().map(hash),
     };
     Rollout {
         template: r.template.as_ref().map(pair),
         deployment_config: r.deployment_config.as_ref().map(pair),
         progressing: r.progressing.as_ref().map(|c| condition(c, esc)),
+        own_configs: r.own_configs.clone(),
     }
 }
 
@@ -430,13 +432,21 @@ mod tests {
                             ..Default::default()
                         }),
                         applied: None,
+                        fleet_desired: None,
                     }),
-                    deployment_config: None,
+                    deployment_config: Some(DesiredApplied {
+                        fleet_desired: Some(ConfigSpecHash {
+                            name: "next\x1b[2J".into(),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
                     progressing: Some(AddOnCondition {
                         status: "True".into(),
                         reason: "Progressing".into(),
                         message: "p\x07".into(),
                     }),
+                    own_configs: Vec::new(),
                 },
             }),
         };
@@ -455,6 +465,9 @@ mod tests {
             Some("D^[[1m")
         );
         let rollout = &out[0].add_on.as_ref().expect("add-on").rollout;
+        let fleet_desired = rollout.deployment_config.as_ref();
+        let fleet_desired = fleet_desired.and_then(|c| c.fleet_desired.as_ref());
+        assert_eq!(fleet_desired.map(|c| c.name.as_str()), Some("next^[[2J"));
         assert_eq!(
             rollout.progressing.as_ref().map(|p| p.message.as_str()),
             Some("p^G")

@@ -884,6 +884,91 @@ skewed    4.16.0   4.16.1   Progressing   50%          -         -        0s
         }
     }
 
+    /// A ClusterManagementAddOn whose install progressions want the template `template` and
+    /// the deployment config of spec hash `config`, one entry per progression.
+    fn cma(progressions: &[(&str, &str)]) -> update_status_api::acm::ClusterManagementAddOn {
+        let ns = "open-cluster-management-update-status";
+        let p: Vec<_> = progressions
+            .iter()
+            .map(|(template, config)| {
+                serde_json::json!({"name": "p", "configReferences": [
+                    {"group": "addon.open-cluster-management.io", "resource": "addontemplates",
+                     "desiredConfig": {"name": template, "specHash": format!("h-{template}")}},
+                    {"group": "addon.open-cluster-management.io",
+                     "resource": "addondeploymentconfigs",
+                     "desiredConfig": {"name": "update-status", "namespace": ns, "specHash": config}},
+                ]})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+            "kind": "ClusterManagementAddOn",
+            "metadata": {"name": ADDON_NAME},
+            "spec": {"installStrategy": {"type": "Placements"}},
+            "status": {"installProgressions": p},
+        }))
+        .expect("a ClusterManagementAddOn")
+    }
+
+    /// Issue #47 item 4, seen on the real OCM (acm_rollout): a cluster the rollout passed over
+    /// (offline) keeps its old configuration as desired and applied, `Completed`; only the
+    /// ClusterManagementAddOn names the new one. The row says it is pending.
+    #[test]
+    fn a_cluster_the_rollout_has_not_reached_is_pending() {
+        let v1 = Some("update-status-0.1.0");
+        let done = Some(("False", "Completed"));
+        let row = |mca: ManagedClusterAddOn, cma| {
+            let mut rows = assemble(&[], &Tally::default(), Some(&[mca]), None, &judge());
+            rollout::mark_pending(&mut rows, &cma);
+            rows.remove(0)
+        };
+        let text = |r: &FleetRow| r.add_on.as_ref().map(AddOnState::text).unwrap_or_default();
+        let both = row(
+            mca_rolling((v1, v1), Some(("a", "a")), done),
+            cma(&[("update-status-0.2.0", "b"), ("update-status-0.2.0", "b")]),
+        );
+        assert_eq!(text(&both), "Available, Pending (0.1.0 -> 0.2.0)");
+        let json = serde_json::to_value(&both).expect("json");
+        let a = &json["addOn"];
+        assert_eq!(a["template"]["fleetDesired"]["name"], "update-status-0.2.0");
+        assert_eq!(a["deploymentConfig"]["fleetDesired"]["specHash"], "b");
+        assert_eq!(a["deploymentConfig"]["applied"]["specHash"], "a");
+        let config = row(
+            mca_rolling((v1, v1), Some(("a", "a")), done),
+            cma(&[("update-status-0.1.0", "b")]),
+        );
+        assert_eq!(text(&config), "Available, Pending (deployment config)");
+        let json = serde_json::to_value(&config).expect("json");
+        assert!(json["addOn"]["template"].get("fleetDesired").is_none());
+        let current = row(
+            mca_rolling((v1, v1), Some(("a", "a")), done),
+            cma(&[("update-status-0.1.0", "a")]),
+        );
+        assert_eq!(text(&current), "Available");
+        // Placements wanting different configurations: which one is this cluster's is unknown.
+        let split = row(
+            mca_rolling((v1, v1), Some(("a", "a")), done),
+            cma(&[("update-status-0.1.0", "b"), ("update-status-0.1.0", "c")]),
+        );
+        assert_eq!(text(&split), "Available");
+        // A rollout under way on the cluster says so, as before.
+        let upgrading = row(
+            mca_rolling((v1, v1), Some(("b", "a")), Some(("True", "Progressing"))),
+            cma(&[("update-status-0.1.0", "b")]),
+        );
+        assert_eq!(text(&upgrading), "Available, Upgrading (deployment config)");
+        // A cluster configuring its deployment for itself is not behind the fleet's.
+        let mut own = mca_rolling((v1, v1), Some(("a", "a")), done);
+        own.spec.configs = vec![update_status_api::acm::AddOnConfig {
+            group: "addon.open-cluster-management.io".into(),
+            resource: "addondeploymentconfigs".into(),
+        }];
+        assert_eq!(
+            text(&row(own, cma(&[("update-status-0.1.0", "b")]))),
+            "Available"
+        );
+    }
+
     #[test]
     fn an_addon_both_unavailable_and_degraded_says_both() {
         let a = mca("c", Some(("False", "ProbeUnavailable")));

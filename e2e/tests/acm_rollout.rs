@@ -54,6 +54,8 @@ const CLUSTER2: &str = "cluster2";
 /// Offline during a rollout: first by name, so that the rollout's alphabetical order would give
 /// it the one slot of the non-canary clusters (maxConcurrency 10% of two) before `cluster2`.
 const CLUSTER0: &str = "cluster0";
+/// The AddOnDeploymentConfig of the new image ([`switch_image`]).
+const NEXT_CONFIG: &str = "update-status-next";
 /// The soak of the test's rollout (the shipped one is 10m).
 const SOAK: &str = "3s";
 /// How long a cluster that must not move yet is watched not moving: five work status syncs
@@ -419,7 +421,7 @@ async fn first_install(env: &OcmEnv, hub: &Client) -> TestResult {
 /// and the ClusterManagementAddOn pointed at it; the add-on manager renders every cluster from
 /// the live object its status names, so editing the old one in place would reach every cluster.
 async fn switch_image(env: &OcmEnv, hub: &Client, new_image: &str) -> TestResult {
-    let new_config = "update-status-next";
+    let new_config = NEXT_CONFIG;
     let configs: Api<DynamicObject> =
         Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::addon_deployment_config());
     let mut adc = configs.get(ADDON).await?;
@@ -501,6 +503,61 @@ async fn new_image_while_offline(env: &OcmEnv, hub: &Client, new_image: &str) ->
     .await?;
     ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
     ocm::wait_addon_condition(hub, CLUSTER2, ADDON, "Progressing", "False", TIMEOUT).await?;
+    fleet_shows_the_lagging_agent(env)
+}
+
+/// The plugin's `--fleet` on the hub (issue 47 item 4), while `cluster0` is offline with the
+/// old deployment config. The add-on manager passed it over: its ManagedClusterAddOn keeps the
+/// old configuration as desired and applied, its last rollout `Completed` (seen here); only the
+/// ClusterManagementAddOn names the new one. Its row says the new one is pending (`fleetDesired`,
+/// `Pending (deployment config)`); `cluster2`'s reads as rolled out.
+fn fleet_shows_the_lagging_agent(env: &OcmEnv) -> TestResult {
+    let fleet = |args: &[&str]| -> Result<String, BoxError> {
+        let out = std::process::Command::new(workspace_bin(
+            "kubectl-update_status",
+            "UPDATE_STATUS_CLI_BIN",
+        ))
+        .arg("--fleet")
+        .args(args)
+        .env("KUBECONFIG", env.hub_kubeconfig())
+        .stdin(std::process::Stdio::null())
+        .output()?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!("kubectl update-status --fleet {args:?}: {err}").into());
+        }
+        Ok(String::from_utf8(out.stdout)?)
+    };
+    let report: Value = serde_json::from_str(&fleet(&["-o", "json"])?)?;
+    let add_on = |cluster: &str| -> Result<Value, BoxError> {
+        let rows = report["clusters"].as_array().cloned().unwrap_or_default();
+        let row = rows.into_iter().find(|r| r["cluster"] == cluster);
+        let row = row.ok_or_else(|| format!("no fleet row for {cluster}: {report}"))?;
+        Ok(row["addOn"].clone())
+    };
+    let (lagging, current) = (add_on(CLUSTER0)?, add_on(CLUSTER2)?);
+    eprintln!("acm_rollout: --fleet addOn of cluster0: {lagging}; of cluster2: {current}");
+    let config = |a: &Value, which: &str| a["deploymentConfig"][which]["name"].clone();
+    assert_eq!(config(&current, "desired"), NEXT_CONFIG, "{current}");
+    assert_eq!(config(&current, "applied"), NEXT_CONFIG, "{current}");
+    assert!(
+        current["deploymentConfig"].get("fleetDesired").is_none(),
+        "{current}"
+    );
+    assert_eq!(config(&lagging, "applied"), ADDON, "{lagging}");
+    assert_eq!(config(&lagging, "fleetDesired"), NEXT_CONFIG, "{lagging}");
+    let text = fleet(&[])?;
+    let line = |cluster: &str| {
+        let mut lines = text.lines();
+        lines
+            .find(|l| l.split_whitespace().next() == Some(cluster))
+            .unwrap_or_default()
+    };
+    assert!(
+        line(CLUSTER0).contains("Pending (deployment config)"),
+        "{text}"
+    );
+    assert!(!line(CLUSTER2).contains("deployment config"), "{text}");
     Ok(())
 }
 

@@ -10,14 +10,15 @@ use k8s_openapi::api::authorization::v1::{SelfSubjectRulesReview, SelfSubjectRul
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use kube::{Client, Resource};
 use update_status_api::acm::{
-    ADDON_NAME, CLUSTER_GROUP, CLUSTERVIEW_GROUP, LAST_REPORTED_ANNOTATION, ManagedCluster,
-    ManagedClusterAddOn,
+    ADDON_NAME, CLUSTER_GROUP, CLUSTERVIEW_GROUP, ClusterManagementAddOn, LAST_REPORTED_ANNOTATION,
+    ManagedCluster, ManagedClusterAddOn,
 };
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 
 use super::assemble::assemble;
 use super::join::Tally;
-use super::model::{Fleet, FleetFilter, addons_forbidden};
+use super::model::{Fleet, FleetFilter, FleetRow, addons_forbidden};
+use super::rollout::mark_pending;
 use crate::online::{OnlineError, fold_pages, health_selector, list_named};
 
 /// Namespaces read at once when reading them one by one.
@@ -78,18 +79,43 @@ pub async fn fetch(
     if read.addons_forbidden {
         warnings.push(addons_forbidden());
     }
-    let rows = assemble(
+    let mut rows = assemble(
         &read.cps,
         &read.tally,
         read.addons.as_deref(),
         selected.as_ref(),
         &judge,
     );
+    warnings.extend(with_fleet_rollout(client, &mut rows).await);
     Ok(Fleet {
         rows,
         warnings,
         unreadable: Vec::new(),
     })
+}
+
+/// Marks on the add-on rows the configurations the ClusterManagementAddOn `update-status` rolls
+/// out that have not reached their clusters ([`mark_pending`]). Without rows with an add-on
+/// nothing is read. A user whose RBAC does not let them read it (a clusterset's users), or a hub
+/// without it, sees the rows as they are; another failure is the returned warning.
+async fn with_fleet_rollout(client: &Client, rows: &mut [FleetRow]) -> Option<String> {
+    if rows.iter().all(|r| r.add_on.is_none()) {
+        return None;
+    }
+    let api = Api::<ClusterManagementAddOn>::all(client.clone());
+    match api.get_opt(ADDON_NAME).await {
+        Ok(Some(cma)) => mark_pending(rows, &cma),
+        Ok(None) => {}
+        // Not an ACM hub (404); not the user's to read (403).
+        Err(kube::Error::Api(s)) if matches!(s.code, 403 | 404) => {}
+        Err(e) => {
+            return Some(format!(
+                "the ClusterManagementAddOn {ADDON_NAME} could not be read ({e}): clusters a \
+                 rollout of the add-on has not reached are not told"
+            ));
+        }
+    }
+    None
 }
 
 /// The names of the ManagedClusters `--selector`/`--clusterset` select (`None`: no filter).
@@ -226,7 +252,8 @@ async fn per_namespace(
     if all.addons_forbidden {
         warnings.push(addons_forbidden());
     }
-    let rows = assemble(&all.cps, &all.tally, all.addons.as_deref(), None, &judge);
+    let mut rows = assemble(&all.cps, &all.tally, all.addons.as_deref(), None, &judge);
+    warnings.extend(with_fleet_rollout(client, &mut rows).await);
     Ok(Fleet {
         rows,
         warnings,

@@ -4,12 +4,19 @@
 //! `status.configReferences`), and its `Progressing` condition (the rollout's state). They fill
 //! `addOn.template`, `addOn.deploymentConfig` and `addOn.rollout` in JSON, and the `ADD-ON`
 //! column only while something is not rolled out: an up-to-date add-on reads as before.
+//!
+//! A cluster the rollout passed over (offline while it went by, or not yet its turn) keeps its
+//! old configuration as both desired and applied, its last rollout `Completed`: only the
+//! ClusterManagementAddOn's install progressions name the configuration the fleet is moving
+//! to. [`mark_pending`] compares them (`fleetDesired` in JSON, `Pending (...)` in the column).
 
 use serde::Serialize;
 use update_status_api::acm::{
-    ADDON_NAME, CONDITION_PROGRESSING, ConfigSpecHash, DEPLOYMENT_CONFIG_RESOURCE,
-    HOSTED_ADDON_NAME, ManagedClusterAddOn, TEMPLATE_RESOURCE,
+    ADDON_GROUP, ADDON_NAME, CONDITION_PROGRESSING, ClusterManagementAddOn, ConfigSpecHash,
+    DEPLOYMENT_CONFIG_RESOURCE, HOSTED_ADDON_NAME, ManagedClusterAddOn, TEMPLATE_RESOURCE,
 };
+
+use super::model::FleetRow;
 
 /// A condition of a cluster's ManagedClusterAddOn (or the agent's own, from its copy).
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -35,6 +42,10 @@ pub struct DesiredApplied {
     /// The one it last rolled out (absent before the first rollout completed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub applied: Option<ConfigSpecHash>,
+    /// The one the ClusterManagementAddOn rolls out to the fleet, when it is neither the
+    /// cluster's desired one nor its applied one: the rollout has not reached the cluster yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet_desired: Option<ConfigSpecHash>,
 }
 
 impl DesiredApplied {
@@ -45,6 +56,7 @@ impl DesiredApplied {
         let found = DesiredApplied {
             desired: r.desired_config.clone(),
             applied: r.last_applied_config.clone(),
+            fleet_desired: None,
         };
         (found.desired.is_some() || found.applied.is_some()).then_some(found)
     }
@@ -71,6 +83,10 @@ pub struct Rollout {
     /// `Completed`, `Failed`, `WaitingForCanary`, `ConfigurationUnsupported`).
     #[serde(rename = "rollout", skip_serializing_if = "Option::is_none")]
     pub progressing: Option<AddOnCondition>,
+    /// The resources the ManagedClusterAddOn configures for itself (`spec.configs`): the
+    /// fleet's configuration is not meant for it.
+    #[serde(skip)]
+    pub own_configs: Vec<String>,
 }
 
 impl Rollout {
@@ -86,6 +102,34 @@ impl Rollout {
                     reason: c.reason.clone(),
                     message: c.message.clone(),
                 }),
+            own_configs: mca
+                .spec
+                .configs
+                .iter()
+                .filter(|c| c.group == ADDON_GROUP)
+                .map(|c| c.resource.clone())
+                .collect(),
+        }
+    }
+
+    /// Notes in `fleet_desired` the configurations `cma` rolls out to the fleet that this
+    /// cluster has neither as desired nor as applied (and does not configure for itself).
+    fn mark_pending(&mut self, cma: &ClusterManagementAddOn) {
+        for (resource, slot) in [
+            (TEMPLATE_RESOURCE, &mut self.template),
+            (DEPLOYMENT_CONFIG_RESOURCE, &mut self.deployment_config),
+        ] {
+            if self.own_configs.iter().any(|r| r == resource) {
+                continue;
+            }
+            let Some(wanted) = cma.wanted(resource) else {
+                continue;
+            };
+            let config = slot.get_or_insert_with(DesiredApplied::default);
+            let known = [&config.desired, &config.applied];
+            if known.iter().all(|c| c.as_ref() != Some(wanted)) {
+                config.fleet_desired = Some(wanted.clone());
+            }
         }
     }
 
@@ -108,8 +152,28 @@ impl Rollout {
             Some((_, "WaitingForCanary")) => Some(with("Waiting for canary")),
             Some((_, "ConfigurationUnsupported")) => Some("Configuration unsupported".to_owned()),
             Some(("True", reason)) => Some(with(&format!("Progressing {reason}"))),
-            _ => self.not_rolled_out(),
+            _ => self.not_rolled_out().or_else(|| self.pending()),
         }
+    }
+
+    /// A configuration the fleet rolls out that has not reached the cluster:
+    /// `Pending (0.1.0 -> 0.2.0)`, `Pending (deployment config)`.
+    fn pending(&self) -> Option<String> {
+        if let Some(t) = &self.template
+            && let Some(wanted) = &t.fleet_desired
+        {
+            let to = version(&wanted.name);
+            return Some(match &t.applied {
+                Some(a) if a.name != wanted.name => {
+                    format!("Pending ({} -> {to})", version(&a.name))
+                }
+                _ => format!("Pending ({to})"),
+            });
+        }
+        self.deployment_config
+            .as_ref()
+            .and_then(|c| c.fleet_desired.as_ref())
+            .map(|_| "Pending (deployment config)".to_owned())
     }
 
     /// The first rollout of the template: nothing applied yet.
@@ -154,6 +218,16 @@ impl Rollout {
             .as_ref()
             .and_then(DesiredApplied::pending)
             .map(|_| "deployment config not applied".to_owned())
+    }
+}
+
+/// Marks on `rows` the configurations the ClusterManagementAddOn `cma` rolls out that have
+/// not reached their clusters (see the module's doc).
+pub fn mark_pending(rows: &mut [FleetRow], cma: &ClusterManagementAddOn) {
+    for row in rows {
+        if let Some(add_on) = row.add_on.as_mut() {
+            add_on.rollout.mark_pending(cma);
+        }
     }
 }
 
