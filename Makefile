@@ -49,7 +49,8 @@ olm-validate: ## Run operator-framework/api's bundle validators (the code of `op
 	.cache/tools/olm-validate bundle
 
 .PHONY: lint
-lint: ## cargo fmt --check and clippy -D warnings (the e2e tests too, which need `--features e2e` to compile)
+lint: ## cargo fmt --check, clippy -D warnings (the e2e tests too, which need `--features e2e` to compile), the commit habits (check-commits)
+	hack/check-commits.sh
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p update-status-e2e --features e2e --all-targets -- -D warnings
@@ -71,8 +72,13 @@ unit: ## Unit, fixture and structure tests (no import cycle, the controller's la
 	$(CARGO) test --workspace --no-fail-fast
 
 .PHONY: script-tests
-script-tests: tools k8s-bins ## Tests of the dev scripts: a start-up check never takes a daemon that has not exec'd yet for a dead one (hack/tests/start-race.sh, with a slow exec and under load)
+script-tests: tools k8s-bins ## Tests of the dev scripts: a start-up check never takes a daemon that has not exec'd yet for a dead one (hack/tests/start-race.sh, with a slow exec and under load); the commit check (hack/tests/check-commits.sh)
 	hack/tests/start-race.sh
+	hack/tests/check-commits.sh
+
+.PHONY: check-commits
+check-commits: ## Every commit after COMMITS_SINCE (default bf33c49) has a subject of at most 72 characters and is no wip (hack/check-commits.sh; part of make lint)
+	hack/check-commits.sh
 
 .PHONY: modules
 modules: ## Print every crate's files, the import arrows between them and any cycle (docs/architecture.md)
