@@ -53,7 +53,7 @@ fn slugs(classes: &[Assessment]) -> String {
     format!("({})", v.join(","))
 }
 
-/// The selectors the live view uses (documented in the README).
+/// The selectors the live view uses (documented in docs/reference.md, "Reading insights by label").
 pub mod selectors {
     use crate::selective::{CLASSES, labels, nodes_selector, slugs};
 

@@ -10,8 +10,8 @@
 //!   convention for custom dashboards), with a `cluster` variable over ACM's `cluster` label.
 //!   Written to `config/acm/observability/grafana-dashboard.yaml`.
 //!
-//! Every query reads only metrics the controller exports (`update_status_*`, README "Metrics
-//! out"); the e2e tests evaluate each on a real Prometheus scraping the real controller during
+//! Every query reads only metrics the controller exports (`update_status_*`, docs/metrics.md,
+//! "Metrics out"); the e2e tests evaluate each on a real Prometheus scraping the real controller during
 //! a simulated update (`service_account` for the console's, `fleet_alerts` for the fleet's, on
 //! the hub Prometheus) and compare the values with the objects. [`metric_names`] is how the
 //! ACM add-on's per-cluster allowlist knows what the fleet needs collected.

@@ -5,7 +5,7 @@
 //! started by `hack/local-cluster.sh`. See `e2e/README.md`.
 //!
 //! - With `UPDATE_STATUS_E2E_REUSE=1`, the cluster named by `KUBECONFIG` is used (this is
-//!   what `make test-e2e` does: it starts one cluster for all test binaries).
+//!   what `make e2e` does: it starts one cluster for all test binaries).
 //! - Otherwise the first [`TestEnv::new`] of a test process runs `hack/local-cluster.sh up`
 //!   with its own `CLUSTER_DIR` under the temp dir; every test of the binary shares it, and
 //!   a watchdog runs `hack/local-cluster.sh down` once the test process has exited

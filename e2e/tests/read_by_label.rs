@@ -28,7 +28,7 @@ const ASSESS_AT: &str = "2026-01-01T06:00:00Z";
 /// lose a label.
 const FALLBACK_CASE: &str = "4.16.0-ec2-control-plane-updated-pdb-prohibits-draining";
 
-/// The README's examples ("Reading insights by label") select exactly the insights their
+/// The examples of docs/reference.md ("Reading insights by label") select exactly the insights their
 /// description says, computed from the full list.
 async fn readme_examples(env: &TestEnv, ns: &str) -> TestResult {
     type Filter = fn(&UpdateInsightStatus) -> bool;
@@ -255,7 +255,7 @@ async fn selective_and_full_reads_print_the_same_on_every_fixture_and_fall_back_
         }
     }
 
-    // One case, its controller stopped: the README's selectors select what they say; then with
+    // One case, its controller stopped: docs/reference.md's selectors select what they say; then with
     // one node insight's assessment label removed, the selective read cannot trust the labels,
     // reads everything and says so.
     let case = FALLBACK_CASE;

@@ -39,8 +39,8 @@
 //! - Standalone, the agent's health ([`agent_health`]): the condition `AgentDegraded` of its
 //!   ControlPlaneUpdateStatus copy, part of that copy's change-only apply.
 //!
-//! It runs only in the replica that holds the leader-election Lease (`main.rs` starts it with
-//! the reconcilers).
+//! It runs only in the replica that holds the leader-election Lease (`app/standalone.rs` starts
+//! it with the reconcilers).
 //!
 //! In hosted mode (`--mode=hosted`), [`hosted`] runs one such session per HostedCluster, into
 //! the hub namespace of its managed cluster, each copying only that hosted cluster's objects

@@ -231,7 +231,7 @@ pub const KEYWORDS: [&str; 7] = [
 
 /// The features OperatorHub filters on (`features.operators.openshift.io/*`): true only for
 /// what is built and tested (proxy: the Prometheus client honours the proxy variables OLM sets,
-/// README "Metrics and alerts"; not yet: a disconnected install is not tested, FIPS needs a
+/// docs/metrics.md; not yet: a disconnected install is not tested, FIPS needs a
 /// validated crypto provider instead of `ring`).
 pub fn features() -> Vec<(&'static str, &'static str)> {
     vec![

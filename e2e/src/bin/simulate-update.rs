@@ -3,7 +3,7 @@
 //! `KUBECONFIG` (or `--kubeconfig`), then plays an update from `--from` to `--to`, one step
 //! every `--interval`, with optional injected faults. See `update_status_simulator` (the
 //! simulation), `update_status_e2e::playback` (writing it to the API server) and
-//! the README's "Simulator" section.
+//! docs/reference.md's "Simulator" section.
 //!
 //! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
 
