@@ -78,7 +78,13 @@ if [[ $mode == hosted ]]; then
   # The HyperShift and cluster-api CRDs (vendored), then a hosted cluster that replaces
   # whatever an earlier demo left; its update starts after a few seconds.
   kubectl apply --server-side --force-conflicts -f testdata/hosted/crds >/dev/null
-  kubectl wait --for condition=Established --timeout 60s -f testdata/hosted/crds >/dev/null
+  # kubectl fails at once on a CRD without status conditions yet: wait again (for 60 s).
+  crds_deadline=$((SECONDS + 60))
+  until out=$(kubectl wait --for condition=Established --timeout 60s -f testdata/hosted/crds 2>&1); do
+    [[ $out == *".status.conditions accessor error"* ]] && ((SECONDS < crds_deadline)) ||
+      { echo "demo: the hosted CRDs are not Established: $out" >&2; exit 1; }
+    sleep 0.2
+  done
   kubectl create namespace openshift-update-status --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   # shellcheck disable=SC2086 # DEMO_SIM_ARGS is a list of flags
   target/debug/simulate-hosted-update --clean --namespace "$namespace" --name demo \

@@ -16,7 +16,7 @@ hack/build-ocm.sh
 cargo build -q -p update-status-controllers -p update-status-cli --bins
 # The release controller (the service_account test runs the binary the image ships): the same
 # build as `make image`, so `make test` builds it once. E2E_SKIP_RELEASE=1 skips it (a run of tests
-# that start no release binary: every test but service_account and acm_addon).
+# that start no release binary: every test but service_account, acm_addon and acm_agent).
 [[ ${E2E_SKIP_RELEASE:-} == 1 ]] || hack/image-build.sh --bins-only
 cargo test -q -p update-status-e2e --features e2e --no-run "$@"
 cargo build -q -p xtask --bin run-tests

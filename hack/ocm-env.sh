@@ -340,11 +340,16 @@ apply_crds() {
   while read -r line; do
     [[ $line == customresourcedefinition.apiextensions.k8s.io/* ]] && names+=("${line#*/}")
   done <<<"$out"
-  out=$("${kc[@]}" wait --for=condition=Established --timeout="${start_timeout}s" "${names[@]/#/crd/}" 2>&1) ||
-    die "OCM CRDs not Established: $out"
+  # kubectl (1.32) fails at once, instead of waiting, on a CRD whose status has no conditions
+  # yet (".status.conditions accessor error: <nil>", seen under load): wait again.
+  deadline=$((SECONDS + start_timeout))
+  until out=$("${kc[@]}" wait --for=condition=Established --timeout="${start_timeout}s" "${names[@]/#/crd/}" 2>&1); do
+    [[ $out == *".status.conditions accessor error"* ]] && ((SECONDS < deadline)) ||
+      die "OCM CRDs not Established: $out"
+    sleep 0.2
+  done
   out=$("${kc[@]}" get crd "${names[@]}" -o jsonpath='{range .items[*]}{.spec.group} {.spec.names.plural} {.spec.versions[?(@.served==true)].name}{"\n"}{end}') ||
     die "reading the OCM CRDs failed"
-  deadline=$((SECONDS + start_timeout))
   while read -r group plural version _; do
     [[ -n $group ]] || continue
     until [[ $("${kc[@]}" get --raw "/apis/$group/$version" 2>/dev/null) == *"\"name\":\"$plural\""* ]]; do

@@ -36,7 +36,7 @@ use crate::hub_copies::list_at;
 use crate::ocm::{self, OcmEnv, SecretVolume};
 use crate::paths::repo_root;
 use crate::playback::HostedSimulator;
-use crate::wait::{poll_until, wait_for};
+use crate::wait::{kubectl_wait_retrying, poll_until, wait_for};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -378,16 +378,16 @@ async fn report_hosted_cluster(
         .to_string();
     env.kubectl_cluster(hosting, ["apply", "--server-side", "-f", &crds])
         .await?;
-    env.kubectl_cluster(
-        hosting,
-        [
+    kubectl_wait_retrying(TIMEOUT, || {
+        let wait = [
             "wait",
             "--for=condition=Established",
             "--timeout=60s",
             "-f",
             &crds,
-        ],
-    )
+        ];
+        env.kubectl_cluster(hosting, wait)
+    })
     .await?;
     let mut sims = Vec::new();
     for (name, managed) in [(HOSTED, None), ("stray", Some(hosting))] {

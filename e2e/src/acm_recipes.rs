@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::ocm::{self, OcmEnv};
 use crate::paths::repo_root;
-use crate::wait::poll_until;
+use crate::wait::{kubectl_wait_retrying, poll_until};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -57,7 +57,7 @@ pub async fn install_crds(kubeconfig: &std::path::Path) -> Result<(), BoxError> 
         "--timeout=60s".into(),
     ];
     args.extend(CRDS.iter().map(|c| format!("crd/{c}")));
-    ocm::kubectl(kubeconfig, args).await?;
+    kubectl_wait_retrying(TIMEOUT, || ocm::kubectl(kubeconfig, args.clone())).await?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ListParams};
@@ -15,6 +16,8 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus, labels,
 };
 use update_status_assess::compose::{Desired, DesiredCluster};
+
+use crate::wait::kubectl_wait_retrying;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -68,15 +71,17 @@ pub async fn install_hosted_crds(env: &crate::test_env::TestEnv) -> Result<(), B
         &dir,
     ])
     .await?;
-    env.kubectl_ok([
-        "wait",
-        "--for",
-        "condition=Established",
-        "--timeout",
-        "60s",
-        "-f",
-        &dir,
-    ])
+    kubectl_wait_retrying(Duration::from_secs(60), || {
+        env.kubectl_ok([
+            "wait",
+            "--for",
+            "condition=Established",
+            "--timeout",
+            "60s",
+            "-f",
+            &dir,
+        ])
+    })
     .await?;
     Ok(())
 }

@@ -59,4 +59,4 @@ pub use namespace::{FIELD_MANAGER, NAMESPACE_LABEL, TestNamespace};
 pub use paths::{fixtures_dir, oc_status_case, repo_root};
 pub use settings::{FIXTURES_ENV, KEEP_ENV, REUSE_ENV, quiet_period};
 pub use test_env::{TestEnv, exclusive_cluster_state};
-pub use wait::{poll_until, wait_for};
+pub use wait::{CONDITIONS_UNSET, kubectl_wait_retrying, poll_until, wait_for};

@@ -43,6 +43,30 @@ where
     .await
 }
 
+/// What kubectl (1.32) says when `kubectl wait --for=condition=Established` reads a CRD created
+/// a moment before, whose status has no conditions yet: it fails instead of waiting.
+pub const CONDITIONS_UNSET: &str = ".status.conditions accessor error: <nil>";
+
+/// Runs `run` (a `kubectl wait --for=condition=...`) again, every 200 ms until `timeout`, while
+/// it fails with [`CONDITIONS_UNSET`] (seen under load in `hub_limits`: the CRDs applied, the
+/// wait straight after); any other outcome is returned as it is.
+pub async fn kubectl_wait_retrying<T, E, F, Fut>(timeout: Duration, mut run: F) -> Result<T, E>
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        match run().await {
+            Err(e) if e.to_string().contains(CONDITIONS_UNSET) && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            done => return done,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +85,32 @@ mod tests {
             .await
             .expect_err("times out");
         assert!(err.to_string().contains("waiting for never"), "{err}");
+    }
+
+    /// A wait that first fails as kubectl does on a CRD without conditions is run again; any
+    /// other failure is returned at once.
+    #[tokio::test]
+    async fn a_wait_on_unset_conditions_is_retried_and_only_that() {
+        let mut calls = 0;
+        let out: Result<u32, String> = kubectl_wait_retrying(Duration::from_secs(5), || {
+            calls += 1;
+            let n = calls;
+            async move {
+                match n {
+                    1 | 2 => Err(format!("error: {CONDITIONS_UNSET} is of the type <nil>")),
+                    _ => Ok(n),
+                }
+            }
+        })
+        .await;
+        assert_eq!(out, Ok(3));
+        let mut calls = 0;
+        let out: Result<(), String> = kubectl_wait_retrying(Duration::from_secs(5), || {
+            calls += 1;
+            async { Err("error: timed out waiting for the condition".to_owned()) }
+        })
+        .await;
+        assert_eq!(calls, 1);
+        assert!(out.is_err());
     }
 }
