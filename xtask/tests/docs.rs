@@ -177,3 +177,128 @@ fn the_docs_cite_no_path_that_does_not_exist() {
         dead.join("\n")
     );
 }
+
+/// The `.rs` files under `dir`, as paths relative to `dir`.
+fn rust_files(dir: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir.join(rel)) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let r = rel.join(e.file_name());
+        if e.path().is_dir() {
+            rust_files(dir, &r, out);
+        } else if r.extension().is_some_and(|x| x == "rs") {
+            out.push(r);
+        }
+    }
+}
+
+/// Issue #50 item 5: every source file of the controller's layers and of the plugin is in
+/// docs/architecture.md's maps, named in backticks by its name or its path within its layer
+/// (`writer/compare.rs`, `{model,read}.rs` groups included). A `mod.rs` is its folder's, a
+/// `tests.rs` or `proptests.rs` its parent file's tests.
+#[test]
+fn every_file_of_the_controller_and_the_plugin_is_in_the_architecture_map() {
+    let root = root();
+    let map = std::fs::read_to_string(root.join("docs/architecture.md")).expect("the map");
+    let named: Vec<String> = cited(&map)
+        .into_iter()
+        .filter(|(_, link)| !link)
+        .flat_map(|(span, _)| expand(span.trim()))
+        .collect();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for src in ["controllers/src", "cli/src"] {
+        let mut files = Vec::new();
+        rust_files(&root.join(src), Path::new(""), &mut files);
+        for f in files {
+            // A folder's `mod.rs` is the folder's; `tests.rs`/`proptests.rs` are a file's tests.
+            if f.file_name()
+                .is_some_and(|n| n == "mod.rs" || n == "tests.rs" || n == "proptests.rs")
+            {
+                continue;
+            }
+            checked += 1;
+            let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+            let path = f.to_string_lossy().into_owned();
+            let found = named.iter().any(|n| {
+                Some(n.as_str()) == name.as_deref()
+                    || *n == path
+                    || path.ends_with(&format!("/{n}"))
+                    || n.ends_with(&format!("/{path}"))
+            });
+            if !found {
+                missing.push(format!("{src}/{path}"));
+            }
+        }
+    }
+    assert!(checked >= 100, "only {checked} files: the scan is broken");
+    assert!(
+        missing.is_empty(),
+        "files docs/architecture.md does not name (add each to its layer's row or map):\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The targets the Makefile defines (`name:` at a line's start, `.PHONY` excluded).
+fn make_targets(root: &Path) -> Vec<String> {
+    let makefile = std::fs::read_to_string(root.join("Makefile")).expect("the Makefile");
+    makefile
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(t, _)| t))
+        .filter(|t| !t.starts_with(['.', '\t', '#', ' ']) && !t.contains(['=', '$', ' ']))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Issue #50 item 5: every `make X` the docs cite is a target of the Makefile (`make test-e2e`
+/// once was cited and never existed).
+#[test]
+fn every_make_target_the_docs_cite_exists() {
+    let root = root();
+    let targets = make_targets(&root);
+    assert!(targets.len() >= 20, "targets found: {targets:?}");
+    let mut docs = Vec::new();
+    markdown_files(&root, &mut docs);
+    let mut cited_targets = 0;
+    let mut unknown = Vec::new();
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).expect("a Markdown file");
+        for (at, _) in text.match_indices("make ") {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_') {
+                continue;
+            }
+            let word: String = text[at + 5..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            // Prose ("make it", "make sure") is lower-case words the Makefile does not define
+            // and that are no target's shape: only words cited right after `make` in code.
+            let in_code = text[..at].ends_with('`') || text[..at].ends_with('\n') || {
+                let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                text[line_start..at].trim().is_empty()
+                    || text[line_start..at].matches('`').count() % 2 == 1
+            };
+            if word.is_empty() || !in_code {
+                continue;
+            }
+            cited_targets += 1;
+            if !targets.contains(&word) {
+                let shown = doc.strip_prefix(&root).unwrap_or(doc);
+                unknown.push(format!("{}: make {word}", shown.display()));
+            }
+        }
+    }
+    assert!(
+        cited_targets >= 30,
+        "only {cited_targets} make commands cited"
+    );
+    unknown.sort();
+    unknown.dedup();
+    assert!(
+        unknown.is_empty(),
+        "make targets the docs cite that the Makefile does not define:\n{}",
+        unknown.join("\n")
+    );
+}
