@@ -919,7 +919,7 @@ skewed    4.16.0   4.16.1   Progressing   50%          -         -        0s
         let done = Some(("False", "Completed"));
         let row = |mca: ManagedClusterAddOn, cma| {
             let mut rows = assemble(&[], &Tally::default(), Some(&[mca]), None, &judge());
-            rollout::mark_pending(&mut rows, &cma);
+            assemble::mark_pending(&mut rows, &cma);
             rows.remove(0)
         };
         let text = |r: &FleetRow| r.add_on.as_ref().map(AddOnState::text).unwrap_or_default();

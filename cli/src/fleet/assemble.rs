@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
+use update_status_api::acm::{ADDON_NAME, ClusterManagementAddOn, ManagedClusterAddOn};
 use update_status_api::crd::{Assessment, ControlPlaneUpdateStatus, HealthCounts};
 
 use super::age::{Freshness, Judge};
@@ -43,6 +43,16 @@ pub fn with_addons<'a>(
         }
     }
     rows
+}
+
+/// Marks on `rows` the configurations the ClusterManagementAddOn `cma` rolls out that have
+/// not reached their clusters (`fleetDesired`, `Pending (...)`: the rollout module's doc).
+pub fn mark_pending(rows: &mut [FleetRow], cma: &ClusterManagementAddOn) {
+    for row in rows {
+        if let Some(add_on) = row.add_on.as_mut() {
+            add_on.rollout.mark_pending(cma);
+        }
+    }
 }
 
 fn worst_level(h: &HealthCounts) -> u8 {

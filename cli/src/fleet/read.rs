@@ -15,10 +15,9 @@ use update_status_api::acm::{
 };
 use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
 
-use super::assemble::assemble;
+use super::assemble::{assemble, mark_pending};
 use super::join::Tally;
 use super::model::{Fleet, FleetFilter, FleetRow, addons_forbidden};
-use super::rollout::mark_pending;
 use crate::online::{OnlineError, fold_pages, health_selector, list_named};
 
 /// Namespaces read at once when reading them one by one.

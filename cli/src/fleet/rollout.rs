@@ -8,15 +8,13 @@
 //! A cluster the rollout passed over (offline while it went by, or not yet its turn) keeps its
 //! old configuration as both desired and applied, its last rollout `Completed`: only the
 //! ClusterManagementAddOn's install progressions name the configuration the fleet is moving
-//! to. [`mark_pending`] compares them (`fleetDesired` in JSON, `Pending (...)` in the column).
+//! to. [`Rollout::mark_pending`] compares them (`fleetDesired` in JSON, `Pending (...)` in the column).
 
 use serde::Serialize;
 use update_status_api::acm::{
     ADDON_GROUP, ADDON_NAME, CONDITION_PROGRESSING, ClusterManagementAddOn, ConfigSpecHash,
     DEPLOYMENT_CONFIG_RESOURCE, HOSTED_ADDON_NAME, ManagedClusterAddOn, TEMPLATE_RESOURCE,
 };
-
-use super::model::FleetRow;
 
 /// A condition of a cluster's ManagedClusterAddOn (or the agent's own, from its copy).
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -114,7 +112,7 @@ impl Rollout {
 
     /// Notes in `fleet_desired` the configurations `cma` rolls out to the fleet that this
     /// cluster has neither as desired nor as applied (and does not configure for itself).
-    fn mark_pending(&mut self, cma: &ClusterManagementAddOn) {
+    pub(super) fn mark_pending(&mut self, cma: &ClusterManagementAddOn) {
         for (resource, slot) in [
             (TEMPLATE_RESOURCE, &mut self.template),
             (DEPLOYMENT_CONFIG_RESOURCE, &mut self.deployment_config),
@@ -218,16 +216,6 @@ impl Rollout {
             .as_ref()
             .and_then(DesiredApplied::pending)
             .map(|_| "deployment config not applied".to_owned())
-    }
-}
-
-/// Marks on `rows` the configurations the ClusterManagementAddOn `cma` rolls out that have
-/// not reached their clusters (see the module's doc).
-pub fn mark_pending(rows: &mut [FleetRow], cma: &ClusterManagementAddOn) {
-    for row in rows {
-        if let Some(add_on) = row.add_on.as_mut() {
-            add_on.rollout.mark_pending(cma);
-        }
     }
 }
 
