@@ -9,8 +9,9 @@
 #   4. the unit tests (node --test: the models, the escaping, the views rendered to markup).
 # Prints how long each step took. Needs node and npm (hack/ensure-tools.sh installs them).
 # Steps 2-4 are skipped when their inputs (console/ but its outputs and node_modules, the web
-# view's app.js the tests compare with, node's version, the lockfile) are those of the last
-# run that passed: `make test` asks for the console three times (its phase, the image, e2e).
+# view's app.js the tests compare with, node's version) are those of the last run that passed
+# (their hash in node_modules/.console-inputs.sha256, beside the lockfile's): `make test` asks
+# for the console three times (its phase, the image, e2e).
 # CONSOLE_FORCE=1 runs them anyway.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,9 +34,10 @@ inputs() {
   sha256sum ../cli/src/web/assets/app.js
   node --version
 }
-built=dist/.inputs.sha256
+# Beside the lockfile's stamp: dist/ is what the image ships, nothing else goes there.
+built=node_modules/.console-inputs.sha256
 now=$(inputs | sha256sum | cut -d' ' -f1)
-if [[ ${CONSOLE_FORCE:-} != 1 && -f $built && -f dist-host/host.js && $(cat "$built") == "$now" ]]; then
+if [[ ${CONSOLE_FORCE:-} != 1 && -f $built && -f dist/plugin-manifest.json && -f dist-host/host.js && $(cat "$built") == "$now" ]]; then
   echo "console: up to date (inputs unchanged since the last build and tests passed)" >&2
   exit 0
 fi
