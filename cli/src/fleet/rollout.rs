@@ -8,7 +8,8 @@
 //! A cluster the rollout passed over (offline while it went by, or not yet its turn) keeps its
 //! old configuration as both desired and applied, its last rollout `Completed`: only the
 //! ClusterManagementAddOn's install progressions name the configuration the fleet is moving
-//! to. [`Rollout::mark_pending`] compares them (`fleetDesired` in JSON, `Pending (...)` in the column).
+//! to. [`Rollout::mark_pending`] compares them (`fleetDesired` in JSON, `Pending (...)` in the
+//! column).
 
 use serde::Serialize;
 use update_status_api::acm::{
