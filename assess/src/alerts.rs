@@ -94,10 +94,12 @@ pub fn assess_alert_insights_capped(
     );
     let mut status = prometheus_insight(
         "alerts".to_string(),
-        ImpactLevel::Warning,
-        SOURCE_ALERTS_OVER_CAP,
-        &summary,
-        &description,
+        PrometheusProblem {
+            level: ImpactLevel::Warning,
+            source: SOURCE_ALERTS_OVER_CAP,
+            summary,
+            description,
+        },
         jiff::Timestamp::UNIX_EPOCH,
     );
     if let Some(h) = status.health.as_mut() {
@@ -383,12 +385,6 @@ pub fn alerts_unavailable_insight(
     since: Timestamp,
 ) -> UpdateInsightStatus {
     let endpoint = redact_url(prometheus);
-    let authority = url_authority(&endpoint);
-    let resource_name = if authority.is_empty() {
-        "prometheus".to_string()
-    } else {
-        ellipsize(&authority, limits::RESOURCE_NAME)
-    };
     // The error may quote the URL polled, credentials included.
     let error = &crate::redact::redact_urls_in(error);
     let summary = format!("Cannot read alerts from Prometheus: {}", one_line(error));
@@ -402,11 +398,13 @@ pub fn alerts_unavailable_insight(
          certificate. The last error was: {error}"
     );
     prometheus_insight(
-        resource_name,
-        ImpactLevel::Unknown,
-        SOURCE_ALERTS_UNAVAILABLE,
-        &summary,
-        &description,
+        prometheus_resource_name(&endpoint),
+        PrometheusProblem {
+            level: ImpactLevel::Unknown,
+            source: SOURCE_ALERTS_UNAVAILABLE,
+            summary,
+            description,
+        },
         since,
     )
 }
@@ -422,12 +420,6 @@ pub fn alerts_malformed_insight(
     since: Timestamp,
 ) -> UpdateInsightStatus {
     let endpoint = redact_url(prometheus);
-    let authority = url_authority(&endpoint);
-    let resource_name = if authority.is_empty() {
-        "prometheus".to_string()
-    } else {
-        ellipsize(&authority, limits::RESOURCE_NAME)
-    };
     let summary = format!(
         "Ignoring alerts in 'Update Health'. Error unmarshaling alerts: {}",
         one_line(error)
@@ -438,24 +430,49 @@ pub fn alerts_malformed_insight(
          last error was: {error}"
     );
     prometheus_insight(
-        resource_name,
-        ImpactLevel::Info,
-        SOURCE_ALERTS_MALFORMED,
-        &summary,
-        &description,
+        prometheus_resource_name(&endpoint),
+        PrometheusProblem {
+            level: ImpactLevel::Info,
+            source: SOURCE_ALERTS_MALFORMED,
+            summary,
+            description,
+        },
         since,
     )
 }
 
-/// A cluster-scoped health insight about reading alerts from Prometheus.
+/// What goes wrong reading alerts from Prometheus: the impact of a [`prometheus_insight`].
+struct PrometheusProblem<'a> {
+    level: ImpactLevel,
+    source: &'a str,
+    summary: String,
+    description: String,
+}
+
+/// The resource a Prometheus insight names: the authority of the (redacted) `endpoint`, else
+/// `prometheus`.
+fn prometheus_resource_name(endpoint: &str) -> String {
+    let authority = url_authority(endpoint);
+    if authority.is_empty() {
+        "prometheus".to_string()
+    } else {
+        ellipsize(&authority, limits::RESOURCE_NAME)
+    }
+}
+
+/// A cluster-scoped health insight about reading alerts from Prometheus (`resource_name`: what
+/// it names, see [`prometheus_resource_name`]), since `since`.
 fn prometheus_insight(
     resource_name: String,
-    level: ImpactLevel,
-    source: &str,
-    summary: &str,
-    description: &str,
+    problem: PrometheusProblem<'_>,
     since: Timestamp,
 ) -> UpdateInsightStatus {
+    let PrometheusProblem {
+        level,
+        source,
+        summary,
+        description,
+    } = problem;
     UpdateInsightStatus {
         type_: InsightType::Health,
         resource: ResourceRef {
@@ -474,8 +491,8 @@ fn prometheus_insight(
             impact: Impact {
                 level,
                 type_: ImpactType::Unknown,
-                summary: ellipsize(summary, limits::SUMMARY),
-                description: cut_noting(description, limits::DESCRIPTION),
+                summary: ellipsize(&summary, limits::SUMMARY),
+                description: cut_noting(&description, limits::DESCRIPTION),
             },
             remediation: Remediation {
                 reference: ALERTS_UNAVAILABLE_REFERENCE.to_string(),

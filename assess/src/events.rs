@@ -213,6 +213,19 @@ fn is_pull_spec(target: &str) -> bool {
 /// insights resolving, changing level and appearing (each by object key), then updates
 /// completing.
 pub fn transitions(before: &Reading, after: &Reading) -> Vec<Story> {
+    let (started, completed) = update_stories(before, after);
+    let insights = insight_stories(before, after);
+    started
+        .into_iter()
+        .chain(insights.resolved)
+        .chain(insights.changed)
+        .chain(insights.appeared)
+        .chain(completed)
+        .collect()
+}
+
+/// The updates' Events between two readings: those starting, and those completing.
+fn update_stories(before: &Reading, after: &Reading) -> (Vec<Story>, Vec<Story>) {
     let mut started = Vec::new();
     let mut completed = Vec::new();
     for (key, now) in &after.updates {
@@ -228,46 +241,68 @@ pub fn transitions(before: &Reading, after: &Reading) -> Vec<Story> {
         let retargeted = was.target != now.target && !is_pull_spec(&was.target);
         let new_update = was.completed_at.is_some() || retargeted;
         if in_progress && new_update {
-            started.push(Story {
-                reason: REASON_UPDATE_STARTED,
-                warning: false,
-                regarding: now.regarding.clone(),
-                related: None,
-                note: if now.previous.is_empty() {
-                    format!("Installation of {} started", now.target)
-                } else {
-                    format!("Update from {} to {} started", now.previous, now.target)
-                },
-            });
+            started.push(update_started(now));
         }
         if was.completed_at.is_none()
             && let Some(done) = now.completed_at
         {
-            let took = now
-                .started_at
-                .map(|s| {
-                    let d = crate::format::round(
-                        done.duration_since(s).as_nanos(),
-                        crate::format::SECOND,
-                    );
-                    format!(" (duration: {})", crate::format::short_duration(d))
-                })
-                .unwrap_or_default();
-            completed.push(Story {
-                reason: REASON_UPDATE_COMPLETED,
-                warning: false,
-                regarding: now.regarding.clone(),
-                related: None,
-                note: format!("Update to {} completed{took}", now.target),
-            });
+            completed.push(update_completed(now, done));
         }
     }
-    let mut resolved = Vec::new();
-    let mut changed = Vec::new();
-    let mut appeared = Vec::new();
+    (started, completed)
+}
+
+/// The Event of an update starting.
+fn update_started(now: &SeenUpdate) -> Story {
+    Story {
+        reason: REASON_UPDATE_STARTED,
+        warning: false,
+        regarding: now.regarding.clone(),
+        related: None,
+        note: if now.previous.is_empty() {
+            format!("Installation of {} started", now.target)
+        } else {
+            format!("Update from {} to {} started", now.previous, now.target)
+        },
+    }
+}
+
+/// The Event of an update completing at `done`.
+fn update_completed(now: &SeenUpdate, done: jiff::Timestamp) -> Story {
+    let took = now
+        .started_at
+        .map(|s| {
+            let d = crate::format::round(done.duration_since(s).as_nanos(), crate::format::SECOND);
+            format!(" (duration: {})", crate::format::short_duration(d))
+        })
+        .unwrap_or_default();
+    Story {
+        reason: REASON_UPDATE_COMPLETED,
+        warning: false,
+        regarding: now.regarding.clone(),
+        related: None,
+        note: format!("Update to {} completed{took}", now.target),
+    }
+}
+
+/// The insights' Events between two readings, by kind.
+struct InsightStories {
+    resolved: Vec<Story>,
+    changed: Vec<Story>,
+    appeared: Vec<Story>,
+}
+
+/// The insights resolving, changing level and appearing between two readings (each by object
+/// key).
+fn insight_stories(before: &Reading, after: &Reading) -> InsightStories {
+    let mut out = InsightStories {
+        resolved: Vec::new(),
+        changed: Vec::new(),
+        appeared: Vec::new(),
+    };
     for (key, was) in &before.insights {
         if !after.insights.contains_key(key) {
-            resolved.push(Story {
+            out.resolved.push(Story {
                 reason: REASON_INSIGHT_RESOLVED,
                 warning: false,
                 regarding: was.regarding.clone(),
@@ -279,14 +314,14 @@ pub fn transitions(before: &Reading, after: &Reading) -> Vec<Story> {
     for (key, now) in &after.insights {
         let warning = now.level >= ImpactLevel::Warning;
         match before.insights.get(key) {
-            None => appeared.push(Story {
+            None => out.appeared.push(Story {
                 reason: REASON_INSIGHT_APPEARED,
                 warning,
                 regarding: now.regarding.clone(),
                 related: now.related.clone(),
                 note: now.summary.clone(),
             }),
-            Some(was) if was.level != now.level => changed.push(Story {
+            Some(was) if was.level != now.level => out.changed.push(Story {
                 reason: REASON_INSIGHT_LEVEL_CHANGED,
                 warning,
                 regarding: now.regarding.clone(),
@@ -301,13 +336,7 @@ pub fn transitions(before: &Reading, after: &Reading) -> Vec<Story> {
             Some(_) => {}
         }
     }
-    started
-        .into_iter()
-        .chain(resolved)
-        .chain(changed)
-        .chain(appeared)
-        .chain(completed)
-        .collect()
+    out
 }
 
 #[cfg(test)]

@@ -22,8 +22,8 @@
 
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::crd::{
-    Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, InsightType,
-    ProgressInsight, UpdateInsightStatus, VersionPair, limits,
+    Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
+    InsightType, ProgressInsight, UpdateInsightStatus, VersionPair, limits,
 };
 use update_status_api::input::{ClusterVersion, Condition as InputCondition, first_condition};
 
@@ -163,28 +163,7 @@ pub fn assess_control_plane(
         (f64::from(counts.updated) / f64::from(counts.total) * 100.0).round_ties_even() as u32
     };
 
-    // Health insights: D.1/D.2, then per operator D.3, D.4, then D.5.
-    let mut drafts: Vec<HealthDraft> = cluster_version_insight(cv, &facts.cv_name, now)
-        .into_iter()
-        .collect();
-    for op in facts.operators.iter().filter(|o| !o.co.name().is_empty()) {
-        drafts.extend(operator_insights(op.co, now_ns));
-    }
-    if !completed && versions.previous_partial {
-        drafts.push(previous_partial_insight(
-            &versions,
-            &facts.cv_name,
-            history.first().and_then(|h| h.started_time),
-        ));
-    }
-    if let McoImage::Absent(why) = inputs.mco_image
-        && facts
-            .operators
-            .iter()
-            .any(|o| o.co.name() == MACHINE_CONFIG && o.co.version(OPERATOR_IMAGE).is_some())
-    {
-        drafts.push(mco_deployment_absent_insight(why, now));
-    }
+    let drafts = health_drafts(inputs, &facts, &versions, now);
     let health: Vec<_> = drafts.into_iter().filter_map(HealthDraft::build).collect();
 
     let updating = updating_condition(facts.progressing);
@@ -193,7 +172,7 @@ pub fn assess_control_plane(
 
     let status = ControlPlaneUpdateStatusStatus {
         assessment,
-        versions: versions.clone(),
+        versions,
         completion_percent,
         started_at,
         completed_at,
@@ -207,12 +186,68 @@ pub fn assess_control_plane(
     };
 
     let mut insights = Vec::with_capacity(1 + facts.operators.len() + health.len());
-    insights.push(UpdateInsightStatus {
+    insights.push(cluster_version_progress_insight(
+        &facts.cv_name,
+        &status,
+        updating,
+    ));
+    let desired = ellipsize(&cv.status.desired.version, limits::VERSION);
+    for op in facts.operators.iter().filter(|o| !o.co.name().is_empty()) {
+        insights.push(operator_progress_insight(op, &desired));
+    }
+    insights.extend(health);
+    Some(ControlPlaneAssessment { status, insights })
+}
+
+/// The control plane's health insight drafts: D.1/D.2, then per operator D.3, D.4, then D.5.
+fn health_drafts(
+    inputs: &ClusterInputs<'_>,
+    facts: &Facts<'_>,
+    versions: &ControlPlaneVersions,
+    now: Timestamp,
+) -> Vec<HealthDraft> {
+    let now_ns = ns(now);
+    let cv = facts.cv;
+    let history = &cv.status.history;
+    let completed = facts.model.completed;
+    let mut drafts: Vec<HealthDraft> = cluster_version_insight(cv, &facts.cv_name, now)
+        .into_iter()
+        .collect();
+    for op in facts.operators.iter().filter(|o| !o.co.name().is_empty()) {
+        drafts.extend(operator_insights(op.co, now_ns));
+    }
+    if !completed && versions.previous_partial {
+        drafts.push(previous_partial_insight(
+            versions,
+            &facts.cv_name,
+            history.first().and_then(|h| h.started_time),
+        ));
+    }
+    if let McoImage::Absent(why) = inputs.mco_image
+        && facts
+            .operators
+            .iter()
+            .any(|o| o.co.name() == MACHINE_CONFIG && o.co.version(OPERATOR_IMAGE).is_some())
+    {
+        drafts.push(mco_deployment_absent_insight(why, now));
+    }
+    drafts
+}
+
+/// The ClusterVersion's progress insight, from the control plane's `status` and its
+/// `Updating` condition.
+fn cluster_version_progress_insight(
+    cv_name: &str,
+    status: &ControlPlaneUpdateStatusStatus,
+    updating: Condition,
+) -> UpdateInsightStatus {
+    let versions = &status.versions;
+    UpdateInsightStatus {
         type_: InsightType::Progress,
-        resource: config_ref("ClusterVersion", &facts.cv_name),
+        resource: config_ref("ClusterVersion", cv_name),
         scope: control_plane_scope(),
         progress: Some(ProgressInsight {
-            assessment,
+            assessment: status.assessment,
             phase: None,
             version: Some(VersionPair {
                 current: versions.previous.clone(),
@@ -220,20 +255,14 @@ pub fn assess_control_plane(
             }),
             estimate: String::new(),
             estimate_seconds: None,
-            estimated_completed_at,
-            message: cut_noting(&target_version_display(&versions), limits::PROGRESS_MESSAGE),
-            since: started_at,
+            estimated_completed_at: status.estimated_completed_at,
+            message: cut_noting(&target_version_display(versions), limits::PROGRESS_MESSAGE),
+            since: status.started_at,
             timeline: None,
             conditions: vec![updating],
         }),
         health: None,
-    });
-    let desired = ellipsize(&cv.status.desired.version, limits::VERSION);
-    for op in facts.operators.iter().filter(|o| !o.co.name().is_empty()) {
-        insights.push(operator_progress_insight(op, &desired));
     }
-    insights.extend(health);
-    Some(ControlPlaneAssessment { status, insights })
 }
 
 fn operator_progress_insight(op: &OperatorFacts<'_>, desired: &str) -> UpdateInsightStatus {

@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use update_status_api::crd::{
     ImpactLevel, ImpactType, InsightScope, ResourceRef, ScopeType, UpdateInsightStatus,
 };
-use update_status_api::hosted::{CAPI_GROUP, Machine, NodePool};
+use update_status_api::hosted::{CAPI_GROUP, HostedCluster, Machine, NodePool};
 use update_status_api::input::Condition as InputCondition;
 
 use super::control_plane::{HostedControlPlaneFacts, HostedControlPlaneShare};
@@ -84,29 +84,29 @@ struct Subject {
     scope: InsightScope,
 }
 
+/// What a rule finds about its subject: all of a draft but the subject and the start.
+struct Finding {
+    source: &'static str,
+    level: ImpactLevel,
+    type_: ImpactType,
+    summary: String,
+    description: String,
+    reference: &'static str,
+}
+
 impl Subject {
-    /// A draft about this subject, started when `c` (if any) last changed.
-    #[allow(clippy::too_many_arguments)]
-    fn draft(
-        &self,
-        source: &'static str,
-        c: Option<&InputCondition>,
-        level: ImpactLevel,
-        type_: ImpactType,
-        summary: String,
-        description: String,
-        reference: &'static str,
-    ) -> HealthDraft<'static> {
+    /// A draft of `finding` about this subject, started when `c` (if any) last changed.
+    fn draft(&self, c: Option<&InputCondition>, finding: Finding) -> HealthDraft<'static> {
         HealthDraft {
             resource: self.resource.clone(),
             scope: self.scope.clone(),
-            source,
+            source: finding.source,
             started_at: c.and_then(|c| c.last_transition_time),
-            level,
-            type_,
-            summary,
-            description,
-            reference,
+            level: finding.level,
+            type_: finding.type_,
+            summary: finding.summary,
+            description: finding.description,
+            reference: finding.reference,
         }
     }
 }
@@ -129,108 +129,185 @@ pub(super) fn hosted_cluster_insights(
     now: Timestamp,
 ) -> Vec<UpdateInsightStatus> {
     let hc = inputs.hosted_cluster;
-    let name = hc.name();
-    let resource = objects::hosted_cluster_ref(hc);
-    let subject = Subject {
-        resource: resource.clone(),
-        scope: cp_scope(),
+    let rules = ClusterRules {
+        hc,
+        name: hc.name(),
+        subject: Subject {
+            resource: objects::hosted_cluster_ref(hc),
+            scope: cp_scope(),
+        },
+        facts: &cp.versions,
+        now,
     };
-    let mut out: Vec<HealthDraft> = Vec::new();
-    let f: &HostedControlPlaneFacts = &cp.versions;
-    if let Some(b) = &f.blocked {
-        out.push(subject.draft(
+    [
+        rules.update_blocked(),
+        rules.invalid_release_image(),
+        rules.release_not_accepted(),
+        rules.unavailable(),
+        rules.degraded(),
+        rules.paused(),
+        rules.unreachable(inputs.guest_unreachable),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(HealthDraft::build)
+    .collect()
+}
+
+/// The HostedCluster's rules, each a draft or none.
+struct ClusterRules<'a> {
+    hc: &'a HostedCluster,
+    name: &'a str,
+    subject: Subject,
+    facts: &'a HostedControlPlaneFacts,
+    now: Timestamp,
+}
+
+impl ClusterRules<'_> {
+    /// A draft about the HostedCluster from its condition `c`: `says(c)` described.
+    fn on_condition(
+        &self,
+        c: &InputCondition,
+        source: &'static str,
+        (level, type_): (ImpactLevel, ImpactType),
+        summary: String,
+    ) -> HealthDraft<'static> {
+        self.subject.draft(
+            Some(c),
+            Finding {
+                source,
+                level,
+                type_,
+                summary,
+                description: says(c),
+                reference: REFERENCE_HOSTED_UPDATES,
+            },
+        )
+    }
+
+    fn update_blocked(&self) -> Option<HealthDraft<'static>> {
+        let b = self.facts.blocked.as_ref()?;
+        Some(self.on_condition(
+            b,
             SOURCE_UPDATE_BLOCKED,
-            Some(b),
-            ImpactLevel::Error,
-            ImpactType::UpdateStalled,
-            format!("The update of HostedCluster {name} is blocked"),
-            says(b),
-            REFERENCE_HOSTED_UPDATES,
-        ));
+            (ImpactLevel::Error, ImpactType::UpdateStalled),
+            format!("The update of HostedCluster {} is blocked", self.name),
+        ))
     }
-    if let Some(c) = hc.condition("ValidReleaseImage").filter(|c| c.is_false()) {
-        out.push(subject.draft(
-            SOURCE_INVALID_RELEASE_IMAGE,
-            Some(c),
-            ImpactLevel::Error,
-            ImpactType::UpdateStalled,
-            format!("HostedCluster {name} has an invalid release image"),
-            format!("spec.release.image {}: {}", hc.spec.release.image, says(c)),
-            REFERENCE_HOSTED_UPDATES,
-        ));
-    }
-    if let Some(c) = hc
-        .condition("ClusterVersionReleaseAccepted")
-        .filter(|c| c.is_false())
-    {
-        out.push(subject.draft(
-            SOURCE_RELEASE_NOT_ACCEPTED,
-            Some(c),
-            ImpactLevel::Error,
-            ImpactType::UpdateStalled,
-            format!("The hosted cluster version operator of {name} did not accept the release"),
-            says(c),
-            REFERENCE_HOSTED_UPDATES,
-        ));
-    }
-    for type_ in ["Available", "KubeAPIServerAvailable", "EtcdAvailable"] {
-        if let Some(c) = hc.condition(type_).filter(|c| c.is_false()) {
-            out.push(subject.draft(
-                SOURCE_UNAVAILABLE,
-                Some(c),
-                ImpactLevel::Critical,
-                ImpactType::ApiAvailability,
-                format!("HostedCluster {name} is not available ({type_}=False)"),
-                says(c),
-                REFERENCE_HOSTED_UPDATES,
-            ));
-            break;
-        }
-    }
-    if let Some(c) = hc.condition("Degraded").filter(|c| c.is_true())
-        && c.last_transition_time
-            .is_none_or(|t| now.duration_since(t) >= DEGRADED_GRACE)
-    {
-        out.push(subject.draft(
-            SOURCE_DEGRADED,
-            Some(c),
-            ImpactLevel::Warning,
-            ImpactType::ApiAvailability,
-            format!("HostedCluster {name} is degraded"),
-            says(c),
-            REFERENCE_HOSTED_UPDATES,
-        ));
-    }
-    let update_wanted = f.requested.is_some() || f.blocked.is_some() || !f.completed;
-    if let Some(c) = hc
-        .condition("ReconciliationActive")
-        .filter(|c| c.is_false() && update_wanted)
-    {
-        out.push(subject.draft(
-            SOURCE_PAUSED,
-            Some(c),
-            ImpactLevel::Warning,
-            ImpactType::UpdateStalled,
-            format!("HostedCluster {name} is paused: its update does not proceed"),
-            says(c),
-            REFERENCE_HOSTED_UPDATES,
-        ));
-    }
-    if let Some(why) = inputs.guest_unreachable {
-        out.push(HealthDraft {
-            started_at: Some(now),
-            ..subject.draft(
-                SOURCE_UNREACHABLE,
-                None,
-                ImpactLevel::Warning,
-                ImpactType::Unknown,
-                format!("The API of hosted cluster {name} cannot be read: operator and node details are unknown"),
-                if why.is_empty() { "<no message>".to_string() } else { why.to_string() },
-                REFERENCE_HOSTED_UPDATES,
+
+    fn invalid_release_image(&self) -> Option<HealthDraft<'static>> {
+        let c = self
+            .hc
+            .condition("ValidReleaseImage")
+            .filter(|c| c.is_false())?;
+        Some(HealthDraft {
+            description: format!(
+                "spec.release.image {}: {}",
+                self.hc.spec.release.image,
+                says(c)
+            ),
+            ..self.on_condition(
+                c,
+                SOURCE_INVALID_RELEASE_IMAGE,
+                (ImpactLevel::Error, ImpactType::UpdateStalled),
+                format!("HostedCluster {} has an invalid release image", self.name),
             )
-        });
+        })
     }
-    out.into_iter().filter_map(HealthDraft::build).collect()
+
+    fn release_not_accepted(&self) -> Option<HealthDraft<'static>> {
+        let c = self
+            .hc
+            .condition("ClusterVersionReleaseAccepted")
+            .filter(|c| c.is_false())?;
+        Some(self.on_condition(
+            c,
+            SOURCE_RELEASE_NOT_ACCEPTED,
+            (ImpactLevel::Error, ImpactType::UpdateStalled),
+            format!(
+                "The hosted cluster version operator of {} did not accept the release",
+                self.name
+            ),
+        ))
+    }
+
+    /// The first of `Available`, `KubeAPIServerAvailable`, `EtcdAvailable` that is False.
+    fn unavailable(&self) -> Option<HealthDraft<'static>> {
+        ["Available", "KubeAPIServerAvailable", "EtcdAvailable"]
+            .into_iter()
+            .find_map(|type_| {
+                let c = self.hc.condition(type_).filter(|c| c.is_false())?;
+                Some(self.on_condition(
+                    c,
+                    SOURCE_UNAVAILABLE,
+                    (ImpactLevel::Critical, ImpactType::ApiAvailability),
+                    format!(
+                        "HostedCluster {} is not available ({type_}=False)",
+                        self.name
+                    ),
+                ))
+            })
+    }
+
+    /// `Degraded=True` for [`DEGRADED_GRACE`] at least.
+    fn degraded(&self) -> Option<HealthDraft<'static>> {
+        let c = self.hc.condition("Degraded").filter(|c| c.is_true())?;
+        c.last_transition_time
+            .is_none_or(|t| self.now.duration_since(t) >= DEGRADED_GRACE)
+            .then(|| {
+                self.on_condition(
+                    c,
+                    SOURCE_DEGRADED,
+                    (ImpactLevel::Warning, ImpactType::ApiAvailability),
+                    format!("HostedCluster {} is degraded", self.name),
+                )
+            })
+    }
+
+    /// `ReconciliationActive=False` while an update is wanted.
+    fn paused(&self) -> Option<HealthDraft<'static>> {
+        let f = self.facts;
+        let update_wanted = f.requested.is_some() || f.blocked.is_some() || !f.completed;
+        let c = self
+            .hc
+            .condition("ReconciliationActive")
+            .filter(|c| c.is_false() && update_wanted)?;
+        Some(self.on_condition(
+            c,
+            SOURCE_PAUSED,
+            (ImpactLevel::Warning, ImpactType::UpdateStalled),
+            format!(
+                "HostedCluster {} is paused: its update does not proceed",
+                self.name
+            ),
+        ))
+    }
+
+    /// The hosted cluster's API cannot be read (`why`), first seen now.
+    fn unreachable(&self, why: Option<&str>) -> Option<HealthDraft<'static>> {
+        let why = why?;
+        Some(HealthDraft {
+            started_at: Some(self.now),
+            ..self.subject.draft(
+                None,
+                Finding {
+                    source: SOURCE_UNREACHABLE,
+                    level: ImpactLevel::Warning,
+                    type_: ImpactType::Unknown,
+                    summary: format!(
+                        "The API of hosted cluster {} cannot be read: operator and node details are unknown",
+                        self.name
+                    ),
+                    description: if why.is_empty() {
+                        "<no message>".to_string()
+                    } else {
+                        why.to_string()
+                    },
+                    reference: REFERENCE_HOSTED_UPDATES,
+                },
+            )
+        })
+    }
 }
 
 /// When time alone changes the HostedCluster's insights: `Degraded` reaching 10 minutes.
@@ -243,50 +320,120 @@ pub(super) fn requeue_after(inputs: &HostedInputs<'_>, now: Timestamp) -> Option
     Some((ltt + DEGRADED_GRACE).duration_since(now)).filter(|d| d.is_positive())
 }
 
+/// What the NodePool rules read of one NodePool.
+pub(super) struct NodePoolView<'a> {
+    /// The NodePool.
+    pub np: &'a NodePool,
+    /// Its MachineSet's in-place upgrade failure message, if any.
+    pub ms_degraded: Option<&'a str>,
+    /// Its facts.
+    pub facts: &'a NodePoolFacts,
+    /// Its Machines.
+    pub machines: &'a [&'a Machine],
+}
+
 /// A NodePool's own health insights, and when time alone changes them.
 pub(super) fn node_pool_insights(
-    np: &NodePool,
-    ms_degraded: Option<&str>,
-    f: &NodePoolFacts,
-    machines: &[&Machine],
+    pool: &NodePoolView<'_>,
     cp: &HostedControlPlaneFacts,
     now: Timestamp,
 ) -> (Vec<UpdateInsightStatus>, Option<Timestamp>) {
-    let name = np.name();
-    let resource = objects::node_pool_ref(np);
-    let mut next: Option<Timestamp> = None;
-    let mut soon = |t: Timestamp| {
-        if t > now {
-            next = Some(next.map_or(t, |n: Timestamp| n.min(t)));
-        }
-    };
-    let subject = Subject {
-        resource: resource.clone(),
-        scope: pool_scope(np),
+    let np = pool.np;
+    let rules = PoolRules {
+        pool,
+        name: np.name(),
+        subject: Subject {
+            resource: objects::node_pool_ref(np),
+            scope: pool_scope(np),
+        },
+        now,
+        next: std::cell::Cell::new(None),
     };
     let mut out: Vec<HealthDraft> = Vec::new();
+    out.extend(rules.in_place_failed());
+    out.extend(rules.update_stuck());
+    out.extend(rules.invalid_release_image());
+    out.extend(rules.unsupported_skew());
+    out.extend(rules.machines_not_ready());
+    out.extend(rules.nodes_unhealthy());
+    out.extend(rules.drains_failed());
+    out.extend(rules.behind(cp));
+    (
+        out.into_iter().filter_map(HealthDraft::build).collect(),
+        rules.next.get(),
+    )
+}
 
-    let failed = ["UpdatingVersion", "UpdatingConfig"]
-        .into_iter()
-        .filter_map(|t| np.condition(t))
-        .find(|c| c.is_false() && c.reason == REASON_IN_PLACE_FAILED);
-    if let Some(c) = failed {
+/// One NodePool's rules, each a draft or none; `next`: the earliest instant after `now` at
+/// which time alone changes them.
+struct PoolRules<'p, 'a> {
+    pool: &'p NodePoolView<'a>,
+    name: &'a str,
+    subject: Subject,
+    now: Timestamp,
+    next: std::cell::Cell<Option<Timestamp>>,
+}
+
+impl PoolRules<'_, '_> {
+    /// Time alone changes the insights at `t` (when later than now).
+    fn soon(&self, t: Timestamp) {
+        if t > self.now {
+            self.next
+                .set(Some(self.next.get().map_or(t, |n: Timestamp| n.min(t))));
+        }
+    }
+
+    /// A draft about the NodePool from its condition `c`: `says(c)` described.
+    fn on_condition(
+        &self,
+        c: &InputCondition,
+        source: &'static str,
+        (level, type_): (ImpactLevel, ImpactType),
+        summary: String,
+    ) -> HealthDraft<'static> {
+        self.subject.draft(
+            Some(c),
+            Finding {
+                source,
+                level,
+                type_,
+                summary,
+                description: says(c),
+                reference: REFERENCE_NODE_POOL_ROLLOUTS,
+            },
+        )
+    }
+
+    fn in_place_failed(&self) -> Option<HealthDraft<'static>> {
+        let np = self.pool.np;
+        let c = ["UpdatingVersion", "UpdatingConfig"]
+            .into_iter()
+            .filter_map(|t| np.condition(t))
+            .find(|c| c.is_false() && c.reason == REASON_IN_PLACE_FAILED)?;
         let mut description = says(c);
-        if let Some(ms_msg) = ms_degraded.filter(|m| !m.is_empty() && !description.contains(m)) {
+        if let Some(ms_msg) = self
+            .pool
+            .ms_degraded
+            .filter(|m| !m.is_empty() && !description.contains(m))
+        {
             description = format!("{description} ({ms_msg})");
         }
-        out.push(subject.draft(
-            SOURCE_IN_PLACE_FAILED,
-            Some(c),
-            ImpactLevel::Error,
-            ImpactType::UpdateStalled,
-            format!("The in-place update of NodePool {name} failed"),
+        Some(HealthDraft {
             description,
-            REFERENCE_NODE_POOL_ROLLOUTS,
-        ));
+            ..self.on_condition(
+                c,
+                SOURCE_IN_PLACE_FAILED,
+                (ImpactLevel::Error, ImpactType::UpdateStalled),
+                format!("The in-place update of NodePool {} failed", self.name),
+            )
+        })
     }
-    if let Some(c) = np.condition("UpdatingVersion").filter(|c| c.is_true()) {
-        // Node phase changes: a new Machine created or healthy, an old one deleted or drained.
+
+    /// The last node phase change of an update (`c`: `UpdatingVersion=True`): a new Machine
+    /// created or healthy, an old one deleted or drained, or `c` itself.
+    fn last_progress(&self, c: &InputCondition) -> Option<Timestamp> {
+        let f = self.pool.facts;
+        let machines = self.pool.machines;
         let new_machines = machines
             .iter()
             .filter(|m| !f.target.is_empty() && m.version() == Some(f.target.as_str()))
@@ -305,100 +452,131 @@ pub(super) fn node_pool_insights(
                     .and_then(|d| d.last_transition_time),
             ]
         });
-        let last_progress = new_machines
+        new_machines
             .chain(replaced)
             .flatten()
             .chain(c.last_transition_time)
-            .max();
-        if let Some(last) = last_progress {
-            if now.duration_since(last) >= STUCK_AFTER {
-                out.push(HealthDraft {
-                    started_at: Some(last + STUCK_AFTER),
-                    ..subject.draft(
-                        SOURCE_UPDATE_STUCK,
-                        Some(c),
-                        ImpactLevel::Warning,
-                        ImpactType::UpdateStalled,
-                        format!("NodePool {name} has made no update progress for 30 minutes"),
-                        format!("UpdatingVersion=True since {}, no node reached the target version {} since {last}: {}", c.last_transition_time.map_or("an unknown time".to_string(), |t| t.to_string()), f.target, says(c)),
-                        REFERENCE_NODE_POOL_ROLLOUTS,
-                    )
-                });
-            } else {
-                soon(last + STUCK_AFTER);
-            }
+            .max()
+    }
+
+    /// `UpdatingVersion=True` with no node progress for [`STUCK_AFTER`].
+    fn update_stuck(&self) -> Option<HealthDraft<'static>> {
+        let c = self
+            .pool
+            .np
+            .condition("UpdatingVersion")
+            .filter(|c| c.is_true())?;
+        let last = self.last_progress(c)?;
+        if self.now.duration_since(last) < STUCK_AFTER {
+            self.soon(last + STUCK_AFTER);
+            return None;
         }
+        let f = self.pool.facts;
+        Some(HealthDraft {
+            started_at: Some(last + STUCK_AFTER),
+            ..self.subject.draft(
+                Some(c),
+                Finding {
+                    source: SOURCE_UPDATE_STUCK,
+                    level: ImpactLevel::Warning,
+                    type_: ImpactType::UpdateStalled,
+                    summary: format!(
+                        "NodePool {} has made no update progress for 30 minutes",
+                        self.name
+                    ),
+                    description: format!("UpdatingVersion=True since {}, no node reached the target version {} since {last}: {}", c.last_transition_time.map_or("an unknown time".to_string(), |t| t.to_string()), f.target, says(c)),
+                    reference: REFERENCE_NODE_POOL_ROLLOUTS,
+                },
+            )
+        })
     }
-    if let Some(c) = np.condition("ValidReleaseImage").filter(|c| c.is_false()) {
-        out.push(subject.draft(
-            SOURCE_NP_INVALID_RELEASE_IMAGE,
-            Some(c),
-            ImpactLevel::Error,
-            ImpactType::UpdateStalled,
-            format!("NodePool {name} has an invalid release image"),
-            format!("spec.release.image {}: {}", np.spec.release.image, says(c)),
-            REFERENCE_NODE_POOL_ROLLOUTS,
-        ));
+
+    fn invalid_release_image(&self) -> Option<HealthDraft<'static>> {
+        let np = self.pool.np;
+        let c = np.condition("ValidReleaseImage").filter(|c| c.is_false())?;
+        Some(HealthDraft {
+            description: format!("spec.release.image {}: {}", np.spec.release.image, says(c)),
+            ..self.on_condition(
+                c,
+                SOURCE_NP_INVALID_RELEASE_IMAGE,
+                (ImpactLevel::Error, ImpactType::UpdateStalled),
+                format!("NodePool {} has an invalid release image", self.name),
+            )
+        })
     }
-    if let Some(c) = np
-        .condition("SupportedVersionSkew")
-        .filter(|c| c.is_false())
-    {
-        out.push(subject.draft(
-            SOURCE_UNSUPPORTED_SKEW,
-            Some(c),
-            ImpactLevel::Warning,
-            ImpactType::None,
-            format!("NodePool {name} runs an unsupported version skew with its control plane"),
-            says(c),
-            REFERENCE_VERSION_SKEW,
-        ));
+
+    fn unsupported_skew(&self) -> Option<HealthDraft<'static>> {
+        let c = self
+            .pool
+            .np
+            .condition("SupportedVersionSkew")
+            .filter(|c| c.is_false())?;
+        Some(HealthDraft {
+            reference: REFERENCE_VERSION_SKEW,
+            ..self.on_condition(
+                c,
+                SOURCE_UNSUPPORTED_SKEW,
+                (ImpactLevel::Warning, ImpactType::None),
+                format!(
+                    "NodePool {} runs an unsupported version skew with its control plane",
+                    self.name
+                ),
+            )
+        })
     }
-    if let Some(c) = ["AllMachinesReady", "ReachedIgnitionEndpoint"]
-        .into_iter()
-        .filter_map(|t| np.condition(t))
-        .find(|c| c.is_false())
-    {
-        let (level, type_) = if f.updating {
+
+    fn machines_not_ready(&self) -> Option<HealthDraft<'static>> {
+        let c = ["AllMachinesReady", "ReachedIgnitionEndpoint"]
+            .into_iter()
+            .filter_map(|t| self.pool.np.condition(t))
+            .find(|c| c.is_false())?;
+        let impact = if self.pool.facts.updating {
             (ImpactLevel::Error, ImpactType::UpdateStalled)
         } else {
             (ImpactLevel::Warning, ImpactType::ClusterCapacity)
         };
-        out.push(subject.draft(
+        Some(self.on_condition(
+            c,
             SOURCE_MACHINES_NOT_READY,
-            Some(c),
-            level,
-            type_,
+            impact,
             format!(
-                "Machines of NodePool {name} are not ready ({}=False)",
-                c.type_
+                "Machines of NodePool {} are not ready ({}=False)",
+                self.name, c.type_
             ),
-            says(c),
-            REFERENCE_NODE_POOL_ROLLOUTS,
-        ));
+        ))
     }
-    let unhealthy = np
-        .condition("AllNodesHealthy")
-        .filter(|c| c.is_false())
-        .or_else(|| {
-            np.condition("Ready")
-                .filter(|c| c.is_false() && c.reason == "TooManyUnhealthy")
-        });
-    if let Some(c) = unhealthy {
-        out.push(subject.draft(
+
+    fn nodes_unhealthy(&self) -> Option<HealthDraft<'static>> {
+        let np = self.pool.np;
+        let c = np
+            .condition("AllNodesHealthy")
+            .filter(|c| c.is_false())
+            .or_else(|| {
+                np.condition("Ready")
+                    .filter(|c| c.is_false() && c.reason == "TooManyUnhealthy")
+            })?;
+        Some(self.on_condition(
+            c,
             SOURCE_NODES_UNHEALTHY,
-            Some(c),
-            ImpactLevel::Warning,
-            ImpactType::ClusterCapacity,
-            format!("Nodes of NodePool {name} are not healthy"),
-            says(c),
-            REFERENCE_NODE_POOL_ROLLOUTS,
-        ));
+            (ImpactLevel::Warning, ImpactType::ClusterCapacity),
+            format!("Nodes of NodePool {} are not healthy", self.name),
+        ))
     }
-    for m in machines.iter().filter(|m| m.is_deleting()) {
+
+    /// The Machines being deleted whose drain failed or takes longer than [`DRAIN_GRACE`].
+    fn drains_failed(&self) -> Vec<HealthDraft<'static>> {
+        self.pool
+            .machines
+            .iter()
+            .filter(|m| m.is_deleting())
+            .filter_map(|m| self.drain_failed(m))
+            .collect()
+    }
+
+    fn drain_failed(&self, m: &Machine) -> Option<HealthDraft<'static>> {
         let drain = m.condition("DrainingSucceeded");
         if drain.is_some_and(|d| d.is_true()) {
-            continue;
+            return None;
         }
         let since = drain.and_then(|d| d.last_transition_time).or(m
             .metadata
@@ -406,15 +584,15 @@ pub(super) fn node_pool_insights(
             .as_ref()
             .map(|t| t.0));
         let failed = drain.is_some_and(|d| d.is_false() && d.reason == "DrainingFailed");
-        let long = since.is_some_and(|s| now.duration_since(s) >= DRAIN_GRACE);
+        let long = since.is_some_and(|s| self.now.duration_since(s) >= DRAIN_GRACE);
         if !failed && !long {
             if let Some(s) = since {
-                soon(s + DRAIN_GRACE);
+                self.soon(s + DRAIN_GRACE);
             }
-            continue;
+            return None;
         }
         let node = m.node_name().unwrap_or(m.name());
-        out.push(HealthDraft {
+        Some(HealthDraft {
             resource: ResourceRef {
                 group: CAPI_GROUP.to_string(),
                 kind: "Machine".to_string(),
@@ -422,42 +600,47 @@ pub(super) fn node_pool_insights(
                 namespace: m.metadata.namespace.clone(),
             },
             started_at: since,
-            ..subject.draft(
-                SOURCE_DRAIN_FAILED,
+            ..self.subject.draft(
                 None,
-                ImpactLevel::Warning,
-                ImpactType::UpdateStalled,
-                format!("Node {node} of NodePool {name} cannot be drained"),
-                drain.map_or_else(
-                    || "The Machine is being deleted and its node has been draining for more than 10 minutes (a PodDisruptionBudget may block the eviction)".to_string(),
-                    says,
-                ),
-                REFERENCE_NODE_POOL_ROLLOUTS,
+                Finding {
+                    source: SOURCE_DRAIN_FAILED,
+                    level: ImpactLevel::Warning,
+                    type_: ImpactType::UpdateStalled,
+                    summary: format!("Node {node} of NodePool {} cannot be drained", self.name),
+                    description: drain.map_or_else(
+                        || "The Machine is being deleted and its node has been draining for more than 10 minutes (a PodDisruptionBudget may block the eviction)".to_string(),
+                        says,
+                    ),
+                    reference: REFERENCE_NODE_POOL_ROLLOUTS,
+                },
             )
-        });
+        })
     }
-    if cp.completed
-        && !f.updating
-        && !f.current.is_empty()
-        && older(&f.current, &cp.versions.target)
-    {
-        out.push(subject.draft(
-            SOURCE_BEHIND,
-            None,
-            ImpactLevel::Info,
-            ImpactType::None,
-            format!(
-                "NodePool {name} runs {} while the control plane runs {}",
-                f.current, cp.versions.target
-            ),
-            "NodePool updates are explicit in hosted control planes: set the NodePool's spec.release.image to update its nodes.".to_string(),
-            REFERENCE_NODE_POOL_ROLLOUTS,
-        ));
+
+    /// The control plane is updated and the pool runs an older version.
+    fn behind(&self, cp: &HostedControlPlaneFacts) -> Option<HealthDraft<'static>> {
+        let f = self.pool.facts;
+        let behind = cp.completed
+            && !f.updating
+            && !f.current.is_empty()
+            && older(&f.current, &cp.versions.target);
+        behind.then(|| {
+            self.subject.draft(
+                None,
+                Finding {
+                    source: SOURCE_BEHIND,
+                    level: ImpactLevel::Info,
+                    type_: ImpactType::None,
+                    summary: format!(
+                        "NodePool {} runs {} while the control plane runs {}",
+                        self.name, f.current, cp.versions.target
+                    ),
+                    description: "NodePool updates are explicit in hosted control planes: set the NodePool's spec.release.image to update its nodes.".to_string(),
+                    reference: REFERENCE_NODE_POOL_ROLLOUTS,
+                },
+            )
+        })
     }
-    (
-        out.into_iter().filter_map(HealthDraft::build).collect(),
-        next,
-    )
 }
 
 /// `a` is an older version than `b` (numeric dot-separated components; a pre-release or build

@@ -162,62 +162,202 @@ pub fn machine_member(
     node: Option<&Node>,
     cp_namespace: &str,
 ) -> NodeAssessment {
-    let target = if f.target.is_empty() {
-        &f.current
-    } else {
-        &f.target
+    let state = MachineState::of(m, f, pool, node);
+    let (resource, name) = machine_resource(m, cp_namespace);
+    let progress = UpdateInsightStatus {
+        type_: InsightType::Progress,
+        resource,
+        scope: InsightScope {
+            type_: ScopeType::WorkerPool,
+            pool: Some(pool.name.clone()),
+        },
+        progress: Some(ProgressInsight {
+            assessment: state.assessment,
+            phase: Some(state.phase),
+            version: Some(VersionPair {
+                current: ellipsize(state.version, limits::VERSION),
+                target: ellipsize(state.target, limits::VERSION),
+            }),
+            estimate: String::new(),
+            estimate_seconds: None,
+            estimated_completed_at: None,
+            message: state.message(m),
+            since: None,
+            timeline: None,
+            conditions: state.conditions(),
+        }),
+        health: None,
     };
-    let version = m.version().unwrap_or_default();
-    let at_target = !target.is_empty() && version == target;
-    let healthy = m.condition("NodeHealthy").is_some_and(|c| c.is_true());
-    let node_ok = node.is_none_or(|n| {
-        !n.spec.unschedulable
-            && n.status
-                .conditions
-                .iter()
-                .rev()
-                .find(|c| c.type_ == "Ready")
-                .is_none_or(|c| c.is_true())
-    });
-    let failed = m.status.as_ref().is_some_and(|s| s.phase == "Failed");
-    let drained = m
-        .condition("DrainingSucceeded")
-        .is_some_and(|c| c.is_true());
-    let (phase, is_updating) = if m.is_deleting() {
-        (
-            if drained {
-                NodePhase::Updating
+    NodeAssessment {
+        name: name.to_string(),
+        pool: pool.name.clone(),
+        is_master: false,
+        assessment: state.assessment,
+        phase: state.phase,
+        current_version: state.version.to_string(),
+        is_updated: state.phase == NodePhase::Updated,
+        is_updating: state.is_updating,
+        is_unavailable: state.is_unavailable,
+        is_degraded: state.failed,
+        is_draining: state.phase == NodePhase::Draining,
+        seriously_unavailable: state.is_unavailable,
+        // A Machine has no oc estimate: its pool's is unknown.
+        estimate_seconds: None,
+        changes_at: None,
+        // Machines are not timed: the learned estimates read MachineConfig nodes.
+        stage: crate::nodes::NodeStage::Pending,
+        incident: false,
+        progress,
+        health: Vec::new(),
+        drain: None,
+    }
+}
+
+/// What [`machine_member`] reads of a Machine: its versions, and the phase and assessment
+/// they give.
+struct MachineState<'a> {
+    /// The pool's target version (its current one when it has none).
+    target: &'a str,
+    /// The Machine's version ("" when unknown).
+    version: &'a str,
+    at_target: bool,
+    failed: bool,
+    phase: NodePhase,
+    is_updating: bool,
+    is_unavailable: bool,
+    assessment: Assessment,
+}
+
+impl<'a> MachineState<'a> {
+    fn of(m: &'a Machine, f: &'a NodePoolFacts, pool: &PoolContext, node: Option<&Node>) -> Self {
+        let target = if f.target.is_empty() {
+            &f.current
+        } else {
+            &f.target
+        };
+        let version = m.version().unwrap_or_default();
+        let at_target = !target.is_empty() && version == target;
+        let healthy = m.condition("NodeHealthy").is_some_and(|c| c.is_true());
+        let node_ok = node.is_none_or(|n| {
+            !n.spec.unschedulable
+                && n.status
+                    .conditions
+                    .iter()
+                    .rev()
+                    .find(|c| c.type_ == "Ready")
+                    .is_none_or(|c| c.is_true())
+        });
+        let failed = m.status.as_ref().is_some_and(|s| s.phase == "Failed");
+        let drained = m
+            .condition("DrainingSucceeded")
+            .is_some_and(|c| c.is_true());
+        let (phase, is_updating) = if m.is_deleting() {
+            (
+                if drained {
+                    NodePhase::Updating
+                } else {
+                    NodePhase::Draining
+                },
+                true,
+            )
+        } else if at_target && healthy {
+            (NodePhase::Updated, false)
+        } else if at_target && f.updating {
+            (NodePhase::Updating, true)
+        } else if at_target {
+            (NodePhase::Updated, false)
+        } else if pool.paused {
+            (NodePhase::Paused, false)
+        } else {
+            (NodePhase::Pending, false)
+        };
+        let is_unavailable = !is_updating && (!healthy || !node_ok);
+        let assessment = if failed {
+            Assessment::Degraded
+        } else if is_updating {
+            Assessment::Progressing
+        } else if is_unavailable {
+            Assessment::Unavailable
+        } else if phase == NodePhase::Updated {
+            Assessment::Completed
+        } else if phase == NodePhase::Paused {
+            Assessment::Excluded
+        } else {
+            Assessment::Outdated
+        };
+        MachineState {
+            target,
+            version,
+            at_target,
+            failed,
+            phase,
+            is_updating,
+            is_unavailable,
+            assessment,
+        }
+    }
+
+    /// The progress insight's message.
+    fn message(&self, m: &Machine) -> String {
+        if self.failed {
+            "Machine phase is Failed".to_string()
+        } else if m.is_deleting() {
+            format!("Machine {} is being replaced", m.name())
+        } else if self.at_target && self.is_updating {
+            "New Machine is provisioning, its Node has not joined yet".to_string()
+        } else if self.is_unavailable {
+            "Node is not healthy".to_string()
+        } else {
+            String::new()
+        }
+    }
+
+    /// The progress insight's `Updating`, `Available` and `Degraded` conditions.
+    fn conditions(&self) -> Vec<Condition> {
+        let flag = |b: bool| {
+            if b {
+                ConditionStatus::True
             } else {
-                NodePhase::Draining
+                ConditionStatus::False
+            }
+        };
+        vec![
+            Condition {
+                type_: "Updating".into(),
+                status: flag(self.is_updating),
+                reason: self.phase.as_str().into(),
+                ..Default::default()
             },
-            true,
-        )
-    } else if at_target && healthy {
-        (NodePhase::Updated, false)
-    } else if at_target && f.updating {
-        (NodePhase::Updating, true)
-    } else if at_target {
-        (NodePhase::Updated, false)
-    } else if pool.paused {
-        (NodePhase::Paused, false)
-    } else {
-        (NodePhase::Pending, false)
-    };
-    let is_unavailable = !is_updating && (!healthy || !node_ok);
-    let assessment = if failed {
-        Assessment::Degraded
-    } else if is_updating {
-        Assessment::Progressing
-    } else if is_unavailable {
-        Assessment::Unavailable
-    } else if phase == NodePhase::Updated {
-        Assessment::Completed
-    } else if phase == NodePhase::Paused {
-        Assessment::Excluded
-    } else {
-        Assessment::Outdated
-    };
-    let (resource, name) = match m.node_name() {
+            Condition {
+                type_: "Available".into(),
+                status: flag(!self.is_unavailable),
+                reason: if self.is_unavailable {
+                    "Unavailable"
+                } else {
+                    "AsExpected"
+                }
+                .into(),
+                ..Default::default()
+            },
+            Condition {
+                type_: "Degraded".into(),
+                status: flag(self.failed),
+                reason: if self.failed {
+                    "Degraded"
+                } else {
+                    "AsExpected"
+                }
+                .into(),
+                ..Default::default()
+            },
+        ]
+    }
+}
+
+/// What a Machine's insight is about: its Node once it has one, else the Machine (in the
+/// control-plane namespace); and the member's name.
+fn machine_resource<'m>(m: &'m Machine, cp_namespace: &str) -> (ResourceRef, &'m str) {
+    match m.node_name() {
         Some(n) => (
             ResourceRef {
                 group: String::new(),
@@ -236,95 +376,6 @@ pub fn machine_member(
             },
             m.name(),
         ),
-    };
-    let message = if failed {
-        "Machine phase is Failed".to_string()
-    } else if m.is_deleting() {
-        format!("Machine {} is being replaced", m.name())
-    } else if at_target && is_updating {
-        "New Machine is provisioning, its Node has not joined yet".to_string()
-    } else if is_unavailable {
-        "Node is not healthy".to_string()
-    } else {
-        String::new()
-    };
-    let flag = |b: bool| {
-        if b {
-            ConditionStatus::True
-        } else {
-            ConditionStatus::False
-        }
-    };
-    let progress = UpdateInsightStatus {
-        type_: InsightType::Progress,
-        resource,
-        scope: InsightScope {
-            type_: ScopeType::WorkerPool,
-            pool: Some(pool.name.clone()),
-        },
-        progress: Some(ProgressInsight {
-            assessment,
-            phase: Some(phase),
-            version: Some(VersionPair {
-                current: ellipsize(version, limits::VERSION),
-                target: ellipsize(target, limits::VERSION),
-            }),
-            estimate: String::new(),
-            estimate_seconds: None,
-            estimated_completed_at: None,
-            message,
-            since: None,
-            timeline: None,
-            conditions: vec![
-                Condition {
-                    type_: "Updating".into(),
-                    status: flag(is_updating),
-                    reason: phase.as_str().into(),
-                    ..Default::default()
-                },
-                Condition {
-                    type_: "Available".into(),
-                    status: flag(!is_unavailable),
-                    reason: if is_unavailable {
-                        "Unavailable"
-                    } else {
-                        "AsExpected"
-                    }
-                    .into(),
-                    ..Default::default()
-                },
-                Condition {
-                    type_: "Degraded".into(),
-                    status: flag(failed),
-                    reason: if failed { "Degraded" } else { "AsExpected" }.into(),
-                    ..Default::default()
-                },
-            ],
-        }),
-        health: None,
-    };
-    NodeAssessment {
-        name: name.to_string(),
-        pool: pool.name.clone(),
-        is_master: false,
-        assessment,
-        phase,
-        current_version: version.to_string(),
-        is_updated: phase == NodePhase::Updated,
-        is_updating,
-        is_unavailable,
-        is_degraded: failed,
-        is_draining: phase == NodePhase::Draining,
-        seriously_unavailable: is_unavailable,
-        // A Machine has no oc estimate: its pool's is unknown.
-        estimate_seconds: None,
-        changes_at: None,
-        // Machines are not timed: the learned estimates read MachineConfig nodes.
-        stage: crate::nodes::NodeStage::Pending,
-        incident: false,
-        progress,
-        health: Vec::new(),
-        drain: None,
     }
 }
 
@@ -431,8 +482,13 @@ pub(super) fn node_pools_share(
         let machines = machines_of(hc, np, inputs.machines);
         let ms_degraded = find(inputs.machine_sets, np.name(), |m| &m.metadata)
             .and_then(|m| annotation(&m.metadata, UPGRADE_IN_PROGRESS_FALSE_ANNOTATION));
-        let (extra, extra_next) =
-            health::node_pool_insights(np, ms_degraded, &f, &machines, cp, now);
+        let view = health::NodePoolView {
+            np,
+            ms_degraded,
+            facts: &f,
+            machines: &machines,
+        };
+        let (extra, extra_next) = health::node_pool_insights(&view, cp, now);
         next = min_time(next, extra_next);
         pa.insights.extend(extra);
         pa.status.health_insights = crate::insight::tally(&pa.insights);
