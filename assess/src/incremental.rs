@@ -22,7 +22,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use update_status_api::crd::{UpdateInsight, UpdateInsightStatus, WorkerPoolUpdateStatusStatus};
-use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
+use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool, Node};
 
 use crate::compose::since::PriorConditions;
 use crate::compose::{self, Desired, Existing, ExistingInsights, Labels, since};
@@ -80,92 +80,108 @@ impl Default for WorkerPools {
     }
 }
 
+/// The inputs one [`WorkerPools::update`] reads: the ClusterVersion, the pools and their
+/// MachineConfigs (the nodes' context), and the nodes as a watch cache holds them.
+#[derive(Debug)]
+pub struct PoolInputs<'a, N> {
+    /// The ClusterVersion (its target).
+    pub cluster_version: Option<&'a ClusterVersion>,
+    /// The MachineConfigPools.
+    pub pools: &'a [MachineConfigPool],
+    /// The MachineConfigs.
+    pub machine_configs: &'a [MachineConfig],
+    /// The nodes.
+    pub nodes: &'a [N],
+}
+
+/// A node assessed at `now`, its transition times carried over: what this node's insight
+/// last said (`cached`, in memory: also before the cache shows our write), else what our
+/// object says.
+fn assess_carried(
+    ctx: &NodeContext,
+    node: &Node,
+    cached: Option<&CachedNode>,
+    existing: &Existing<'_>,
+    now: Timestamp,
+) -> Option<NodeAssessment> {
+    let mut assessment = nodes::assess_node(ctx, node, now);
+    if let Some(a) = assessment.as_mut() {
+        let name = naming::insight_name(&a.progress, "");
+        let previous = cached
+            .and_then(|c| c.assessment.as_ref())
+            .and_then(|p| p.progress.progress.as_ref());
+        let prior_timeline = match previous {
+            Some(p) => p.timeline,
+            None => existing.insights.timeline(&name),
+        };
+        nodes::carry_timeline(a, prior_timeline.as_ref(), now);
+        if let Some(p) = a.progress.progress.as_mut() {
+            match previous {
+                Some(prior) => since::carry(&mut p.conditions, &name, &prior.conditions[..], now),
+                None => since::carry(&mut p.conditions, &name, &existing.insights, now),
+            }
+        }
+    }
+    assessment
+}
+
 impl WorkerPools {
     /// Brings the share up to date with the inputs (`nodes` as a watch cache holds them) and
     /// our objects (`existing`, for the carry-over: `startedAt`, the conditions' transition
     /// times), at `now`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn update(
+    pub fn update<N: NodeSource>(
         &mut self,
-        cluster_version: Option<&ClusterVersion>,
-        pools: &[MachineConfigPool],
-        machine_configs: &[MachineConfig],
-        nodes: &[impl NodeSource],
+        inputs: PoolInputs<'_, N>,
         existing: &Existing<'_>,
         base: &Labels,
         now: Timestamp,
     ) -> Update {
-        let ctx = NodeContext::new(cluster_version, pools, machine_configs);
+        let ctx = self.refresh_context(&inputs);
+        let next_change = self.refresh_nodes(&ctx, inputs.nodes, existing, now);
+        if &self.base != base {
+            self.base = base.clone();
+        }
+        let aggregated = self.dirty;
+        if self.dirty {
+            self.aggregate(&ctx, existing, base, now);
+        }
+        Update {
+            aggregated,
+            next_change,
+        }
+    }
+
+    /// The nodes' context of `inputs`; a new one (or new pool owners) drops the cached
+    /// assessments (or marks the pools to re-aggregate).
+    fn refresh_context<N>(&mut self, inputs: &PoolInputs<'_, N>) -> NodeContext {
+        let ctx = NodeContext::new(inputs.cluster_version, inputs.pools, inputs.machine_configs);
         if self.context.as_ref() != Some(&ctx) {
             self.nodes.clear();
             self.context = Some(ctx.clone());
             self.dirty = true;
         }
-        let pool_owners = compose::pool_owners(pools);
+        let pool_owners = compose::pool_owners(inputs.pools);
         if pool_owners != self.pool_owners {
             self.pool_owners = pool_owners;
             self.dirty = true;
         }
+        ctx
+    }
 
-        // Nodes: re-assess those whose object changed or whose time threshold passed.
+    /// Nodes: re-assesses those whose object changed or whose time threshold passed, forgets
+    /// those gone. When time alone next changes a node's assessment.
+    fn refresh_nodes(
+        &mut self,
+        ctx: &NodeContext,
+        nodes: &[impl NodeSource],
+        existing: &Existing<'_>,
+        now: Timestamp,
+    ) -> Option<Timestamp> {
         let mut seen: HashSet<&str> = HashSet::with_capacity(nodes.len());
         let mut next_change: Option<Timestamp> = None;
         for node in nodes {
             let name = node.name();
-            let rv = node.resource_version();
-            let uid = node.uid();
-            let cached = self.nodes.get(name);
-            let fresh = cached.is_some_and(|c| {
-                c.resource_version.as_deref() == rv
-                    && c.uid.as_deref() == uid
-                    && c.assessment
-                        .as_ref()
-                        .and_then(|a| a.changes_at)
-                        .is_none_or(|t| t > now)
-            });
-            if !fresh {
-                let whole = node.node();
-                let mut assessment = nodes::assess_node(&ctx, &whole, now);
-                // Transition times: what this node's insight last said (in memory: also
-                // before the cache shows our write), else what our object says.
-                if let Some(a) = assessment.as_mut() {
-                    let name = naming::insight_name(&a.progress, "");
-                    let previous = cached
-                        .and_then(|c| c.assessment.as_ref())
-                        .and_then(|p| p.progress.progress.as_ref());
-                    let prior_timeline = match previous {
-                        Some(p) => p.timeline,
-                        None => existing.insights.timeline(&name),
-                    };
-                    nodes::carry_timeline(a, prior_timeline.as_ref(), now);
-                    if let Some(p) = a.progress.progress.as_mut() {
-                        match previous {
-                            Some(prior) => {
-                                since::carry(&mut p.conditions, &name, &prior.conditions[..], now)
-                            }
-                            None => since::carry(&mut p.conditions, &name, &existing.insights, now),
-                        }
-                    }
-                }
-                let same =
-                    cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
-                if same {
-                    if let Some(c) = self.nodes.get_mut(name) {
-                        c.resource_version = rv.map(str::to_string);
-                    }
-                } else {
-                    self.nodes.insert(
-                        name.to_string(),
-                        Box::new(CachedNode {
-                            resource_version: rv.map(str::to_string),
-                            uid: uid.map(str::to_string),
-                            assessment,
-                            owner: compose::owner_of(whole.as_ref()),
-                        }),
-                    );
-                    self.dirty = true;
-                }
-            }
+            self.refresh_node(ctx, node, existing, now);
             if let Some(t) = self
                 .nodes
                 .get(name)
@@ -181,45 +197,89 @@ impl WorkerPools {
         if self.nodes.len() != before {
             self.dirty = true;
         }
+        next_change
+    }
 
-        if &self.base != base {
-            self.base = base.clone();
+    /// One node: re-assessed unless its cached assessment is fresh (same resourceVersion and
+    /// uid, time threshold not passed); cached again unless the assessment is the same.
+    fn refresh_node(
+        &mut self,
+        ctx: &NodeContext,
+        node: &impl NodeSource,
+        existing: &Existing<'_>,
+        now: Timestamp,
+    ) {
+        let name = node.name();
+        let rv = node.resource_version();
+        let uid = node.uid();
+        let cached = self.nodes.get(name).map(Box::as_ref);
+        let fresh = cached.is_some_and(|c| {
+            c.resource_version.as_deref() == rv
+                && c.uid.as_deref() == uid
+                && c.assessment
+                    .as_ref()
+                    .and_then(|a| a.changes_at)
+                    .is_none_or(|t| t > now)
+        });
+        if fresh {
+            return;
         }
-
-        let aggregated = self.dirty;
-        if self.dirty {
-            let assessed: Vec<&NodeAssessment> = self
-                .nodes
-                .values()
-                .filter_map(|c| c.assessment.as_ref())
-                .collect();
-            let mut pools =
-                compose::pools_share(&ctx, &assessed, &self.pool_owners, &existing.insights, base);
-            // Transition times: the last aggregation's, else what our objects say.
-            for d in &mut pools.statuses {
-                let previous = self
-                    .pools
-                    .statuses
-                    .iter()
-                    .find(|p| p.name == d.name)
-                    .map(|p| &p.status.conditions[..]);
-                match previous {
-                    Some(prior) => since::carry(&mut d.status.conditions, &d.name, prior, now),
-                    None => since::carry(
-                        &mut d.status.conditions,
-                        &d.name,
-                        existing.worker_pools,
-                        now,
-                    ),
-                }
+        let whole = node.node();
+        let assessment = assess_carried(ctx, &whole, cached, existing, now);
+        let same = cached.is_some_and(|c| c.assessment == assessment && c.uid.as_deref() == uid);
+        if same {
+            if let Some(c) = self.nodes.get_mut(name) {
+                c.resource_version = rv.map(str::to_string);
             }
-            self.pools = pools;
-            self.dirty = false;
+        } else {
+            self.nodes.insert(
+                name.to_string(),
+                Box::new(CachedNode {
+                    resource_version: rv.map(str::to_string),
+                    uid: uid.map(str::to_string),
+                    assessment,
+                    owner: compose::owner_of(whole.as_ref()),
+                }),
+            );
+            self.dirty = true;
         }
-        Update {
-            aggregated,
-            next_change,
+    }
+
+    /// Re-aggregates and names the pools; the conditions' transition times are the last
+    /// aggregation's, else what our objects say.
+    fn aggregate(
+        &mut self,
+        ctx: &NodeContext,
+        existing: &Existing<'_>,
+        base: &Labels,
+        now: Timestamp,
+    ) {
+        let assessed: Vec<&NodeAssessment> = self
+            .nodes
+            .values()
+            .filter_map(|c| c.assessment.as_ref())
+            .collect();
+        let mut pools =
+            compose::pools_share(ctx, &assessed, &self.pool_owners, &existing.insights, base);
+        for d in &mut pools.statuses {
+            let previous = self
+                .pools
+                .statuses
+                .iter()
+                .find(|p| p.name == d.name)
+                .map(|p| &p.status.conditions[..]);
+            match previous {
+                Some(prior) => since::carry(&mut d.status.conditions, &d.name, prior, now),
+                None => since::carry(
+                    &mut d.status.conditions,
+                    &d.name,
+                    existing.worker_pools,
+                    now,
+                ),
+            }
         }
+        self.pools = pools;
+        self.dirty = false;
     }
 
     /// Every desired UpdateInsight, each node's (built from its cached assessment as the

@@ -30,7 +30,7 @@ use update_status_api::input::{
 use update_status_assess::compose::{
     self, AlertsPoll, Desired, Existing, ExistingInsights, Labels,
 };
-use update_status_assess::incremental::WorkerPools;
+use update_status_assess::incremental::{PoolInputs, WorkerPools};
 use update_status_assess::related::DrainEvidence;
 use update_status_assess::{ClusterInputs, order};
 use update_status_simulator::{FaultSpec, Faults, SimConfig, SimInputs, Simulation};
@@ -262,10 +262,12 @@ impl Controller {
         // Worker-pools reconciler: its drain evidence is the pods and budgets it looked up
         // (here: the inputs') and the PodDisruptionBudget alerts of our alert insights.
         self.worker_pools.update(
-            inputs.cluster_version.as_ref(),
-            &inputs.pools,
-            &inputs.machine_configs,
-            &inputs.nodes,
+            PoolInputs {
+                cluster_version: inputs.cluster_version.as_ref(),
+                pools: &inputs.pools,
+                machine_configs: &inputs.machine_configs,
+                nodes: &inputs.nodes,
+            },
             &Existing {
                 control_plane: None,
                 worker_pools: &ours.worker_pools,

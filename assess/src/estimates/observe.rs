@@ -241,7 +241,13 @@ pub fn observe_resuming<N: TimedNode>(
         }
     }
     if let Some(mut current) = status.current.take() {
-        let done = follow(&mut current, inputs, nodes, h0, resume, now);
+        let reading = Reading {
+            inputs,
+            nodes,
+            resume,
+            now,
+        };
+        let done = follow(&mut current, &reading, h0);
         if done {
             learn(status, current, now);
         } else {
@@ -252,19 +258,35 @@ pub fn observe_resuming<N: TimedNode>(
     *status != before
 }
 
+/// One reading of the cluster at `now`, which the followed update is brought up to date with.
+struct Reading<'r, 'i, N> {
+    inputs: &'r ClusterInputs<'i>,
+    nodes: &'r [N],
+    resume: &'r Resume<'r>,
+    now: Timestamp,
+}
+
 /// Brings the followed update up to date; true when it is complete (every operator at the
 /// target, every pool updated).
 fn follow<N: TimedNode>(
     current: &mut CurrentUpdate,
-    inputs: &ClusterInputs<'_>,
-    nodes: &[N],
+    reading: &Reading<'_, '_, N>,
     h0: &UpdateHistory,
-    resume: &Resume<'_>,
-    now: Timestamp,
 ) -> bool {
+    if reading.inputs.cluster_version.is_none() {
+        return false;
+    }
+    follow_operators(current, reading.inputs, reading.now);
+    let pools_done = follow_nodes(current, reading, &h0.version);
+    current.control_plane_completed_at.is_some() && pools_done
+}
+
+/// Times the platform operators that reached the target, and the control plane once they all
+/// did.
+fn follow_operators(current: &mut CurrentUpdate, inputs: &ClusterInputs<'_>, now: Timestamp) {
     let started = current.started_at;
     let Some(cv) = inputs.cluster_version else {
-        return false;
+        return;
     };
     let desired = cv.status.desired.version.as_str();
     let mco = inputs.mco_image.image();
@@ -313,25 +335,19 @@ fn follow<N: TimedNode>(
         let at = Timestamp::from_second(started.as_second() + i64::from(last)).unwrap_or(now);
         current.control_plane_completed_at = Some(at.min(now));
     }
-    let pools_done = follow_nodes(current, inputs, nodes, &h0.version, resume, now);
-    current.control_plane_completed_at.is_some() && pools_done
 }
 
 /// Times the nodes; true when every pool with nodes is updated.
 fn follow_nodes<N: TimedNode>(
     current: &mut CurrentUpdate,
-    inputs: &ClusterInputs<'_>,
-    nodes: &[N],
+    reading: &Reading<'_, '_, N>,
     target: &str,
-    resume: &Resume<'_>,
-    now: Timestamp,
 ) -> bool {
-    let ctx = NodeContext::from_inputs(inputs);
-    let started = current.started_at;
+    let ctx = NodeContext::from_inputs(reading.inputs);
     let pools = ctx.pools();
     // Per pool: (nodes, finished).
     let mut tally = vec![(0usize, 0usize); pools.len()];
-    for node in nodes {
+    for node in reading.nodes {
         let Some(pool) = ctx.pool_of(node) else {
             continue;
         };
@@ -345,122 +361,144 @@ fn follow_nodes<N: TimedNode>(
                 t.1 += 1;
             }
         }
-        let name = node.name();
-        let tracked = current.nodes.iter().position(|n| n.name == name);
-        // Its insight's timeline, when it is this update's (read only when needed).
-        let resumed = || (resume.timeline)(name).and_then(|t| of_update(t, started, now));
-        match (stage, tracked) {
-            (NodeStage::Pending, _) => {}
-            (NodeStage::Finished, Some(i)) => {
-                let mut n = current.nodes.remove(i);
-                stamp(&mut n, NodeStage::Finished, now, resumed);
-                fold(current, &n, Some(now));
-            }
-            (NodeStage::Finished, None) => {
-                // Finished since the state was written, unfollowed here: from its insight,
-                // when its update started after that write (never folded), without the
-                // time it took to return (its end was not observed).
-                let Some(written) = current.written_at.filter(|_| resume.just_read) else {
-                    continue;
-                };
-                let Some(t) = resumed() else {
-                    continue;
-                };
-                let s = Stamps::from(&t);
-                let first = [s.drain, s.reboot, s.ready].into_iter().flatten().min();
-                if t.incident || first.is_none_or(|f| f <= written) {
-                    continue;
-                }
-                let Some(group) = group_index(current, &pool.name, node) else {
-                    continue;
-                };
-                let n = TrackedNode {
-                    name: name.to_string(),
-                    group,
-                    drain_at: s.drain,
-                    reboot_at: s.reboot,
-                    ready_at: s.ready,
-                    incident: false,
-                };
-                fold(current, &n, None);
-            }
-            (stage, Some(i)) => {
-                if let Some(n) = current.nodes.get_mut(i) {
-                    n.incident |= in_incident(node);
-                    stamp(n, stage, now, resumed);
-                }
-            }
-            (stage, None) => {
-                if current.nodes.len() >= MAX_TRACKED_NODES {
-                    continue;
-                }
-                let Some(group) = group_index(current, &pool.name, node) else {
-                    continue;
-                };
-                let mut n = TrackedNode {
-                    name: name.to_string(),
-                    group,
-                    incident: in_incident(node),
-                    ..Default::default()
-                };
-                stamp(&mut n, stage, now, resumed);
-                current.nodes.push(n);
-            }
-        }
+        follow_node(current, reading, &pool.name, node, stage);
     }
     // Nodes that left (deleted): forget them.
     if !current.nodes.is_empty() {
-        let names: std::collections::HashSet<&str> = nodes.iter().map(NodeSource::name).collect();
+        let names: std::collections::HashSet<&str> =
+            reading.nodes.iter().map(NodeSource::name).collect();
         current.nodes.retain(|n| names.contains(n.name.as_str()));
     }
     let mut all_done = true;
     for (pool, (total, finished)) in pools.iter().zip(tally) {
         // Pauses while the pool had nodes to update.
         let outdated = finished < total;
-        let entry = current.paused.iter().position(|p| p.name == pool.name);
-        match (pool.paused && outdated, entry) {
-            (true, None) if current.paused.len() < MAX_NODE_GROUPS => {
-                current.paused.push(PausedPool {
-                    name: pool.name.clone(),
-                    since: Some(now),
-                    paused_seconds: 0,
-                })
-            }
-            (true, Some(i)) => {
-                if let Some(p) = current.paused.get_mut(i) {
-                    p.since.get_or_insert(now);
-                }
-            }
-            (false, Some(i)) => {
-                if let Some(p) = current.paused.get_mut(i)
-                    && let Some(since) = p.since.take()
-                {
-                    p.paused_seconds = p.paused_seconds.saturating_add(secs_u32(since, now));
-                }
-            }
-            _ => {}
-        }
+        follow_pause(current, &pool.name, pool.paused && outdated, reading.now);
         if total == 0 {
             continue;
         }
         if outdated {
             all_done = false;
-        } else if !current.pools.iter().any(|p| p.name == pool.name)
-            && current.pools.len() < MAX_NODE_GROUPS
-        {
-            let paused_seconds = current
-                .paused
-                .iter()
-                .find(|p| p.name == pool.name)
-                .map_or(0, |p| p.paused_seconds);
-            current.pools.push(PoolTiming {
-                name: pool.name.clone(),
-                completed_after_seconds: secs_u32(started, now),
-                paused_seconds,
-            });
+        } else {
+            pool_done(current, &pool.name, reading.now);
         }
     }
     all_done
+}
+
+/// Times one node of pool `pool` observed in `stage`.
+fn follow_node<N: TimedNode>(
+    current: &mut CurrentUpdate,
+    reading: &Reading<'_, '_, N>,
+    pool: &str,
+    node: &N,
+    stage: NodeStage,
+) {
+    let (started, now, resume) = (current.started_at, reading.now, reading.resume);
+    let name = node.name();
+    let tracked = current.nodes.iter().position(|n| n.name == name);
+    // Its insight's timeline, when it is this update's (read only when needed).
+    let resumed = || (resume.timeline)(name).and_then(|t| of_update(t, started, now));
+    match (stage, tracked) {
+        (NodeStage::Pending, _) => {}
+        (NodeStage::Finished, Some(i)) => {
+            let mut n = current.nodes.remove(i);
+            stamp(&mut n, NodeStage::Finished, now, resumed);
+            fold(current, &n, Some(now));
+        }
+        (NodeStage::Finished, None) => {
+            // Finished since the state was written, unfollowed here: from its insight,
+            // when its update started after that write (never folded), without the
+            // time it took to return (its end was not observed).
+            let Some(written) = current.written_at.filter(|_| resume.just_read) else {
+                return;
+            };
+            let Some(t) = resumed() else {
+                return;
+            };
+            let s = Stamps::from(&t);
+            let first = [s.drain, s.reboot, s.ready].into_iter().flatten().min();
+            if t.incident || first.is_none_or(|f| f <= written) {
+                return;
+            }
+            let Some(group) = group_index(current, pool, node) else {
+                return;
+            };
+            let n = TrackedNode {
+                name: name.to_string(),
+                group,
+                drain_at: s.drain,
+                reboot_at: s.reboot,
+                ready_at: s.ready,
+                incident: false,
+            };
+            fold(current, &n, None);
+        }
+        (stage, Some(i)) => {
+            if let Some(n) = current.nodes.get_mut(i) {
+                n.incident |= in_incident(node);
+                stamp(n, stage, now, resumed);
+            }
+        }
+        (stage, None) => {
+            if current.nodes.len() >= MAX_TRACKED_NODES {
+                return;
+            }
+            let Some(group) = group_index(current, pool, node) else {
+                return;
+            };
+            let mut n = TrackedNode {
+                name: name.to_string(),
+                group,
+                incident: in_incident(node),
+                ..Default::default()
+            };
+            stamp(&mut n, stage, now, resumed);
+            current.nodes.push(n);
+        }
+    }
+}
+
+/// Follows pool `pool`'s pause (`paused`: paused while it has nodes to update).
+fn follow_pause(current: &mut CurrentUpdate, pool: &str, paused: bool, now: Timestamp) {
+    let entry = current.paused.iter().position(|p| p.name == pool);
+    match (paused, entry) {
+        (true, None) if current.paused.len() < MAX_NODE_GROUPS => current.paused.push(PausedPool {
+            name: pool.to_string(),
+            since: Some(now),
+            paused_seconds: 0,
+        }),
+        (true, Some(i)) => {
+            if let Some(p) = current.paused.get_mut(i) {
+                p.since.get_or_insert(now);
+            }
+        }
+        (false, Some(i)) => {
+            if let Some(p) = current.paused.get_mut(i)
+                && let Some(since) = p.since.take()
+            {
+                p.paused_seconds = p.paused_seconds.saturating_add(secs_u32(since, now));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Pool `pool` (with nodes) is updated: its timing, once.
+fn pool_done(current: &mut CurrentUpdate, pool: &str, now: Timestamp) {
+    if current.pools.iter().any(|p| p.name == pool) || current.pools.len() >= MAX_NODE_GROUPS {
+        return;
+    }
+    let paused_seconds = current
+        .paused
+        .iter()
+        .find(|p| p.name == pool)
+        .map_or(0, |p| p.paused_seconds);
+    current.pools.push(PoolTiming {
+        name: pool.to_string(),
+        completed_after_seconds: secs_u32(current.started_at, now),
+        paused_seconds,
+    });
 }
 
 /// The index of a node's group in `current.node_groups`, created when new (`None` past the

@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use update_status_api::history::{
     CurrentUpdate, LearnedSource, LearnedUpdate, NodeFactor, NodeGroupTiming, UpdateHistoryStatus,
 };
+use update_status_api::input::ClusterVersion;
 
 use super::observe::{instance_type, node_role};
 use super::oc::target;
@@ -356,196 +357,31 @@ pub fn learned<N: TimedNode>(
     let current = status.current.as_ref()?;
     observed(status).next()?;
     let cv = inputs.cluster_version?;
-    let started = current.started_at;
-
-    // Between-update spread of the control plane's duration (log).
-    let cps: Vec<f64> = observed(status)
-        .map(|u| f64::from(u.control_plane_seconds.max(1)).ln())
-        .collect();
-    let sigma_drift = if cps.len() >= 3 {
-        let m = cps.iter().sum::<f64>() / cps.len() as f64;
-        (cps.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (cps.len() - 1) as f64)
-            .sqrt()
-            .max(0.1)
-    } else {
-        SIGMA_DRIFT_DEFAULT
+    let scope = Learning {
+        status,
+        current,
+        inputs,
+        cv,
+        now,
     };
-
-    // Operators.
-    let ops = OperatorModel::of(status);
-    let actual = own_durations(&current.operators);
-    let (pace_ops, n_ops) = pace(actual.iter().filter(|(n, _)| *n != MACHINE_CONFIG).map(
-        |(n, a)| {
-            (
-                *a / ops.own(n).max(1.0),
-                if ops.own(n) >= 15.0 { 1.0 } else { 0.0 },
-            )
-        },
-    ));
-    let desired = cv.status.desired.version.as_str();
-    let mco = inputs.mco_image.image();
-    let last_done = Timestamp::from_second(
-        started.as_second()
-            + i64::from(
-                current
-                    .operators
-                    .iter()
-                    .map(|o| o.completed_after_seconds)
-                    .max()
-                    .unwrap_or(0),
-            ),
-    )
-    .ok();
-    let mut ops_left = 0.0;
-    let mut first_own: f64 = 0.0;
-    let mut mco_done = true;
-    let mut ops_items = 0usize;
-    for co in inputs
-        .cluster_operators
-        .iter()
-        .filter(|c| c.is_platform_operator())
-    {
-        if is_updated(co, desired, mco) {
-            continue;
-        }
-        if co.name() == MACHINE_CONFIG {
-            mco_done = false;
-            continue;
-        }
-        let own = ops.own(co.name()) * pace_ops;
-        if co
-            .condition("Progressing")
-            .is_some_and(|c| c.status == "True")
-        {
-            first_own = first_own.max(own);
-        }
-        ops_left += own;
-        ops_items += 1;
-    }
-    let in_op = since(last_done.or(Some(started)), now);
-    let in_op = if first_own > 0.0 { in_op } else { 0.0 };
-    let (ops_rest, ops_overrun) = if ops_items > 0 {
-        let (current_rest, overrun) = left(first_own, in_op);
-        (ops_left - first_own + current_rest, overrun)
-    } else {
-        (0.0, 0.0)
-    };
+    let sigma_drift = sigma_drift(status);
+    let ops = scope.operators_left();
 
     // Nodes.
-    let mut models = NodeModels::of(status);
-    let factors: HashMap<&str, &NodeFactor> = status
-        .node_factors
-        .iter()
-        .map(|f| (f.name.as_str(), f))
-        .collect();
-    let (pace_nodes, n_nodes) = node_pace(current, &mut models);
     let ctx = NodeContext::from_inputs(inputs);
+    let (per_pool, n_nodes) = scope.pool_work(&ctx, nodes);
     let target = target(cv);
     let rollout_started = ctx
         .pools()
         .iter()
         .any(|p| ctx.machine_config_version(&p.configuration) == Some(target));
-    let start_delay = if rollout_started { 0.0 } else { ops_rest };
-    let pools = ctx.pools();
-    let mut per_pool: Vec<PoolWork> = vec![PoolWork::default(); pools.len()];
-    for node in nodes {
-        let Some(pool) = ctx.pool_of(node) else {
-            continue;
-        };
-        let Some(p) = pools.iter().position(|q| q.name == pool.name) else {
-            continue;
-        };
-        let stage = node_stage(&ctx, node, target);
-        let w = &mut per_pool[p];
-        w.total += 1;
-        if stage == NodeStage::Finished {
-            continue;
-        }
-        let m = node_model(&mut models, &pool.name, node)
-            .unwrap_or(OC_NODE)
-            .for_node(factors.get(node.name()).copied());
-        let m = NodeModel {
-            drain: m.drain * pace_nodes,
-            reboot: m.reboot * pace_nodes,
-            ready: m.ready * pace_nodes,
-            ..m
-        };
-        w.log_sd = w.log_sd.max(m.log_sd);
-        let tracked = current.nodes.iter().find(|n| n.name == node.name());
-        let (rest, over) = match stage {
-            NodeStage::Pending => {
-                w.pending.push(m.total());
-                continue;
-            }
-            NodeStage::Drain => {
-                let (r, o) = left(m.drain, since(tracked.and_then(|t| t.drain_at), now));
-                (r + m.reboot + m.ready, o)
-            }
-            NodeStage::Reboot => {
-                let (r, o) = left(m.reboot, since(tracked.and_then(|t| t.reboot_at), now));
-                (r + m.ready, o)
-            }
-            NodeStage::Ready | NodeStage::Finished => {
-                left(m.ready, since(tracked.and_then(|t| t.ready_at), now))
-            }
-        };
-        w.in_flight.push(rest);
-        w.overrun = w.overrun.max(over);
-    }
+    let start_delay = if rollout_started { 0.0 } else { ops.rest };
 
-    let n_pace = n_ops + n_nodes;
+    let n_pace = ops.n + n_nodes;
     let sigma_pace = sigma_drift * (PACE_PRIOR / (n_pace + PACE_PRIOR)).sqrt();
-    let mut pool_estimates = Vec::new();
-    let mut master_rest: Option<Remaining> = None;
-    for (pool, w) in pools.iter().zip(per_pool) {
-        if w.total == 0 || (w.pending.is_empty() && w.in_flight.is_empty()) {
-            continue;
-        }
-        let slots = pool.max_unavailable_of(w.total) as usize;
-        let span = expected_makespan(&w.in_flight, &w.pending, slots);
-        let items = (w.pending.len() + w.in_flight.len()).max(1) as f64;
-        let per_item = w.log_sd / items.sqrt();
-        let sigma = (sigma_pace.powi(2) + per_item.powi(2) + SIGMA_FLOOR.powi(2)).sqrt();
-        let paused = pool.paused && !w.pending.is_empty();
-        // A pool paused for `t` is taken to stay paused for `t` more (the median of a pause
-        // whose length is unknown), up to 3 `t` for the p90.
-        let pause = if paused {
-            since(
-                current
-                    .paused
-                    .iter()
-                    .find(|p| p.name == pool.name)
-                    .and_then(|p| p.since),
-                now,
-            )
-        } else {
-            0.0
-        };
-        let mut r =
-            Remaining::with_spread(start_delay + span + pause, sigma, w.overrun + 2.0 * pause);
-        r.paused = paused;
-        if pool.is_master {
-            master_rest = Some(r);
-        }
-        pool_estimates.push((pool.name.clone(), r));
-    }
-
-    // The control plane: the operators, then machine-config, which completes with the master
-    // pool (or its learned own duration when there is no master pool to follow).
-    let ops_sigma = (sigma_pace.powi(2) + SIGMA_FLOOR.powi(2)).sqrt();
-    let control_plane = if mco_done && ops_items == 0 {
-        Remaining::zero()
-    } else {
-        let ops_part = Remaining::with_spread(ops_rest, ops_sigma, ops_overrun);
-        match (mco_done, master_rest) {
-            (true, _) => ops_part,
-            (false, Some(m)) => m.max(ops_part),
-            (false, None) => {
-                let own = ops.own(MACHINE_CONFIG) * pace_ops;
-                Remaining::with_spread(ops_rest + own, ops_sigma, ops_overrun)
-            }
-        }
-    };
+    let (pool_estimates, master_rest) =
+        scope.pool_estimates(&ctx, per_pool, start_delay, sigma_pace);
+    let control_plane = ops.control_plane(master_rest, sigma_pace);
     let update = pool_estimates
         .iter()
         .fold(control_plane, |acc, (_, r)| acc.max(*r));
@@ -554,6 +390,247 @@ pub fn learned<N: TimedNode>(
         pools: pool_estimates,
         update,
     })
+}
+
+/// Between-update spread of the control plane's duration (log).
+fn sigma_drift(status: &UpdateHistoryStatus) -> f64 {
+    let cps: Vec<f64> = observed(status)
+        .map(|u| f64::from(u.control_plane_seconds.max(1)).ln())
+        .collect();
+    if cps.len() >= 3 {
+        let m = cps.iter().sum::<f64>() / cps.len() as f64;
+        (cps.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (cps.len() - 1) as f64)
+            .sqrt()
+            .max(0.1)
+    } else {
+        SIGMA_DRIFT_DEFAULT
+    }
+}
+
+/// What [`learned`] reads: the learned updates, the update followed, the inputs and `now`.
+struct Learning<'a, 'i> {
+    status: &'a UpdateHistoryStatus,
+    current: &'a CurrentUpdate,
+    inputs: &'a ClusterInputs<'i>,
+    cv: &'a ClusterVersion,
+    now: Timestamp,
+}
+
+/// What the platform operators have left, at the pace of this update.
+struct OperatorsLeft {
+    /// How many completions the operators' pace is from.
+    n: f64,
+    /// Their remaining time, and how much the one in progress overran.
+    rest: f64,
+    overrun: f64,
+    /// Operators not at the target (machine-config aside).
+    items: usize,
+    /// machine-config is at the target.
+    mco_done: bool,
+    /// machine-config's learned own duration, at the pace.
+    mco_own: f64,
+}
+
+impl OperatorsLeft {
+    /// The control plane: the operators, then machine-config, which completes with the master
+    /// pool (`master`; or its learned own duration when there is no master pool to follow).
+    fn control_plane(&self, master: Option<Remaining>, sigma_pace: f64) -> Remaining {
+        let ops_sigma = (sigma_pace.powi(2) + SIGMA_FLOOR.powi(2)).sqrt();
+        if self.mco_done && self.items == 0 {
+            return Remaining::zero();
+        }
+        let ops_part = Remaining::with_spread(self.rest, ops_sigma, self.overrun);
+        match (self.mco_done, master) {
+            (true, _) => ops_part,
+            (false, Some(m)) => m.max(ops_part),
+            (false, None) => {
+                Remaining::with_spread(self.rest + self.mco_own, ops_sigma, self.overrun)
+            }
+        }
+    }
+}
+
+impl Learning<'_, '_> {
+    /// The operators' part: their own learned durations at this update's pace, the one in
+    /// progress given what is left of it.
+    fn operators_left(&self) -> OperatorsLeft {
+        let (current, inputs, now) = (self.current, self.inputs, self.now);
+        let started = current.started_at;
+        let ops = OperatorModel::of(self.status);
+        let actual = own_durations(&current.operators);
+        let (pace_ops, n_ops) = pace(actual.iter().filter(|(n, _)| *n != MACHINE_CONFIG).map(
+            |(n, a)| {
+                (
+                    *a / ops.own(n).max(1.0),
+                    if ops.own(n) >= 15.0 { 1.0 } else { 0.0 },
+                )
+            },
+        ));
+        let desired = self.cv.status.desired.version.as_str();
+        let mco = inputs.mco_image.image();
+        let last_done = Timestamp::from_second(
+            started.as_second()
+                + i64::from(
+                    current
+                        .operators
+                        .iter()
+                        .map(|o| o.completed_after_seconds)
+                        .max()
+                        .unwrap_or(0),
+                ),
+        )
+        .ok();
+        let mut ops_left = 0.0;
+        let mut first_own: f64 = 0.0;
+        let mut mco_done = true;
+        let mut ops_items = 0usize;
+        for co in inputs
+            .cluster_operators
+            .iter()
+            .filter(|c| c.is_platform_operator())
+        {
+            if is_updated(co, desired, mco) {
+                continue;
+            }
+            if co.name() == MACHINE_CONFIG {
+                mco_done = false;
+                continue;
+            }
+            let own = ops.own(co.name()) * pace_ops;
+            if co
+                .condition("Progressing")
+                .is_some_and(|c| c.status == "True")
+            {
+                first_own = first_own.max(own);
+            }
+            ops_left += own;
+            ops_items += 1;
+        }
+        let in_op = since(last_done.or(Some(started)), now);
+        let in_op = if first_own > 0.0 { in_op } else { 0.0 };
+        let (ops_rest, ops_overrun) = if ops_items > 0 {
+            let (current_rest, overrun) = left(first_own, in_op);
+            (ops_left - first_own + current_rest, overrun)
+        } else {
+            (0.0, 0.0)
+        };
+        OperatorsLeft {
+            n: n_ops,
+            rest: ops_rest,
+            overrun: ops_overrun,
+            items: ops_items,
+            mco_done,
+            mco_own: ops.own(MACHINE_CONFIG) * pace_ops,
+        }
+    }
+
+    /// The nodes' part, per pool of `ctx` (in pool order): what each node not finished has
+    /// left at this update's pace; and how many completions the pace is from.
+    fn pool_work<N: TimedNode>(&self, ctx: &NodeContext, nodes: &[N]) -> (Vec<PoolWork>, f64) {
+        let (current, now) = (self.current, self.now);
+        let mut models = NodeModels::of(self.status);
+        let factors: HashMap<&str, &NodeFactor> = self
+            .status
+            .node_factors
+            .iter()
+            .map(|f| (f.name.as_str(), f))
+            .collect();
+        let (pace_nodes, n_nodes) = node_pace(current, &mut models);
+        let target = target(self.cv);
+        let pools = ctx.pools();
+        let mut per_pool: Vec<PoolWork> = vec![PoolWork::default(); pools.len()];
+        for node in nodes {
+            let Some(pool) = ctx.pool_of(node) else {
+                continue;
+            };
+            let Some(p) = pools.iter().position(|q| q.name == pool.name) else {
+                continue;
+            };
+            let stage = node_stage(ctx, node, target);
+            let w = &mut per_pool[p];
+            w.total += 1;
+            if stage == NodeStage::Finished {
+                continue;
+            }
+            let m = node_model(&mut models, &pool.name, node)
+                .unwrap_or(OC_NODE)
+                .for_node(factors.get(node.name()).copied());
+            let m = NodeModel {
+                drain: m.drain * pace_nodes,
+                reboot: m.reboot * pace_nodes,
+                ready: m.ready * pace_nodes,
+                ..m
+            };
+            w.log_sd = w.log_sd.max(m.log_sd);
+            let tracked = current.nodes.iter().find(|n| n.name == node.name());
+            let (rest, over) = match stage {
+                NodeStage::Pending => {
+                    w.pending.push(m.total());
+                    continue;
+                }
+                NodeStage::Drain => {
+                    let (r, o) = left(m.drain, since(tracked.and_then(|t| t.drain_at), now));
+                    (r + m.reboot + m.ready, o)
+                }
+                NodeStage::Reboot => {
+                    let (r, o) = left(m.reboot, since(tracked.and_then(|t| t.reboot_at), now));
+                    (r + m.ready, o)
+                }
+                NodeStage::Ready | NodeStage::Finished => {
+                    left(m.ready, since(tracked.and_then(|t| t.ready_at), now))
+                }
+            };
+            w.in_flight.push(rest);
+            w.overrun = w.overrun.max(over);
+        }
+        (per_pool, n_nodes)
+    }
+
+    /// Each pool's remaining time (its work `per_pool`, in the order of `ctx`'s pools) after
+    /// `start_delay`, and the master pool's.
+    fn pool_estimates(
+        &self,
+        ctx: &NodeContext,
+        per_pool: Vec<PoolWork>,
+        start_delay: f64,
+        sigma_pace: f64,
+    ) -> (Vec<(String, Remaining)>, Option<Remaining>) {
+        let mut pool_estimates = Vec::new();
+        let mut master_rest: Option<Remaining> = None;
+        for (pool, w) in ctx.pools().iter().zip(per_pool) {
+            if w.total == 0 || (w.pending.is_empty() && w.in_flight.is_empty()) {
+                continue;
+            }
+            let slots = pool.max_unavailable_of(w.total) as usize;
+            let span = expected_makespan(&w.in_flight, &w.pending, slots);
+            let items = (w.pending.len() + w.in_flight.len()).max(1) as f64;
+            let per_item = w.log_sd / items.sqrt();
+            let sigma = (sigma_pace.powi(2) + per_item.powi(2) + SIGMA_FLOOR.powi(2)).sqrt();
+            let paused = pool.paused && !w.pending.is_empty();
+            // A pool paused for `t` is taken to stay paused for `t` more (the median of a pause
+            // whose length is unknown), up to 3 `t` for the p90.
+            let pause = if paused {
+                since(
+                    self.current
+                        .paused
+                        .iter()
+                        .find(|p| p.name == pool.name)
+                        .and_then(|p| p.since),
+                    self.now,
+                )
+            } else {
+                0.0
+            };
+            let mut r =
+                Remaining::with_spread(start_delay + span + pause, sigma, w.overrun + 2.0 * pause);
+            r.paused = paused;
+            if pool.is_master {
+                master_rest = Some(r);
+            }
+            pool_estimates.push((pool.name.clone(), r));
+        }
+        (pool_estimates, master_rest)
+    }
 }
 
 /// oc's node timing (`+10m` draining, `+5m` updating/rebooting) for a node of no learned group.

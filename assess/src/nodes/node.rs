@@ -2,8 +2,9 @@
 
 use jiff::{SignedDuration, Timestamp};
 use update_status_api::crd::{
-    Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightType, NodePhase,
-    NodeTimeline, ProgressInsight, ResourceRef, UpdateInsightStatus, VersionPair, limits,
+    Assessment, Condition, ConditionStatus, ImpactLevel, ImpactType, InsightScope, InsightType,
+    NodePhase, NodeTimeline, ProgressInsight, ResourceRef, UpdateInsightStatus, VersionPair,
+    limits,
 };
 use update_status_api::input::{
     NODE_CURRENT_CONFIG, NODE_DESIRED_CONFIG, NODE_DESIRED_DRAIN, NODE_LAST_APPLIED_DRAIN,
@@ -207,7 +208,6 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
     };
     let stage = node_stage(ctx, node, &ctx.target_version);
     let incident = in_incident(node);
-    let unavailable_since = f.availability.since();
     let d6 = f.availability.is_unavailable && !f.is_updating;
     let seriously_unavailable = f.availability.seriously_unavailable(now);
     let changes_at = if d6 {
@@ -222,50 +222,7 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         _ => String::new(),
     };
 
-    let mut conditions = Vec::with_capacity(3);
-    conditions.push(Condition {
-        type_: "Updating".into(),
-        status: if f.is_updating {
-            ConditionStatus::True
-        } else {
-            ConditionStatus::False
-        },
-        reason: f.phase.as_str().into(),
-        message: String::new(),
-        last_transition_time: None,
-    });
-    conditions.push(if f.availability.is_unavailable {
-        Condition {
-            type_: "Available".into(),
-            status: ConditionStatus::False,
-            reason: "Unavailable".into(),
-            message: ellipsize(&f.availability.reason(), limits::CONDITION_MESSAGE),
-            last_transition_time: unavailable_since,
-        }
-    } else {
-        Condition {
-            type_: "Available".into(),
-            status: ConditionStatus::True,
-            reason: "AsExpected".into(),
-            ..Default::default()
-        }
-    });
-    conditions.push(if f.is_degraded {
-        Condition {
-            type_: "Degraded".into(),
-            status: ConditionStatus::True,
-            reason: "Degraded".into(),
-            message: ellipsize(f.degraded_reason, limits::CONDITION_MESSAGE),
-            last_transition_time: None,
-        }
-    } else {
-        Condition {
-            type_: "Degraded".into(),
-            status: ConditionStatus::False,
-            reason: "AsExpected".into(),
-            ..Default::default()
-        }
-    });
+    let conditions = node_conditions(&f);
 
     let progress = UpdateInsightStatus {
         type_: InsightType::Progress,
@@ -290,46 +247,7 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         health: None,
     };
 
-    let mut health = Vec::new();
-    // D.6
-    if d6 && seriously_unavailable {
-        let description = if f.is_degraded {
-            f.degraded_reason.to_string()
-        } else {
-            f.availability.description()
-        };
-        health.extend(
-            HealthDraft {
-                resource: resource.clone(),
-                scope: scope.clone(),
-                source: SOURCE_NODE_UNAVAILABLE,
-                started_at: unavailable_since,
-                level: ImpactLevel::Warning,
-                type_: ImpactType::UpdateSpeed,
-                summary: f.availability.message(name),
-                description,
-                reference: MCO_REFERENCE,
-            }
-            .build(),
-        );
-    }
-    // D.7
-    if f.is_degraded {
-        health.extend(
-            HealthDraft {
-                resource: resource.clone(),
-                scope: scope.clone(),
-                source: SOURCE_NODE_DEGRADED,
-                started_at: None,
-                level: ImpactLevel::Error,
-                type_: ImpactType::UpdateStalled,
-                summary: format!("Node {name} is degraded"),
-                description: f.degraded_reason.to_string(),
-                reference: MCO_REFERENCE,
-            }
-            .build(),
-        );
-    }
+    let mut health = node_health(&f, name, (&resource, &scope), d6 && seriously_unavailable);
 
     // Rule N: every node insight points at the node's pool and the MachineConfig it goes to.
     let related = crate::related::of_node(&f.pool.name, node.annotation(NODE_DESIRED_CONFIG));
@@ -363,6 +281,108 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         health,
         drain,
     })
+}
+
+/// A node progress insight's `Updating`, `Available` and `Degraded` conditions.
+fn node_conditions(f: &NodeFacts<'_>) -> Vec<Condition> {
+    let mut conditions = Vec::with_capacity(3);
+    conditions.push(Condition {
+        type_: "Updating".into(),
+        status: if f.is_updating {
+            ConditionStatus::True
+        } else {
+            ConditionStatus::False
+        },
+        reason: f.phase.as_str().into(),
+        message: String::new(),
+        last_transition_time: None,
+    });
+    conditions.push(if f.availability.is_unavailable {
+        Condition {
+            type_: "Available".into(),
+            status: ConditionStatus::False,
+            reason: "Unavailable".into(),
+            message: ellipsize(&f.availability.reason(), limits::CONDITION_MESSAGE),
+            last_transition_time: f.availability.since(),
+        }
+    } else {
+        Condition {
+            type_: "Available".into(),
+            status: ConditionStatus::True,
+            reason: "AsExpected".into(),
+            ..Default::default()
+        }
+    });
+    conditions.push(if f.is_degraded {
+        Condition {
+            type_: "Degraded".into(),
+            status: ConditionStatus::True,
+            reason: "Degraded".into(),
+            message: ellipsize(f.degraded_reason, limits::CONDITION_MESSAGE),
+            last_transition_time: None,
+        }
+    } else {
+        Condition {
+            type_: "Degraded".into(),
+            status: ConditionStatus::False,
+            reason: "AsExpected".into(),
+            ..Default::default()
+        }
+    });
+
+    conditions
+}
+
+/// A node's health insights: D.6 (`seriously_unavailable`: unavailable long enough, and not
+/// updating) and D.7, about `subject` (its resource and scope).
+fn node_health(
+    f: &NodeFacts<'_>,
+    name: &str,
+    (resource, scope): (&ResourceRef, &InsightScope),
+    seriously_unavailable: bool,
+) -> Vec<UpdateInsightStatus> {
+    let mut health = Vec::new();
+    // D.6
+    if seriously_unavailable {
+        let description = if f.is_degraded {
+            f.degraded_reason.to_string()
+        } else {
+            f.availability.description()
+        };
+        health.extend(
+            HealthDraft {
+                resource: resource.clone(),
+                scope: scope.clone(),
+                source: SOURCE_NODE_UNAVAILABLE,
+                started_at: f.availability.since(),
+                level: ImpactLevel::Warning,
+                type_: ImpactType::UpdateSpeed,
+                summary: f.availability.message(name),
+                description,
+                reference: MCO_REFERENCE,
+            }
+            .build(),
+        );
+    }
+    // D.7
+    if f.is_degraded {
+        health.extend(
+            HealthDraft {
+                resource: resource.clone(),
+                scope: scope.clone(),
+                source: SOURCE_NODE_DEGRADED,
+                started_at: None,
+                level: ImpactLevel::Error,
+                type_: ImpactType::UpdateStalled,
+                summary: format!("Node {name} is degraded"),
+                description: f.degraded_reason.to_string(),
+                reference: MCO_REFERENCE,
+            }
+            .build(),
+        );
+    }
+
+    health
 }
 
 /// Carries a node's timeline over: `prior` is what its insight said before (our object, or

@@ -167,26 +167,7 @@ fn aggregate<'a>(
     }
     // D.8
     if pool.paused && counts.excluded > 0 {
-        insights.extend(
-            HealthDraft {
-                resource: pool.resource.clone(),
-                scope: InsightScope {
-                    type_: ScopeType::WorkerPool,
-                    pool: Some(pool.name.clone()),
-                },
-                source: SOURCE_POOL_PAUSED,
-                started_at: None,
-                level: ImpactLevel::Warning,
-                type_: ImpactType::UpdateStalled,
-                summary: format!(
-                    "Outdated nodes in a paused pool '{}' will not be updated",
-                    pool.name
-                ),
-                description: PAUSED_POOL_DESCRIPTION.to_string(),
-                reference: PAUSED_POOL_REFERENCE,
-            }
-            .build(),
-        );
+        insights.extend(paused_pool_insight(pool));
     }
 
     let health = if node_insights {
@@ -195,6 +176,51 @@ fn aggregate<'a>(
         tally(members.iter().flat_map(|n| &n.health).chain(&insights))
     };
 
+    let conditions = pool_conditions(&members, counts.total, health.critical + health.error);
+
+    PoolAssessment {
+        name: pool.name.clone(),
+        is_master: pool.is_master,
+        status: WorkerPoolUpdateStatusStatus {
+            resource: pool.resource.clone(),
+            assessment,
+            paused: pool.paused,
+            completion_percent: completion_percent(counts.updated, counts.total),
+            target_version: ellipsize(&ctx.target_version, limits::VERSION),
+            estimate_seconds: pool_estimate_seconds(pool, &members, &counts),
+            nodes: counts,
+            health_insights: health,
+            conditions,
+        },
+        insights,
+    }
+}
+
+/// D.8: outdated nodes in a paused pool will not be updated.
+fn paused_pool_insight(pool: &PoolContext) -> Option<UpdateInsightStatus> {
+    HealthDraft {
+        resource: pool.resource.clone(),
+        scope: InsightScope {
+            type_: ScopeType::WorkerPool,
+            pool: Some(pool.name.clone()),
+        },
+        source: SOURCE_POOL_PAUSED,
+        started_at: None,
+        level: ImpactLevel::Warning,
+        type_: ImpactType::UpdateStalled,
+        summary: format!(
+            "Outdated nodes in a paused pool '{}' will not be updated",
+            pool.name
+        ),
+        description: PAUSED_POOL_DESCRIPTION.to_string(),
+        reference: PAUSED_POOL_REFERENCE,
+    }
+    .build()
+}
+
+/// A pool's `Updating` (some of its `total` nodes are moving) and `Healthy` (`serious`:
+/// health insights of level Error or Critical) conditions.
+fn pool_conditions(members: &[&NodeAssessment], total: u32, serious: u32) -> Vec<Condition> {
     let moving = members
         .iter()
         .filter(|n| {
@@ -204,17 +230,13 @@ fn aggregate<'a>(
             )
         })
         .count();
-    let serious = health.critical + health.error;
-    let conditions = vec![
+    vec![
         if moving > 0 {
             Condition {
                 type_: "Updating".into(),
                 status: ConditionStatus::True,
                 reason: "NodesUpdating".into(),
-                message: format!(
-                    "{moving} of {} nodes are draining, updating or rebooting",
-                    counts.total
-                ),
+                message: format!("{moving} of {total} nodes are draining, updating or rebooting"),
                 last_transition_time: None,
             }
         } else {
@@ -243,24 +265,7 @@ fn aggregate<'a>(
                 last_transition_time: None,
             }
         },
-    ];
-
-    PoolAssessment {
-        name: pool.name.clone(),
-        is_master: pool.is_master,
-        status: WorkerPoolUpdateStatusStatus {
-            resource: pool.resource.clone(),
-            assessment,
-            paused: pool.paused,
-            completion_percent: completion_percent(counts.updated, counts.total),
-            target_version: ellipsize(&ctx.target_version, limits::VERSION),
-            estimate_seconds: pool_estimate_seconds(pool, &members, &counts),
-            nodes: counts,
-            health_insights: health,
-            conditions,
-        },
-        insights,
-    }
+    ]
 }
 
 /// What oc's node estimates say of a whole node update: a node that starts draining is done

@@ -37,7 +37,7 @@ use crate::metrics::Metrics;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{PENDING_TTL, Writer};
 use update_status_assess::compose;
-use update_status_assess::incremental::WorkerPools;
+use update_status_assess::incremental::{PoolInputs, WorkerPools};
 use update_status_assess::related::{DrainEvidence, drain_blockers};
 
 /// Name of this reconciler (label value and field-manager suffix).
@@ -196,10 +196,12 @@ impl Reconcile for WorkerPoolsReconciler {
             insights: compose::ExistingInsights::new(&whole_insights).with_progress(&projected),
         };
         let update = self.share.update(
-            cv.as_ref(),
-            &pools,
-            &mcs,
-            &node_objs,
+            PoolInputs {
+                cluster_version: cv.as_ref(),
+                pools: &pools,
+                machine_configs: &mcs,
+                nodes: &node_objs,
+            },
             &existing,
             &compose::base_labels(self.cluster_id.as_deref()),
             now,
