@@ -250,7 +250,11 @@ fn bench_control_plane(c: &mut Criterion) {
         let existing = compose::ExistingInsights::default();
         g.bench_with_input(BenchmarkId::new("control_plane_share", n), &view, |b, v| {
             b.iter(|| {
-                compose::control_plane_share(black_box(v), v.nodes, None, &existing, &base, now)
+                let naming = compose::Naming {
+                    existing: &existing,
+                    base: &base,
+                };
+                compose::control_plane_share(black_box(v), v.nodes, None, naming, now)
             })
         });
     }

@@ -255,8 +255,10 @@ impl Controller {
             &cp_inputs,
             inputs.nodes.iter().map(|n| n.as_ref()),
             ours.control_plane.as_ref().and_then(|c| c.status.as_ref()),
-            &ExistingInsights::new(&ours.insights),
-            base,
+            compose::Naming {
+                existing: &ExistingInsights::new(&ours.insights),
+                base,
+            },
             now,
         );
         // Worker-pools reconciler: its drain evidence is the pods and budgets it looked up
@@ -301,8 +303,10 @@ impl Controller {
                     unavailable: None,
                     malformed: None,
                 },
-                &ExistingInsights::new(&ours.insights),
-                base,
+                compose::Naming {
+                    existing: &ExistingInsights::new(&ours.insights),
+                    base,
+                },
                 now,
             ),
             None => Vec::new(),

@@ -65,6 +65,16 @@ pub fn keep_started_at(desired: &mut [Desired<UpdateInsightStatus>], existing: &
     }
 }
 
+/// What the desired objects are built against: our insights as they are (`existing`, for the
+/// carry-over) and the labels every object of ours carries (`base`).
+#[derive(Clone, Copy)]
+pub struct Naming<'a, 'e> {
+    /// What our UpdateInsights already say.
+    pub existing: &'a ExistingInsights<'e>,
+    /// The base labels ([`super::base_labels`]).
+    pub base: &'a Labels,
+}
+
 // ---------------------------------------------------------------------------------------------
 // Control plane
 // ---------------------------------------------------------------------------------------------
@@ -89,8 +99,7 @@ pub fn control_plane_share<N: NodeSource>(
     inputs: &ClusterInputs<'_>,
     nodes: impl IntoIterator<Item = N>,
     existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
-    existing: &ExistingInsights,
-    base: &Labels,
+    naming: Naming<'_, '_>,
     now: Timestamp,
 ) -> ControlPlaneShare {
     let ctx = NodeContext::from_inputs(inputs);
@@ -98,13 +107,13 @@ pub fn control_plane_share<N: NodeSource>(
     let assessment = composer::control_plane(inputs, master.as_ref(), now);
     let mut share = ControlPlaneShare {
         requeue_after: composer::requeue_after(inputs, master_changes_at, now),
-        ..name_control_plane(inputs, assessment, existing_cp, existing, base, now)
+        ..name_control_plane(inputs, assessment, existing_cp, naming, now)
     };
     if let Some(cp) = share.status.as_mut() {
         let prior: &[_] = existing_cp.map_or(&[], |c| &c.conditions);
         since::carry(&mut cp.status.conditions, &cp.name, prior, now);
     }
-    since::carry_insights(&mut share.insights, existing, now);
+    since::carry_insights(&mut share.insights, naming.existing, now);
     share
 }
 
@@ -115,14 +124,13 @@ pub fn control_plane_share_with(
     inputs: &ClusterInputs<'_>,
     master: Option<&PoolAssessment>,
     existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
-    existing: &ExistingInsights,
-    base: &Labels,
+    naming: Naming<'_, '_>,
     now: Timestamp,
 ) -> ControlPlaneShare {
     let assessment = composer::control_plane(inputs, master, now);
     ControlPlaneShare {
         requeue_after: composer::requeue_after(inputs, None, now),
-        ..name_control_plane(inputs, assessment, existing_cp, existing, base, now)
+        ..name_control_plane(inputs, assessment, existing_cp, naming, now)
     }
 }
 
@@ -134,10 +142,10 @@ pub fn name_control_plane(
     inputs: &ClusterInputs<'_>,
     assessment: Option<ControlPlaneAssessment>,
     existing_cp: Option<&ControlPlaneUpdateStatusStatus>,
-    existing: &ExistingInsights,
-    base: &Labels,
+    naming: Naming<'_, '_>,
     now: Timestamp,
 ) -> ControlPlaneShare {
+    let Naming { existing, base } = naming;
     let Some(assessment) = assessment else {
         return ControlPlaneShare::default();
     };
@@ -336,10 +344,10 @@ pub fn alerts_share<'a>(
     control_plane: Option<(&ControlPlaneUpdateStatusStatus, Option<OwnerReference>)>,
     worker_pools: impl IntoIterator<Item = &'a WorkerPoolUpdateStatusStatus>,
     poll: AlertsPoll<'_>,
-    existing: &ExistingInsights,
-    base: &Labels,
+    naming: Naming<'_, '_>,
     now: Timestamp,
 ) -> Vec<Desired<UpdateInsightStatus>> {
+    let Naming { existing, base } = naming;
     let Some((cp, owner)) = control_plane else {
         return Vec::new();
     };
@@ -426,8 +434,10 @@ pub fn desired_cluster(
         inputs,
         composed.control_plane,
         existing.control_plane.and_then(|c| c.status.as_ref()),
-        &existing.insights,
-        base,
+        Naming {
+            existing: &existing.insights,
+            base,
+        },
         now,
     );
     // The control plane's first, then the nodes', the pools' and the alerts'.

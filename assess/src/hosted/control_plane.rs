@@ -192,8 +192,10 @@ pub(super) fn control_plane_share(
         &adapted,
         None,
         existing.control_plane.and_then(|c| c.status.as_ref()),
-        &ExistingInsights::default(),
-        base,
+        compose::Naming {
+            existing: &ExistingInsights::default(),
+            base,
+        },
         now,
     );
     let f = facts(hc);

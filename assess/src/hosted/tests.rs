@@ -140,8 +140,7 @@ fn node_progress<'a>(d: &'a DesiredHosted, name: &str) -> &'a UpdateInsightStatu
 
 fn completed_hc(version: &str) -> HostedCluster {
     hosted_cluster(
-        version,
-        version,
+        (version, version),
         hc_history(&[(
             "Completed",
             version,
@@ -162,8 +161,7 @@ fn not_updating() {
             "np1",
             "Replace",
             2,
-            "4.15.1",
-            "4.15.1",
+            ("4.15.1", "4.15.1"),
             np_settled(),
         )],
         machines: vec![
@@ -219,8 +217,7 @@ fn updating_hc() -> HostedCluster {
         "Working towards 4.16.0: 500 of 900 done (55% complete)",
     );
     hosted_cluster(
-        "4.16.0",
-        "4.16.0",
+        ("4.16.0", "4.16.0"),
         hc_history(&[
             ("Partial", "4.16.0", "2026-01-01T09:30:00Z", None),
             (
@@ -341,8 +338,7 @@ fn a_cvo_failure_is_the_standalone_cluster_version_failing_insight() {
 #[test]
 fn version_skew_control_plane_done_node_pool_on_the_old_version() {
     let hc = hosted_cluster(
-        "4.16.0",
-        "4.16.0",
+        ("4.16.0", "4.16.0"),
         hc_history(&[
             (
                 "Completed",
@@ -366,8 +362,7 @@ fn version_skew_control_plane_done_node_pool_on_the_old_version() {
             "np1",
             "Replace",
             1,
-            "4.15.1",
-            "4.15.1",
+            ("4.15.1", "4.15.1"),
             np_settled(),
         )],
         machines: vec![healthy_machine("m1", "np1", "4.15.1")],
@@ -430,8 +425,7 @@ fn replace_rollout_mid_way() {
             "np1",
             "Replace",
             3,
-            "4.16.0",
-            "4.15.1",
+            ("4.16.0", "4.15.1"),
             np_conditions,
         )],
         machines: vec![
@@ -494,7 +488,7 @@ fn replace_rollout_mid_way() {
 #[test]
 fn in_place_rollout_mid_way_and_failed() {
     let hc = completed_hc("4.16.0");
-    let ms = machine_set("np1", "4.16.0", 3, "h2", "h1", &[]);
+    let ms = machine_set("np1", "4.16.0", 3, ("h2", "h1"), &[]);
     let nodes = |n2_state: &str| {
         vec![
             hosted_node(
@@ -535,7 +529,13 @@ fn in_place_rollout_mid_way_and_failed() {
         "Updating version in progress",
     );
     let w = World {
-        pools: vec![node_pool("np1", "InPlace", 3, "4.16.0", "4.15.1", running)],
+        pools: vec![node_pool(
+            "np1",
+            "InPlace",
+            3,
+            ("4.16.0", "4.15.1"),
+            running,
+        )],
         sets: vec![ms.clone()],
         operators: Some(vec![]),
         nodes: nodes("Working"),
@@ -575,13 +575,12 @@ fn in_place_rollout_mid_way_and_failed() {
         "Node n2 in nodepool degraded: failed to pull the OS image",
     );
     let w = World {
-        pools: vec![node_pool("np1", "InPlace", 3, "4.16.0", "4.15.1", failed)],
+        pools: vec![node_pool("np1", "InPlace", 3, ("4.16.0", "4.15.1"), failed)],
         sets: vec![machine_set(
             "np1",
             "4.16.0",
             3,
-            "h2",
-            "h1",
+            ("h2", "h1"),
             &[(
                 "hypershift.openshift.io/nodePoolUpgradeInProgressFalse",
                 "Node n2 in nodepool degraded: failed to pull the OS image",
@@ -637,8 +636,14 @@ fn in_place_without_the_hosted_nodes_counts_machines() {
     let mut running = np_settled();
     running[0] = c("UpdatingVersion", "True", "AsExpected", "");
     let w = World {
-        pools: vec![node_pool("np1", "InPlace", 2, "4.16.0", "4.15.1", running)],
-        sets: vec![machine_set("np1", "4.16.0", 2, "h2", "h1", &[])],
+        pools: vec![node_pool(
+            "np1",
+            "InPlace",
+            2,
+            ("4.16.0", "4.15.1"),
+            running,
+        )],
+        sets: vec![machine_set("np1", "4.16.0", 2, ("h2", "h1"), &[])],
         machines: vec![
             healthy_machine("m1", "np1", "4.16.0"),
             healthy_machine("m2", "np1", "4.15.1"),
@@ -654,8 +659,7 @@ fn in_place_without_the_hosted_nodes_counts_machines() {
 /// A HostedCluster on 4.16.0 (Completed) whose spec asks for `version` (an available update).
 fn on_4_16_0_asking(version: &str, conditions: Vec<Value>) -> HostedCluster {
     hosted_cluster(
-        version,
-        "4.16.0",
+        (version, "4.16.0"),
         hc_history(&[(
             "Completed",
             "4.16.0",
@@ -788,8 +792,7 @@ fn node_pool_with_zero_replicas_is_empty() {
             "np0",
             "Replace",
             0,
-            "4.16.0",
-            "4.16.0",
+            ("4.16.0", "4.16.0"),
             np_settled(),
         )],
         deployments: vec![machine_deployment("np0", "4.16.0", 0)],
@@ -818,8 +821,7 @@ fn control_plane_version_present_or_absent() {
     // Newer: the management side is done while status.version is still Partial.
     let mut hc = updating_hc();
     let newer = hosted_cluster(
-        "4.16.0",
-        "4.16.0",
+        ("4.16.0", "4.16.0"),
         vec![],
         &[],
         vec![],
@@ -874,7 +876,7 @@ fn unreachable_hosted_cluster_and_degraded_requeue() {
 #[test]
 fn node_pools_of_other_clusters_are_ignored() {
     let hc = completed_hc("4.15.1");
-    let mut other = node_pool("other", "Replace", 1, "4.15.1", "4.15.1", np_settled());
+    let mut other = node_pool("other", "Replace", 1, ("4.15.1", "4.15.1"), np_settled());
     other.spec.cluster_name = "another".into();
     let w = World {
         pools: vec![other],
@@ -901,8 +903,14 @@ fn an_in_place_node_without_the_pool_label_is_found_through_its_machine() {
     let mut stranger = hosted_node("x1", "np1", &[]);
     stranger.metadata.labels = None;
     let w = World {
-        pools: vec![node_pool("np1", "InPlace", 1, "4.16.0", "4.15.1", running)],
-        sets: vec![machine_set("np1", "4.16.0", 1, "h2", "h1", &[])],
+        pools: vec![node_pool(
+            "np1",
+            "InPlace",
+            1,
+            ("4.16.0", "4.15.1"),
+            running,
+        )],
+        sets: vec![machine_set("np1", "4.16.0", 1, ("h2", "h1"), &[])],
         machines: vec![healthy_machine("n9", "np1", "4.15.1")],
         operators: Some(vec![]),
         nodes: vec![fresh, stranger],

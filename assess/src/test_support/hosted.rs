@@ -45,8 +45,7 @@ pub fn hc_history(entries: &[(&str, &str, &str, Option<&str>)]) -> Vec<Value> {
 /// `status.version` (`desired` = `desired`, the history, `availableUpdates` as versions) and
 /// `conditions`; `control_plane_version`: `status.controlPlaneVersion` history, when given.
 pub fn hosted_cluster(
-    spec_version: &str,
-    desired: &str,
+    (spec_version, desired): (&str, &str),
     history: Vec<Value>,
     available: &[&str],
     conditions: Vec<Value>,
@@ -77,8 +76,7 @@ pub fn node_pool(
     name: &str,
     upgrade_type: &str,
     replicas: i32,
-    spec_version: &str,
-    version: &str,
+    (spec_version, version): (&str, &str),
     conditions: Vec<Value>,
 ) -> NodePool {
     from_json(json!({
@@ -151,8 +149,7 @@ pub fn machine_set(
     pool: &str,
     version: &str,
     replicas: i32,
-    target: &str,
-    current: &str,
+    (target, current): (&str, &str),
     extra: &[(&str, &str)],
 ) -> MachineSet {
     let mut annotations = serde_json::Map::new();

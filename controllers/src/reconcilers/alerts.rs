@@ -150,8 +150,10 @@ pub fn desired_insights<'a>(
                 .as_ref()
                 .map(|(error, since)| (prometheus, error.as_str(), *since)),
         },
-        &ExistingInsights::new(&ours),
-        base,
+        compose::Naming {
+            existing: &ExistingInsights::new(&ours),
+            base,
+        },
         now,
     )
 }

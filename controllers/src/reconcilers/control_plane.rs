@@ -113,8 +113,10 @@ impl Reconcile for ControlPlaneReconciler {
             &inputs,
             nodes.iter().map(|n| n.as_ref()),
             existing_cp,
-            &existing,
-            &base,
+            compose::Naming {
+                existing: &existing,
+                base: &base,
+            },
             now,
         );
         // The inputs the watches could not decode (of every kind) are shown with this share.
