@@ -16,8 +16,8 @@ use update_status_assess::hosted::control_plane::{
 use update_status_assess::format::short_duration;
 
 use super::standalone::{
-    Details, RenderError, completed_line, condition, estimate_text, node_table, pool_members,
-    pool_table, sort_nodes, update_health, update_timing,
+    Details, HealthView, RenderError, completed_line, condition, estimate_text, node_table,
+    pool_members, pool_table, sort_nodes, update_health, update_timing,
 };
 use crate::view::View;
 
@@ -69,7 +69,7 @@ pub fn render_with(
     }
 
     out.push_str("\n= Update Health =\n");
-    update_health(&mut out, cp, view, now, details, related);
+    update_health(&mut out, cp, view, now, HealthView::of(details, related));
     out
 }
 

@@ -175,7 +175,7 @@ pub fn render_with(view: &View, now: Timestamp, details: Details, related: bool)
     }
 
     out.push_str("\n= Update Health =\n");
-    update_health(&mut out, cp, view, now, details, related);
+    update_health(&mut out, cp, view, now, HealthView::of(details, related));
     out
 }
 
@@ -662,14 +662,37 @@ pub fn health_since(started_at: Option<Timestamp>, now: Timestamp) -> String {
     )
 }
 
+/// How the Update Health section shows the health insights (`--details`, `--related`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum HealthView {
+    /// The compact table.
+    Table,
+    /// The detailed view (`--details=health|all`); with `related` (ours, `--related`) each
+    /// insight also lists what it points at.
+    Detailed {
+        /// `--related`.
+        related: bool,
+    },
+}
+
+impl HealthView {
+    /// The view `details` and `related` ask for.
+    pub(super) fn of(details: Details, related: bool) -> Self {
+        if details.health() {
+            HealthView::Detailed { related }
+        } else {
+            HealthView::Table
+        }
+    }
+}
+
 /// E.6 (with D.10 when there is no health insight).
 pub(super) fn update_health(
     out: &mut String,
     cp: &ControlPlaneUpdateStatusStatus,
     view: &View,
     now: Timestamp,
-    details: Details,
-    related: bool,
+    shown: HealthView,
 ) {
     let health = sorted_health(view);
     if health.is_empty() {
@@ -682,7 +705,7 @@ pub(super) fn update_health(
         out.push_str(&format_table(&table));
         return;
     }
-    if details.health() {
+    if let HealthView::Detailed { related } = shown {
         let entries: Vec<String> = health
             .iter()
             .map(|i| detailed_insight(i, now, related))

@@ -131,11 +131,10 @@ fn node(pool: &str, name: &str, assessment: Assessment, phase: NodePhase) -> Upd
     }
 }
 
+/// A health insight about `(kind, name)` in `(scope, pool)`.
 fn health(
-    kind: &str,
-    name: &str,
-    pool: Option<&str>,
-    scope: ScopeType,
+    (kind, name): (&str, &str),
+    (scope, pool): (ScopeType, Option<&str>),
     source: &str,
     level: ImpactLevel,
     started_at: Option<&str>,
@@ -193,10 +192,8 @@ fn operator_health(
 ) -> UpdateInsightStatus {
     let scope = ScopeType::ControlPlane;
     health(
-        "ClusterOperator",
-        name,
-        None,
-        scope,
+        ("ClusterOperator", name),
+        (scope, None),
         source,
         level,
         Some(since),
@@ -206,7 +203,13 @@ fn operator_health(
 /// A `NodeDegraded` health insight (no start time).
 fn node_degraded(name: &str, pool: &str, scope: ScopeType) -> UpdateInsightStatus {
     let level = ImpactLevel::Error;
-    health("Node", name, Some(pool), scope, "NodeDegraded", level, None)
+    health(
+        ("Node", name),
+        (scope, Some(pool)),
+        "NodeDegraded",
+        level,
+        None,
+    )
 }
 
 fn pool_status(total: u32, updated: u32) -> WorkerPoolUpdateStatusStatus {
@@ -708,10 +711,8 @@ fn health_sorting_and_hint_line() {
     const AT_11: &str = "2024-01-01T11:00:00Z";
     v.insights = vec![
         health(
-            "ClusterVersion",
-            "version",
-            None,
-            ScopeType::ControlPlane,
+            ("ClusterVersion", "version"),
+            (ScopeType::ControlPlane, None),
             "ClusterVersionFailing",
             Warning,
             Some("2024-01-01T12:00:00Z"),
@@ -724,10 +725,8 @@ fn health_sorting_and_hint_line() {
         node_degraded("a-node", "infra", ScopeType::WorkerPool),
         node_degraded("m-node", "master", ScopeType::ControlPlane),
         health(
-            "Alert",
-            "NodeDown",
-            None,
-            ScopeType::Cluster,
+            ("Alert", "NodeDown"),
+            (ScopeType::Cluster, None),
             "Alert",
             Warning,
             Some("2024-01-01T12:00:00Z"),
@@ -762,10 +761,8 @@ fn hint_line_rule() {
     let one = |level| {
         let mut v = view(progressing_cp());
         v.insights = vec![health(
-            "ClusterVersion",
-            "version",
-            None,
-            ScopeType::ControlPlane,
+            ("ClusterVersion", "version"),
+            (ScopeType::ControlPlane, None),
             "PreviousUpdatePartial",
             level,
             Some("2024-01-01T11:30:00Z"),
@@ -777,10 +774,8 @@ fn hint_line_rule() {
     assert!(one(ImpactLevel::Warning).contains(hint));
     let mut v = view(progressing_cp());
     let info = health(
-        "ClusterVersion",
-        "version",
-        None,
-        ScopeType::ControlPlane,
+        ("ClusterVersion", "version"),
+        (ScopeType::ControlPlane, None),
         "PreviousUpdatePartial",
         ImpactLevel::Info,
         None,
