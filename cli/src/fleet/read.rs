@@ -18,7 +18,7 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPool
 use super::assemble::{assemble, mark_pending};
 use super::join::Tally;
 use super::model::{Fleet, FleetFilter, FleetRow, addons_forbidden};
-use crate::online::{OnlineError, Paging, fold_pages, health_selector, list_named};
+use crate::read::online::{OnlineError, Paging, fold_pages, health_selector, list_named};
 
 /// Namespaces read at once when reading them one by one.
 const PARALLEL: usize = 8;
@@ -360,7 +360,7 @@ async fn matching_selector(
             let params = ListParams::default()
                 .fields(&format!("metadata.name={name}"))
                 .labels(selector);
-            let r = crate::online::list(api, &params, None)
+            let r = crate::read::online::list(api, &params, None)
                 .await
                 .map(|l| !l.items.is_empty());
             (name, r)

@@ -20,9 +20,9 @@ use super::model::{self, Source};
 use super::page::script_json;
 use super::watch::{self as reflect, Selection, Store, Task};
 use crate::fleet::{self, Fleet, FleetFilter, FleetRow, Tally};
-use crate::online::OnlineError;
-use crate::selective::{pick_control_plane, selectors};
-use crate::view::View;
+use crate::read::online::OnlineError;
+use crate::read::selective::{pick_control_plane, selectors};
+use crate::show::view::View;
 
 /// The page's JSON, as last published.
 pub type Published = watch::Receiver<Arc<String>>;

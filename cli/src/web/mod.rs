@@ -28,7 +28,7 @@ use kube::Client;
 use tokio::sync::Notify;
 
 use crate::fleet::{Fleet, FleetFilter};
-use crate::view::View;
+use crate::show::view::View;
 use feed::{ClusterFeed, ClusterScope, FleetFeed};
 use model::Source;
 use watch::Task;
@@ -115,7 +115,7 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
         writeln!(
             out,
             "Serving the update status of {} at {url}?{}={} (read-only; Ctrl-C to stop)",
-            crate::escape::text(&title, crate::escape::Newlines::Escape),
+            crate::show::escape::text(&title, crate::show::escape::Newlines::Escape),
             guard::TOKEN_PARAM,
             keys.token.reveal()
         )
@@ -177,7 +177,7 @@ async fn start(
             for w in warnings {
                 eprintln!(
                     "warning: {}",
-                    crate::escape::text(&w, crate::escape::Newlines::Escape)
+                    crate::show::escape::text(&w, crate::show::escape::Newlines::Escape)
                 );
             }
             let (main, task) = feed::publish(fleet, changed, now);

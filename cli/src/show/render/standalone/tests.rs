@@ -1,9 +1,14 @@
 //! Tests of the renderer.
 
 use super::*;
+use crate::show::render::common::Details;
+use crate::show::render::control_plane::estimate_text;
+use crate::show::render::worker_pools::sort_nodes;
 use update_status_api::crd::{
-    ControlPlaneVersions, HealthCounts, HealthInsight, Impact, ImpactType, InsightScope,
-    NodeCounts, OperatorCounts, ProgressInsight, Remediation, VersionPair,
+    Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
+    HealthCounts, HealthInsight, Impact, ImpactLevel, ImpactType, InsightScope, InsightType,
+    NodeCounts, NodePhase, OperatorCounts, ProgressInsight, Remediation, ResourceRef, ScopeType,
+    UpdateInsightStatus, VersionPair, WorkerPoolUpdateStatusStatus,
 };
 
 fn ts(s: &str) -> Timestamp {
