@@ -71,9 +71,9 @@ fn rollout(r: &Rollout, esc: impl Fn(&str) -> String + Copy) -> Rollout {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fleet_rows_are_escaped() {
-        let row = FleetRow {
+    /// A row whose strings hold what a terminal acts on (but `namespace` and `to`).
+    fn nasty_row() -> FleetRow {
+        FleetRow {
             cluster: "c\x1b]0;x\x07".into(),
             namespace: "ns".into(),
             from: "4.1\n".into(),
@@ -126,7 +126,12 @@ mod tests {
                     own_configs: Vec::new(),
                 },
             }),
-        };
+        }
+    }
+
+    #[test]
+    fn fleet_rows_are_escaped() {
+        let row = nasty_row();
         let out = escaped(std::slice::from_ref(&row));
         assert_eq!(out[0].cluster, "c^[]0;x^G");
         let a = out[0].add_on.as_ref().expect("add-on");

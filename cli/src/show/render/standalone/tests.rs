@@ -570,46 +570,22 @@ fn node_sorting_follows_c9() {
 #[test]
 fn node_omission_footer_counts() {
     let mut v = view(operators_updated_cp());
-    let mut nodes = Vec::new();
     // 10 draining nodes fill the always-printed rows (sorted before the q* ones by name).
-    for i in 0..10 {
-        nodes.push(node(
-            "worker",
-            &format!("p{i:02}"),
-            Assessment::Progressing,
-            NodePhase::Draining,
-        ));
-    }
     // Omitted: 2 draining, 1 paused, 3 pending, 4 completed.
-    for i in 0..2 {
-        nodes.push(node(
-            "worker",
-            &format!("q{i}"),
-            Assessment::Progressing,
-            NodePhase::Draining,
-        ));
-    }
-    nodes.push(node(
-        "worker",
-        "r0",
-        Assessment::Excluded,
-        NodePhase::Paused,
-    ));
-    for i in 0..3 {
-        nodes.push(node(
-            "worker",
-            &format!("s{i}"),
-            Assessment::Outdated,
-            NodePhase::Pending,
-        ));
-    }
-    for i in 0..4 {
-        nodes.push(node(
-            "worker",
-            &format!("t{i}"),
-            Assessment::Completed,
-            NodePhase::Updated,
-        ));
+    let groups = [
+        ("p", 10, Assessment::Progressing, NodePhase::Draining),
+        ("q", 2, Assessment::Progressing, NodePhase::Draining),
+        ("r", 1, Assessment::Excluded, NodePhase::Paused),
+        ("s", 3, Assessment::Outdated, NodePhase::Pending),
+        ("t", 4, Assessment::Completed, NodePhase::Updated),
+    ];
+    let mut nodes = Vec::new();
+    for (prefix, count, assessment, phase) in groups {
+        let width = if count > 9 { 2 } else { 1 };
+        for i in 0..count {
+            let name = format!("{prefix}{i:0width$}");
+            nodes.push(node("worker", &name, assessment, phase));
+        }
     }
     // An unavailable updating node (not interesting) is omitted and not available.
     let mut unavailable_updating =
