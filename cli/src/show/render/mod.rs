@@ -1,10 +1,10 @@
 //! Renders update-status objects exactly like `oc adm upgrade status` (algorithms.md section E),
 //! from the objects alone plus `now` (docs/assessment-contract.md says where each fact lives).
 //!
-//! The input is a [`View`]: the ControlPlaneUpdateStatus status, the WorkerPoolUpdateStatus
-//! statuses and every UpdateInsight status of one cluster. Online they come from the API, offline
-//! from the same pure logic the controller runs; the renderer cannot tell the difference.
-
+//! The input is a [`View`](crate::show::view::View): the ControlPlaneUpdateStatus status, the
+//! WorkerPoolUpdateStatus statuses and every UpdateInsight status of one cluster. Online they come
+//! from the API, offline from the same pure logic the controller runs; the renderer cannot tell
+//! the difference.
 //!
 //! The files follow oc's `pkg/cli/admin/upgrade/status`: `standalone.rs` is its `status.go`,
 //! `control_plane.rs` its `controlplane.go`, `worker_pools.rs` its `workerpool.go`, `health.rs`

@@ -55,8 +55,9 @@ pub fn render(view: &View, now: Timestamp, details: Details) -> String {
     render_with(view, now, details, false)
 }
 
-/// [`render`], and with `related` (ours, not oc's: `--related`) each health insight of the
-/// detailed Update Health view also lists what it points at (its `related` resources).
+/// `render` (the tests' entry), and with `related` (ours, not oc's: `--related`) each health
+/// insight of the detailed Update Health view also lists what it points at (its `related`
+/// resources).
 pub fn render_with(view: &View, now: Timestamp, details: Details, related: bool) -> String {
     if let Err(e) = check(view) {
         return format!("{e}\n");
