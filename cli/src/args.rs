@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Parser;
 use jiff::Timestamp;
 
-use crate::report::Format;
+use crate::show::report::Format;
 
 /// The namespace of the update-status objects of a standalone cluster.
 pub const DEFAULT_NAMESPACE: &str = "openshift-update-status";

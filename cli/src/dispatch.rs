@@ -9,10 +9,12 @@ use jiff::Timestamp;
 
 use crate::args::{Cli, DEFAULT_NAMESPACE};
 use crate::fleet::{self, Fleet};
-use crate::render::{self, Details, RelatedNeedsHealth};
-use crate::report::{self, Format, UpdateStatusReport};
-use crate::view::View;
-use crate::{escape, hosted, offline, online, selective, web};
+use crate::read::{hosted, offline, online, selective};
+use crate::show::escape;
+use crate::show::render::{self, Details, RelatedNeedsHealth};
+use crate::show::report::{self, Format, UpdateStatusReport};
+use crate::show::view::View;
+use crate::web;
 
 /// Which cluster or fleet the command shows.
 enum Subject<'a> {
@@ -167,7 +169,7 @@ pub fn output(
                 eprintln!("warning: {}", escape::text(&w, escape::Newlines::Escape));
             }
             match cli.output {
-                Format::Text => fleet::render(&escape::fleet(&fleet.rows), now),
+                Format::Text => fleet::render(&fleet::escaped(&fleet.rows), now),
                 Format::Html => web::html_fleet(fleet, now, cli.stale_after)?,
                 format => report::serialise(
                     &fleet::FleetReport::new(fleet, now, cli.stale_after),

@@ -8,8 +8,8 @@
 
 use std::process::ExitCode;
 
-use crate::escape::{self, Newlines};
-use crate::render::{InvalidDetails, RelatedNeedsHealth};
+use crate::show::escape::{self, Newlines};
+use crate::show::render::{InvalidDetails, RelatedNeedsHealth};
 
 /// Exit code of a usage error (clap's too).
 pub const USAGE: u8 = 2;

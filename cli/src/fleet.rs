@@ -17,12 +17,14 @@
 //! - `age.rs`: the last report's age and freshness;
 //! - `join.rs`: the rows from the objects;
 //! - `assemble.rs`: the rows with the add-ons, selected, checked and sorted;
+//! - `escape.rs`: the rows made safe for a terminal;
 //! - `read.rs`: reading the hub;
 //! - `rollout.rs`: the add-on's version and rollout on each cluster.
 
 mod age;
 mod agent_health;
 mod assemble;
+mod escape;
 mod join;
 mod model;
 mod read;
@@ -34,11 +36,12 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use update_status_api::crd::{HealthCounts, ImpactLevel};
 
-use crate::report::API_VERSION;
-use crate::tabwriter::format_table;
+use crate::show::report::API_VERSION;
+use crate::show::tabwriter::format_table;
 
 pub use age::{DEFAULT_STALE_AFTER, Freshness, Judge, human};
 pub use assemble::{assemble, sort, sort_key, with_addons};
+pub use escape::escaped;
 pub use join::{Tally, check_claims, rows};
 pub use model::{
     AddOnCondition, AddOnState, Fleet, FleetFilter, FleetRow, PoolSummary, addons_forbidden,

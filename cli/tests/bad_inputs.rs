@@ -173,11 +173,12 @@ fn run(dir: &Path, args: &[String]) -> Result<(Option<i32>, String, String), Str
 }
 
 /// The first raw control character (other than a line feed) of `s`, or one that prints
-/// nothing or moves text (`update_status_cli::invisible`: Unicode's default-ignorable
+/// nothing or moves text (`update_status_cli::show::invisible`: Unicode's default-ignorable
 /// characters and the line and paragraph separators).
 fn raw_control(s: &str) -> Option<char> {
-    s.chars()
-        .find(|&c| (c.is_control() && c != '\n') || update_status_cli::invisible::invisible(c))
+    s.chars().find(|&c| {
+        (c.is_control() && c != '\n') || update_status_cli::show::invisible::invisible(c)
+    })
 }
 
 fn check(case: &Path) -> Result<(), String> {

@@ -18,7 +18,7 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPool
 use super::assemble::{assemble, mark_pending};
 use super::join::Tally;
 use super::model::{Fleet, FleetFilter, FleetRow, addons_forbidden};
-use crate::online::{OnlineError, fold_pages, health_selector, list_named};
+use crate::read::online::{OnlineError, Paging, fold_pages, health_selector, list_named};
 
 /// Namespaces read at once when reading them one by one.
 const PARALLEL: usize = 8;
@@ -130,8 +130,10 @@ async fn selected(
     match fold_pages(
         &api,
         &params,
-        None,
-        filter.chunk_size,
+        Paging {
+            namespace: None,
+            chunk: filter.chunk_size,
+        },
         BTreeSet::new,
         |names, page| names.extend(page.into_iter().filter_map(|c| c.metadata.name)),
     )
@@ -159,6 +161,7 @@ async fn read_scope(
             None => Api::all(client.clone()),
         }
     }
+    let paging = Paging { namespace, chunk };
     let all = ListParams::default();
     let health = ListParams::default().labels(&health_selector());
     let addon_params = ListParams::default().fields(&format!("metadata.name={ADDON_NAME}"));
@@ -167,29 +170,16 @@ async fn read_scope(
     let insights = api::<UpdateInsight>(client, namespace);
     let addons = api::<ManagedClusterAddOn>(client, namespace);
     let (cps, pools, health, addons) = tokio::join!(
-        fold_pages(&cps, &all, namespace, chunk, Vec::new, |v, page| v
+        fold_pages(&cps, &all, paging, Vec::new, |v, page| v
             .extend(page.into_iter().map(slim))),
-        fold_pages(&pools, &all, namespace, chunk, Tally::default, |t, page| {
+        fold_pages(&pools, &all, paging, Tally::default, |t, page| {
             page.iter().for_each(|p| t.add_pool(p));
         }),
-        fold_pages(
-            &insights,
-            &health,
-            namespace,
-            chunk,
-            Tally::default,
-            |t, page| {
-                page.iter().for_each(|i| t.add_insight(i));
-            }
-        ),
-        fold_pages(
-            &addons,
-            &addon_params,
-            namespace,
-            chunk,
-            Vec::new,
-            |v, page| v.extend(page.into_iter().map(slim))
-        ),
+        fold_pages(&insights, &health, paging, Tally::default, |t, page| {
+            page.iter().for_each(|i| t.add_insight(i));
+        }),
+        fold_pages(&addons, &addon_params, paging, Vec::new, |v, page| v
+            .extend(page.into_iter().map(slim))),
     );
     let (cps, mut tally, health) = (cps?, pools?, health?);
     tally.merge(health);
@@ -289,23 +279,8 @@ pub async fn discover(
     };
     let mut warnings = Vec::new();
     // 1. ACM's cluster view.
-    let view = ApiResource {
-        group: CLUSTERVIEW_GROUP.to_owned(),
-        version: "v1".to_owned(),
-        api_version: format!("{CLUSTERVIEW_GROUP}/v1"),
-        kind: "ManagedCluster".to_owned(),
-        plural: "managedclusters".to_owned(),
-    };
-    let api = Api::<DynamicObject>::all_with(client.clone(), &view);
-    let resource = format!("managedclusters.{CLUSTERVIEW_GROUP}");
-    match list_named(&api, &params, None, &resource).await {
-        Ok(l) => {
-            return Ok(Some(found(
-                l.items.into_iter().filter_map(|o| o.metadata.name),
-                "ACM's clusterview API",
-                warnings,
-            )));
-        }
+    match from_cluster_view(client, &params).await {
+        Ok(names) => return Ok(Some(found(names, "ACM's clusterview API", warnings))),
         Err(OnlineError::NotInstalled { .. } | OnlineError::Forbidden { .. }) => {}
         Err(e) => warnings.push(format!("{e}: trying the ManagedClusters")),
     }
@@ -314,8 +289,10 @@ pub async fn discover(
     match fold_pages(
         &api,
         &params,
-        None,
-        filter.chunk_size,
+        Paging {
+            namespace: None,
+            chunk: filter.chunk_size,
+        },
         Vec::new,
         |names, page| names.extend(page.into_iter().filter_map(|c| c.metadata.name)),
     )
@@ -338,39 +315,70 @@ pub async fn discover(
     }
     let names = match &selector {
         None => named,
-        Some(selector) => {
-            // A list of one name by field selector is authorized by a `resourceNames` rule.
-            let checks: Vec<(String, Result<bool, OnlineError>)> = futures::stream::iter(named)
-                .map(|name| async {
-                    let params = ListParams::default()
-                        .fields(&format!("metadata.name={name}"))
-                        .labels(selector);
-                    let r = crate::online::list(&api, &params, None)
-                        .await
-                        .map(|l| !l.items.is_empty());
-                    (name, r)
-                })
-                .buffer_unordered(PARALLEL)
-                .collect()
-                .await;
-            let mut names = Vec::new();
-            for (name, r) in checks {
-                match r {
-                    Ok(true) => names.push(name),
-                    Ok(false) => {}
-                    Err(e) => warnings.push(format!(
-                        "cannot tell whether ManagedCluster {name} matches --selector/--clusterset ({e}): not shown"
-                    )),
-                }
-            }
-            names
-        }
+        Some(selector) => matching_selector(&api, named, selector, &mut warnings).await,
     };
     Ok(Some(found(
         names,
         "the ManagedClusters your RBAC rules name",
         warnings,
     )))
+}
+
+/// The ManagedClusters ACM's cluster view lists (`clusterview.open-cluster-management.io/v1
+/// managedclusters`), by name.
+async fn from_cluster_view(
+    client: &Client,
+    params: &ListParams,
+) -> Result<Vec<String>, OnlineError> {
+    let view = ApiResource {
+        group: CLUSTERVIEW_GROUP.to_owned(),
+        version: "v1".to_owned(),
+        api_version: format!("{CLUSTERVIEW_GROUP}/v1"),
+        kind: "ManagedCluster".to_owned(),
+        plural: "managedclusters".to_owned(),
+    };
+    let api = Api::<DynamicObject>::all_with(client.clone(), &view);
+    let resource = format!("managedclusters.{CLUSTERVIEW_GROUP}");
+    let l = list_named(&api, params, None, &resource).await?;
+    Ok(l.items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect())
+}
+
+/// Of the ManagedClusters the user's RBAC rules name, those `selector` matches; a cluster that
+/// cannot be checked is left out with a warning.
+async fn matching_selector(
+    api: &Api<ManagedCluster>,
+    named: Vec<String>,
+    selector: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    // A list of one name by field selector is authorized by a `resourceNames` rule.
+    let checks: Vec<(String, Result<bool, OnlineError>)> = futures::stream::iter(named)
+        .map(|name| async {
+            let params = ListParams::default()
+                .fields(&format!("metadata.name={name}"))
+                .labels(selector);
+            let r = crate::read::online::list(api, &params, None)
+                .await
+                .map(|l| !l.items.is_empty());
+            (name, r)
+        })
+        .buffer_unordered(PARALLEL)
+        .collect()
+        .await;
+    let mut names = Vec::new();
+    for (name, r) in checks {
+        match r {
+            Ok(true) => names.push(name),
+            Ok(false) => {}
+            Err(e) => warnings.push(format!(
+                "cannot tell whether ManagedCluster {name} matches --selector/--clusterset ({e}): not shown"
+            )),
+        }
+    }
+    names
 }
 
 fn found(

@@ -25,7 +25,7 @@ use kube::Client;
 use tokio::sync::{Notify, OnceCell, watch};
 use tokio::time::Instant;
 
-use super::feed::{self, ClusterFeed, Published};
+use super::feed::{self, ClusterFeed, ClusterScope, Published};
 use super::watch::Task;
 
 /// Clusters watched at once (each: five lists, then five watches on the hub).
@@ -69,16 +69,13 @@ impl Open for HubOpener {
                 None => format!("cluster {namespace} (hub copies)"),
             };
             let changed = Arc::new(Notify::new());
-            let cluster = ClusterFeed::start(
-                &client,
-                &namespace,
-                hosted.as_deref(),
-                title,
-                &changed,
-                false,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+            let scope = ClusterScope {
+                namespace: &namespace,
+                hosted: hosted.as_deref(),
+            };
+            let cluster = ClusterFeed::start(&client, scope, title, &changed, false)
+                .await
+                .map_err(|e| e.to_string())?;
             Ok(feed::publish(cluster, changed, now))
         })
     }

@@ -20,9 +20,9 @@ use super::model::{self, Source};
 use super::page::script_json;
 use super::watch::{self as reflect, Selection, Store, Task};
 use crate::fleet::{self, Fleet, FleetFilter, FleetRow, Tally};
-use crate::online::OnlineError;
-use crate::selective::{pick_control_plane, selectors};
-use crate::view::View;
+use crate::read::online::OnlineError;
+use crate::read::selective::{pick_control_plane, selectors};
+use crate::show::view::View;
 
 /// The page's JSON, as last published.
 pub type Published = watch::Receiver<Arc<String>>;
@@ -80,6 +80,16 @@ fn json<T: Serialize>(value: &T) -> String {
     })
 }
 
+/// Whose objects a [`ClusterFeed`] watches: those of `namespace`, and for a hosted cluster only
+/// those labelled with it.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterScope<'a> {
+    /// The namespace watched.
+    pub namespace: &'a str,
+    /// `--hosted-cluster`: the hosted cluster's name.
+    pub hosted: Option<&'a str>,
+}
+
 /// One cluster's watches: its statuses, and its insights by label (non-node progress, node
 /// progress, health), in one namespace; for a hosted cluster only the objects labelled with it.
 pub struct ClusterFeed {
@@ -102,8 +112,7 @@ impl ClusterFeed {
     /// hosted cluster's do not ask).
     pub async fn start(
         client: &Client,
-        namespace: &str,
-        hosted: Option<&str>,
+        ClusterScope { namespace, hosted }: ClusterScope<'_>,
         title: String,
         changed: &Arc<Notify>,
         estimates: bool,

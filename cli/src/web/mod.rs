@@ -28,9 +28,10 @@ use kube::Client;
 use tokio::sync::Notify;
 
 use crate::fleet::{Fleet, FleetFilter};
-use crate::view::View;
-use feed::{ClusterFeed, FleetFeed};
+use crate::show::view::View;
+use feed::{ClusterFeed, ClusterScope, FleetFeed};
 use model::Source;
+use watch::Task;
 
 /// Where to serve.
 #[derive(Clone, Copy, Debug)]
@@ -89,66 +90,8 @@ pub enum Target {
 /// Serves `target` on `listen` until Ctrl-C (or SIGTERM); `client` reads the API (not used for
 /// a snapshot). Prints where it listens on stdout.
 pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> anyhow::Result<()> {
-    let client = || client.clone().context("no Kubernetes client");
     // The watches list first: their errors are the text view's, before anything is served.
-    let (served, what) = match target {
-        Target::Snapshot { view, now, title } => {
-            let page = model::cluster_page(&view, now, title.clone(), Source::Snapshot);
-            drop(view);
-            let served = server::Served {
-                main: feed::fixed(page::script_json(&page)?),
-                clusters: None,
-            };
-            (served, (title, None))
-        }
-        Target::Cluster {
-            namespace,
-            hosted,
-            now,
-        } => {
-            let title = match &hosted {
-                Some(h) => format!("hosted cluster {h} (namespace {namespace})"),
-                None => format!("namespace {namespace}"),
-            };
-            let changed = Arc::new(Notify::new());
-            let cluster = ClusterFeed::start(
-                &client()?,
-                &namespace,
-                hosted.as_deref(),
-                title.clone(),
-                &changed,
-                true,
-            )
-            .await?;
-            let (main, task) = feed::publish(cluster, changed, now);
-            (
-                server::Served {
-                    main,
-                    clusters: None,
-                },
-                (title, Some(task)),
-            )
-        }
-        Target::Fleet { filter, now } => {
-            let changed = Arc::new(Notify::new());
-            let (fleet, warnings) = FleetFeed::start(&client()?, &filter, &changed).await?;
-            for w in warnings {
-                eprintln!(
-                    "warning: {}",
-                    crate::escape::text(&w, crate::escape::Newlines::Escape)
-                );
-            }
-            let (main, task) = feed::publish(fleet, changed, now);
-            (
-                server::Served {
-                    main,
-                    clusters: Some(server::Drill::new(client()?, now)),
-                },
-                ("the fleet".to_owned(), Some(task)),
-            )
-        }
-    };
-    let (title, _task) = what;
+    let (served, title, _task) = start(target, client).await?;
     let token = guard::Token::generate()?;
     let addr = SocketAddr::new(listen.address, listen.port);
     let bound = server::bind(addr)
@@ -172,7 +115,7 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
         writeln!(
             out,
             "Serving the update status of {} at {url}?{}={} (read-only; Ctrl-C to stop)",
-            crate::escape::text(&title, crate::escape::Newlines::Escape),
+            crate::show::escape::text(&title, crate::show::escape::Newlines::Escape),
             guard::TOKEN_PARAM,
             keys.token.reveal()
         )
@@ -184,6 +127,70 @@ pub async fn serve(listen: Listen, target: Target, client: Option<Client>) -> an
         .context("the web server failed")?;
     eprintln!("Stopped serving {url}");
     Ok(())
+}
+
+/// What `target` serves (its page, and with `--fleet` the clusters opened from the grid), its
+/// title, and the task that feeds it (`None`: a snapshot's page never changes).
+async fn start(
+    target: Target,
+    client: Option<Client>,
+) -> anyhow::Result<(server::Served, String, Option<Task>)> {
+    let client = || client.clone().context("no Kubernetes client");
+    let (served, (title, task)) = match target {
+        Target::Snapshot { view, now, title } => {
+            let page = model::cluster_page(&view, now, title.clone(), Source::Snapshot);
+            drop(view);
+            let served = server::Served {
+                main: feed::fixed(page::script_json(&page)?),
+                clusters: None,
+            };
+            (served, (title, None))
+        }
+        Target::Cluster {
+            namespace,
+            hosted,
+            now,
+        } => {
+            let title = match &hosted {
+                Some(h) => format!("hosted cluster {h} (namespace {namespace})"),
+                None => format!("namespace {namespace}"),
+            };
+            let changed = Arc::new(Notify::new());
+            let scope = ClusterScope {
+                namespace: &namespace,
+                hosted: hosted.as_deref(),
+            };
+            let cluster =
+                ClusterFeed::start(&client()?, scope, title.clone(), &changed, true).await?;
+            let (main, task) = feed::publish(cluster, changed, now);
+            (
+                server::Served {
+                    main,
+                    clusters: None,
+                },
+                (title, Some(task)),
+            )
+        }
+        Target::Fleet { filter, now } => {
+            let changed = Arc::new(Notify::new());
+            let (fleet, warnings) = FleetFeed::start(&client()?, &filter, &changed).await?;
+            for w in warnings {
+                eprintln!(
+                    "warning: {}",
+                    crate::show::escape::text(&w, crate::show::escape::Newlines::Escape)
+                );
+            }
+            let (main, task) = feed::publish(fleet, changed, now);
+            (
+                server::Served {
+                    main,
+                    clusters: Some(server::Drill::new(client()?, now)),
+                },
+                ("the fleet".to_owned(), Some(task)),
+            )
+        }
+    };
+    Ok((served, title, task))
 }
 
 /// Ctrl-C or SIGTERM.

@@ -16,8 +16,8 @@ use update_status_assess::control_plane::{operator_health_display, target_versio
 use update_status_assess::format::{SECOND, round, short_duration};
 use update_status_assess::nodes::MASTER_POOL;
 
-use crate::render::{estimate_text, health_since, is_updating, sorted_health, update_timing};
-use crate::view::View;
+use crate::show::render::{estimate_text, health_since, is_updating, sorted_health, update_timing};
+use crate::show::view::View;
 
 /// Version of the model's layout (the page refuses another).
 pub const MODEL_VERSION: u32 = 1;

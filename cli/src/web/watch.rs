@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::online::{OnlineError, list};
+use crate::read::online::{OnlineError, list};
 
 /// Objects by `(namespace, name)`.
 pub type Objects<K> = BTreeMap<(String, String), K>;

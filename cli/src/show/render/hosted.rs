@@ -15,11 +15,12 @@ use update_status_assess::hosted::control_plane::{
 
 use update_status_assess::format::short_duration;
 
-use super::standalone::{
-    Details, RenderError, completed_line, condition, estimate_text, node_table, pool_members,
-    pool_table, sort_nodes, update_health, update_timing,
-};
-use crate::view::View;
+use super::common::{Details, condition};
+use super::control_plane::{completed_line, estimate_text, update_timing, updating_operators};
+use super::health::{HealthView, update_health};
+use super::standalone::RenderError;
+use super::worker_pools::{node_table, pool_members, pool_table, sort_nodes};
+use crate::show::view::View;
 
 /// Renders the hosted cluster `name` from `view` at `now`; with `related` each detailed health
 /// insight also lists its `related` resources (`--related`).
@@ -46,7 +47,7 @@ pub fn render_with(
     let mut out = String::new();
     control_plane_block(&mut out, cp, cp_updating, now);
     if cp.assessment != Assessment::Completed || cp_updating {
-        super::standalone::updating_operators(&mut out, cp, view, now, details);
+        updating_operators(&mut out, cp, view, now, details);
     }
 
     let pools: Vec<_> = view
@@ -69,7 +70,7 @@ pub fn render_with(
     }
 
     out.push_str("\n= Update Health =\n");
-    update_health(&mut out, cp, view, now, details, related);
+    update_health(&mut out, cp, view, now, HealthView::of(details, related));
     out
 }
 

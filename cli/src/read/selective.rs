@@ -21,8 +21,8 @@ use update_status_api::crd::{
 use update_status_assess::naming::label_value;
 use update_status_assess::nodes::MASTER_POOL;
 
-use crate::online::{OnlineError, list};
-use crate::view::View;
+use crate::read::online::{OnlineError, list};
+use crate::show::view::View;
 
 /// Page size of the full read.
 pub const PAGE: u32 = 500;
@@ -55,7 +55,7 @@ fn slugs(classes: &[Assessment]) -> String {
 
 /// The selectors the live view uses (documented in docs/reference.md, "Reading insights by label").
 pub mod selectors {
-    use crate::selective::{CLASSES, labels, nodes_selector, slugs};
+    use crate::read::selective::{CLASSES, labels, nodes_selector, slugs};
 
     /// Non-node progress insights (ClusterVersion, ClusterOperators).
     pub fn other_progress() -> String {

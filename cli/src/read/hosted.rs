@@ -20,10 +20,10 @@ use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted};
 use update_status_snapshot::SnapshotError;
 use update_status_snapshot::hosted::HostedSnapshot;
 
-use crate::escape::{self, Newlines};
-use crate::online::{self, OnlineError};
-use crate::selective;
-use crate::view::View;
+use crate::read::online::{self, OnlineError};
+use crate::read::selective;
+use crate::show::escape::{self, Newlines};
+use crate::show::view::View;
 
 /// What can go wrong in hosted mode.
 #[derive(Debug, thiserror::Error)]

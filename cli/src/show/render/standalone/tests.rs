@@ -1,9 +1,14 @@
 //! Tests of the renderer.
 
 use super::*;
+use crate::show::render::common::Details;
+use crate::show::render::control_plane::estimate_text;
+use crate::show::render::worker_pools::sort_nodes;
 use update_status_api::crd::{
-    ControlPlaneVersions, HealthCounts, HealthInsight, Impact, ImpactType, InsightScope,
-    NodeCounts, OperatorCounts, ProgressInsight, Remediation, VersionPair,
+    Assessment, Condition, ConditionStatus, ControlPlaneUpdateStatusStatus, ControlPlaneVersions,
+    HealthCounts, HealthInsight, Impact, ImpactLevel, ImpactType, InsightScope, InsightType,
+    NodeCounts, NodePhase, OperatorCounts, ProgressInsight, Remediation, ResourceRef, ScopeType,
+    UpdateInsightStatus, VersionPair, WorkerPoolUpdateStatusStatus,
 };
 
 fn ts(s: &str) -> Timestamp {
@@ -131,11 +136,10 @@ fn node(pool: &str, name: &str, assessment: Assessment, phase: NodePhase) -> Upd
     }
 }
 
+/// A health insight about `(kind, name)` in `(scope, pool)`.
 fn health(
-    kind: &str,
-    name: &str,
-    pool: Option<&str>,
-    scope: ScopeType,
+    (kind, name): (&str, &str),
+    (scope, pool): (ScopeType, Option<&str>),
     source: &str,
     level: ImpactLevel,
     started_at: Option<&str>,
@@ -193,10 +197,8 @@ fn operator_health(
 ) -> UpdateInsightStatus {
     let scope = ScopeType::ControlPlane;
     health(
-        "ClusterOperator",
-        name,
-        None,
-        scope,
+        ("ClusterOperator", name),
+        (scope, None),
         source,
         level,
         Some(since),
@@ -206,7 +208,13 @@ fn operator_health(
 /// A `NodeDegraded` health insight (no start time).
 fn node_degraded(name: &str, pool: &str, scope: ScopeType) -> UpdateInsightStatus {
     let level = ImpactLevel::Error;
-    health("Node", name, Some(pool), scope, "NodeDegraded", level, None)
+    health(
+        ("Node", name),
+        (scope, Some(pool)),
+        "NodeDegraded",
+        level,
+        None,
+    )
 }
 
 fn pool_status(total: u32, updated: u32) -> WorkerPoolUpdateStatusStatus {
@@ -562,46 +570,22 @@ fn node_sorting_follows_c9() {
 #[test]
 fn node_omission_footer_counts() {
     let mut v = view(operators_updated_cp());
-    let mut nodes = Vec::new();
     // 10 draining nodes fill the always-printed rows (sorted before the q* ones by name).
-    for i in 0..10 {
-        nodes.push(node(
-            "worker",
-            &format!("p{i:02}"),
-            Assessment::Progressing,
-            NodePhase::Draining,
-        ));
-    }
     // Omitted: 2 draining, 1 paused, 3 pending, 4 completed.
-    for i in 0..2 {
-        nodes.push(node(
-            "worker",
-            &format!("q{i}"),
-            Assessment::Progressing,
-            NodePhase::Draining,
-        ));
-    }
-    nodes.push(node(
-        "worker",
-        "r0",
-        Assessment::Excluded,
-        NodePhase::Paused,
-    ));
-    for i in 0..3 {
-        nodes.push(node(
-            "worker",
-            &format!("s{i}"),
-            Assessment::Outdated,
-            NodePhase::Pending,
-        ));
-    }
-    for i in 0..4 {
-        nodes.push(node(
-            "worker",
-            &format!("t{i}"),
-            Assessment::Completed,
-            NodePhase::Updated,
-        ));
+    let groups = [
+        ("p", 10, Assessment::Progressing, NodePhase::Draining),
+        ("q", 2, Assessment::Progressing, NodePhase::Draining),
+        ("r", 1, Assessment::Excluded, NodePhase::Paused),
+        ("s", 3, Assessment::Outdated, NodePhase::Pending),
+        ("t", 4, Assessment::Completed, NodePhase::Updated),
+    ];
+    let mut nodes = Vec::new();
+    for (prefix, count, assessment, phase) in groups {
+        let width = if count > 9 { 2 } else { 1 };
+        for i in 0..count {
+            let name = format!("{prefix}{i:0width$}");
+            nodes.push(node("worker", &name, assessment, phase));
+        }
     }
     // An unavailable updating node (not interesting) is omitted and not available.
     let mut unavailable_updating =
@@ -708,10 +692,8 @@ fn health_sorting_and_hint_line() {
     const AT_11: &str = "2024-01-01T11:00:00Z";
     v.insights = vec![
         health(
-            "ClusterVersion",
-            "version",
-            None,
-            ScopeType::ControlPlane,
+            ("ClusterVersion", "version"),
+            (ScopeType::ControlPlane, None),
             "ClusterVersionFailing",
             Warning,
             Some("2024-01-01T12:00:00Z"),
@@ -724,10 +706,8 @@ fn health_sorting_and_hint_line() {
         node_degraded("a-node", "infra", ScopeType::WorkerPool),
         node_degraded("m-node", "master", ScopeType::ControlPlane),
         health(
-            "Alert",
-            "NodeDown",
-            None,
-            ScopeType::Cluster,
+            ("Alert", "NodeDown"),
+            (ScopeType::Cluster, None),
             "Alert",
             Warning,
             Some("2024-01-01T12:00:00Z"),
@@ -762,10 +742,8 @@ fn hint_line_rule() {
     let one = |level| {
         let mut v = view(progressing_cp());
         v.insights = vec![health(
-            "ClusterVersion",
-            "version",
-            None,
-            ScopeType::ControlPlane,
+            ("ClusterVersion", "version"),
+            (ScopeType::ControlPlane, None),
             "PreviousUpdatePartial",
             level,
             Some("2024-01-01T11:30:00Z"),
@@ -777,10 +755,8 @@ fn hint_line_rule() {
     assert!(one(ImpactLevel::Warning).contains(hint));
     let mut v = view(progressing_cp());
     let info = health(
-        "ClusterVersion",
-        "version",
-        None,
-        ScopeType::ControlPlane,
+        ("ClusterVersion", "version"),
+        (ScopeType::ControlPlane, None),
         "PreviousUpdatePartial",
         ImpactLevel::Info,
         None,

@@ -1,5 +1,5 @@
 //! The characters that print nothing or move text (issues #38 and #48), in a module of their
-//! own: the text escaper (`crate::escape`) and the JSON and YAML writer (`crate::report`) both
+//! own: the text escaper (`crate::show::escape`) and the JSON and YAML writer (`crate::show::report`) both
 //! use them, and neither imports the other.
 //!
 //! The set is Unicode's `Default_Ignorable_Code_Point` (DI: what a renderer shows nothing for
@@ -65,8 +65,8 @@ pub const RANGES: &[(char, char)] = &[
 /// Characters that are not controls but print nothing or move text ([`RANGES`]: the bidi
 /// overrides, isolates and marks, the zero-width characters, the soft hyphen, the variation
 /// selectors, the tag characters, the Hangul fillers... and the line and paragraph
-/// separators). Escaped in the text output (`crate::escape`), and written as escapes of the
-/// same value in `-o json|yaml` (`crate::report::raw_unsafe`).
+/// separators). Escaped in the text output (`crate::show::escape`), and written as escapes of the
+/// same value in `-o json|yaml` (`crate::show::report::raw_unsafe`).
 pub fn invisible(c: char) -> bool {
     // Below U+00AD: nothing (the controls are escaped on their own).
     c >= '\u{ad}' && RANGES.iter().any(|&(a, b)| (a..=b).contains(&c))

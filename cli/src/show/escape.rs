@@ -2,7 +2,7 @@
 //! escaped before the text output or an error message prints it, so that an object cannot
 //! drive the admin's terminal (retitle it, hide or rewrite lines, plant links) nor forge lines
 //! that look like ours. `-o json` / `-o yaml` keep the exact values, with what a terminal acts
-//! on written as escapes of the same value (`crate::report::serialise`).
+//! on written as escapes of the same value (`crate::show::report::serialise`).
 //!
 //! The visible forms follow `kubectl` (cli-runtime's `printers.EscapeTerminal`, used by
 //! `kubectl describe`, `kubectl events` and `-o custom-columns`, turns ESC into `^[` and CR into
@@ -23,7 +23,7 @@
 //! | line and paragraph separators U+2028, U+2029 | `\u2028` |
 //! | the other default-ignorable characters: soft hyphen U+00AD, combining grapheme joiner U+034F, Hangul fillers U+115F, U+1160, U+3164, U+FFA0, Khmer inherent vowels U+17B4, U+17B5, variation selectors U+180B–U+180F, U+FE00–U+FE0F, U+E0100–U+E01EF, tag characters U+E0000–U+E007F, U+2065, U+FFF0–U+FFF8, U+1BCA0–U+1BCA3, U+1D173–U+1D17A, the rest of U+E0000–U+E0FFF | `\u00ad`, beyond U+FFFF `\u{e0001}` |
 //!
-//! The last six rows ([`crate::invisible::invisible`]: Unicode's default-ignorable characters
+//! The last six rows ([`crate::show::invisible::invisible`]: Unicode's default-ignorable characters
 //! and U+2028/U+2029) print nothing or move text: a name with a zero-width character, a soft
 //! hyphen, a variation selector or a tag character looks like another name (`etcd` and
 //! `et\u{200b}cd`), a bidi mark reorders what follows, a Hangul filler looks like a blank, and
@@ -49,10 +49,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use update_status_api::acm::ConfigSpecHash;
-
-use crate::fleet::{AddOnCondition, AddOnState, DesiredApplied, FleetRow, PoolSummary, Rollout};
-use crate::view::View;
+use crate::show::view::View;
 
 /// Whether line feeds and tabs are printed as they are or escaped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +92,7 @@ fn needs_escape(c: char, newlines: Newlines) -> bool {
     match c {
         '\n' | '\t' => newlines == Newlines::Escape,
         '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-        c => crate::invisible::invisible(c),
+        c => crate::show::invisible::invisible(c),
     }
 }
 
@@ -157,66 +154,6 @@ pub fn view(mut v: View) -> Result<View, serde_json::Error> {
         escape_in_place(insight)?;
     }
     Ok(v)
-}
-
-/// The fleet rows with every string escaped for the text output.
-pub fn fleet(rows: &[FleetRow]) -> Vec<FleetRow> {
-    let esc = |s: &str| text(s, Newlines::Escape).into_owned();
-    rows.iter()
-        .map(|r| FleetRow {
-            cluster: esc(&r.cluster),
-            namespace: esc(&r.namespace),
-            from: esc(&r.from),
-            to: esc(&r.to),
-            worker_pools_not_completed: r
-                .worker_pools_not_completed
-                .iter()
-                .map(|p| PoolSummary {
-                    name: esc(&p.name),
-                    assessment: p.assessment,
-                })
-                .collect(),
-            hosted_cluster: r.hosted_cluster.as_deref().map(esc),
-            add_on: r.add_on.as_ref().map(|a| AddOnState {
-                available: esc(&a.available),
-                reason: esc(&a.reason),
-                message: esc(&a.message),
-                degraded: a.degraded.as_ref().map(|d| condition(d, esc)),
-                rollout: rollout(&a.rollout, esc),
-            }),
-            warnings: r.warnings.iter().map(|w| esc(w)).collect(),
-            ..r.clone()
-        })
-        .collect()
-}
-
-/// An add-on condition with every string escaped by `esc`.
-fn condition(c: &AddOnCondition, esc: impl Fn(&str) -> String) -> AddOnCondition {
-    AddOnCondition {
-        status: esc(&c.status),
-        reason: esc(&c.reason),
-        message: esc(&c.message),
-    }
-}
-
-/// The add-on's rollout with every string escaped by `esc`.
-fn rollout(r: &Rollout, esc: impl Fn(&str) -> String + Copy) -> Rollout {
-    let hash = |h: &ConfigSpecHash| ConfigSpecHash {
-        name: esc(&h.name),
-        namespace: esc(&h.namespace),
-        spec_hash: esc(&h.spec_hash),
-    };
-    let pair = |p: &DesiredApplied| DesiredApplied {
-        desired: p.desired.as_ref().map(hash),
-        applied: p.applied.as_ref().map(hash),
-        fleet_desired: p.fleet_desired.as_ref().map(hash),
-    };
-    Rollout {
-        template: r.template.as_ref().map(pair),
-        deployment_config: r.deployment_config.as_ref().map(pair),
-        progressing: r.progressing.as_ref().map(|c| condition(c, esc)),
-        own_configs: r.own_configs.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -392,97 +329,6 @@ mod tests {
         assert_eq!(h.impact.summary, "s\tforged");
         assert_eq!(h.impact.description, "d1\nd2\\u009d");
         assert_eq!(v.worker_pools[0].0, "w^[");
-    }
-
-    #[test]
-    fn fleet_rows_are_escaped() {
-        let row = FleetRow {
-            cluster: "c\x1b]0;x\x07".into(),
-            namespace: "ns".into(),
-            from: "4.1\n".into(),
-            to: "4.2".into(),
-            assessment: update_status_api::crd::Assessment::Progressing,
-            completion_percent: 5,
-            worker_nodes: 1,
-            worker_nodes_updated: 0,
-            worker_pools_not_completed: vec![PoolSummary {
-                name: "p\u{9b}".into(),
-                assessment: update_status_api::crd::Assessment::Degraded,
-            }],
-            health: Default::default(),
-            reported: true,
-            hosted_cluster: None,
-            last_reported: None,
-            freshness: None,
-            warnings: Vec::new(),
-            agent_health: None,
-            add_on: Some(AddOnState {
-                available: "False".into(),
-                reason: "R\x1b[2J".into(),
-                message: "m\r".into(),
-                degraded: Some(AddOnCondition {
-                    status: "True".into(),
-                    reason: "D\x1b[1m".into(),
-                    message: String::new(),
-                }),
-                rollout: Rollout {
-                    template: Some(DesiredApplied {
-                        desired: Some(ConfigSpecHash {
-                            name: "update-status-0.2.0\x1b[2J".into(),
-                            ..Default::default()
-                        }),
-                        applied: None,
-                        fleet_desired: None,
-                    }),
-                    deployment_config: Some(DesiredApplied {
-                        fleet_desired: Some(ConfigSpecHash {
-                            name: "next\x1b[2J".into(),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    }),
-                    progressing: Some(AddOnCondition {
-                        status: "True".into(),
-                        reason: "Progressing".into(),
-                        message: "p\x07".into(),
-                    }),
-                    own_configs: Vec::new(),
-                },
-            }),
-        };
-        let out = fleet(std::slice::from_ref(&row));
-        assert_eq!(out[0].cluster, "c^[]0;x^G");
-        let a = out[0].add_on.as_ref().expect("add-on");
-        assert_eq!((a.reason.as_str(), a.message.as_str()), ("R^[[2J", "m\\r"));
-        assert_eq!(out[0].from, "4.1\\n");
-        assert_eq!(out[0].worker_pools_not_completed[0].name, "p\\u009b");
-        assert_eq!(
-            out[0]
-                .add_on
-                .as_ref()
-                .and_then(|a| a.degraded.as_ref())
-                .map(|d| d.reason.as_str()),
-            Some("D^[[1m")
-        );
-        let rollout = &out[0].add_on.as_ref().expect("add-on").rollout;
-        let fleet_desired = rollout.deployment_config.as_ref();
-        let fleet_desired = fleet_desired.and_then(|c| c.fleet_desired.as_ref());
-        assert_eq!(fleet_desired.map(|c| c.name.as_str()), Some("next^[[2J"));
-        assert_eq!(
-            rollout.progressing.as_ref().map(|p| p.message.as_str()),
-            Some("p^G")
-        );
-        assert!(
-            crate::fleet::render(&out, jiff::Timestamp::UNIX_EPOCH)
-                .contains("Installing (0.2.0^[[2J)"),
-            "the template's name is escaped in the ADD-ON column"
-        );
-        assert_eq!(out[0].to, row.to);
-        let table = crate::fleet::render(&out, jiff::Timestamp::UNIX_EPOCH);
-        assert!(
-            !table.chars().any(|c| c.is_control() && c != '\n'),
-            "{table}"
-        );
     }
 
     #[test]

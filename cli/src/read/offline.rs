@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use update_status_assess::{ClusterAssessment, assess_cluster_nodes};
 use update_status_snapshot::{Snapshot, SnapshotError, SnapshotWarning};
 
-use crate::escape::{self, Newlines};
-use crate::view::View;
+use crate::show::escape::{self, Newlines};
+use crate::show::view::View;
 
 /// What can go wrong in offline mode.
 #[derive(Debug, thiserror::Error)]

@@ -13,8 +13,8 @@ use update_status_api::crd::{
     ControlPlaneUpdateStatusStatus, UpdateInsightStatus, WorkerPoolUpdateStatusStatus,
 };
 
-use crate::render::{sorted_health, sorted_progress};
-use crate::view::View;
+use crate::show::render::{sorted_health, sorted_progress};
+use crate::show::view::View;
 
 /// `apiVersion` of the reports.
 pub const API_VERSION: &str = "update.openshift.io/v1alpha1";
@@ -107,11 +107,11 @@ pub fn serialise<T: Serialize>(value: &T, format: Format) -> Result<String, Repo
 
 /// Characters a terminal acts on that the JSON and YAML serializers leave raw: DEL, the C1
 /// controls (8-bit CSI U+009B, OSC U+009D...) and the characters that print nothing or move
-/// text ([`crate::invisible::invisible`]: bidi overrides, isolates and marks, zero-width
+/// text ([`crate::show::invisible::invisible`]: bidi overrides, isolates and marks, zero-width
 /// characters, variation selectors, tag characters, U+2028/U+2029...). (serde_json escapes the C0 controls, ESC included; serde-saphyr
 /// escapes every control character but leaves the others, which YAML counts as printable.)
 pub fn raw_unsafe(c: char) -> bool {
-    matches!(c, '\u{7f}'..='\u{9f}') || crate::invisible::invisible(c)
+    matches!(c, '\u{7f}'..='\u{9f}') || crate::show::invisible::invisible(c)
 }
 
 /// `text` with every [`raw_unsafe`] character replaced by `escaped(c)`.
@@ -295,7 +295,7 @@ mod tests {
         let now: Timestamp = "2024-01-01T00:00:00Z".parse().expect("ts");
         let report = UpdateStatusReport::new(&view, now);
         let want = serde_json::to_value(&report).expect("value");
-        let hidden = |c: char| crate::invisible::invisible(c);
+        let hidden = |c: char| crate::show::invisible::invisible(c);
 
         let json = serialise(&report, Format::Json).expect("json");
         assert!(!json.chars().any(hidden), "{json:?}");

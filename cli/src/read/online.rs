@@ -226,6 +226,16 @@ where
     })
 }
 
+/// Where [`fold_pages`] lists (the namespace, `None`: all, which names it in errors) and in
+/// pages of how many objects (`chunk`; 0: one request).
+#[derive(Clone, Copy, Debug)]
+pub struct Paging<'a> {
+    /// The namespace listed (`None`: all namespaces).
+    pub namespace: Option<&'a str>,
+    /// The objects per page (`limit`; 0: everything in one request).
+    pub chunk: u32,
+}
+
 /// Lists `K` in pages of `chunk` objects (`limit` and `continue`, as kubectl's `--chunk-size`;
 /// 0: one request), folding each page into the accumulator `init()` makes, so that only what
 /// `fold` keeps stays in memory. A continue token that expired meanwhile (410 Gone) ends in one
@@ -233,8 +243,7 @@ where
 pub async fn fold_pages<K, A>(
     api: &Api<K>,
     params: &ListParams,
-    namespace: Option<&str>,
-    chunk: u32,
+    Paging { namespace, chunk }: Paging<'_>,
     init: impl Fn() -> A,
     mut fold: impl FnMut(&mut A, Vec<K>),
 ) -> Result<A, OnlineError>

@@ -13,8 +13,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use update_status_snapshot::Snapshot;
 
-use crate::render::{self, Details};
-use crate::report::{Format, UpdateStatusReport, serialise};
+use crate::show::render::{self, Details};
+use crate::show::report::{Format, UpdateStatusReport, serialise};
 
 /// The fixture the changes start from (every kind of input, a degraded update).
 static BASE: LazyLock<(Snapshot, [Value; 4])> = LazyLock::new(|| {
@@ -197,7 +197,7 @@ proptest! {
             .and_then(|n| n.checked_add(jiff::SignedDuration::from_secs(offset_s)).ok())
             .unwrap_or(Timestamp::UNIX_EPOCH);
         let view = super::assess(&snap, now);
-        let escaped = crate::escape::view(view.clone()).expect("escape");
+        let escaped = crate::show::escape::view(view.clone()).expect("escape");
         let text = render::render(&escaped, now, Details::All);
         prop_assert!(text.ends_with('\n'));
         // Line feeds and tabs are printed as oc prints them; every other control is escaped.
