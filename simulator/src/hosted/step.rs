@@ -165,13 +165,18 @@ impl HostedSimulation {
                 "failed to lookup release image: failed to obtain release image metadata for {bad}: manifest unknown: manifest unknown"
             );
             self.hc.spec_image = bad;
-            self.hc
-                .set("ValidReleaseImage", "False", "InvalidImage", &message, now);
+            self.hc.set(
+                "ValidReleaseImage",
+                ("False", "InvalidImage", &message),
+                now,
+            );
             self.hc.set(
                 "Progressing",
-                "False",
-                "Blocked",
-                &format!("ValidReleaseImage condition is false: {message}"),
+                (
+                    "False",
+                    "Blocked",
+                    &format!("ValidReleaseImage condition is false: {message}"),
+                ),
                 now,
             );
             self.touch_hc(true);
@@ -182,9 +187,7 @@ impl HostedSimulation {
             self.hc.spec_image = good;
             self.hc.set(
                 "ValidReleaseImage",
-                "True",
-                "AsExpected",
-                "Release image is valid",
+                ("True", "AsExpected", "Release image is valid"),
                 now,
             );
             self.touch_hc(true);
@@ -201,9 +204,11 @@ impl HostedSimulation {
                 .unwrap_or_default();
             if self.hc.set(
                 "Progressing",
-                "False",
-                "Blocked",
-                &format!("ClusterVersionUpgradeable condition is false: {gate}"),
+                (
+                    "False",
+                    "Blocked",
+                    &format!("ClusterVersionUpgradeable condition is false: {gate}"),
+                ),
                 now,
             ) {
                 self.touch_hc(false);
@@ -218,8 +223,11 @@ impl HostedSimulation {
         if requested {
             self.accept();
         } else {
-            self.hc
-                .set("Progressing", "True", "Progressing", REQUESTED_MESSAGE, now);
+            self.hc.set(
+                "Progressing",
+                ("True", "Progressing", REQUESTED_MESSAGE),
+                now,
+            );
             self.touch_hc(false);
         }
     }
@@ -241,23 +249,25 @@ impl HostedSimulation {
         hc.cp_progress = 0;
         hc.set(
             "Progressing",
-            "False",
-            "AsExpected",
-            "HostedCluster is at expected version",
+            (
+                "False",
+                "AsExpected",
+                "HostedCluster is at expected version",
+            ),
             now,
         );
         hc.set(
             "ClusterVersionProgressing",
-            "True",
-            "FromClusterVersion",
-            &format!("Working towards {to}: 0 of {MANIFESTS} done (0% complete)"),
+            (
+                "True",
+                "FromClusterVersion",
+                &format!("Working towards {to}: 0 of {MANIFESTS} done (0% complete)"),
+            ),
             now,
         );
         hc.set(
             "ClusterVersionReleaseAccepted",
-            "True",
-            "PayloadLoaded",
-            &payload_loaded(&to),
+            ("True", "PayloadLoaded", &payload_loaded(&to)),
             now,
         );
         self.stage = HostedStage::ControlPlane;
@@ -291,16 +301,16 @@ impl HostedSimulation {
             }
             hc.set(
                 "ClusterVersionProgressing",
-                "False",
-                "FromClusterVersion",
-                &format!("Cluster version is {to}"),
+                (
+                    "False",
+                    "FromClusterVersion",
+                    &format!("Cluster version is {to}"),
+                ),
                 now,
             );
             hc.set(
                 "ClusterVersionAvailable",
-                "True",
-                "FromClusterVersion",
-                &format!("Done applying {to}"),
+                ("True", "FromClusterVersion", &format!("Done applying {to}")),
                 now,
             );
             self.stage = HostedStage::ControlPlaneDone;
@@ -308,11 +318,13 @@ impl HostedSimulation {
             let done = k * MANIFESTS / total;
             hc.set(
                 "ClusterVersionProgressing",
-                "True",
-                "FromClusterVersion",
-                &format!(
-                    "Working towards {to}: {done} of {MANIFESTS} done ({}% complete)",
-                    done * 100 / MANIFESTS
+                (
+                    "True",
+                    "FromClusterVersion",
+                    &format!(
+                        "Working towards {to}: {done} of {MANIFESTS} done ({}% complete)",
+                        done * 100 / MANIFESTS
+                    ),
                 ),
                 now,
             );
@@ -356,71 +368,83 @@ impl HostedSimulation {
         if !self.pools[REPLACE].rolling {
             return;
         }
-        let now = self.now;
-        let to = self.config.to_version.clone();
         let drain_blocked = self
             .faults
             .blocked_drain
             .as_ref()
             .and_then(|f| f.active_target());
         for i in 0..self.machines.len() {
-            let m = &mut self.machines[i];
-            if m.pool != REPLACE || !m.exists() {
-                continue;
+            if drain_blocked != Some(i) {
+                self.advance_replace_machine(i);
             }
-            if m.phase != MachinePhase::Deleting && m.healthy() {
-                continue;
+        }
+        let to = self.config.to_version.clone();
+        self.scale_up_replace(&to);
+        self.scale_down_replace(&to);
+    }
+
+    /// One step of Replace Machine `i`, unless it is healthy and not deleting, or still
+    /// waiting: it provisions, becomes healthy, or (deleting) drains, then goes.
+    fn advance_replace_machine(&mut self, i: usize) {
+        let now = self.now;
+        let m = &mut self.machines[i];
+        if m.pool != REPLACE || !m.exists() {
+            return;
+        }
+        if m.phase != MachinePhase::Deleting && m.healthy() {
+            return;
+        }
+        if m.left > 1 {
+            m.left -= 1;
+            return;
+        }
+        match m.phase {
+            MachinePhase::Provisioning => {
+                m.phase = MachinePhase::Running;
+                capi_set(
+                    &mut m.node_healthy,
+                    "False",
+                    "NodeProvisioning",
+                    "Waiting for the Node to become ready",
+                    now,
+                );
+                m.left = 1;
+                self.touch(HostedRef::Machine(i), Part::Status);
             }
-            if drain_blocked == Some(i) {
-                continue;
+            MachinePhase::Running => {
+                capi_set(&mut m.node_healthy, "True", "", "", now);
+                self.touch(HostedRef::Machine(i), Part::Status);
             }
-            if m.left > 1 {
-                m.left -= 1;
-                continue;
-            }
-            match m.phase {
-                MachinePhase::Provisioning => {
-                    m.phase = MachinePhase::Running;
-                    capi_set(
-                        &mut m.node_healthy,
-                        "False",
-                        "NodeProvisioning",
-                        "Waiting for the Node to become ready",
-                        now,
-                    );
+            MachinePhase::Deleting => {
+                let drained = m.draining.as_ref().is_some_and(|d| d.status == "True");
+                if drained {
+                    m.gone = true;
+                    self.lifecycle.push(Lifecycle::Release(i));
+                } else {
+                    if let Some(d) = m.draining.as_mut() {
+                        capi_set(d, "True", "", "", now);
+                    }
                     m.left = 1;
                     self.touch(HostedRef::Machine(i), Part::Status);
                 }
-                MachinePhase::Running => {
-                    capi_set(&mut m.node_healthy, "True", "", "", now);
-                    self.touch(HostedRef::Machine(i), Part::Status);
-                }
-                MachinePhase::Deleting => {
-                    let drained = m.draining.as_ref().is_some_and(|d| d.status == "True");
-                    if drained {
-                        m.gone = true;
-                        self.lifecycle.push(Lifecycle::Release(i));
-                    } else {
-                        if let Some(d) = m.draining.as_mut() {
-                            capi_set(d, "True", "", "", now);
-                        }
-                        m.left = 1;
-                        self.touch(HostedRef::Machine(i), Part::Status);
-                    }
-                }
             }
         }
+    }
+
+    /// The existing Machines of the Replace pool.
+    fn replace_machines(&self) -> Vec<usize> {
+        (0..self.machines.len())
+            .filter(|&i| self.machines[i].pool == REPLACE && self.machines[i].exists())
+            .collect()
+    }
+
+    /// Scales up the new MachineSet: a Machine at `to` while the pool has fewer than
+    /// `replicas + maxSurge` Machines and fewer than `replicas` new ones.
+    fn scale_up_replace(&mut self, to: &str) {
         let replicas = self.pools[REPLACE].replicas as usize;
         let surge = self.config.max_surge as usize;
-        let min_available = replicas.saturating_sub(self.config.max_unavailable as usize);
-        let mine = |s: &Self| -> Vec<usize> {
-            (0..s.machines.len())
-                .filter(|&i| s.machines[i].pool == REPLACE && s.machines[i].exists())
-                .collect()
-        };
-        // Scale up the new MachineSet.
         loop {
-            let all = mine(self);
+            let all = self.replace_machines();
             let new = all
                 .iter()
                 .filter(|&&i| self.machines[i].version == to && !self.machines[i].deleting())
@@ -428,15 +452,21 @@ impl HostedSimulation {
             if all.len() >= replicas + surge || new >= replicas {
                 break;
             }
-            let m = self.new_machine(REPLACE, &to, now);
+            let m = self.new_machine(REPLACE, to, self.now);
             self.machines.push(m);
             let i = self.machines.len() - 1;
             self.touch(HostedRef::Machine(i), Part::Main);
             self.touch(HostedRef::Machine(i), Part::Status);
         }
-        // Scale down the old one, oldest first.
+    }
+
+    /// Scales down the old MachineSet, oldest first, while at least `replicas −
+    /// maxUnavailable` healthy Machines would remain.
+    fn scale_down_replace(&mut self, to: &str) {
+        let replicas = self.pools[REPLACE].replicas as usize;
+        let min_available = replicas.saturating_sub(self.config.max_unavailable as usize);
         loop {
-            let all = mine(self);
+            let all = self.replace_machines();
             let available = all
                 .iter()
                 .filter(|&&i| self.machines[i].healthy() && !self.machines[i].deleting())
