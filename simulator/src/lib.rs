@@ -33,8 +33,10 @@
 //! Files: `config` (what to simulate, fault specifications), `state` (the simulated objects),
 //! `cluster` (the cluster before the update), `step` (the update, step by step), `faults`
 //! (injected faults), `render` (objects as the API holds them), `inputs` (as the controller
-//! reads them), `snapshot` (a snapshot folder), `error` (what can go wrong), `playback` (the
-//! flags and start instant of a played update, shared by both simulators).
+//! reads them), `snapshot` (a snapshot folder), `error` (what can go wrong), `update` (the
+//! [`SimulatedUpdate`] trait both simulators implement: the frame of a step, its report, a
+//! dry run), `playback` (the flags and start instant of a played update, shared by both
+//! simulators).
 
 mod cluster;
 mod config;
@@ -52,6 +54,7 @@ mod state;
 mod step;
 #[cfg(test)]
 mod tests;
+mod update;
 
 pub use cluster::{MACHINE_CONFIG, OPERATORS};
 pub use config::{DEFAULT_FAULT_STEPS, FaultSpec, Faults, SimConfig, parse_duration};
@@ -61,4 +64,4 @@ pub use error::SimError;
 pub use faults::FaultStatus;
 pub use inputs::SimInputs;
 pub use state::{NodeStep, ObjectRef, Part, Simulation, Stage};
-pub use step::StepReport;
+pub use update::{SimulatedUpdate, StepReport};

@@ -22,9 +22,7 @@ use clap::Parser;
 use jiff::Timestamp;
 use update_status_e2e::playback::{self, HostedSimulator};
 use update_status_simulator::FaultSpec;
-use update_status_simulator::hosted::{
-    HostedFaults, HostedSimConfig, HostedSimulation, HostedStepReport,
-};
+use update_status_simulator::hosted::{HostedFaults, HostedSimConfig, HostedSimulation};
 use update_status_simulator::playback::PlaybackArgs;
 
 /// Plays a simulated hosted-cluster (HyperShift) update against a Kubernetes API server.
@@ -114,10 +112,6 @@ fn config(args: &Args) -> HostedSimConfig {
     }
 }
 
-fn print_step(r: &HostedStepReport, writes: Option<usize>) {
-    common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
-}
-
 async fn run(args: Args) -> anyhow::Result<()> {
     let mut sim = HostedSimulation::new(config(&args))?;
     println!(
@@ -131,17 +125,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     if args.playback.dry_run {
-        let mut steps = 0;
-        while !PlaybackArgs::done(
-            sim.is_completed(),
-            steps,
-            args.playback.max_steps.or(Some(100_000)),
-        ) {
-            let r = sim.step();
-            sim.take_dirty();
-            steps += 1;
-            print_step(&r, None);
-        }
+        common::dry_run(&mut sim, &args.playback);
         return Ok(());
     }
     let client = common::client(args.kubeconfig.as_deref()).await?;
@@ -162,28 +146,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "simulate-hosted-update: created the hosted cluster at {} ({n} writes)",
         args.from
     );
-    let mut ticker = common::step_ticker(args.playback.interval, args.playback.start_delay).await;
-    let mut steps = 0;
-    while !PlaybackArgs::done(
-        simulator.simulation().is_completed(),
-        steps,
-        args.playback.max_steps,
-    ) {
-        ticker.tick().await;
-        let before = simulator.writes();
-        let r = simulator.step().await?;
-        steps += 1;
-        print_step(&r, Some((simulator.writes() - before) as usize));
-    }
-    println!(
-        "simulate-hosted-update: {} after {steps} steps ({} writes)",
-        if simulator.simulation().is_completed() {
-            "update completed"
-        } else {
-            "stopped"
-        },
-        simulator.writes()
-    );
+    let steps = common::play(&mut simulator, &args.playback).await?;
+    common::print_end("simulate-hosted-update", &simulator, steps);
     Ok(())
 }
 

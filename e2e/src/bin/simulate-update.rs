@@ -16,7 +16,7 @@ use clap::Parser;
 use jiff::Timestamp;
 use update_status_e2e::playback::{self, Simulator};
 use update_status_simulator::playback::PlaybackArgs;
-use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation, StepReport};
+use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
 
 /// Plays a simulated OpenShift update against a Kubernetes API server.
 #[derive(Parser, Debug)]
@@ -109,10 +109,6 @@ fn config(args: &Args) -> SimConfig {
     }
 }
 
-fn print_step(r: &StepReport, writes: Option<usize>) {
-    common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
-}
-
 async fn run(args: Args) -> anyhow::Result<()> {
     let mut sim = Simulation::new(config(&args))?;
     println!(
@@ -125,17 +121,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     if args.playback.dry_run {
-        let mut steps = 0;
-        while !PlaybackArgs::done(
-            sim.is_completed(),
-            steps,
-            args.playback.max_steps.or(Some(100_000)),
-        ) {
-            let r = sim.step();
-            sim.take_dirty();
-            steps += 1;
-            print_step(&r, None);
-        }
+        common::dry_run(&mut sim, &args.playback);
         if let Some(dir) = &args.snapshot {
             sim.write_snapshot(dir)?;
         }
@@ -160,19 +146,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.from,
         started.elapsed().as_secs_f64()
     );
-    let mut ticker = common::step_ticker(args.playback.interval, args.playback.start_delay).await;
-    let mut steps = 0;
-    while !PlaybackArgs::done(
-        simulator.simulation().is_completed(),
-        steps,
-        args.playback.max_steps,
-    ) {
-        ticker.tick().await;
-        let before = simulator.writes();
-        let r = simulator.step().await?;
-        steps += 1;
-        print_step(&r, Some((simulator.writes() - before) as usize));
-    }
+    let steps = common::play(&mut simulator, &args.playback).await?;
     if let Some(dir) = &args.snapshot {
         simulator.simulation().write_snapshot(dir)?;
         println!(
@@ -180,15 +154,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    println!(
-        "simulate-update: {} after {steps} steps ({} writes)",
-        if simulator.simulation().is_completed() {
-            "update completed"
-        } else {
-            "stopped"
-        },
-        simulator.writes()
-    );
+    common::print_end("simulate-update", &simulator, steps);
     Ok(())
 }
 

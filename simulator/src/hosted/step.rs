@@ -1,29 +1,18 @@
 //! The hosted update, one step at a time (see the module documentation of [`super`]).
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use super::super::state::NodeStep;
 use super::super::state::{HistoryEntry, release_image};
+use super::super::update::{SimulatedUpdate, StepReport};
 use super::cluster::{config_hash, invalid_image, payload_loaded};
 use super::state::{
     HostedRef, HostedSimulation, HostedStage, IN_PLACE, Lifecycle, MachinePhase, Part, REPLACE,
     capi_set,
 };
 
-/// What one step did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostedStepReport {
-    /// Step number (1 for the first step).
-    pub step: u64,
-    /// Simulated instant of the step.
-    pub at: Timestamp,
-    /// Stage after the step.
-    pub stage: HostedStage,
-    /// Object parts changed plus lifecycle calls (each is one write).
-    pub changes: usize,
-    /// One line for humans.
-    pub summary: String,
-}
+/// What one step of the hosted simulation did.
+pub type HostedStepReport = StepReport<HostedStage>;
 
 /// The progress message's total (manifests of a release, as the CVO counts them).
 const MANIFESTS: u32 = 850;
@@ -31,54 +20,65 @@ const MANIFESTS: u32 = 850;
 /// `Progressing`'s message while an update is requested and not yet accepted.
 pub const REQUESTED_MESSAGE: &str = "HostedCluster is deploying, upgrading, or reconfiguring";
 
-impl HostedSimulation {
-    fn at_step(&self, step: u64) -> i64 {
-        let ms = self.config.step.as_millis();
-        let offset = i128::from(step).saturating_mul(ms) / 1000;
-        self.config
-            .start
-            .as_second()
-            .saturating_add(i64::try_from(offset).unwrap_or(i64::MAX / 2))
+impl SimulatedUpdate for HostedSimulation {
+    type Stage = HostedStage;
+
+    fn clock(&self) -> (Timestamp, SignedDuration) {
+        (self.config.start, self.config.step)
+    }
+    fn steps(&self) -> u64 {
+        self.step_count
+    }
+    fn now(&self) -> Timestamp {
+        HostedSimulation::now(self)
+    }
+    fn stage(&self) -> HostedStage {
+        self.stage
+    }
+    fn is_completed(&self) -> bool {
+        HostedSimulation::is_completed(self)
+    }
+    fn summary(&self) -> String {
+        HostedSimulation::summary(self)
+    }
+    fn pending(&self) -> usize {
+        self.dirty.len() + self.lifecycle.len()
+    }
+    fn discard_pending(&mut self) {
+        self.take_dirty();
+    }
+    fn enter_step(&mut self, count: u64, now: i64) {
+        self.step_count = count;
+        self.now = now;
     }
 
+    fn advance(&mut self) {
+        self.tick_faults();
+        match self.stage {
+            HostedStage::Idle | HostedStage::Requested => self.request(),
+            HostedStage::ControlPlane => self.advance_control_plane(),
+            HostedStage::ControlPlaneDone => self.start_node_pools(),
+            HostedStage::NodePools => {
+                self.advance_replace();
+                self.advance_in_place();
+                self.refresh_pool_status();
+                self.finish_pools();
+            }
+            HostedStage::Completed => {}
+        }
+    }
+}
+
+impl HostedSimulation {
     /// Moves the update one step forward. A completed simulation does not change any more.
     pub fn step(&mut self) -> HostedStepReport {
-        let before = self.dirty.len() + self.lifecycle.len();
-        if self.stage != HostedStage::Completed {
-            self.step_count += 1;
-            self.now = self.at_step(self.step_count);
-            self.tick_faults();
-            match self.stage {
-                HostedStage::Idle | HostedStage::Requested => self.request(),
-                HostedStage::ControlPlane => self.advance_control_plane(),
-                HostedStage::ControlPlaneDone => self.start_node_pools(),
-                HostedStage::NodePools => {
-                    self.advance_replace();
-                    self.advance_in_place();
-                    self.refresh_pool_status();
-                    self.finish_pools();
-                }
-                HostedStage::Completed => {}
-            }
-        }
-        HostedStepReport {
-            step: self.step_count,
-            at: self.now(),
-            stage: self.stage,
-            changes: (self.dirty.len() + self.lifecycle.len()).saturating_sub(before),
-            summary: self.summary(),
-        }
+        SimulatedUpdate::step(self)
     }
 
     /// Steps until the update completes or `max_steps` steps were taken; returns the steps
     /// taken.
     pub fn run_to_completion(&mut self, max_steps: u64) -> u64 {
-        let mut n = 0;
-        while !self.is_completed() && n < max_steps {
-            self.step();
-            n += 1;
-        }
-        n
+        SimulatedUpdate::run_to_completion(self, max_steps)
     }
 
     /// One line about where the update is.

@@ -1,9 +1,17 @@
-//! Code shared by the `load-snapshot` and `simulate-update` binaries.
+//! Code shared by the `load-snapshot`, `simulate-update` and `simulate-hosted-update`
+//! binaries: the client, Ctrl-C, and the simulators' front end ([`Player`], [`dry_run`],
+//! [`play`]).
 
+use std::fmt::Display;
+use std::future::Future;
 use std::path::Path;
 
 use anyhow::Context;
 use kube::Client;
+use update_status_e2e::playback::{HostedSimulator, PlaybackError, Simulator};
+use update_status_simulator::hosted::HostedSimulation;
+use update_status_simulator::playback::PlaybackArgs;
+use update_status_simulator::{SimulatedUpdate, Simulation, StepReport};
 
 /// A client for the cluster of `kubeconfig`, else of `KUBECONFIG` / `~/.kube/config`.
 pub async fn client(kubeconfig: Option<&Path>) -> anyhow::Result<Client> {
@@ -58,17 +66,100 @@ pub async fn step_ticker(
 
 /// One line per simulated step: number, instant, stage, summary and (when applied) the writes.
 #[allow(dead_code)] // not every binary that shares this module uses it
-pub fn print_step(
-    step: u64,
-    at: jiff::Timestamp,
-    stage: &dyn std::fmt::Display,
-    summary: &str,
-    writes: Option<usize>,
-) {
+pub fn print_step<S: Display>(r: &StepReport<S>, writes: Option<usize>) {
     let writes = writes.map(|w| format!(" ({w} writes)")).unwrap_or_default();
     println!(
-        "step {step:>4}  {}  {:<13} {summary}{writes}",
-        at.strftime("%H:%M:%SZ"),
-        stage.to_string(),
+        "step {:>4}  {}  {:<13} {}{writes}",
+        r.step,
+        r.at.strftime("%H:%M:%SZ"),
+        r.stage.to_string(),
+        r.summary,
+    );
+}
+
+/// Steps `sim` without an API server, printing each step, until it completes or
+/// `--max-steps` (100,000 at the most).
+#[allow(dead_code)] // not every binary that shares this module uses it
+pub fn dry_run(sim: &mut impl SimulatedUpdate, playback: &PlaybackArgs) {
+    sim.dry_run(playback.max_steps.unwrap_or(100_000), |r| {
+        print_step(r, None)
+    });
+}
+
+/// A simulated update played against an API server: the playback's [`Simulator`] or
+/// [`HostedSimulator`].
+#[allow(dead_code)] // not every binary that shares this module uses it
+pub trait Player {
+    /// The simulation played.
+    type Sim: SimulatedUpdate;
+    /// The simulation.
+    fn simulation(&self) -> &Self::Sim;
+    /// Writes made so far.
+    fn writes(&self) -> u64;
+    /// One step of the simulation, then its changes written.
+    fn step(
+        &mut self,
+    ) -> impl Future<Output = Result<StepReport<<Self::Sim as SimulatedUpdate>::Stage>, PlaybackError>>;
+}
+
+impl Player for Simulator {
+    type Sim = Simulation;
+    fn simulation(&self) -> &Simulation {
+        Simulator::simulation(self)
+    }
+    fn writes(&self) -> u64 {
+        Simulator::writes(self)
+    }
+    async fn step(&mut self) -> Result<StepReport, PlaybackError> {
+        Simulator::step(self).await
+    }
+}
+
+impl Player for HostedSimulator {
+    type Sim = HostedSimulation;
+    fn simulation(&self) -> &HostedSimulation {
+        HostedSimulator::simulation(self)
+    }
+    fn writes(&self) -> u64 {
+        HostedSimulator::writes(self)
+    }
+    async fn step(
+        &mut self,
+    ) -> Result<update_status_simulator::hosted::HostedStepReport, PlaybackError> {
+        HostedSimulator::step(self).await
+    }
+}
+
+/// Plays the installed update: waits the start delay, then a step every interval, printed,
+/// until it completes or `--max-steps`. Returns the steps taken.
+#[allow(dead_code)] // not every binary that shares this module uses it
+pub async fn play<P: Player>(player: &mut P, playback: &PlaybackArgs) -> anyhow::Result<u64> {
+    let mut ticker = step_ticker(playback.interval, playback.start_delay).await;
+    let mut steps = 0;
+    while !PlaybackArgs::done(
+        player.simulation().is_completed(),
+        steps,
+        playback.max_steps,
+    ) {
+        ticker.tick().await;
+        let before = player.writes();
+        let r = player.step().await?;
+        steps += 1;
+        print_step(&r, Some((player.writes() - before) as usize));
+    }
+    Ok(steps)
+}
+
+/// The last line of a playback: whether the update completed, after how many steps and writes.
+#[allow(dead_code)] // not every binary that shares this module uses it
+pub fn print_end(name: &str, player: &impl Player, steps: u64) {
+    println!(
+        "{name}: {} after {steps} steps ({} writes)",
+        if player.simulation().is_completed() {
+            "update completed"
+        } else {
+            "stopped"
+        },
+        player.writes()
     );
 }
