@@ -1,10 +1,10 @@
 //! A synthetic OpenShift cluster that updates from one version to another, in accelerated time.
 //!
 //! This crate is the pure part: no I/O but writing a snapshot folder, no clock, no client. The
-//! e2e crate's `playback` module writes a simulation to a real API server (server-side apply of
-//! what each step changed, status through the status subresource) and reads it back; the
-//! `simulate-update` and `simulate-hosted-update` binaries drive it, with the playback flags of
-//! [`playback::PlaybackArgs`].
+//! tools crate's `playback` module (`update-status-tools`) writes a simulation to a real API
+//! server (server-side apply of what each step changed, status through the status subresource)
+//! and reads it back; its `simulate-update` and `simulate-hosted-update` binaries drive it, with
+//! the playback flags of [`playback::PlaybackArgs`].
 //!
 //! - [`Simulation`]: a pure, deterministic state machine (no I/O, no clock). It holds a
 //!   ClusterVersion, platform ClusterOperators, MachineConfigPools, rendered MachineConfigs and

@@ -4,7 +4,7 @@
 //! namespace `<namespace>-<name>`; then plays its update from `--from` to `--to`, one step
 //! every `--interval`, with optional injected faults. The HyperShift and cluster-api CRDs must
 //! be installed (`testdata/hosted/crds/`). See `update_status_simulator::hosted` (the
-//! simulation), `update_status_e2e::playback` (writing it to the API server) and
+//! simulation), `update_status_tools::playback` (writing it to the API server) and
 //! `docs/hosted.md` ("Simulated hosted update").
 //!
 //! A separate binary rather than a mode of `simulate-update`: the objects, the flags and what
@@ -13,21 +13,20 @@
 //!
 //! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
 
-mod common;
-
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
 use jiff::Timestamp;
-use update_status_e2e::playback::{self, HostedSimulator};
 use update_status_simulator::FaultSpec;
 use update_status_simulator::hosted::{HostedFaults, HostedSimConfig, HostedSimulation};
 use update_status_simulator::playback::PlaybackArgs;
+use update_status_tools::front;
+use update_status_tools::playback::{self, HostedSimulator};
 
 /// Plays a simulated hosted-cluster (HyperShift) update against a Kubernetes API server.
 #[derive(Parser, Debug)]
-#[command(name = "simulate-hosted-update", version, about)]
+#[command(name = "simulate-hosted-update", version)]
 struct Args {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).
     #[arg(long, value_name = "FILE")]
@@ -125,10 +124,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     if args.playback.dry_run {
-        common::dry_run(&mut sim, &args.playback);
+        front::dry_run(&mut sim, &args.playback);
         return Ok(());
     }
-    let client = common::client(args.kubeconfig.as_deref()).await?;
+    let client = front::client(args.kubeconfig.as_deref()).await?;
     if args.clean {
         playback::clear_hosted(&client, &args.namespace, &args.name)
             .await
@@ -146,12 +145,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "simulate-hosted-update: created the hosted cluster at {} ({n} writes)",
         args.from
     );
-    let steps = common::play(&mut simulator, &args.playback).await?;
-    common::print_end("simulate-hosted-update", &simulator, steps);
+    let steps = front::play(&mut simulator, &args.playback).await?;
+    front::print_end("simulate-hosted-update", &simulator, steps);
     Ok(())
 }
 
 #[tokio::main]
 async fn main() {
-    common::run_or_interrupt("simulate-hosted-update", run(Args::parse())).await;
+    front::run_or_interrupt("simulate-hosted-update", run(Args::parse())).await;
 }

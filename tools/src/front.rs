@@ -1,14 +1,15 @@
-//! Code shared by the `load-snapshot`, `simulate-update` and `simulate-hosted-update`
-//! binaries: the client, Ctrl-C, and the simulators' front end ([`Player`], [`dry_run`],
-//! [`play`]).
+//! The front end the `load-snapshot`, `simulate-update` and `simulate-hosted-update` binaries
+//! share: the client, Ctrl-C, and the simulators' dry run and playback loop ([`Player`],
+//! [`dry_run`], [`play`]).
 
 use std::fmt::Display;
 use std::future::Future;
 use std::path::Path;
 
+use crate::playback::{HostedSimulator, PlaybackError, Simulator};
 use anyhow::Context;
 use kube::Client;
-use update_status_e2e::playback::{HostedSimulator, PlaybackError, Simulator};
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use update_status_simulator::hosted::HostedSimulation;
 use update_status_simulator::playback::PlaybackArgs;
 use update_status_simulator::{SimulatedUpdate, Simulation, StepReport};
@@ -16,7 +17,7 @@ use update_status_simulator::{SimulatedUpdate, Simulation, StepReport};
 /// A client for the cluster of `kubeconfig`, else of `KUBECONFIG` / `~/.kube/config`.
 pub async fn client(kubeconfig: Option<&Path>) -> anyhow::Result<Client> {
     match kubeconfig {
-        Some(path) => update_status_e2e::client_for(path)
+        Some(path) => client_for(path)
             .await
             .with_context(|| format!("using kubeconfig {}", path.display())),
         None => Client::try_default()
@@ -25,9 +26,16 @@ pub async fn client(kubeconfig: Option<&Path>) -> anyhow::Result<Client> {
     }
 }
 
+/// A client for the cluster of the kubeconfig file `path`.
+async fn client_for(path: &Path) -> anyhow::Result<Client> {
+    let kubeconfig = Kubeconfig::read_from(path)?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+    Ok(Client::try_from(config)?)
+}
+
 /// Runs a simulator binary's `run` until it ends or Ctrl-C: exits 1 with the error, 130 when
 /// interrupted.
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub async fn run_or_interrupt(
     name: &str,
     run: impl std::future::Future<Output = anyhow::Result<()>>,
@@ -48,7 +56,6 @@ pub async fn run_or_interrupt(
 
 /// Waits `start_delay`, then ticks every `interval` (1 s if it is not a positive duration);
 /// a late tick delays the next ones rather than bursting.
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub async fn step_ticker(
     interval: jiff::SignedDuration,
     start_delay: jiff::SignedDuration,
@@ -65,7 +72,6 @@ pub async fn step_ticker(
 }
 
 /// One line per simulated step: number, instant, stage, summary and (when applied) the writes.
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub fn print_step<S: Display>(r: &StepReport<S>, writes: Option<usize>) {
     let writes = writes.map(|w| format!(" ({w} writes)")).unwrap_or_default();
     println!(
@@ -79,7 +85,6 @@ pub fn print_step<S: Display>(r: &StepReport<S>, writes: Option<usize>) {
 
 /// Steps `sim` without an API server, printing each step, until it completes or
 /// `--max-steps` (100,000 at the most).
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub fn dry_run(sim: &mut impl SimulatedUpdate, playback: &PlaybackArgs) {
     sim.dry_run(playback.max_steps.unwrap_or(100_000), |r| {
         print_step(r, None)
@@ -88,7 +93,6 @@ pub fn dry_run(sim: &mut impl SimulatedUpdate, playback: &PlaybackArgs) {
 
 /// A simulated update played against an API server: the playback's [`Simulator`] or
 /// [`HostedSimulator`].
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub trait Player {
     /// The simulation played.
     type Sim: SimulatedUpdate;
@@ -132,7 +136,6 @@ impl Player for HostedSimulator {
 
 /// Plays the installed update: waits the start delay, then a step every interval, printed,
 /// until it completes or `--max-steps`. Returns the steps taken.
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub async fn play<P: Player>(player: &mut P, playback: &PlaybackArgs) -> anyhow::Result<u64> {
     let mut ticker = step_ticker(playback.interval, playback.start_delay).await;
     let mut steps = 0;
@@ -151,7 +154,6 @@ pub async fn play<P: Player>(player: &mut P, playback: &PlaybackArgs) -> anyhow:
 }
 
 /// The last line of a playback: whether the update completed, after how many steps and writes.
-#[allow(dead_code)] // not every binary that shares this module uses it
 pub fn print_end(name: &str, player: &impl Player, steps: u64) {
     println!(
         "{name}: {} after {steps} steps ({} writes)",
