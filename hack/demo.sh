@@ -47,7 +47,7 @@ refresh=${DEMO_REFRESH:-2}
 export CLUSTER_DIR=${CLUSTER_DIR:-$root/.cache/demo-cluster}
 
 hack/ensure-tools.sh
-cargo build -q -p update-status-controllers -p update-status-cli -p update-status-e2e --bins
+cargo build -q -p update-status-controllers -p update-status-cli -p update-status-tools --bins
 hack/local-cluster.sh up
 export KUBECONFIG=$CLUSTER_DIR/kubeconfig
 

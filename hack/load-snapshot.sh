@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loads snapshot folders (testdata/oc-status/<case>/ layout) into the local cluster
-# started by hack/local-cluster.sh (same CLUSTER_DIR), through the e2e crate's
+# started by hack/local-cluster.sh (same CLUSTER_DIR), through the tools crate's
 # `load-snapshot` binary.
 #
 # usage: hack/load-snapshot.sh [--clean] DIR...
@@ -17,5 +17,5 @@ if [[ ! -f $CLUSTER_DIR/kubeconfig ]]; then
   exit 1
 fi
 cd "$root"
-exec cargo run --quiet --package update-status-e2e --bin load-snapshot -- \
+exec cargo run --quiet --package update-status-tools --bin load-snapshot -- \
   --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"

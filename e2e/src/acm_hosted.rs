@@ -30,12 +30,12 @@ use kube::Client;
 use kube::api::Api;
 use serde_json::{Value, json};
 use update_status_simulator::hosted::{HostedSimConfig, HostedSimulation};
+use update_status_tools::playback::HostedSimulator;
 
 use crate::controller::{Controller, Launch, workspace_bin};
 use crate::hub_copies::list_at;
 use crate::ocm::{self, OcmEnv, SecretVolume};
 use crate::paths::repo_root;
-use crate::playback::HostedSimulator;
 use crate::wait::{kubectl_wait_retrying, poll_until, wait_for};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -43,12 +43,10 @@ pub mod ocm;
 pub mod olm;
 pub mod outputs;
 mod paths;
-pub mod playback;
 pub mod prometheus;
 pub mod proxy;
 pub mod scenario;
 mod settings;
-pub mod snapshot;
 mod test_env;
 mod wait;
 pub mod web;
@@ -59,4 +57,8 @@ pub use namespace::{FIELD_MANAGER, NAMESPACE_LABEL, TestNamespace};
 pub use paths::{fixtures_dir, oc_status_case, repo_root};
 pub use settings::{FIXTURES_ENV, KEEP_ENV, REUSE_ENV, quiet_period};
 pub use test_env::{TestEnv, exclusive_cluster_state};
+/// Writing a simulation to an API server: the tools crate's, re-exported for the tests.
+pub use update_status_tools::playback;
+/// Loading a snapshot folder into an API server: the tools crate's, re-exported for the tests.
+pub use update_status_tools::snapshot;
 pub use wait::{CONDITIONS_UNSET, kubectl_wait_retrying, poll_until, wait_for};

@@ -13,9 +13,9 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use kube::Client;
 use update_status_simulator::{FaultSpec, Faults, SimConfig, SimError, SimInputs, Simulation};
+use update_status_tools::playback::{self, PlaybackError, Simulator};
 
 use crate::outputs::{Outputs, differences, expected_outputs, read_outputs};
-use crate::playback::{self, PlaybackError, Simulator};
 use crate::wait::poll_until;
 
 /// The simulated update's start.

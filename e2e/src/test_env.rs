@@ -9,12 +9,12 @@ use std::process::{Command, Output, Stdio};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
+use update_status_tools::snapshot;
 
 use crate::cluster::{Cluster, client_for, run_local_cluster, shared_cluster};
 use crate::error::Error;
 use crate::namespace::TestNamespace;
 use crate::paths::{repo_root, workspace_bin};
-use crate::snapshot;
 
 /// One test's view of the shared control plane.
 pub struct TestEnv {

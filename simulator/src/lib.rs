@@ -1,10 +1,10 @@
 //! A synthetic OpenShift cluster that updates from one version to another, in accelerated time.
 //!
 //! This crate is the pure part: no I/O but writing a snapshot folder, no clock, no client. The
-//! e2e crate's `playback` module writes a simulation to a real API server (server-side apply of
-//! what each step changed, status through the status subresource) and reads it back; the
-//! `simulate-update` and `simulate-hosted-update` binaries drive it, with the playback flags of
-//! [`playback::PlaybackArgs`].
+//! tools crate's `playback` module (`update-status-tools`) writes a simulation to a real API
+//! server (server-side apply of what each step changed, status through the status subresource)
+//! and reads it back; its `simulate-update` and `simulate-hosted-update` binaries drive it, with
+//! the playback flags of [`playback::PlaybackArgs`].
 //!
 //! - [`Simulation`]: a pure, deterministic state machine (no I/O, no clock). It holds a
 //!   ClusterVersion, platform ClusterOperators, MachineConfigPools, rendered MachineConfigs and
@@ -33,8 +33,10 @@
 //! Files: `config` (what to simulate, fault specifications), `state` (the simulated objects),
 //! `cluster` (the cluster before the update), `step` (the update, step by step), `faults`
 //! (injected faults), `render` (objects as the API holds them), `inputs` (as the controller
-//! reads them), `snapshot` (a snapshot folder), `error` (what can go wrong), `playback` (the
-//! flags and start instant of a played update, shared by both simulators).
+//! reads them), `snapshot` (a snapshot folder), `error` (what can go wrong), `update` (the
+//! [`SimulatedUpdate`] trait both simulators implement: the frame of a step, its report, a
+//! dry run), `playback` (the flags and start instant of a played update, shared by both
+//! simulators).
 
 mod cluster;
 mod config;
@@ -52,6 +54,7 @@ mod state;
 mod step;
 #[cfg(test)]
 mod tests;
+mod update;
 
 pub use cluster::{MACHINE_CONFIG, OPERATORS};
 pub use config::{DEFAULT_FAULT_STEPS, FaultSpec, Faults, SimConfig, parse_duration};
@@ -61,4 +64,4 @@ pub use error::SimError;
 pub use faults::FaultStatus;
 pub use inputs::SimInputs;
 pub use state::{NodeStep, ObjectRef, Part, Simulation, Stage};
-pub use step::StepReport;
+pub use update::{SimulatedUpdate, StepReport};

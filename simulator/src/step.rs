@@ -1,77 +1,74 @@
 //! The update, one step at a time (see the module documentation of [`super`]).
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use super::cluster::MACHINE_CONFIG;
 use super::faults::holds;
 use super::state::Simulation;
 use super::state::{ALL_IS_WELL, HistoryEntry, Mc, NodeStep, ObjectRef, OpPhase, Part, Stage};
+use super::update::{SimulatedUpdate, StepReport};
 
-/// What one step did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepReport {
-    /// Step number (1 for the first step).
-    pub step: u64,
-    /// Simulated instant of the step.
-    pub at: Timestamp,
-    /// Stage after the step.
-    pub stage: Stage,
-    /// Object parts changed (each is one write for [`Simulator`](super::Simulator)).
-    pub changes: usize,
-    /// One line for humans.
-    pub summary: String,
-}
+impl SimulatedUpdate for Simulation {
+    type Stage = Stage;
 
-impl Simulation {
-    fn at_step(&self, step: u64) -> i64 {
-        let ms = self.config.step.as_millis();
-        let offset = i128::from(step).saturating_mul(ms) / 1000;
-        self.config
-            .start
-            .as_second()
-            .saturating_add(i64::try_from(offset).unwrap_or(i64::MAX / 2))
+    fn clock(&self) -> (Timestamp, SignedDuration) {
+        (self.config.start, self.config.step)
+    }
+    fn steps(&self) -> u64 {
+        self.step_count
+    }
+    fn now(&self) -> Timestamp {
+        Simulation::now(self)
+    }
+    fn stage(&self) -> Stage {
+        self.stage
+    }
+    fn is_completed(&self) -> bool {
+        Simulation::is_completed(self)
+    }
+    fn summary(&self) -> String {
+        Simulation::summary(self)
+    }
+    fn pending(&self) -> usize {
+        self.dirty.len()
+    }
+    fn discard_pending(&mut self) {
+        self.take_dirty();
+    }
+    fn enter_step(&mut self, count: u64, now: i64) {
+        self.step_count = count;
+        self.now = now;
     }
 
-    /// Moves the update one step forward (see the module documentation). A completed
-    /// simulation does not change any more.
-    pub fn step(&mut self) -> StepReport {
-        let before = self.dirty.len();
-        if self.stage != Stage::Completed {
-            self.step_count += 1;
-            self.now = self.at_step(self.step_count);
-            match self.stage {
-                Stage::Idle => self.start_update(),
-                _ => {
-                    // Pools start rolling the step after their configuration switched.
-                    let rolling = self.stage == Stage::Nodes;
-                    self.tick_faults();
-                    self.advance_operators();
-                    if rolling {
-                        self.advance_pools();
-                        self.finish_machine_config();
-                        self.finish_update();
-                    }
+    fn advance(&mut self) {
+        match self.stage {
+            Stage::Idle => self.start_update(),
+            _ => {
+                // Pools start rolling the step after their configuration switched.
+                let rolling = self.stage == Stage::Nodes;
+                self.tick_faults();
+                self.advance_operators();
+                if rolling {
+                    self.advance_pools();
+                    self.finish_machine_config();
+                    self.finish_update();
                 }
             }
         }
-        StepReport {
-            step: self.step_count,
-            at: self.now(),
-            stage: self.stage,
-            changes: self.dirty.len().saturating_sub(before),
-            summary: self.summary(),
-        }
+    }
+}
+
+impl Simulation {
+    /// Moves the update one step forward (see the module documentation). A completed
+    /// simulation does not change any more.
+    pub fn step(&mut self) -> StepReport {
+        SimulatedUpdate::step(self)
     }
 
     /// Steps until the update completes or `max_steps` steps were taken; returns the steps
     /// taken.
     pub fn run_to_completion(&mut self, max_steps: u64) -> u64 {
-        let mut n = 0;
-        while !self.is_completed() && n < max_steps {
-            self.step();
-            n += 1;
-        }
-        n
+        SimulatedUpdate::run_to_completion(self, max_steps)
     }
 
     /// One line about where the update is.

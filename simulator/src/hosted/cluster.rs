@@ -27,87 +27,7 @@ pub(super) fn invalid_image(version: &str) -> String {
 
 /// The hosted cluster's conditions as HyperShift reports them on a healthy, settled cluster.
 fn settled_conditions(c: &HostedSimConfig, at: i64, upgradeable: bool) -> Vec<Cond> {
-    let v = &c.from_version;
-    let mut out = vec![
-        Cond::new(
-            "Available",
-            "True",
-            "AsExpected",
-            "The hosted control plane is available",
-            at,
-        ),
-        Cond::new(
-            "Progressing",
-            "False",
-            "AsExpected",
-            "HostedCluster is at expected version",
-            at,
-        ),
-        Cond::new(
-            "Degraded",
-            "False",
-            "AsExpected",
-            "The hosted cluster is not degraded",
-            at,
-        ),
-        Cond::new(
-            "ClusterVersionSucceeding",
-            "True",
-            "FromClusterVersion",
-            "",
-            at,
-        ),
-        Cond::new(
-            "ClusterVersionProgressing",
-            "False",
-            "FromClusterVersion",
-            &format!("Cluster version is {v}"),
-            at,
-        ),
-        Cond::new(
-            "ClusterVersionAvailable",
-            "True",
-            "FromClusterVersion",
-            &format!("Done applying {v}"),
-            at,
-        ),
-        Cond::new(
-            "ClusterVersionReleaseAccepted",
-            "True",
-            "PayloadLoaded",
-            &payload_loaded(v),
-            at,
-        ),
-        Cond::new(
-            "ClusterVersionUpgradeable",
-            "True",
-            "FromClusterVersion",
-            "",
-            at,
-        ),
-        Cond::new(
-            "ValidReleaseImage",
-            "True",
-            "AsExpected",
-            "Release image is valid",
-            at,
-        ),
-        Cond::new(
-            "ReconciliationActive",
-            "True",
-            "AsExpected",
-            "Reconciliation active on resource",
-            at,
-        ),
-        Cond::new(
-            "KubeAPIServerAvailable",
-            "True",
-            "AsExpected",
-            "Kube APIServer deployment is available",
-            at,
-        ),
-        Cond::new("EtcdAvailable", "True", "QuorumAvailable", "", at),
-    ];
+    let mut out = healthy_conditions(&c.from_version, at);
     if !upgradeable
         && let Some(u) = out
             .iter_mut()
@@ -116,6 +36,82 @@ fn settled_conditions(c: &HostedSimConfig, at: i64, upgradeable: bool) -> Vec<Co
         u.set("False", "AdminAckRequired", &admin_ack(&c.to_version), at);
     }
     out
+}
+
+/// Every condition of a healthy hosted cluster at version `v`, in a fixed order.
+fn healthy_conditions(v: &str, at: i64) -> Vec<Cond> {
+    let (progressing, available) = (
+        format!("Cluster version is {v}"),
+        format!("Done applying {v}"),
+    );
+    let payload = payload_loaded(v);
+    [
+        (
+            "Available",
+            "True",
+            "AsExpected",
+            "The hosted control plane is available",
+        ),
+        (
+            "Progressing",
+            "False",
+            "AsExpected",
+            "HostedCluster is at expected version",
+        ),
+        (
+            "Degraded",
+            "False",
+            "AsExpected",
+            "The hosted cluster is not degraded",
+        ),
+        ("ClusterVersionSucceeding", "True", "FromClusterVersion", ""),
+        (
+            "ClusterVersionProgressing",
+            "False",
+            "FromClusterVersion",
+            progressing.as_str(),
+        ),
+        (
+            "ClusterVersionAvailable",
+            "True",
+            "FromClusterVersion",
+            available.as_str(),
+        ),
+        (
+            "ClusterVersionReleaseAccepted",
+            "True",
+            "PayloadLoaded",
+            payload.as_str(),
+        ),
+        (
+            "ClusterVersionUpgradeable",
+            "True",
+            "FromClusterVersion",
+            "",
+        ),
+        (
+            "ValidReleaseImage",
+            "True",
+            "AsExpected",
+            "Release image is valid",
+        ),
+        (
+            "ReconciliationActive",
+            "True",
+            "AsExpected",
+            "Reconciliation active on resource",
+        ),
+        (
+            "KubeAPIServerAvailable",
+            "True",
+            "AsExpected",
+            "Kube APIServer deployment is available",
+        ),
+        ("EtcdAvailable", "True", "QuorumAvailable", ""),
+    ]
+    .into_iter()
+    .map(|(t, s, r, m)| Cond::new(t, s, r, m, at))
+    .collect()
 }
 
 /// `ClusterVersionReleaseAccepted`'s message for `version`.
@@ -165,6 +161,97 @@ fn pool_conditions(at: i64) -> Vec<Cond> {
     .collect()
 }
 
+/// The HostedCluster at `from`, settled at `settled` (the update not yet requested).
+fn settled_hosted_cluster(config: &HostedSimConfig, settled: i64) -> SimHostedCluster {
+    let start = config.start.as_second();
+    let from = config.from_version.clone();
+    let to = config.to_version.clone();
+    SimHostedCluster {
+        spec_image: release_image(&from),
+        desired_version: from.clone(),
+        desired_image: release_image(&from),
+        history: vec![
+            HistoryEntry::new("Completed", &from, settled - DAY / 24, Some(settled)),
+            HistoryEntry::new(
+                "Completed",
+                &config.installed_version,
+                start - 90 * DAY,
+                Some(start - 90 * DAY + DAY / 24),
+            ),
+        ],
+        cp_desired_version: from.clone(),
+        cp_history: vec![HistoryEntry::new(
+            "Completed",
+            &from,
+            settled - DAY / 24,
+            Some(settled - DAY / 48),
+        )],
+        available_updates: vec![(to.clone(), release_image(&to))],
+        conditions: settled_conditions(
+            config,
+            settled,
+            config
+                .faults
+                .blocked_update
+                .as_ref()
+                .is_none_or(|f| f.steps == 0),
+        ),
+        cp_progress: 0,
+    }
+}
+
+/// The Replace and the InPlace NodePool at `from`, settled at `settled`.
+fn settled_pools(config: &HostedSimConfig, settled: i64) -> Vec<SimPool> {
+    let from = &config.from_version;
+    [
+        (
+            format!("{}-workers", config.name),
+            false,
+            config.replace_replicas,
+        ),
+        (
+            format!("{}-inplace", config.name),
+            true,
+            config.in_place_replicas,
+        ),
+    ]
+    .into_iter()
+    .map(|(name, in_place, replicas)| SimPool {
+        target_hash: config_hash(&name, from),
+        current_hash: config_hash(&name, from),
+        name,
+        in_place,
+        replicas,
+        spec_image: release_image(from),
+        version: from.clone(),
+        template_version: from.clone(),
+        updating_version: Cond::new("UpdatingVersion", "False", "AsExpected", "", settled),
+        conditions: pool_conditions(settled),
+        rolling: false,
+        counts: (replicas, replicas, replicas),
+    })
+    .collect()
+}
+
+/// The configured faults, armed.
+fn armed_faults(config: &HostedSimConfig) -> HostedActiveFaults {
+    let faults = &config.faults;
+    HostedActiveFaults {
+        invalid_image: faults
+            .invalid_image
+            .as_ref()
+            .map(|f| Fault::new(0, f.steps)),
+        blocked_update: faults
+            .blocked_update
+            .as_ref()
+            .map(|f| Fault::new(0, f.steps)),
+        blocked_drain: faults
+            .blocked_drain
+            .as_ref()
+            .map(|f| Fault::new(usize::MAX, f.steps)),
+    }
+}
+
 impl HostedSimulation {
     /// A hosted cluster at `config.from_version`, ready to update; every object is to be
     /// written.
@@ -172,111 +259,40 @@ impl HostedSimulation {
         config.validate()?;
         let start = config.start.as_second();
         let settled = start - 20 * DAY;
-        let from = config.from_version.clone();
-        let to = config.to_version.clone();
-        let hc = SimHostedCluster {
-            spec_image: release_image(&from),
-            desired_version: from.clone(),
-            desired_image: release_image(&from),
-            history: vec![
-                HistoryEntry::new("Completed", &from, settled - DAY / 24, Some(settled)),
-                HistoryEntry::new(
-                    "Completed",
-                    &config.installed_version,
-                    start - 90 * DAY,
-                    Some(start - 90 * DAY + DAY / 24),
-                ),
-            ],
-            cp_desired_version: from.clone(),
-            cp_history: vec![HistoryEntry::new(
-                "Completed",
-                &from,
-                settled - DAY / 24,
-                Some(settled - DAY / 48),
-            )],
-            available_updates: vec![(to.clone(), release_image(&to))],
-            conditions: settled_conditions(
-                &config,
-                settled,
-                config
-                    .faults
-                    .blocked_update
-                    .as_ref()
-                    .is_none_or(|f| f.steps == 0),
-            ),
-            cp_progress: 0,
-        };
         let infra_id = format!(
             "{}-{}",
             config.name,
             &hex32(&format!("{}/{}", config.namespace, config.name))[..5]
         );
-        let pools = [
-            (
-                format!("{}-workers", config.name),
-                false,
-                config.replace_replicas,
-            ),
-            (
-                format!("{}-inplace", config.name),
-                true,
-                config.in_place_replicas,
-            ),
-        ]
-        .into_iter()
-        .map(|(name, in_place, replicas)| SimPool {
-            target_hash: config_hash(&name, &from),
-            current_hash: config_hash(&name, &from),
-            name,
-            in_place,
-            replicas,
-            spec_image: release_image(&from),
-            version: from.clone(),
-            template_version: from.clone(),
-            updating_version: Cond::new("UpdatingVersion", "False", "AsExpected", "", settled),
-            conditions: pool_conditions(settled),
-            rolling: false,
-            counts: (replicas, replicas, replicas),
-        })
-        .collect();
-        let faults = HostedActiveFaults {
-            invalid_image: config
-                .faults
-                .invalid_image
-                .as_ref()
-                .map(|f| Fault::new(0, f.steps)),
-            blocked_update: config
-                .faults
-                .blocked_update
-                .as_ref()
-                .map(|f| Fault::new(0, f.steps)),
-            blocked_drain: config
-                .faults
-                .blocked_drain
-                .as_ref()
-                .map(|f| Fault::new(usize::MAX, f.steps)),
-        };
         let mut sim = HostedSimulation {
             rng: Rng(fnv(config.seed, &config.name)),
             infra_id,
             step_count: 0,
             now: start,
             stage: HostedStage::Idle,
-            hc,
-            pools,
+            hc: settled_hosted_cluster(&config, settled),
+            pools: settled_pools(&config, settled),
             machines: Vec::new(),
-            faults,
+            faults: armed_faults(&config),
             dirty: Default::default(),
             lifecycle: Vec::new(),
             config,
         };
+        sim.settled_machines(settled);
+        sim.mark_all_dirty();
+        Ok(sim)
+    }
+
+    /// Each pool's Machines at `from`, running and healthy since a day before `settled`.
+    fn settled_machines(&mut self, settled: i64) {
+        let from = self.config.from_version.clone();
         for pool in [REPLACE, IN_PLACE] {
-            for _ in 0..sim.pools[pool].replicas {
-                let m = sim.new_machine(pool, &from, settled - DAY);
-                sim.machines.push(m);
+            for _ in 0..self.pools[pool].replicas {
+                let m = self.new_machine(pool, &from, settled - DAY);
+                self.machines.push(m);
             }
-            let hash = sim.pools[pool].current_hash.clone();
-            for m in sim.machines.iter_mut().filter(|m| m.pool == pool) {
+            let hash = self.pools[pool].current_hash.clone();
+            for m in self.machines.iter_mut().filter(|m| m.pool == pool) {
                 m.phase = MachinePhase::Running;
                 m.node_healthy.set("True", "", "", settled - DAY);
                 m.current_config = hash.clone();
@@ -286,8 +302,6 @@ impl HostedSimulation {
                 m.last_applied_drain = format!("uncordon-{hash}");
             }
         }
-        sim.mark_all_dirty();
-        Ok(sim)
     }
 
     /// A new Machine of `pool` at `version`, provisioning, created at `at`.

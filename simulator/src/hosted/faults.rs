@@ -26,9 +26,7 @@ impl HostedSimulation {
         {
             self.hc.set(
                 "ClusterVersionUpgradeable",
-                "True",
-                "FromClusterVersion",
-                "",
+                ("True", "FromClusterVersion", ""),
                 now,
             );
             self.touch(HostedRef::HostedCluster, Part::Status);

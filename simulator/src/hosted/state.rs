@@ -178,14 +178,12 @@ impl SimHostedCluster {
     pub(super) fn cond(&mut self, type_: &str) -> Option<&mut Cond> {
         self.conditions.iter_mut().find(|c| c.type_ == type_)
     }
-    /// Sets a `metav1.Condition` (`lastTransitionTime` changes with the status); true when
-    /// anything changed.
+    /// Sets a `metav1.Condition` to `(status, reason, message)` (`lastTransitionTime` changes
+    /// with the status); true when anything changed.
     pub(super) fn set(
         &mut self,
         type_: &str,
-        status: &'static str,
-        reason: &str,
-        message: &str,
+        (status, reason, message): (&'static str, &str, &str),
         at: i64,
     ) -> bool {
         self.cond(type_)

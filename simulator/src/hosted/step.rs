@@ -1,29 +1,18 @@
 //! The hosted update, one step at a time (see the module documentation of [`super`]).
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use super::super::state::NodeStep;
 use super::super::state::{HistoryEntry, release_image};
+use super::super::update::{SimulatedUpdate, StepReport};
 use super::cluster::{config_hash, invalid_image, payload_loaded};
 use super::state::{
     HostedRef, HostedSimulation, HostedStage, IN_PLACE, Lifecycle, MachinePhase, Part, REPLACE,
     capi_set,
 };
 
-/// What one step did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostedStepReport {
-    /// Step number (1 for the first step).
-    pub step: u64,
-    /// Simulated instant of the step.
-    pub at: Timestamp,
-    /// Stage after the step.
-    pub stage: HostedStage,
-    /// Object parts changed plus lifecycle calls (each is one write).
-    pub changes: usize,
-    /// One line for humans.
-    pub summary: String,
-}
+/// What one step of the hosted simulation did.
+pub type HostedStepReport = StepReport<HostedStage>;
 
 /// The progress message's total (manifests of a release, as the CVO counts them).
 const MANIFESTS: u32 = 850;
@@ -31,54 +20,65 @@ const MANIFESTS: u32 = 850;
 /// `Progressing`'s message while an update is requested and not yet accepted.
 pub const REQUESTED_MESSAGE: &str = "HostedCluster is deploying, upgrading, or reconfiguring";
 
-impl HostedSimulation {
-    fn at_step(&self, step: u64) -> i64 {
-        let ms = self.config.step.as_millis();
-        let offset = i128::from(step).saturating_mul(ms) / 1000;
-        self.config
-            .start
-            .as_second()
-            .saturating_add(i64::try_from(offset).unwrap_or(i64::MAX / 2))
+impl SimulatedUpdate for HostedSimulation {
+    type Stage = HostedStage;
+
+    fn clock(&self) -> (Timestamp, SignedDuration) {
+        (self.config.start, self.config.step)
+    }
+    fn steps(&self) -> u64 {
+        self.step_count
+    }
+    fn now(&self) -> Timestamp {
+        HostedSimulation::now(self)
+    }
+    fn stage(&self) -> HostedStage {
+        self.stage
+    }
+    fn is_completed(&self) -> bool {
+        HostedSimulation::is_completed(self)
+    }
+    fn summary(&self) -> String {
+        HostedSimulation::summary(self)
+    }
+    fn pending(&self) -> usize {
+        self.dirty.len() + self.lifecycle.len()
+    }
+    fn discard_pending(&mut self) {
+        self.take_dirty();
+    }
+    fn enter_step(&mut self, count: u64, now: i64) {
+        self.step_count = count;
+        self.now = now;
     }
 
+    fn advance(&mut self) {
+        self.tick_faults();
+        match self.stage {
+            HostedStage::Idle | HostedStage::Requested => self.request(),
+            HostedStage::ControlPlane => self.advance_control_plane(),
+            HostedStage::ControlPlaneDone => self.start_node_pools(),
+            HostedStage::NodePools => {
+                self.advance_replace();
+                self.advance_in_place();
+                self.refresh_pool_status();
+                self.finish_pools();
+            }
+            HostedStage::Completed => {}
+        }
+    }
+}
+
+impl HostedSimulation {
     /// Moves the update one step forward. A completed simulation does not change any more.
     pub fn step(&mut self) -> HostedStepReport {
-        let before = self.dirty.len() + self.lifecycle.len();
-        if self.stage != HostedStage::Completed {
-            self.step_count += 1;
-            self.now = self.at_step(self.step_count);
-            self.tick_faults();
-            match self.stage {
-                HostedStage::Idle | HostedStage::Requested => self.request(),
-                HostedStage::ControlPlane => self.advance_control_plane(),
-                HostedStage::ControlPlaneDone => self.start_node_pools(),
-                HostedStage::NodePools => {
-                    self.advance_replace();
-                    self.advance_in_place();
-                    self.refresh_pool_status();
-                    self.finish_pools();
-                }
-                HostedStage::Completed => {}
-            }
-        }
-        HostedStepReport {
-            step: self.step_count,
-            at: self.now(),
-            stage: self.stage,
-            changes: (self.dirty.len() + self.lifecycle.len()).saturating_sub(before),
-            summary: self.summary(),
-        }
+        SimulatedUpdate::step(self)
     }
 
     /// Steps until the update completes or `max_steps` steps were taken; returns the steps
     /// taken.
     pub fn run_to_completion(&mut self, max_steps: u64) -> u64 {
-        let mut n = 0;
-        while !self.is_completed() && n < max_steps {
-            self.step();
-            n += 1;
-        }
-        n
+        SimulatedUpdate::run_to_completion(self, max_steps)
     }
 
     /// One line about where the update is.
@@ -165,13 +165,18 @@ impl HostedSimulation {
                 "failed to lookup release image: failed to obtain release image metadata for {bad}: manifest unknown: manifest unknown"
             );
             self.hc.spec_image = bad;
-            self.hc
-                .set("ValidReleaseImage", "False", "InvalidImage", &message, now);
+            self.hc.set(
+                "ValidReleaseImage",
+                ("False", "InvalidImage", &message),
+                now,
+            );
             self.hc.set(
                 "Progressing",
-                "False",
-                "Blocked",
-                &format!("ValidReleaseImage condition is false: {message}"),
+                (
+                    "False",
+                    "Blocked",
+                    &format!("ValidReleaseImage condition is false: {message}"),
+                ),
                 now,
             );
             self.touch_hc(true);
@@ -182,9 +187,7 @@ impl HostedSimulation {
             self.hc.spec_image = good;
             self.hc.set(
                 "ValidReleaseImage",
-                "True",
-                "AsExpected",
-                "Release image is valid",
+                ("True", "AsExpected", "Release image is valid"),
                 now,
             );
             self.touch_hc(true);
@@ -201,9 +204,11 @@ impl HostedSimulation {
                 .unwrap_or_default();
             if self.hc.set(
                 "Progressing",
-                "False",
-                "Blocked",
-                &format!("ClusterVersionUpgradeable condition is false: {gate}"),
+                (
+                    "False",
+                    "Blocked",
+                    &format!("ClusterVersionUpgradeable condition is false: {gate}"),
+                ),
                 now,
             ) {
                 self.touch_hc(false);
@@ -218,8 +223,11 @@ impl HostedSimulation {
         if requested {
             self.accept();
         } else {
-            self.hc
-                .set("Progressing", "True", "Progressing", REQUESTED_MESSAGE, now);
+            self.hc.set(
+                "Progressing",
+                ("True", "Progressing", REQUESTED_MESSAGE),
+                now,
+            );
             self.touch_hc(false);
         }
     }
@@ -241,23 +249,25 @@ impl HostedSimulation {
         hc.cp_progress = 0;
         hc.set(
             "Progressing",
-            "False",
-            "AsExpected",
-            "HostedCluster is at expected version",
+            (
+                "False",
+                "AsExpected",
+                "HostedCluster is at expected version",
+            ),
             now,
         );
         hc.set(
             "ClusterVersionProgressing",
-            "True",
-            "FromClusterVersion",
-            &format!("Working towards {to}: 0 of {MANIFESTS} done (0% complete)"),
+            (
+                "True",
+                "FromClusterVersion",
+                &format!("Working towards {to}: 0 of {MANIFESTS} done (0% complete)"),
+            ),
             now,
         );
         hc.set(
             "ClusterVersionReleaseAccepted",
-            "True",
-            "PayloadLoaded",
-            &payload_loaded(&to),
+            ("True", "PayloadLoaded", &payload_loaded(&to)),
             now,
         );
         self.stage = HostedStage::ControlPlane;
@@ -291,16 +301,16 @@ impl HostedSimulation {
             }
             hc.set(
                 "ClusterVersionProgressing",
-                "False",
-                "FromClusterVersion",
-                &format!("Cluster version is {to}"),
+                (
+                    "False",
+                    "FromClusterVersion",
+                    &format!("Cluster version is {to}"),
+                ),
                 now,
             );
             hc.set(
                 "ClusterVersionAvailable",
-                "True",
-                "FromClusterVersion",
-                &format!("Done applying {to}"),
+                ("True", "FromClusterVersion", &format!("Done applying {to}")),
                 now,
             );
             self.stage = HostedStage::ControlPlaneDone;
@@ -308,11 +318,13 @@ impl HostedSimulation {
             let done = k * MANIFESTS / total;
             hc.set(
                 "ClusterVersionProgressing",
-                "True",
-                "FromClusterVersion",
-                &format!(
-                    "Working towards {to}: {done} of {MANIFESTS} done ({}% complete)",
-                    done * 100 / MANIFESTS
+                (
+                    "True",
+                    "FromClusterVersion",
+                    &format!(
+                        "Working towards {to}: {done} of {MANIFESTS} done ({}% complete)",
+                        done * 100 / MANIFESTS
+                    ),
                 ),
                 now,
             );
@@ -356,71 +368,83 @@ impl HostedSimulation {
         if !self.pools[REPLACE].rolling {
             return;
         }
-        let now = self.now;
-        let to = self.config.to_version.clone();
         let drain_blocked = self
             .faults
             .blocked_drain
             .as_ref()
             .and_then(|f| f.active_target());
         for i in 0..self.machines.len() {
-            let m = &mut self.machines[i];
-            if m.pool != REPLACE || !m.exists() {
-                continue;
+            if drain_blocked != Some(i) {
+                self.advance_replace_machine(i);
             }
-            if m.phase != MachinePhase::Deleting && m.healthy() {
-                continue;
+        }
+        let to = self.config.to_version.clone();
+        self.scale_up_replace(&to);
+        self.scale_down_replace(&to);
+    }
+
+    /// One step of Replace Machine `i`, unless it is healthy and not deleting, or still
+    /// waiting: it provisions, becomes healthy, or (deleting) drains, then goes.
+    fn advance_replace_machine(&mut self, i: usize) {
+        let now = self.now;
+        let m = &mut self.machines[i];
+        if m.pool != REPLACE || !m.exists() {
+            return;
+        }
+        if m.phase != MachinePhase::Deleting && m.healthy() {
+            return;
+        }
+        if m.left > 1 {
+            m.left -= 1;
+            return;
+        }
+        match m.phase {
+            MachinePhase::Provisioning => {
+                m.phase = MachinePhase::Running;
+                capi_set(
+                    &mut m.node_healthy,
+                    "False",
+                    "NodeProvisioning",
+                    "Waiting for the Node to become ready",
+                    now,
+                );
+                m.left = 1;
+                self.touch(HostedRef::Machine(i), Part::Status);
             }
-            if drain_blocked == Some(i) {
-                continue;
+            MachinePhase::Running => {
+                capi_set(&mut m.node_healthy, "True", "", "", now);
+                self.touch(HostedRef::Machine(i), Part::Status);
             }
-            if m.left > 1 {
-                m.left -= 1;
-                continue;
-            }
-            match m.phase {
-                MachinePhase::Provisioning => {
-                    m.phase = MachinePhase::Running;
-                    capi_set(
-                        &mut m.node_healthy,
-                        "False",
-                        "NodeProvisioning",
-                        "Waiting for the Node to become ready",
-                        now,
-                    );
+            MachinePhase::Deleting => {
+                let drained = m.draining.as_ref().is_some_and(|d| d.status == "True");
+                if drained {
+                    m.gone = true;
+                    self.lifecycle.push(Lifecycle::Release(i));
+                } else {
+                    if let Some(d) = m.draining.as_mut() {
+                        capi_set(d, "True", "", "", now);
+                    }
                     m.left = 1;
                     self.touch(HostedRef::Machine(i), Part::Status);
                 }
-                MachinePhase::Running => {
-                    capi_set(&mut m.node_healthy, "True", "", "", now);
-                    self.touch(HostedRef::Machine(i), Part::Status);
-                }
-                MachinePhase::Deleting => {
-                    let drained = m.draining.as_ref().is_some_and(|d| d.status == "True");
-                    if drained {
-                        m.gone = true;
-                        self.lifecycle.push(Lifecycle::Release(i));
-                    } else {
-                        if let Some(d) = m.draining.as_mut() {
-                            capi_set(d, "True", "", "", now);
-                        }
-                        m.left = 1;
-                        self.touch(HostedRef::Machine(i), Part::Status);
-                    }
-                }
             }
         }
+    }
+
+    /// The existing Machines of the Replace pool.
+    fn replace_machines(&self) -> Vec<usize> {
+        (0..self.machines.len())
+            .filter(|&i| self.machines[i].pool == REPLACE && self.machines[i].exists())
+            .collect()
+    }
+
+    /// Scales up the new MachineSet: a Machine at `to` while the pool has fewer than
+    /// `replicas + maxSurge` Machines and fewer than `replicas` new ones.
+    fn scale_up_replace(&mut self, to: &str) {
         let replicas = self.pools[REPLACE].replicas as usize;
         let surge = self.config.max_surge as usize;
-        let min_available = replicas.saturating_sub(self.config.max_unavailable as usize);
-        let mine = |s: &Self| -> Vec<usize> {
-            (0..s.machines.len())
-                .filter(|&i| s.machines[i].pool == REPLACE && s.machines[i].exists())
-                .collect()
-        };
-        // Scale up the new MachineSet.
         loop {
-            let all = mine(self);
+            let all = self.replace_machines();
             let new = all
                 .iter()
                 .filter(|&&i| self.machines[i].version == to && !self.machines[i].deleting())
@@ -428,15 +452,21 @@ impl HostedSimulation {
             if all.len() >= replicas + surge || new >= replicas {
                 break;
             }
-            let m = self.new_machine(REPLACE, &to, now);
+            let m = self.new_machine(REPLACE, to, self.now);
             self.machines.push(m);
             let i = self.machines.len() - 1;
             self.touch(HostedRef::Machine(i), Part::Main);
             self.touch(HostedRef::Machine(i), Part::Status);
         }
-        // Scale down the old one, oldest first.
+    }
+
+    /// Scales down the old MachineSet, oldest first, while at least `replicas −
+    /// maxUnavailable` healthy Machines would remain.
+    fn scale_down_replace(&mut self, to: &str) {
+        let replicas = self.pools[REPLACE].replicas as usize;
+        let min_available = replicas.saturating_sub(self.config.max_unavailable as usize);
         loop {
-            let all = mine(self);
+            let all = self.replace_machines();
             let available = all
                 .iter()
                 .filter(|&&i| self.machines[i].healthy() && !self.machines[i].deleting())

@@ -4,7 +4,7 @@
 //! namespace `<namespace>-<name>`; then plays its update from `--from` to `--to`, one step
 //! every `--interval`, with optional injected faults. The HyperShift and cluster-api CRDs must
 //! be installed (`testdata/hosted/crds/`). See `update_status_simulator::hosted` (the
-//! simulation), `update_status_e2e::playback` (writing it to the API server) and
+//! simulation), `update_status_tools::playback` (writing it to the API server) and
 //! `docs/hosted.md` ("Simulated hosted update").
 //!
 //! A separate binary rather than a mode of `simulate-update`: the objects, the flags and what
@@ -13,23 +13,20 @@
 //!
 //! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
 
-mod common;
-
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
 use jiff::Timestamp;
-use update_status_e2e::playback::{self, HostedSimulator};
 use update_status_simulator::FaultSpec;
-use update_status_simulator::hosted::{
-    HostedFaults, HostedSimConfig, HostedSimulation, HostedStepReport,
-};
+use update_status_simulator::hosted::{HostedFaults, HostedSimConfig, HostedSimulation};
 use update_status_simulator::playback::PlaybackArgs;
+use update_status_tools::front;
+use update_status_tools::playback::{self, HostedSimulator};
 
 /// Plays a simulated hosted-cluster (HyperShift) update against a Kubernetes API server.
 #[derive(Parser, Debug)]
-#[command(name = "simulate-hosted-update", version, about)]
+#[command(name = "simulate-hosted-update", version)]
 struct Args {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).
     #[arg(long, value_name = "FILE")]
@@ -114,10 +111,6 @@ fn config(args: &Args) -> HostedSimConfig {
     }
 }
 
-fn print_step(r: &HostedStepReport, writes: Option<usize>) {
-    common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
-}
-
 async fn run(args: Args) -> anyhow::Result<()> {
     let mut sim = HostedSimulation::new(config(&args))?;
     println!(
@@ -131,20 +124,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     if args.playback.dry_run {
-        let mut steps = 0;
-        while !PlaybackArgs::done(
-            sim.is_completed(),
-            steps,
-            args.playback.max_steps.or(Some(100_000)),
-        ) {
-            let r = sim.step();
-            sim.take_dirty();
-            steps += 1;
-            print_step(&r, None);
-        }
+        front::dry_run(&mut sim, &args.playback);
         return Ok(());
     }
-    let client = common::client(args.kubeconfig.as_deref()).await?;
+    let client = front::client(args.kubeconfig.as_deref()).await?;
     if args.clean {
         playback::clear_hosted(&client, &args.namespace, &args.name)
             .await
@@ -162,32 +145,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "simulate-hosted-update: created the hosted cluster at {} ({n} writes)",
         args.from
     );
-    let mut ticker = common::step_ticker(args.playback.interval, args.playback.start_delay).await;
-    let mut steps = 0;
-    while !PlaybackArgs::done(
-        simulator.simulation().is_completed(),
-        steps,
-        args.playback.max_steps,
-    ) {
-        ticker.tick().await;
-        let before = simulator.writes();
-        let r = simulator.step().await?;
-        steps += 1;
-        print_step(&r, Some((simulator.writes() - before) as usize));
-    }
-    println!(
-        "simulate-hosted-update: {} after {steps} steps ({} writes)",
-        if simulator.simulation().is_completed() {
-            "update completed"
-        } else {
-            "stopped"
-        },
-        simulator.writes()
-    );
+    let steps = front::play(&mut simulator, &args.playback).await?;
+    front::print_end("simulate-hosted-update", &simulator, steps);
     Ok(())
 }
 
 #[tokio::main]
 async fn main() {
-    common::run_or_interrupt("simulate-hosted-update", run(Args::parse())).await;
+    front::run_or_interrupt("simulate-hosted-update", run(Args::parse())).await;
 }

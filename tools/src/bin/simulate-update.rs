@@ -2,25 +2,24 @@
 //! ClusterOperators, MachineConfigPools, rendered MachineConfigs, Nodes) in the cluster of
 //! `KUBECONFIG` (or `--kubeconfig`), then plays an update from `--from` to `--to`, one step
 //! every `--interval`, with optional injected faults. See `update_status_simulator` (the
-//! simulation), `update_status_e2e::playback` (writing it to the API server) and
+//! simulation), `update_status_tools::playback` (writing it to the API server) and
 //! docs/reference.md's "Simulator" section.
 //!
 //! Exits 0 once the update completed (or after `--max-steps`), 130 on Ctrl-C.
-
-mod common;
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
 use jiff::Timestamp;
-use update_status_e2e::playback::{self, Simulator};
 use update_status_simulator::playback::PlaybackArgs;
-use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation, StepReport};
+use update_status_simulator::{FaultSpec, Faults, SimConfig, Simulation};
+use update_status_tools::front;
+use update_status_tools::playback::{self, Simulator};
 
 /// Plays a simulated OpenShift update against a Kubernetes API server.
 #[derive(Parser, Debug)]
-#[command(name = "simulate-update", version, about)]
+#[command(name = "simulate-update", version)]
 struct Args {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).
     #[arg(long, value_name = "FILE")]
@@ -109,10 +108,6 @@ fn config(args: &Args) -> SimConfig {
     }
 }
 
-fn print_step(r: &StepReport, writes: Option<usize>) {
-    common::print_step(r.step, r.at, &r.stage, &r.summary, writes);
-}
-
 async fn run(args: Args) -> anyhow::Result<()> {
     let mut sim = Simulation::new(config(&args))?;
     println!(
@@ -125,24 +120,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     if args.playback.dry_run {
-        let mut steps = 0;
-        while !PlaybackArgs::done(
-            sim.is_completed(),
-            steps,
-            args.playback.max_steps.or(Some(100_000)),
-        ) {
-            let r = sim.step();
-            sim.take_dirty();
-            steps += 1;
-            print_step(&r, None);
-        }
+        front::dry_run(&mut sim, &args.playback);
         if let Some(dir) = &args.snapshot {
             sim.write_snapshot(dir)?;
         }
         return Ok(());
     }
 
-    let client = common::client(args.kubeconfig.as_deref()).await?;
+    let client = front::client(args.kubeconfig.as_deref()).await?;
     if args.clean {
         playback::clear(&client)
             .await
@@ -160,19 +145,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.from,
         started.elapsed().as_secs_f64()
     );
-    let mut ticker = common::step_ticker(args.playback.interval, args.playback.start_delay).await;
-    let mut steps = 0;
-    while !PlaybackArgs::done(
-        simulator.simulation().is_completed(),
-        steps,
-        args.playback.max_steps,
-    ) {
-        ticker.tick().await;
-        let before = simulator.writes();
-        let r = simulator.step().await?;
-        steps += 1;
-        print_step(&r, Some((simulator.writes() - before) as usize));
-    }
+    let steps = front::play(&mut simulator, &args.playback).await?;
     if let Some(dir) = &args.snapshot {
         simulator.simulation().write_snapshot(dir)?;
         println!(
@@ -180,19 +153,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    println!(
-        "simulate-update: {} after {steps} steps ({} writes)",
-        if simulator.simulation().is_completed() {
-            "update completed"
-        } else {
-            "stopped"
-        },
-        simulator.writes()
-    );
+    front::print_end("simulate-update", &simulator, steps);
     Ok(())
 }
 
 #[tokio::main]
 async fn main() {
-    common::run_or_interrupt("simulate-update", run(Args::parse())).await;
+    front::run_or_interrupt("simulate-update", run(Args::parse())).await;
 }

@@ -6,12 +6,10 @@
 //! `--clean` first deletes every ClusterVersion, ClusterOperator, MachineConfigPool,
 //! MachineConfig and Node, so the cluster holds exactly the loaded snapshot.
 
-mod common;
-
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use update_status_e2e::snapshot;
+use update_status_tools::{front, snapshot};
 
 const USAGE: &str = "usage: load-snapshot [--kubeconfig FILE] [--clean] DIR...";
 
@@ -51,7 +49,7 @@ async fn run() -> anyhow::Result<()> {
         bail!("no snapshot folder given\n{USAGE}");
     }
 
-    let client = common::client(kubeconfig.as_deref()).await?;
+    let client = front::client(kubeconfig.as_deref()).await?;
 
     if clean {
         let n = snapshot::clear(&client).await?;
