@@ -397,3 +397,70 @@ async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult 
     );
     Ok(())
 }
+
+/// Issue #51 item 1: `--fleet` reads the health insights' metadata only and counts them by the
+/// level label their agent writes; one without that label (an agent that wrote none, a hand
+/// edit) is read whole and counted by its status, so the counts are those of the full read.
+#[tokio::test]
+async fn the_fleet_counts_by_level_label_and_reads_unlabelled_insights_whole() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("level-labels").await?;
+    let pp = PatchParams::apply("update-status-e2e").force();
+    let cps: Api<update_status_api::crd::ControlPlaneUpdateStatus> =
+        Api::namespaced(env.client(), ns.name());
+    cps.patch(
+        ns.name(),
+        &pp,
+        &Patch::Apply(json!({
+            "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
+            "metadata": {"name": ns.name()}, "spec": {},
+        })),
+    )
+    .await?;
+    let insights: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
+    create_insight(&insights, "labelled-error", "Error", "worker").await?;
+    create_insight(&insights, "labelled-warning", "Warning", "worker").await?;
+    // A health insight without its level label: only its status says Critical.
+    let mut unlabelled = health_insight("unlabelled-critical", "Critical", "worker", None);
+    if let Some(l) = unlabelled["metadata"]["labels"].as_object_mut() {
+        l.remove("update.openshift.io/impact-level");
+    }
+    insights
+        .patch("unlabelled-critical", &pp, &Patch::Apply(unlabelled))
+        .await?;
+    insights
+        .patch_status(
+            "unlabelled-critical",
+            &pp,
+            &Patch::Apply(health_status("Critical", "no label")),
+        )
+        .await?;
+    let bin = update_status_e2e::controller::workspace_bin(
+        "kubectl-update_status",
+        "UPDATE_STATUS_CLI_BIN",
+    );
+    let out = std::process::Command::new(&bin)
+        .args(["--fleet", "-o", "json"])
+        .env("KUBECONFIG", env.kubeconfig_path())
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    let row = report["clusters"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["cluster"] == ns.name()))
+        .cloned()
+        .ok_or_else(|| format!("no row for {}: {report}", ns.name()))?;
+    let health = &row["health"];
+    assert_eq!(
+        health["critical"], 1,
+        "the unlabelled one, read whole: {row}"
+    );
+    assert_eq!(health["error"], 1, "{row}");
+    assert_eq!(health["warning"], 1, "{row}");
+    Ok(())
+}

@@ -63,6 +63,18 @@ impl ImpactLevel {
             ImpactLevel::Critical => "critical",
         }
     }
+    /// The level whose label value ([`ImpactLevel::slug`]) is `slug`.
+    pub fn from_slug(slug: &str) -> Option<ImpactLevel> {
+        [
+            ImpactLevel::Unknown,
+            ImpactLevel::Info,
+            ImpactLevel::Warning,
+            ImpactLevel::Error,
+            ImpactLevel::Critical,
+        ]
+        .into_iter()
+        .find(|l| l.slug() == slug)
+    }
 }
 
 /// A doubt about a health insight that `oc`'s text does not carry: ours only (the insight
@@ -215,5 +227,20 @@ mod tests {
             serde_json::to_value(ImpactType::ApiAvailability).expect("json"),
             "API Availability"
         );
+    }
+
+    #[test]
+    fn a_level_reads_back_from_its_label_value() {
+        for l in [
+            ImpactLevel::Unknown,
+            ImpactLevel::Info,
+            ImpactLevel::Warning,
+            ImpactLevel::Error,
+            ImpactLevel::Critical,
+        ] {
+            assert_eq!(ImpactLevel::from_slug(l.slug()), Some(l));
+        }
+        assert_eq!(ImpactLevel::from_slug("Error"), None);
+        assert_eq!(ImpactLevel::from_slug(""), None);
     }
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use kube::{Resource, ResourceExt};
 use update_status_api::crd::{
-    Assessment, ControlPlaneUpdateStatus, HealthCounts, InsightType, UpdateInsight,
+    Assessment, ControlPlaneUpdateStatus, HealthCounts, ImpactLevel, InsightType, UpdateInsight,
     WorkerPoolUpdateStatus, labels,
 };
 
@@ -117,6 +117,24 @@ impl Tally {
         };
         let level = h.impact.level;
         update_status_assess::insight::count(&mut self.group(key(insight)).health, level);
+    }
+
+    /// Counts a health insight read as metadata by the level its agent labels it with
+    /// (`update.openshift.io/impact-level`, written from the same status [`Tally::add_insight`]
+    /// reads). `false`, counting nothing: the label is missing or no level's, and the caller
+    /// reads that insight whole.
+    pub fn add_labelled_insight<K: Resource>(&mut self, insight: &K) -> bool {
+        let Some(level) = insight
+            .meta()
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::IMPACT_LEVEL))
+            .and_then(|v| ImpactLevel::from_slug(v))
+        else {
+            return false;
+        };
+        update_status_assess::insight::count(&mut self.group(key(insight)).health, level);
+        true
     }
 
     /// Adds another tally's counts (a namespace read apart).

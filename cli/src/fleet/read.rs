@@ -18,7 +18,9 @@ use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPool
 use super::assemble::{assemble, mark_pending};
 use super::join::Tally;
 use super::model::{Fleet, FleetFilter, FleetRow, addons_forbidden};
-use crate::read::online::{OnlineError, Paging, fold_pages, health_selector, list_named};
+use crate::read::online::{
+    OnlineError, Paging, fold_metadata_pages, fold_pages, get_named, health_selector, list_named,
+};
 
 /// Namespaces read at once when reading them one by one.
 const PARALLEL: usize = 8;
@@ -163,7 +165,6 @@ async fn read_scope(
     }
     let paging = Paging { namespace, chunk };
     let all = ListParams::default();
-    let health = ListParams::default().labels(&health_selector());
     let addon_params = ListParams::default().fields(&format!("metadata.name={ADDON_NAME}"));
     let cps = api::<ControlPlaneUpdateStatus>(client, namespace);
     let pools = api::<WorkerPoolUpdateStatus>(client, namespace);
@@ -175,9 +176,7 @@ async fn read_scope(
         fold_pages(&pools, &all, paging, Tally::default, |t, page| {
             page.iter().for_each(|p| t.add_pool(p));
         }),
-        fold_pages(&insights, &health, paging, Tally::default, |t, page| {
-            page.iter().for_each(|i| t.add_insight(i));
-        }),
+        read_health(client, &insights, paging),
         fold_pages(&addons, &addon_params, paging, Vec::new, |v, page| v
             .extend(page.into_iter().map(slim))),
     );
@@ -196,6 +195,45 @@ async fn read_scope(
         addons,
         addons_forbidden,
     })
+}
+
+/// The health insights of `paging`'s scope counted by level: their metadata only (the level is
+/// a label: the bulk of what the hub would send, their statuses, stays there), and whole, one by
+/// one, those whose level label is missing or unknown.
+async fn read_health(
+    client: &Client,
+    api: &Api<UpdateInsight>,
+    paging: Paging<'_>,
+) -> Result<Tally, OnlineError> {
+    let params = ListParams::default().labels(&health_selector());
+    let (mut tally, unlabelled) = fold_metadata_pages(
+        api,
+        &params,
+        paging,
+        || (Tally::default(), Vec::new()),
+        |(tally, unlabelled), page| {
+            for m in page {
+                if !tally.add_labelled_insight(&m) {
+                    unlabelled.push(m.metadata);
+                }
+            }
+        },
+    )
+    .await?;
+    for meta in unlabelled {
+        let (Some(name), namespace) = (meta.name, meta.namespace) else {
+            continue;
+        };
+        let Some(ns) = namespace.as_deref() else {
+            continue;
+        };
+        let api = Api::<UpdateInsight>::namespaced(client.clone(), ns);
+        // Deleted since the list: nothing to count.
+        if let Some(i) = get_named(&api, &name, Some(ns)).await? {
+            tally.add_insight(&i);
+        }
+    }
+    Ok(tally)
 }
 
 /// `--fleet` for a user who may not list the objects in all namespaces (`denied`): the

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use kube::api::{Api, ListParams, ObjectList};
+use kube::api::{Api, ListParams, ObjectList, PartialObjectMeta};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config, Resource};
 use serde::de::DeserializeOwned;
@@ -190,11 +190,52 @@ pub async fn list_named<K>(
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
+    api.list(params)
+        .await
+        .map_err(|e| call_error(e, "list", resource, namespace))
+}
+
+/// Lists the metadata of `K` with `api` (a `PartialObjectMetadataList`: no spec, no status),
+/// turning 404 and 403 into clear errors as [`list`] does.
+pub async fn list_metadata<K>(
+    api: &Api<K>,
+    params: &ListParams,
+    namespace: Option<&str>,
+) -> Result<ObjectList<PartialObjectMeta<K>>, OnlineError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    api.list_metadata(params)
+        .await
+        .map_err(|e| call_error(e, "list", &resource_name::<K>(), namespace))
+}
+
+/// Gets one `K` by name with `api` (`Ok(None)`: there is none), errors as [`list`]'s.
+pub async fn get_named<K>(
+    api: &Api<K>,
+    name: &str,
+    namespace: Option<&str>,
+) -> Result<Option<K>, OnlineError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    api.get_opt(name)
+        .await
+        .map_err(|e| call_error(e, "get", &resource_name::<K>(), namespace))
+}
+
+/// The error of a `verb` call on `resource` in `namespace` (`None`: all namespaces).
+fn call_error(
+    e: kube::Error,
+    verb: &'static str,
+    resource: &str,
+    namespace: Option<&str>,
+) -> OnlineError {
     let scope = || match namespace {
         Some(ns) => format!("in namespace {ns}"),
         None => "in all namespaces".to_owned(),
     };
-    api.list(params).await.map_err(|e| match e {
+    match e {
         // kube's `is_not_found` ignores the code when the reason is missing (a bare
         // "404 page not found" for an unknown resource), so look at the code too.
         kube::Error::Api(status) if status.code == 404 || status.is_not_found() => {
@@ -204,26 +245,26 @@ where
         }
         kube::Error::Api(status) if status.code == 403 || status.is_forbidden() => {
             OnlineError::Forbidden {
-                verb: "list",
+                verb,
                 resource: resource.to_owned(),
                 scope: scope(),
                 message: status.message.clone(),
             }
         }
         kube::Error::Api(status) => OnlineError::Status {
-            verb: "list",
+            verb,
             resource: resource.to_owned(),
             scope: scope(),
             code: status.code,
             message: status.message.clone(),
         },
         source => OnlineError::Request {
-            verb: "list",
+            verb,
             resource: resource.to_owned(),
             scope: scope(),
             source,
         },
-    })
+    }
 }
 
 /// Where [`fold_pages`] lists (the namespace, `None`: all, which names it in errors) and in
@@ -245,10 +286,42 @@ pub async fn fold_pages<K, A>(
     params: &ListParams,
     Paging { namespace, chunk }: Paging<'_>,
     init: impl Fn() -> A,
-    mut fold: impl FnMut(&mut A, Vec<K>),
+    fold: impl FnMut(&mut A, Vec<K>),
 ) -> Result<A, OnlineError>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let get = |p: ListParams| async move { list(api, &p, namespace).await };
+    fold_paged(params, chunk, get, init, fold).await
+}
+
+/// [`fold_pages`] of the objects' metadata only ([`list_metadata`]).
+pub async fn fold_metadata_pages<K, A>(
+    api: &Api<K>,
+    params: &ListParams,
+    Paging { namespace, chunk }: Paging<'_>,
+    init: impl Fn() -> A,
+    fold: impl FnMut(&mut A, Vec<PartialObjectMeta<K>>),
+) -> Result<A, OnlineError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let get = |p: ListParams| async move { list_metadata(api, &p, namespace).await };
+    fold_paged(params, chunk, get, init, fold).await
+}
+
+/// The pager of [`fold_pages`] and [`fold_metadata_pages`]: `get` lists one page.
+async fn fold_paged<T, A, F, Fut>(
+    params: &ListParams,
+    chunk: u32,
+    get: F,
+    init: impl Fn() -> A,
+    mut fold: impl FnMut(&mut A, Vec<T>),
+) -> Result<A, OnlineError>
+where
+    F: Fn(ListParams) -> Fut,
+    Fut: std::future::Future<Output = Result<ObjectList<T>, OnlineError>>,
+    T: Clone,
 {
     let mut acc = init();
     let mut page_params = params.clone();
@@ -256,7 +329,7 @@ where
         page_params = page_params.limit(chunk);
     }
     loop {
-        match list(api, &page_params, namespace).await {
+        match get(page_params.clone()).await {
             Ok(page) => {
                 let token = page.metadata.continue_.filter(|t| !t.is_empty());
                 fold(&mut acc, page.items);
@@ -266,7 +339,7 @@ where
                 }
             }
             Err(OnlineError::Status { code: 410, .. }) if page_params.continue_token.is_some() => {
-                let all = list(api, params, namespace).await?;
+                let all = get(params.clone()).await?;
                 let mut acc = init();
                 fold(&mut acc, all.items);
                 return Ok(acc);

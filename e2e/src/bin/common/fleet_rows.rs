@@ -106,7 +106,12 @@ async fn write_row(client: &Client, i: usize, per_row: usize) -> anyhow::Result<
     );
     for k in 0..per_row {
         let mut l = labels.clone();
+        // The labels the controller writes on a health insight and the hub sync copies
+        // (`assess::naming`): `--fleet` counts by the level label.
         l["update.openshift.io/insight-type"] = json!("health");
+        l["update.openshift.io/impact-level"] = json!(if k == 0 { "error" } else { "warning" });
+        l["update.openshift.io/impact-type"] = json!("update-speed");
+        l["update.openshift.io/source"] = json!("node-degraded");
         put!(
             UpdateInsight,
             "UpdateInsight",
