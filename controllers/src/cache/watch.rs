@@ -258,20 +258,16 @@ pub fn cloned<K: Clone>(objs: &[Arc<K>]) -> Vec<K> {
 impl Caches {
     /// The ClusterVersion (`version`, else the only one there is).
     pub fn cluster_version(&self) -> Option<ClusterVersion> {
-        let all = self.cluster_versions.state();
-        all.iter()
-            .find(|c| c.metadata.name.as_deref() == Some("version"))
-            .or_else(|| all.first())
-            .map(|c| (**c).clone())
+        cluster_version_of(&self.cluster_versions.state())
     }
+}
 
-    /// The machine-config operator's Deployment, if there is one.
-    pub fn mco_deployment(&self) -> Option<Arc<McoDeployment>> {
-        self.mco_deployments
-            .state()
-            .into_iter()
-            .find(|d| d.metadata.name.as_deref() == Some(MCO_DEPLOYMENT))
-    }
+/// The ClusterVersion among `all` (`version`, else the first).
+pub fn cluster_version_of(all: &[Arc<ClusterVersion>]) -> Option<ClusterVersion> {
+    all.iter()
+        .find(|c| c.metadata.name.as_deref() == Some("version"))
+        .or_else(|| all.first())
+        .map(|c| (**c).clone())
 }
 
 /// Whom a watch's events wake: a notifier per task to wake, handed in by the start-up (this
