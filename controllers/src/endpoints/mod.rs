@@ -7,6 +7,12 @@
 //!   authentication, for local development and tests.
 //! - `/healthz` and `/readyz` ([`serve_probes`]): plain HTTP on their own port, answering `ok`
 //!   or why not, and nothing else; what they check is a [`Probes`].
+//!
+//! The connection slots of `/metrics` ([`slots`]: per source in the handshake, and overall) and
+//! its authorization ([`auth`]) are here too; what they count is the metrics layer's
+//! (`crate::metrics::scrape_auth`).
+//!
+//! May import: [`crate::metrics`].
 
 pub mod auth;
 pub mod slots;
@@ -26,7 +32,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use super::registry::Metrics;
+use crate::metrics::Metrics;
 use auth::Authorizer;
 use tls::{CertError, CertResolver};
 
