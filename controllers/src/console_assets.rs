@@ -11,7 +11,7 @@
 //! version is seen at once), the content-hashed chunks immutable. `/healthz` answers `ok`
 //! (the probes). The certificate is the service CA's (`tls.crt`/`tls.key` of `--cert-dir`, the
 //! Secret of `config/console-plugin/service.yaml`), re-read when it rotates, as `/metrics`'
-//! ([`crate::metrics::server::tls`]).
+//! ([`crate::endpoints::tls`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -29,7 +29,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use crate::metrics::server::tls::{self, CertError, CertResolver};
+use crate::endpoints::tls::{self, CertError, CertResolver};
 
 /// Most files served (the build makes about ten).
 pub const MAX_FILES: usize = 1000;

@@ -110,118 +110,149 @@ fn table(title: &'static str, query: &'static str, columns: &[&'static str], spa
 /// replicas (only one leads, all export the same cache).
 pub fn console_rows() -> Vec<(&'static str, Vec<Panel>)> {
     vec![
-        (
-            "Update",
-            vec![
-                panel(
-                    "Updating",
-                    Kind::Single,
-                    &[("max(update_status_update_in_progress)", "")],
-                    "none",
-                    2,
-                ),
-                panel(
-                    "Control plane completion",
-                    Kind::Single,
-                    &[("max(update_status_control_plane_completion_ratio)", "")],
-                    "percentunit",
-                    3,
-                ),
-                panel(
-                    "Estimated time remaining (p50)",
-                    Kind::Single,
-                    &[(
-                        r#"max(update_status_estimated_seconds_remaining{scope="update",bound="p50"})"#,
-                        "",
-                    )],
-                    "s",
-                    3,
-                ),
-                table(
-                    "Control plane assessment",
-                    "max by (assessment) (update_status_control_plane_assessment) == 1",
-                    &["assessment"],
-                    4,
-                ),
-            ],
+        ("Update", update_row()),
+        ("Progress", progress_row()),
+        ("Health", health_row()),
+        ("Estimates", estimates_row()),
+    ]
+}
+
+/// The "Update" row: whether an update runs, how far the control plane is, the time left.
+fn update_row() -> Vec<Panel> {
+    vec![
+        panel(
+            "Updating",
+            Kind::Single,
+            &[("max(update_status_update_in_progress)", "")],
+            "none",
+            2,
         ),
-        (
-            "Progress",
-            vec![
-                panel(
-                    "Completion",
-                    Kind::Graph,
-                    &[
-                        (
-                            "max(update_status_control_plane_completion_ratio)",
-                            "control plane",
-                        ),
-                        (
-                            "max by (pool) (update_status_worker_pool_completion_ratio)",
-                            "pool {{pool}}",
-                        ),
-                    ],
-                    "percentunit",
-                    6,
-                ),
-                panel(
-                    "Worker pool nodes by assessment",
-                    Kind::Graph,
-                    &[(
-                        "max by (pool, assessment) (update_status_worker_pool_nodes) > 0",
-                        "{{pool}} {{assessment}}",
-                    )],
-                    "short",
-                    6,
-                ),
-            ],
+        panel(
+            "Control plane completion",
+            Kind::Single,
+            &[("max(update_status_control_plane_completion_ratio)", "")],
+            "percentunit",
+            3,
         ),
-        (
-            "Health",
-            vec![
-                panel(
-                    "Health insights by impact level",
-                    Kind::Graph,
-                    &[(
-                        "sum by (impact_level) (max by (impact_level, impact_type, scope) (update_status_health_insights))",
-                        "{{impact_level}}",
-                    )],
-                    "short",
-                    4,
-                ),
-                table(
-                    "Health insights",
-                    "max by (insight, resource_kind, resource_name, impact_level, impact_type) (update_status_health_insight_info)",
-                    &[
-                        "impact_level",
-                        "impact_type",
-                        "resource_kind",
-                        "resource_name",
-                        "insight",
-                    ],
-                    8,
-                ),
-            ],
-        ),
-        (
-            "Estimates",
-            vec![panel(
-                "Estimated time remaining of the update",
-                Kind::Graph,
-                &[(
-                    r#"max by (bound) (update_status_estimated_seconds_remaining{scope="update"})"#,
-                    "{{bound}}",
-                )],
-                "s",
-                12,
+        panel(
+            "Estimated time remaining (p50)",
+            Kind::Single,
+            &[(
+                r#"max(update_status_estimated_seconds_remaining{scope="update",bound="p50"})"#,
+                "",
             )],
+            "s",
+            3,
+        ),
+        table(
+            "Control plane assessment",
+            "max by (assessment) (update_status_control_plane_assessment) == 1",
+            &["assessment"],
+            4,
         ),
     ]
+}
+
+/// The "Progress" row: completion over time, the pools' nodes by assessment.
+fn progress_row() -> Vec<Panel> {
+    vec![
+        panel(
+            "Completion",
+            Kind::Graph,
+            &[
+                (
+                    "max(update_status_control_plane_completion_ratio)",
+                    "control plane",
+                ),
+                (
+                    "max by (pool) (update_status_worker_pool_completion_ratio)",
+                    "pool {{pool}}",
+                ),
+            ],
+            "percentunit",
+            6,
+        ),
+        panel(
+            "Worker pool nodes by assessment",
+            Kind::Graph,
+            &[(
+                "max by (pool, assessment) (update_status_worker_pool_nodes) > 0",
+                "{{pool}} {{assessment}}",
+            )],
+            "short",
+            6,
+        ),
+    ]
+}
+
+/// The "Health" row: the health insights.
+fn health_row() -> Vec<Panel> {
+    vec![
+        panel(
+            "Health insights by impact level",
+            Kind::Graph,
+            &[(
+                "sum by (impact_level) (max by (impact_level, impact_type, scope) (update_status_health_insights))",
+                "{{impact_level}}",
+            )],
+            "short",
+            4,
+        ),
+        table(
+            "Health insights",
+            "max by (insight, resource_kind, resource_name, impact_level, impact_type) (update_status_health_insight_info)",
+            &[
+                "impact_level",
+                "impact_type",
+                "resource_kind",
+                "resource_name",
+                "insight",
+            ],
+            8,
+        ),
+    ]
+}
+
+/// The "Estimates" row: the time remaining of the update.
+fn estimates_row() -> Vec<Panel> {
+    vec![panel(
+        "Estimated time remaining of the update",
+        Kind::Graph,
+        &[(
+            r#"max by (bound) (update_status_estimated_seconds_remaining{scope="update"})"#,
+            "{{bound}}",
+        )],
+        "s",
+        12,
+    )]
 }
 
 /// The fleet dashboard's panels, in order (one row each): `$cluster` is the dashboard's
 /// variable, ACM's `cluster` label.
 pub fn fleet_panels() -> Vec<Panel> {
+    let mut panels = fleet_counts();
+    panels.extend(fleet_graphs());
+    panels.push(
+    table(
+        "Health insights of the fleet",
+        r#"max by (cluster, insight, resource_kind, resource_name, impact_level, impact_type) (update_status_health_insight_info{cluster=~"$cluster"})"#,
+        &[
+            "cluster",
+            "impact_level",
+            "impact_type",
+            "resource_kind",
+            "resource_name",
+            "insight",
+        ],
+        12,
+    )
+    );
+    panels
+}
+
+/// The fleet dashboard's single numbers: clusters updating, their worst health insights, the
+/// agents failing to report.
+fn fleet_counts() -> Vec<Panel> {
     vec![
         panel(
             "Clusters updating",
@@ -253,6 +284,12 @@ pub fn fleet_panels() -> Vec<Panel> {
             "none",
             4,
         ),
+    ]
+}
+
+/// The fleet dashboard's series by cluster: completion, nodes in trouble, health insights.
+fn fleet_graphs() -> Vec<Panel> {
+    vec![
         panel(
             "Control plane completion by cluster",
             Kind::Graph,
@@ -292,19 +329,6 @@ pub fn fleet_panels() -> Vec<Panel> {
             )],
             "short",
             6,
-        ),
-        table(
-            "Health insights of the fleet",
-            r#"max by (cluster, insight, resource_kind, resource_name, impact_level, impact_type) (update_status_health_insight_info{cluster=~"$cluster"})"#,
-            &[
-                "cluster",
-                "impact_level",
-                "impact_type",
-                "resource_kind",
-                "resource_name",
-                "insight",
-            ],
-            12,
         ),
     ]
 }
@@ -554,15 +578,24 @@ pub fn fleet_dashboard() -> Value {
     })
 }
 
-/// A ConfigMap holding `dashboard` as `<name>.json`, YAML with a generated-file header.
-fn config_map(
-    name: &str,
-    namespace: &str,
+/// Where a dashboard's ConfigMap goes, how it is marked for its reader, and its file's header.
+struct Placement {
+    name: &'static str,
+    namespace: &'static str,
     labels: Value,
     annotations: Value,
-    dashboard: &Value,
-    header: &str,
-) -> Result<String, serde_json::Error> {
+    header: &'static str,
+}
+
+/// A ConfigMap holding `dashboard` as `<name>.json`, YAML with a generated-file header.
+fn config_map(at: Placement, dashboard: &Value) -> Result<String, serde_json::Error> {
+    let Placement {
+        name,
+        namespace,
+        labels,
+        annotations,
+        header,
+    } = at;
     let mut data = serde_json::Map::new();
     data.insert(
         format!("{name}.json"),
@@ -627,30 +660,30 @@ pub fn check_console(dashboard: &Value) -> Result<(), DashboardError> {
 pub fn console_config_map() -> Result<String, DashboardError> {
     let dashboard = console_dashboard();
     check_console(&dashboard)?;
-    Ok(config_map(
-        CONSOLE_DASHBOARD_NAME,
-        CONSOLE_DASHBOARD_NAMESPACE,
-        json!({"console.openshift.io/dashboard": "true", "app.kubernetes.io/name": "update-status-controller"}),
-        json!({}),
-        &dashboard,
-        "# Generated by `make manifests` (controllers/src/dashboards.rs). Do not edit.\n# The OpenShift console's \"Cluster update\" dashboard (Observe -> Dashboards): the console reads\n# every ConfigMap of openshift-config-managed labelled console.openshift.io/dashboard.\n",
-    )?)
+    let at = Placement {
+        name: CONSOLE_DASHBOARD_NAME,
+        namespace: CONSOLE_DASHBOARD_NAMESPACE,
+        labels: json!({"console.openshift.io/dashboard": "true", "app.kubernetes.io/name": "update-status-controller"}),
+        annotations: json!({}),
+        header: "# Generated by `make manifests` (controllers/src/dashboards.rs). Do not edit.\n# The OpenShift console's \"Cluster update\" dashboard (Observe -> Dashboards): the console reads\n# every ConfigMap of openshift-config-managed labelled console.openshift.io/dashboard.\n",
+    };
+    Ok(config_map(at, &dashboard)?)
 }
 
 /// `config/acm/observability/grafana-dashboard.yaml`.
 pub fn fleet_config_map() -> Result<String, DashboardError> {
-    Ok(config_map(
-        FLEET_DASHBOARD_NAME,
-        FLEET_DASHBOARD_NAMESPACE,
-        json!({
+    let at = Placement {
+        name: FLEET_DASHBOARD_NAME,
+        namespace: FLEET_DASHBOARD_NAMESPACE,
+        labels: json!({
             "grafana-custom-dashboard": "true",
             "app.kubernetes.io/name": "update-status-controller",
             ACM_BACKUP_LABEL: "",
         }),
-        json!({"observability.open-cluster-management.io/dashboard-folder": "update-status"}),
-        &fleet_dashboard(),
-        "# Generated by `make manifests` (controllers/src/dashboards.rs). Do not edit.\n# ACM Observability's Grafana loads every ConfigMap of open-cluster-management-observability\n# labelled grafana-custom-dashboard (into the folder the annotation names).\n",
-    )?)
+        annotations: json!({"observability.open-cluster-management.io/dashboard-folder": "update-status"}),
+        header: "# Generated by `make manifests` (controllers/src/dashboards.rs). Do not edit.\n# ACM Observability's Grafana loads every ConfigMap of open-cluster-management-observability\n# labelled grafana-custom-dashboard (into the folder the annotation names).\n",
+    };
+    Ok(config_map(at, &fleet_dashboard())?)
 }
 
 /// The metric names the fleet dashboard reads (for the per-cluster allowlist).

@@ -13,7 +13,9 @@
 //!   the hosted clusters' guest view, `cache::guest`); wakes whom the start-up routes.
 //! - [`runtime`]: the reconcile loop, the change-only writer, supervisor, leader election,
 //!   health, API client, clock.
-//! - [`metrics`]: the Prometheus metrics and the endpoints serving them (`/metrics`, probes).
+//! - [`endpoints`]: the HTTP endpoints: `/metrics` (HTTPS, its authorization and connection
+//!   slots) and the probes.
+//! - [`metrics`]: the Prometheus metrics, one family per concern, and their registry.
 //!
 //! Beside the layers, generators that import nothing of the crate: [`acm_manifests`] (the ACM
 //! add-on's manifests, `crdgen`), [`dashboards`] (the console's and ACM Grafana's dashboards,
@@ -25,6 +27,7 @@ pub mod app;
 pub mod cache;
 pub mod console_assets;
 pub mod dashboards;
+pub mod endpoints;
 pub mod hub_sync;
 pub mod metrics;
 pub mod olm_bundle;

@@ -162,60 +162,14 @@ pub fn bundle(input: &Input<'_>) -> Result<Bundle, OlmError> {
         left_out: Vec::new(),
         widened: sorted.widened.clone(),
     };
-    let mut deployments = Vec::new();
-    let mut related = Vec::new();
-    let mut crds = Vec::new();
-    let mut monitoring_label = false;
-    for (i, m) in manifests.iter().enumerate() {
-        if sorted.folded.contains(&i) {
-            continue;
-        }
-        let k = kind(m);
-        match k {
-            "Namespace" => {
-                monitoring_label |=
-                    m["metadata"]["labels"]["openshift.io/cluster-monitoring"] == "true";
-                continue;
-            }
-            "CustomResourceDefinition" => {
-                crds.push(m.clone());
-                continue;
-            }
-            "ServiceAccount"
-                if namespace(m) == ns
-                    && (sorted.permissions.contains_key(name(m))
-                        || sorted.cluster_permissions.contains_key(name(m))) =>
-            {
-                continue;
-            }
-            _ => {}
-        }
-        let obj_ns = namespace(m);
-        if !obj_ns.is_empty() && obj_ns != ns {
-            out.left_out.push(format!("{k} {obj_ns}/{}", name(m)));
-            continue;
-        }
-        if k == "Deployment" {
-            let mut d = m.clone();
-            related.extend(deployment_images(&mut d, input.image));
-            deployments.push(json!({
-                "name": name(&d),
-                "label": d["metadata"]["labels"],
-                "spec": d["spec"],
-            }));
-            continue;
-        }
-        if !BUNDLE_KINDS.contains(&k) {
-            return Err(OlmError::Unplaceable(format!(
-                "{k} {obj_ns}/{} of config/openshift: OLM applies no {k} from a bundle (it applies {BUNDLE_KINDS:?}); deploy it from the CSV's Deployment or leave it out of config/openshift",
-                name(m)
-            )));
-        }
-        out.files
-            .push((format!("bundle/manifests/{}", file_name(m)), yaml(m)));
+    let placed = Placing {
+        ns: &ns,
+        sorted: &sorted,
+        image: input.image,
     }
-    let (group, version) = crd_group_version(&crds)?;
-    for c in &crds {
+    .place(&manifests, &mut out)?;
+    let (group, version) = crd_group_version(&placed.crds)?;
+    for c in &placed.crds {
         out.files.push((
             format!(
                 "bundle/manifests/{}_{}.yaml",
@@ -225,28 +179,8 @@ pub fn bundle(input: &Input<'_>) -> Result<Bundle, OlmError> {
             yaml(c),
         ));
     }
-    let csv = csv(&CsvParts {
-        input,
-        ns: &ns,
-        group: &group,
-        version: &version,
-        deployments,
-        related: related.clone(),
-        sorted: &sorted,
-        monitoring_label,
-    });
-    let csv_name = format!("{PACKAGE}.v{}", input.version);
-    out.files.push((
-        format!("bundle/manifests/{PACKAGE}.clusterserviceversion.yaml"),
-        yaml(&csv),
-    ));
-    out.files.push((
-        "bundle/metadata/annotations.yaml".into(),
-        yaml(&json!({"annotations": bundle_annotations()})),
-    ));
-    out.files
-        .push(("bundle/bundle.Containerfile".into(), containerfile()));
-    let gvks = crds
+    let gvks = placed
+        .crds
         .iter()
         .map(|c| {
             (
@@ -259,6 +193,121 @@ pub fn bundle(input: &Input<'_>) -> Result<Bundle, OlmError> {
             )
         })
         .collect();
+    let csv = csv(&CsvParts {
+        input,
+        ns: &ns,
+        group: &group,
+        version: &version,
+        deployments: placed.deployments,
+        related: placed.related.clone(),
+        sorted: &sorted,
+        monitoring_label: placed.monitoring_label,
+    });
+    out.files.push((
+        format!("bundle/manifests/{PACKAGE}.clusterserviceversion.yaml"),
+        yaml(&csv),
+    ));
+    out.files.push((
+        "bundle/metadata/annotations.yaml".into(),
+        yaml(&json!({"annotations": bundle_annotations()})),
+    ));
+    out.files
+        .push(("bundle/bundle.Containerfile".into(), containerfile()));
+    out.files.push(catalog_file(input, gvks, placed.related)?);
+    out.files.sort();
+    Ok(out)
+}
+
+/// What [`Placing::place`] sets apart for the CSV and the CRDs' files.
+#[derive(Default)]
+struct Placed {
+    /// The CSV's Deployments (name, label, spec).
+    deployments: Vec<Value>,
+    /// Their images (`relatedImages`).
+    related: Vec<Value>,
+    /// The CRDs.
+    crds: Vec<Value>,
+    /// The install namespace asks for cluster monitoring.
+    monitoring_label: bool,
+}
+
+/// Where each object of `config/openshift` goes: the install namespace `ns`, the roles
+/// `sorted` folded into the CSV, the controller's `image`.
+struct Placing<'a> {
+    ns: &'a str,
+    sorted: &'a rbac::Sorted,
+    image: &'a str,
+}
+
+impl Placing<'_> {
+    /// Puts each manifest in its place: a file of the bundle (into `out`), the CSV (returned),
+    /// or left out (`out.left_out`); an object OLM cannot apply from a bundle is an error.
+    fn place(&self, manifests: &[Value], out: &mut Bundle) -> Result<Placed, OlmError> {
+        let ns = self.ns;
+        let mut placed = Placed::default();
+        for (i, m) in manifests.iter().enumerate() {
+            if self.sorted.folded.contains(&i) || self.set_apart(m, &mut placed) {
+                continue;
+            }
+            let k = kind(m);
+            let obj_ns = namespace(m);
+            if !obj_ns.is_empty() && obj_ns != ns {
+                out.left_out.push(format!("{k} {obj_ns}/{}", name(m)));
+                continue;
+            }
+            if k == "Deployment" {
+                let mut d = m.clone();
+                placed.related.extend(deployment_images(&mut d, self.image));
+                placed.deployments.push(json!({
+                    "name": name(&d),
+                    "label": d["metadata"]["labels"],
+                    "spec": d["spec"],
+                }));
+                continue;
+            }
+            if !BUNDLE_KINDS.contains(&k) {
+                return Err(OlmError::Unplaceable(format!(
+                    "{k} {obj_ns}/{} of config/openshift: OLM applies no {k} from a bundle (it applies {BUNDLE_KINDS:?}); deploy it from the CSV's Deployment or leave it out of config/openshift",
+                    name(m)
+                )));
+            }
+            out.files
+                .push((format!("bundle/manifests/{}", file_name(m)), yaml(m)));
+        }
+        Ok(placed)
+    }
+
+    /// Whether `m` is no file of its own: the Namespace (OLM makes it; its monitoring label is
+    /// kept), a CRD (set apart, written under its group's name), a ServiceAccount of the CSV's
+    /// permissions.
+    fn set_apart(&self, m: &Value, placed: &mut Placed) -> bool {
+        match kind(m) {
+            "Namespace" => {
+                placed.monitoring_label |=
+                    m["metadata"]["labels"]["openshift.io/cluster-monitoring"] == "true";
+                true
+            }
+            "CustomResourceDefinition" => {
+                placed.crds.push(m.clone());
+                true
+            }
+            "ServiceAccount" => {
+                namespace(m) == self.ns
+                    && (self.sorted.permissions.contains_key(name(m))
+                        || self.sorted.cluster_permissions.contains_key(name(m)))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `catalog/<package>/catalog.yaml`: the file-based catalog of the bundle, checked.
+fn catalog_file(
+    input: &Input<'_>,
+    gvks: Vec<(String, String, String)>,
+    related: Vec<Value>,
+) -> Result<(String, String), OlmError> {
+    let csv_name = format!("{PACKAGE}.v{}", input.version);
     let docs = catalog::documents(
         &catalog::CatalogBundle {
             name: &csv_name,
@@ -275,10 +324,7 @@ pub fn bundle(input: &Input<'_>) -> Result<Bundle, OlmError> {
         text.push_str("---\n");
         text.push_str(&serde_saphyr::to_string(d).unwrap_or_default());
     }
-    out.files
-        .push((format!("catalog/{PACKAGE}/catalog.yaml"), text));
-    out.files.sort();
-    Ok(out)
+    Ok((format!("catalog/{PACKAGE}/catalog.yaml"), text))
 }
 
 fn crd_group_version(crds: &[Value]) -> Result<(String, String), OlmError> {

@@ -88,7 +88,7 @@ async fn first_answer(
 /// Idle TCP connections opened by the test from one source address.
 const IDLE_CONNECTIONS: usize = 600;
 /// The controller's per-source limit and TLS handshake deadline
-/// (`controllers/src/metrics/server.rs`).
+/// (`controllers/src/endpoints/mod.rs`).
 const PER_SOURCE: usize = 16;
 const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(3);
 

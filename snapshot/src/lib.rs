@@ -559,13 +559,10 @@ mod tests {
         )
     }
 
-    /// Issue #38: in a must-gather, `now -> ~/.kube/config` put the analyst's credentials into
-    /// the error text (the reader followed the link and printed the file whole). Links out of
-    /// the folder are refused, whatever they name (a file, a folder, the must-gather itself);
-    /// links inside it are followed; an error quotes a short excerpt of a file, never all of it.
-    #[test]
-    fn nothing_outside_the_folder_is_read_and_errors_quote_only_an_excerpt() {
-        let base = std::env::temp_dir().join(format!("us-snap-links-{}", std::process::id()));
+    /// A copy of the `not-upgrading` case in `<tmp>/<name>-<pid>/snapshot` beside a `home`
+    /// holding a kubeconfig with [`TOKEN`]: (base, snapshot, home, case).
+    fn snapshot_beside_a_kubeconfig(name: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+        let base = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let (dir, home) = (base.join("snapshot"), base.join("home"));
         std::fs::create_dir_all(&dir).expect("mkdir");
@@ -576,19 +573,32 @@ mod tests {
             std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
         }
         std::fs::write(home.join("config"), kubeconfig()).expect("write");
-        let no_token = |e: &SnapshotError| {
-            let text = e.to_string();
-            assert!(!text.contains(&TOKEN[10..]), "{text}");
-            text
-        };
-        let link = |target: &Path, at: &str| {
-            let p = dir.join(at);
-            let _ = std::fs::remove_file(&p);
-            std::os::unix::fs::symlink(target, &p).expect("symlink");
-        };
+        (base, dir, home, case)
+    }
 
+    /// The text of `e`, which must not hold the token.
+    fn no_token(e: &SnapshotError) -> String {
+        let text = e.to_string();
+        assert!(!text.contains(&TOKEN[10..]), "{text}");
+        text
+    }
+
+    /// `at` in `dir`, a symbolic link to `target`.
+    fn link(dir: &Path, target: &Path, at: &str) {
+        let p = dir.join(at);
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(target, &p).expect("symlink");
+    }
+
+    /// Issue #38: in a must-gather, `now -> ~/.kube/config` put the analyst's credentials into
+    /// the error text (the reader followed the link and printed the file whole). Links out of
+    /// the folder are refused, whatever they name (a file, a folder, the must-gather itself);
+    /// links inside it are followed.
+    #[test]
+    fn nothing_outside_the_folder_is_read() {
+        let (base, dir, home, case) = snapshot_beside_a_kubeconfig("us-snap-links");
         // `now` leading to a file out of the folder.
-        link(&home.join("config"), "now");
+        link(&dir, &home.join("config"), "now");
         let err = Snapshot::from_dir(&dir).expect_err("refused");
         let text = no_token(&err);
         assert!(matches!(err, SnapshotError::OutsideFolder { .. }), "{text}");
@@ -598,18 +608,37 @@ mod tests {
             "{text}"
         );
         // Through a relative link and a folder link too.
-        link(Path::new("../home/config"), "now");
+        link(&dir, Path::new("../home/config"), "now");
         assert!(matches!(
             Snapshot::from_dir(&dir),
             Err(SnapshotError::OutsideFolder { .. })
         ));
-        link(&home, "up");
-        link(Path::new("up/config"), "now");
+        link(&dir, &home, "up");
+        link(&dir, Path::new("up/config"), "now");
         assert!(matches!(
             Snapshot::from_dir(&dir),
             Err(SnapshotError::OutsideFolder { .. })
         ));
+        std::fs::remove_file(dir.join("now")).expect("rm");
 
+        // An input file leading out of the folder; one leading inside it is read.
+        std::fs::copy(case.join("now"), dir.join("now")).expect("copy");
+        std::fs::rename(dir.join("nodes.yaml"), dir.join("real-nodes.yaml")).expect("mv");
+        link(&dir, &home.join("config"), "nodes.yaml");
+        let text = no_token(&Snapshot::from_dir(&dir).expect_err("refused"));
+        assert!(
+            text.contains("nodes.yaml: a symbolic link leads it to"),
+            "{text}"
+        );
+        link(&dir, Path::new("real-nodes.yaml"), "nodes.yaml");
+        Snapshot::from_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_dir_all(&base).ok();
+    }
+
+    /// Issue #38 too: an error quotes a short excerpt of a file, never all of it.
+    #[test]
+    fn errors_quote_only_an_excerpt() {
+        let (base, dir, _, case) = snapshot_beside_a_kubeconfig("us-snap-excerpts");
         // A `now` file inside the folder that holds a kubeconfig: a short excerpt only.
         std::fs::remove_file(dir.join("now")).expect("rm");
         std::fs::write(dir.join("now"), kubeconfig()).expect("write");
@@ -628,17 +657,6 @@ mod tests {
             "{text}"
         );
         std::fs::copy(case.join("now"), dir.join("now")).expect("copy");
-
-        // An input file leading out of the folder; one leading inside it is read.
-        std::fs::rename(dir.join("nodes.yaml"), dir.join("real-nodes.yaml")).expect("mv");
-        link(&home.join("config"), "nodes.yaml");
-        let text = no_token(&Snapshot::from_dir(&dir).expect_err("refused"));
-        assert!(
-            text.contains("nodes.yaml: a symbolic link leads it to"),
-            "{text}"
-        );
-        link(Path::new("real-nodes.yaml"), "nodes.yaml");
-        Snapshot::from_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
 
         // A field holding a long value: the decoder's quote of it is cut.
         std::fs::write(

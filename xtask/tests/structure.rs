@@ -43,18 +43,27 @@ fn no_crate_has_an_import_cycle() {
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "app",
-        &["hub_sync", "reconcilers", "cache", "runtime", "metrics"],
+        &[
+            "hub_sync",
+            "reconcilers",
+            "cache",
+            "runtime",
+            "endpoints",
+            "metrics",
+        ],
     ),
     ("hub_sync", &["cache", "runtime", "metrics"]),
     ("reconcilers", &["cache", "runtime", "metrics"]),
     ("cache", &["runtime", "metrics"]),
     ("runtime", &["metrics"]),
+    // The HTTP endpoints: `/metrics` (its TLS, authorization, connection slots) and the probes.
+    ("endpoints", &["metrics"]),
     ("metrics", &[]),
     // Beside the layers, leaves: the generators of the ACM add-on's manifests and of the
     // dashboards (crdgen), and of the OLM bundle (bundlegen).
     ("acm_manifests", &[]),
     // Beside the layers: the console plugin's static HTTPS server, with /metrics' certificate.
-    ("console_assets", &["metrics"]),
+    ("console_assets", &["endpoints"]),
     ("dashboards", &[]),
     ("olm_bundle", &[]),
 ];

@@ -12,7 +12,7 @@ use tracing::Instrument;
 use super::args::Args;
 use super::process::{LoopContext, Started};
 use crate::cache::hosted::{self, HostedRoutes};
-use crate::cache::watch::Wake;
+use crate::cache::watch::{Wake, Watches};
 use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
 use crate::hub_sync::{Credentials, LocalObjects, SessionSettings};
 use crate::metrics::Metrics;
@@ -60,11 +60,9 @@ pub(crate) async fn start(
     let events_wake = Arc::new(Notify::new());
     let hub_wake = args.hub_on().then(|| Arc::new(Notify::new()));
     let caches = hosted::start(
-        client,
+        Watches::new(client, health, infra),
         args.watch_namespace.as_deref(),
         routes(&wake, hub_wake.as_ref(), &events_wake),
-        health,
-        infra,
         args.keep_progress(),
     );
     // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
@@ -92,18 +90,20 @@ pub(crate) async fn start(
         _ => None,
     };
     let hub = match (credentials, &hub_wake) {
-        (Some(credentials), Some(hub_wake)) => Some(HostedHubSync::new(
-            credentials,
-            args.hub_include_progress,
-            caches.hosted_clusters.clone(),
-            LocalObjects::all(
-                caches.control_plane_statuses.clone(),
-                caches.worker_pool_statuses.clone(),
-                caches.insights.clone(),
-            ),
-            hub_wake.clone(),
-            metrics.clone(),
-        )),
+        (Some(credentials), Some(hub_wake)) => Some(
+            HostedHubSync::new(
+                credentials,
+                caches.hosted_clusters.clone(),
+                LocalObjects::all(
+                    caches.control_plane_statuses.clone(),
+                    caches.worker_pool_statuses.clone(),
+                    caches.insights.clone(),
+                ),
+                hub_wake.clone(),
+                metrics.clone(),
+            )
+            .with_progress(args.hub_include_progress),
+        ),
         _ => None,
     };
     let listed = caches.clone();

@@ -17,7 +17,7 @@ use update_status_api::crd::labels;
 use super::args::Args;
 use super::process::{LoopContext, Started};
 use crate::cache::insights::CachedInsight;
-use crate::cache::watch::{Unreadable, Wake, Watches};
+use crate::cache::watch::{Trimmed, Unreadable, Wake, Watches};
 use crate::reconcilers::hub_hosted::{self, HostedCaches, HubHostedReconciler};
 use crate::reconcilers::hub_quota::{self, HubQuotaReconciler, QUOTA_NAME};
 use crate::runtime::health::Health;
@@ -114,10 +114,12 @@ fn hosted_watches(
             Api::<ManagedCluster>::all(client.clone()),
             watcher::Config::default(),
             woken(),
-            "ManagedCluster",
-            |mc| {
-                mc.metadata.managed_fields = None;
-                mc.metadata.labels = None;
+            Trimmed {
+                what: "ManagedCluster",
+                trim: |mc| {
+                    mc.metadata.managed_fields = None;
+                    mc.metadata.labels = None;
+                },
             },
         ),
         addons,

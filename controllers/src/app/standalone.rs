@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 
 use super::args::Args;
 use super::process::{LoopContext, Started};
-use crate::cache::watch::{self, Caches, Routes, Wake};
+use crate::cache::watch::{self, Caches, Routes, Wake, Watches};
 use crate::hub_sync::agent_health::AgentHealth;
 use crate::hub_sync::{HubConfig, HubSync, SessionSettings};
 use crate::metrics::Metrics;
@@ -98,11 +98,9 @@ pub(crate) async fn start(
     let wakers = Wakers::default();
     // Progress insights are cached whole only when the hub sync copies them.
     let caches = watch::start(
-        client,
+        Watches::new(client, health, infra),
         &args.namespace,
         wakers.routes(),
-        health,
-        infra,
         args.keep_progress(),
     );
     let hub = hub_sync(args, &caches, &wakers, metrics).await?;

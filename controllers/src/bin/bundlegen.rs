@@ -14,24 +14,40 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use update_status_controllers::olm_bundle;
 
+/// The command line.
+struct Flags {
+    check: bool,
+    image: String,
+    bundle_image: String,
+}
+
+impl Flags {
+    fn parse(version: &str) -> anyhow::Result<Self> {
+        let mut flags = Flags {
+            check: false,
+            image: format!("localhost/update-status-controller:{version}"),
+            bundle_image: format!("localhost/update-status-bundle:{version}"),
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--check" => flags.check = true,
+                "--image" => flags.image = args.next().context("--image needs a value")?,
+                "--bundle-image" => {
+                    flags.bundle_image = args.next().context("--bundle-image needs a value")?
+                }
+                other => bail!(
+                    "unknown argument {other:?}; usage: bundlegen [--image IMG] [--bundle-image IMG] [--check]"
+                ),
+            }
+        }
+        Ok(flags)
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let version = env!("CARGO_PKG_VERSION");
-    let mut check = false;
-    let mut image = format!("localhost/update-status-controller:{version}");
-    let mut bundle_image = format!("localhost/update-status-bundle:{version}");
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--check" => check = true,
-            "--image" => image = args.next().context("--image needs a value")?,
-            "--bundle-image" => {
-                bundle_image = args.next().context("--bundle-image needs a value")?
-            }
-            other => bail!(
-                "unknown argument {other:?}; usage: bundlegen [--image IMG] [--bundle-image IMG] [--check]"
-            ),
-        }
-    }
+    let flags = Flags::parse(version)?;
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let manifests = kustomize(&root.join("config/openshift"))?;
     let read =
@@ -41,8 +57,8 @@ fn main() -> anyhow::Result<()> {
     let bundle = olm_bundle::bundle(&olm_bundle::Input {
         manifests: &manifests,
         version,
-        image: &image,
-        bundle_image: &bundle_image,
+        image: &flags.image,
+        bundle_image: &flags.bundle_image,
         description: &description,
         icon_svg: &icon_svg,
     })?;
@@ -56,7 +72,30 @@ fn main() -> anyhow::Result<()> {
             "bundlegen: {r} granted in every namespace (clusterPermissions): OLM cannot create a Role outside the install namespace"
         );
     }
-    let wanted: BTreeSet<PathBuf> = bundle.files.iter().map(|(p, _)| root.join(p)).collect();
+    let drift = write_or_check(&root, &bundle.files, flags.check)?;
+    if !drift.is_empty() {
+        bail!(
+            "the bundle differs from what config/ generates (run `make bundle`): {}",
+            drift.join(", ")
+        );
+    }
+    if !flags.check {
+        println!(
+            "wrote {} files under bundle/ and catalog/",
+            bundle.files.len()
+        );
+    }
+    Ok(())
+}
+
+/// Writes `files` under `root` and removes the other files of `bundle/` and `catalog/`; with
+/// `check`, writes nothing and returns what differs.
+fn write_or_check(
+    root: &Path,
+    files: &[(String, String)],
+    check: bool,
+) -> anyhow::Result<Vec<String>> {
+    let wanted: BTreeSet<PathBuf> = files.iter().map(|(p, _)| root.join(p)).collect();
     let mut drift = Vec::new();
     for dir in ["bundle", "catalog"] {
         for existing in files_under(&root.join(dir))? {
@@ -70,7 +109,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
-    for (rel, text) in &bundle.files {
+    for (rel, text) in files {
         let path = root.join(rel);
         if check {
             if std::fs::read_to_string(&path).unwrap_or_default() != *text {
@@ -84,19 +123,7 @@ fn main() -> anyhow::Result<()> {
         }
         std::fs::write(&path, text).with_context(|| format!("writing {rel}"))?;
     }
-    if !drift.is_empty() {
-        bail!(
-            "the bundle differs from what config/ generates (run `make bundle`): {}",
-            drift.join(", ")
-        );
-    }
-    if !check {
-        println!(
-            "wrote {} files under bundle/ and catalog/",
-            bundle.files.len()
-        );
-    }
-    Ok(())
+    Ok(drift)
 }
 
 fn kustomize(dir: &Path) -> anyhow::Result<String> {

@@ -13,8 +13,6 @@ use update_status_api::hosted::{HostedCluster, Machine, MachineDeployment, Machi
 use crate::cache::insights::CachedInsight;
 use crate::cache::watch::{Unreadable, Wake, Watches, keep_all};
 use crate::runtime::existing::Cached;
-use crate::runtime::health::Health;
-use crate::runtime::supervisor::Tasks;
 
 /// The caches of hosted mode.
 #[derive(Clone)]
@@ -59,25 +57,18 @@ pub struct HostedRoutes {
     pub worker_pool_statuses: Wake,
 }
 
-/// Starts the hosted-mode watches (tasks `watch/<Kind>`), each waking whom `routes` says.
+/// Starts the hosted-mode watches (tasks `watch/<Kind>` of `w`), each waking whom `routes` says.
 /// `namespace`: where HostedClusters, NodePools and our objects are watched (`None`: all).
 /// Our progress insights are cached projected unless `keep_progress` (the hub sync copies
 /// them, `--hub-include-progress`).
 pub fn start(
-    client: &kube::Client,
+    mut w: Watches<'_>,
     namespace: Option<&str>,
     routes: HostedRoutes,
-    health: &Arc<Health>,
-    tasks: &mut Tasks,
     keep_progress: bool,
 ) -> HostedCaches {
-    let unreadable = Unreadable::default();
-    let mut w = Watches {
-        tasks,
-        health: health.clone(),
-        client: client.clone(),
-        unreadable: unreadable.clone(),
-    };
+    let unreadable = w.unreadable.clone();
+    let client = w.client.clone();
     // Ours: written by this controller for some hosted cluster.
     let ours = kube::runtime::watcher::Config::default().labels(&format!(
         "{}={},{}",
@@ -97,19 +88,19 @@ pub fn start(
         machine_sets: w.spawn_input_in(None, routes.machines.clone(), "MachineSet", keep_all),
         machine_deployments: w.spawn_input_in(None, routes.machines, "MachineDeployment", keep_all),
         insights: w.spawn_insights(
-            api(client, namespace),
+            api(&client, namespace),
             ours.clone(),
             routes.insights,
             keep_progress,
         ),
         control_plane_statuses: w.spawn(
-            api(client, namespace),
+            api(&client, namespace),
             ours.clone(),
             routes.control_plane_statuses,
             "ControlPlaneUpdateStatus",
         ),
         worker_pool_statuses: w.spawn(
-            api(client, namespace),
+            api(&client, namespace),
             ours,
             routes.worker_pool_statuses,
             "WorkerPoolUpdateStatus",

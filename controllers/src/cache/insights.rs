@@ -18,7 +18,6 @@
 //! front of kube's own reflector, not a reflector of our own.
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -28,6 +27,7 @@ use update_status_api::crd::{
 };
 use update_status_assess::compose::since::PriorConditions;
 
+use super::fingerprint::{hash_of, unordered};
 use crate::runtime::existing::{Cached, Existing, our_label};
 
 /// One of our UpdateInsights as the watch cache holds it.
@@ -239,21 +239,10 @@ fn is_progress(s: &UpdateInsightStatus) -> bool {
     s.progress.is_some() && s.health.is_none()
 }
 
-fn hash_of<T: Hash + ?Sized>(t: &T) -> u64 {
-    // SipHash with fixed keys: stable within the process, which is all a cache needs. Equal
-    // contents give equal fingerprints; two different contents colliding is a 2^-64 chance.
-    let mut h = std::hash::DefaultHasher::new();
-    t.hash(&mut h);
-    h.finish()
-}
-
 /// An order-independent fingerprint of the labels of ours among `labels` (the labels
 /// [`crate::runtime::writer`] adds and removes; others' labels are left alone, so not compared).
 pub fn labels_fingerprint<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> u64 {
-    labels
-        .into_iter()
-        .filter(|(k, _)| our_label(k))
-        .fold(0u64, |acc, kv| acc.wrapping_add(hash_of(&kv)))
+    unordered(labels.into_iter().filter(|(k, _)| our_label(k)))
 }
 
 /// [`labels_fingerprint`] of the labels the writer writes for `desired` (with the reconciler's

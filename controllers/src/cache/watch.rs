@@ -258,20 +258,16 @@ pub fn cloned<K: Clone>(objs: &[Arc<K>]) -> Vec<K> {
 impl Caches {
     /// The ClusterVersion (`version`, else the only one there is).
     pub fn cluster_version(&self) -> Option<ClusterVersion> {
-        let all = self.cluster_versions.state();
-        all.iter()
-            .find(|c| c.metadata.name.as_deref() == Some("version"))
-            .or_else(|| all.first())
-            .map(|c| (**c).clone())
+        cluster_version_of(&self.cluster_versions.state())
     }
+}
 
-    /// The machine-config operator's Deployment, if there is one.
-    pub fn mco_deployment(&self) -> Option<Arc<McoDeployment>> {
-        self.mco_deployments
-            .state()
-            .into_iter()
-            .find(|d| d.metadata.name.as_deref() == Some(MCO_DEPLOYMENT))
-    }
+/// The ClusterVersion among `all` (`version`, else the first).
+pub fn cluster_version_of(all: &[Arc<ClusterVersion>]) -> Option<ClusterVersion> {
+    all.iter()
+        .find(|c| c.metadata.name.as_deref() == Some("version"))
+        .or_else(|| all.first())
+        .map(|c| (**c).clone())
 }
 
 /// Whom a watch's events wake: a notifier per task to wake, handed in by the start-up (this
@@ -348,33 +344,21 @@ pub struct Routes {
     pub worker_pool_statuses: Wake,
 }
 
-/// Starts every watch (as tasks of `tasks`, named `watch/<Kind>`), each waking whom `routes`
+/// Starts every watch (as tasks of `w`, named `watch/<Kind>`), each waking whom `routes`
 /// says; the caches list in the background ([`Caches::synced`] tells when all did).
 ///
 /// Our progress insights are cached projected ([`crate::cache::insights::ProgressEntry`]: names and
 /// fingerprints) unless `keep_progress` (the hub sync copies them whole,
 /// `--hub-include-progress`).
-pub fn start(
-    client: &kube::Client,
-    namespace: &str,
-    routes: Routes,
-    health: &Arc<Health>,
-    tasks: &mut Tasks,
-    keep_progress: bool,
-) -> Caches {
+pub fn start(mut w: Watches<'_>, namespace: &str, routes: Routes, keep_progress: bool) -> Caches {
     let labelled = watcher::Config::default().labels(&format!(
         "{}={}",
         labels::MANAGED_BY,
         labels::MANAGED_BY_VALUE
     ));
     let all = watcher::Config::default;
-    let unreadable = Unreadable::default();
-    let mut w = Watches {
-        tasks,
-        health: health.clone(),
-        client: client.clone(),
-        unreadable: unreadable.clone(),
-    };
+    let unreadable = w.unreadable.clone();
+    let client = w.client.clone();
     Caches {
         cluster_versions: w.spawn_input_in(
             None,
@@ -589,14 +573,32 @@ where
 }
 
 /// Spawns the watches as supervised tasks.
-pub(crate) struct Watches<'a> {
+pub struct Watches<'a> {
     pub(crate) tasks: &'a mut Tasks,
     pub(crate) health: Arc<Health>,
     pub(crate) client: kube::Client,
     pub(crate) unreadable: Unreadable,
 }
 
-impl Watches<'_> {
+/// A kind as a watch names it (task `watch/<what>`, metrics, logs) and what is trimmed of its
+/// objects before they are stored.
+pub(crate) struct Trimmed<K> {
+    pub(crate) what: &'static str,
+    pub(crate) trim: fn(&mut K),
+}
+
+impl<'a> Watches<'a> {
+    /// Watches run as tasks of `tasks`, read with `client`, report to `health`; their
+    /// undecodable objects are counted in a new [`Unreadable`].
+    pub fn new(client: &kube::Client, health: &Arc<Health>, tasks: &'a mut Tasks) -> Self {
+        Watches {
+            tasks,
+            health: health.clone(),
+            client: client.clone(),
+            unreadable: Unreadable::default(),
+        }
+    }
+
     /// A watch of an input kind in `namespace` (`None`: all), decoded object by object (see
     /// [`Decoder`]), each object trimmed by `trim` to what the assessment reads.
     pub(crate) fn spawn_input_in<K>(
@@ -653,7 +655,7 @@ impl Watches<'_> {
     where
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
     {
-        self.spawn_trimmed(api, config, wake, what, keep_all)
+        self.cache_slimmed(watcher(api, config), wake, what)
     }
 
     /// A watch of objects of kind `K` into a cache, each object trimmed by `trim` before it is
@@ -663,14 +665,14 @@ impl Watches<'_> {
         api: Api<K>,
         config: watcher::Config,
         wake: Wake,
-        what: &'static str,
-        trim: fn(&mut K),
+        kind: Trimmed<K>,
     ) -> Store<K>
     where
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
     {
+        let trim = kind.trim;
         let events = watcher(api, config).map_ok(move |ev| ev.modify(trim));
-        self.cache_slimmed(events, wake, what)
+        self.cache_slimmed(events, wake, kind.what)
     }
 
     /// A watch of our UpdateInsights, cached as [`CachedInsight`]s (progress insights

@@ -307,10 +307,10 @@ struct Sessions {
 
 impl HostedHubSync {
     /// The hub sync of hosted mode with `credentials`. `wake` is notified by the HostedCluster
-    /// watch, the watches of our objects and, with add-on Secrets, their watch.
+    /// watch, the watches of our objects and, with add-on Secrets, their watch. Progress
+    /// insights are not copied unless [`HostedHubSync::with_progress`].
     pub fn new(
         credentials: HostedCredentials,
-        include_progress: bool,
         hosted_clusters: Store<HostedCluster>,
         local: LocalObjects,
         wake: Arc<Notify>,
@@ -318,7 +318,7 @@ impl HostedHubSync {
     ) -> Self {
         HostedHubSync {
             credentials,
-            include_progress,
+            include_progress: false,
             hosted_clusters,
             local,
             wake,
@@ -326,6 +326,12 @@ impl HostedHubSync {
             settings: SessionSettings::default(),
             events: None,
         }
+    }
+
+    /// Copies progress insights too when `include_progress` (`--hub-include-progress`).
+    pub fn with_progress(mut self, include_progress: bool) -> Self {
+        self.include_progress = include_progress;
+        self
     }
 
     /// Publishes a Warning Event `HubNameRefused` on each HostedCluster refused a name, through
@@ -650,12 +656,12 @@ impl HostedHubSync {
         };
         let sync = HubSync::with_credentials(
             hub_name.clone(),
-            self.include_progress,
             creds,
             self.local.scoped(&key.0, &key.1),
             wake.clone(),
             self.metrics.clone(),
         )
+        .with_progress(self.include_progress)
         .for_hosted_cluster(label(key), hosted_cluster_label(key), retired.clone())
         .with_settings(self.settings.clone());
         tracing::info!(hosted_cluster = %label(key), hub_namespace = %hub_name, "hub session started");

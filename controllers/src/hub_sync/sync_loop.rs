@@ -76,22 +76,18 @@ impl HubSync {
     ) -> Result<Self, HubError> {
         validate_cluster_name(&config.cluster_name)?;
         let creds = Credentials::from_file(&config.kubeconfig)?;
-        Ok(Self::with_credentials(
-            config.cluster_name,
-            config.include_progress,
-            creds,
-            local,
-            wake,
-            metrics,
-        ))
+        Ok(
+            Self::with_credentials(config.cluster_name, creds, local, wake, metrics)
+                .with_progress(config.include_progress),
+        )
     }
 
     /// A session reporting as managed cluster `cluster_name` (a valid name:
     /// [`validate_cluster_name`]) with `creds` (hosted mode: a kubeconfig file shared by every
-    /// session, or each hosted cluster's add-on Secret).
+    /// session, or each hosted cluster's add-on Secret); progress insights are not copied unless
+    /// [`HubSync::with_progress`].
     pub fn with_credentials(
         cluster_name: String,
-        include_progress: bool,
         creds: Credentials,
         local: LocalObjects,
         wake: Arc<Notify>,
@@ -99,7 +95,7 @@ impl HubSync {
     ) -> Self {
         HubSync {
             cluster_name,
-            include_progress,
+            include_progress: false,
             creds,
             local,
             wake,
@@ -110,6 +106,12 @@ impl HubSync {
             settings: SessionSettings::default(),
             health: None,
         }
+    }
+
+    /// Copies progress insights too when `include_progress` (`--hub-include-progress`).
+    pub fn with_progress(mut self, include_progress: bool) -> Self {
+        self.include_progress = include_progress;
+        self
     }
 
     /// The Lease gate of its writes and its heartbeat interval.
@@ -172,7 +174,16 @@ impl HubSync {
     /// Runs until `shutdown` changes, or, once retired, until a pass has deleted every copy.
     /// Never fails: hub errors are logged, counted and retried.
     #[tracing::instrument(name = "hub_sync", skip_all, fields(cluster = %self.cluster_name))]
-    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+    pub async fn run(self, shutdown: watch::Receiver<bool>) {
+        let mut run = self.begin(shutdown);
+        let Some(mut session) = self.first_session(&mut run).await else {
+            return;
+        };
+        while self.step(&mut run, &mut session).await {}
+    }
+
+    /// The state of a run, its start logged.
+    fn begin(&self, shutdown: watch::Receiver<bool>) -> Run {
         let ns = self.cluster_name.clone();
         let selector = hub_selector_for(&ns, self.source.as_deref());
         let signals = Arc::new(Signals::default());
@@ -193,121 +204,115 @@ impl HubSync {
             agent_health = self.health.is_some(),
             "hub sync on: reporting to the hub"
         );
-        let mut creds = self.creds.clone();
-        let mut outage = Outage::default();
-        let mut reported = Reported::default();
-        let mut health = self.health.clone();
-        let Some(mut session) = self
-            .first_session(&mut creds, &ctx, &mut outage, &mut shutdown)
-            .await
-        else {
-            return;
-        };
-        loop {
-            let heartbeat_due = if reported.stampable {
-                heartbeat::due_in(
-                    reported.stamped.max(session.last_reported(&ns)),
-                    self.settings.heartbeat,
-                    jiff::Timestamp::now(),
-                )
-            } else {
-                Duration::MAX
-            };
-            if !self
-                .pause(
-                    &session,
-                    &signals,
-                    &mut creds,
-                    Pause {
-                        failures: outage.failures,
-                        heartbeat_due,
-                        health: health.as_mut(),
-                    },
-                    &mut shutdown,
-                )
-                .await
-            {
-                return;
+        Run {
+            ns,
+            selector,
+            signals,
+            ctx,
+            creds: self.creds.clone(),
+            outage: Outage::default(),
+            reported: Reported::default(),
+            health: self.health.clone(),
+            shutdown,
+        }
+    }
+
+    /// One turn of the loop: wait for a reason, follow new credentials, then a pass when the
+    /// session's watches have listed; `false` when the run ends.
+    async fn step(&self, run: &mut Run, session: &mut Session) -> bool {
+        if !self.pause(session, run).await {
+            return false;
+        }
+        if !self.follow_credentials(run, session).await {
+            return true;
+        }
+        if self.retired.load(Ordering::SeqCst) && run.signals.not_found() {
+            tracing::info!(namespace = %run.ns, "hosted cluster gone: its hub namespace or our CRDs do not exist there, so no copy is left; hub session ends");
+            return false;
+        }
+        if !session.listed() {
+            // The reflectors report their own errors and their first list wakes us; while
+            // they fail, back off (a reload, for one, waits for it).
+            if run.signals.unhealthy.swap(false, Ordering::SeqCst) {
+                run.outage.failures = run.outage.failures.saturating_add(1);
             }
-            if signals.reload.swap(false, Ordering::SeqCst) {
-                // A `401`: the files may have changed without the watch seeing it.
-                creds.reread().await;
-            }
-            if signals.rotated.swap(false, Ordering::SeqCst)
-                && let Some(m) = creds.current()
-                && m.fingerprint != session.fingerprint
-            {
-                match m.client(creds.origin()).await {
-                    Ok(client) => {
-                        tracing::info!(namespace = %ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
-                        self.metrics.hub.credentials_reloaded(&self.metrics_label);
-                        // The old reflectors stop with the old session.
-                        session =
-                            Session::start(client, m.fingerprint, &ctx, &self.settings.gate).await;
-                    }
-                    Err(e) => {
-                        self.failed(&e, &mut outage);
-                        continue;
-                    }
-                }
-            }
-            if self.retired.load(Ordering::SeqCst) && signals.not_found() {
-                tracing::info!(namespace = %ns, "hosted cluster gone: its hub namespace or our CRDs do not exist there, so no copy is left; hub session ends");
-                return;
-            }
-            if !session.listed() {
-                // The reflectors report their own errors and their first list wakes us; while
-                // they fail, back off (a reload, for one, waits for it).
-                if signals.unhealthy.swap(false, Ordering::SeqCst) {
-                    outage.failures = outage.failures.saturating_add(1);
-                }
-                continue;
-            }
-            let watch_failed = signals.unhealthy.swap(false, Ordering::SeqCst);
-            let probe = outage.failures > 0 || watch_failed;
-            let retired = self.retired.load(Ordering::SeqCst);
-            let copies = self.desired(&session);
-            let Some(result) = attempt(&mut session, &selector, probe, copies, &mut shutdown).await
-            else {
-                return;
-            };
-            match result {
-                Ok((stats, _)) if retired => {
-                    tracing::info!(namespace = %ns, deletes = stats.deletes, "hosted cluster gone: its hub copies are deleted, hub session ends");
-                    return;
-                }
-                Ok((stats, copies)) => {
-                    match self.after_pass(&mut session, &copies, &mut reported).await {
-                        Ok(()) => self.succeeded(&stats, &copies, &mut outage),
-                        Err(e) => self.failed(&e, &mut outage),
-                    }
+            return true;
+        }
+        self.pass(run, session).await
+    }
+
+    /// Rereads the credentials after a `401`, and switches to a new session when they changed;
+    /// `false` when the new ones make no client (the failure is counted).
+    async fn follow_credentials(&self, run: &mut Run, session: &mut Session) -> bool {
+        let creds = &mut run.creds;
+        if run.signals.reload.swap(false, Ordering::SeqCst) {
+            // A `401`: the files may have changed without the watch seeing it.
+            creds.reread().await;
+        }
+        if run.signals.rotated.swap(false, Ordering::SeqCst)
+            && let Some(m) = creds.current()
+            && m.fingerprint != session.fingerprint
+        {
+            match m.client(creds.origin()).await {
+                Ok(client) => {
+                    tracing::info!(namespace = %run.ns, credentials = %creds.origin(), "new hub credentials: switching to them (a new session; its watches list before the next pass)");
+                    self.metrics.hub.credentials_reloaded(&self.metrics_label);
+                    // The old reflectors stop with the old session.
+                    *session =
+                        Session::start(client, m.fingerprint, &run.ctx, &self.settings.gate).await;
                 }
                 Err(e) => {
-                    self.failed(&e, &mut outage);
-                    if e.reason() == "unauthorized" {
-                        signals.reload.store(true, Ordering::SeqCst);
-                    }
+                    self.failed(&e, &mut run.outage);
+                    return false;
                 }
             }
         }
+        true
+    }
+
+    /// A pass on the listed session and what follows it; `false` when the run ends (a retired
+    /// session's copies are deleted, or `shutdown` changed).
+    async fn pass(&self, run: &mut Run, session: &mut Session) -> bool {
+        let watch_failed = run.signals.unhealthy.swap(false, Ordering::SeqCst);
+        let probe = run.outage.failures > 0 || watch_failed;
+        let retired = self.retired.load(Ordering::SeqCst);
+        let copies = self.desired(session);
+        let Some(result) = attempt(session, &run.selector, probe, copies, &mut run.shutdown).await
+        else {
+            return false;
+        };
+        match result {
+            Ok((stats, _)) if retired => {
+                tracing::info!(namespace = %run.ns, deletes = stats.deletes, "hosted cluster gone: its hub copies are deleted, hub session ends");
+                return false;
+            }
+            Ok((stats, copies)) => match self.after_pass(session, &copies, &mut run.reported).await
+            {
+                Ok(()) => self.succeeded(&stats, &copies, &mut run.outage),
+                Err(e) => self.failed(&e, &mut run.outage),
+            },
+            Err(e) => {
+                self.failed(&e, &mut run.outage);
+                if e.reason() == "unauthorized" {
+                    run.signals.reload.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+        true
     }
 
     /// The first session, once there are credentials that make a client (hosted mode: the
     /// add-on Secret may not exist yet); `None` when `shutdown` changed meanwhile.
-    async fn first_session(
-        &self,
-        creds: &mut Credentials,
-        ctx: &WatchContext,
-        outage: &mut Outage,
-        shutdown: &mut watch::Receiver<bool>,
-    ) -> Option<Session> {
+    async fn first_session(&self, run: &mut Run) -> Option<Session> {
+        let creds = &mut run.creds;
         loop {
             let current: Option<Arc<Material>> = creds.current();
             let error = match current {
                 Some(m) => match m.client(creds.origin()).await {
                     Ok(client) => {
                         return Some(
-                            Session::start(client, m.fingerprint, ctx, &self.settings.gate).await,
+                            Session::start(client, m.fingerprint, &run.ctx, &self.settings.gate)
+                                .await,
                         );
                     }
                     Err(e) => e,
@@ -317,10 +322,10 @@ impl HubSync {
                     hint: format!("waiting for {}", creds.origin()),
                 },
             };
-            self.failed(&error, outage);
+            self.failed(&error, &mut run.outage);
             tokio::select! {
                 _ = creds.changed() => {}
-                _ = shutdown.changed() => return None,
+                _ = run.shutdown.changed() => return None,
             }
         }
     }
@@ -328,29 +333,32 @@ impl HubSync {
     /// Waits for a reason to attempt a pass (our objects or the hub's copies changed, a hub
     /// watch listed, the back-off or the resync period is over, the heartbeat is due, the
     /// agent's health changed), then [`DEBOUNCE`]; `false` when `shutdown` changed meanwhile.
-    async fn pause(
-        &self,
-        session: &Session,
-        signals: &Signals,
-        creds: &mut Credentials,
-        p: Pause<'_>,
-        shutdown: &mut watch::Receiver<bool>,
-    ) -> bool {
-        let failures = p.failures;
+    async fn pause(&self, session: &Session, run: &mut Run) -> bool {
+        let heartbeat_due = if run.reported.stampable {
+            heartbeat::due_in(
+                run.reported.stamped.max(session.last_reported(&run.ns)),
+                self.settings.heartbeat,
+                jiff::Timestamp::now(),
+            )
+        } else {
+            Duration::MAX
+        };
+        let failures = run.outage.failures;
         let wait = if failures > 0 {
             backoff(failures, crate::runtime::clock::jitter())
         } else if session.has_pending() {
             // Re-check once our writes are no longer trusted over the cache.
-            (PENDING_TTL + Duration::from_secs(1)).min(p.heartbeat_due)
+            (PENDING_TTL + Duration::from_secs(1)).min(heartbeat_due)
         } else {
-            RESYNC.min(p.heartbeat_due)
+            RESYNC.min(heartbeat_due)
         };
         let health = async {
-            match p.health {
+            match run.health.as_mut() {
                 Some(h) => h.changed().await,
                 None => std::future::pending().await,
             }
         };
+        let (signals, creds, shutdown) = (&run.signals, &mut run.creds, &mut run.shutdown);
         let timer = tokio::select! {
             _ = self.wake.notified(), if failures == 0 => false,
             _ = health, if failures == 0 => false,
@@ -442,14 +450,21 @@ impl HubSync {
     }
 }
 
-/// What a pause waits for besides the wake-ups.
-struct Pause<'a> {
-    /// Consecutive failed attempts (back-off).
-    failures: u32,
-    /// Time until the heartbeat is due.
-    heartbeat_due: Duration,
+/// One run of the loop: its session's names and watches' signals, what it keeps between passes.
+struct Run {
+    /// The hub namespace of the copies (the managed cluster's name).
+    ns: String,
+    /// The label selector of this session's copies.
+    selector: String,
+    signals: Arc<Signals>,
+    /// What every session of the run watches with.
+    ctx: WatchContext,
+    creds: Credentials,
+    outage: Outage,
+    reported: Reported,
     /// The agent's health, when reported: a change is a reason for a pass.
-    health: Option<&'a mut AgentHealth>,
+    health: Option<AgentHealth>,
+    shutdown: watch::Receiver<bool>,
 }
 
 /// Consecutive failed attempts, and the reason last warned about (a warning per outage and per

@@ -8,8 +8,8 @@
 //! from the insight cache at scrape time), `estimates` (the estimates that learn),
 //! `alert_polls` (the polls of Prometheus' alerts), `hub` (the hub sync), `scrape_auth` (the
 //! authorization of `/metrics` scrapes), `events` (the Kubernetes Events published),
-//! `registry` (the families together, rendered). [`server`] serves them (`/metrics`, HTTPS for
-//! authorized scrapers) and the probes.
+//! `registry` (the families together, rendered). `crate::endpoints` serves them (`/metrics`,
+//! HTTPS for authorized scrapers) and the probes.
 //!
 //! May import: nothing of this crate (the bottom layer).
 
@@ -22,7 +22,6 @@ pub mod insights;
 pub mod reconciles;
 pub mod registry;
 pub mod scrape_auth;
-pub mod server;
 pub mod update;
 pub mod writes;
 

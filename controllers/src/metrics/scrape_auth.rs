@@ -1,4 +1,4 @@
-//! The authorization of `/metrics` scrapes (`super::server::auth`): the TokenReviews sent
+//! The authorization of `/metrics` scrapes (`crate::endpoints::auth`): the TokenReviews sent
 //! (`update_status_metrics_auth_reviews_total{result}`) and the requests and connections
 //! refused before any review (`update_status_metrics_auth_refused_total{reason}`).
 

@@ -23,167 +23,191 @@ const TEXT: &str = "urn:alm:descriptor:text";
 const CONDITIONS: &str = "urn:alm:descriptor:io.kubernetes.conditions";
 const TIMESTAMP: &str = "urn:alm:descriptor:timestamp";
 
-/// One owned kind: (kind, plural, display name, description, status descriptors).
-fn kinds() -> Vec<(
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    Vec<Value>,
-)> {
+/// One owned kind, as OperatorHub shows it.
+struct OwnedKind {
+    kind: &'static str,
+    plural: &'static str,
+    display: &'static str,
+    description: &'static str,
+    /// Its status descriptors.
+    statuses: Vec<Value>,
+}
+
+/// The owned kinds.
+fn kinds() -> Vec<OwnedKind> {
     vec![
-        (
-            "ControlPlaneUpdateStatus",
-            "controlplaneupdatestatuses",
-            "Control Plane Update Status",
-            "The control plane's update, one per cluster (`cluster`): assessment, versions, completion, started and estimated times, operator and node counts.",
-            vec![
-                status(
-                    "assessment",
-                    "Assessment",
-                    "Progressing, Progressing - Slow, Stalled, Completed or Unknown.",
-                    &[TEXT],
-                ),
-                status(
-                    "completionPercent",
-                    "Completion",
-                    "Updated operators in percent.",
-                    &[TEXT],
-                ),
-                status(
-                    "versions.target",
-                    "Target version",
-                    "The version the cluster updates to.",
-                    &[TEXT],
-                ),
-                status(
-                    "startedAt",
-                    "Started",
-                    "When the update started.",
-                    &[TIMESTAMP],
-                ),
-                status(
-                    "estimatedCompletedAt",
-                    "Estimated completion",
-                    "Recomputed when the inputs change.",
-                    &[TIMESTAMP],
-                ),
-                status(
-                    "conditions",
-                    "Conditions",
-                    "Updating and Healthy.",
-                    &[CONDITIONS],
-                ),
-            ],
-        ),
-        (
-            "WorkerPoolUpdateStatus",
-            "workerpoolupdatestatuses",
-            "Worker Pool Update Status",
-            "The update of one worker pool (a MachineConfigPool): assessment, completion, node counts, paused.",
-            vec![
-                status(
-                    "assessment",
-                    "Assessment",
-                    "Completed, Pending, Degraded, Excluded, Progressing or Empty.",
-                    &[TEXT],
-                ),
-                status(
-                    "completionPercent",
-                    "Completion",
-                    "Updated nodes in percent.",
-                    &[TEXT],
-                ),
-                status("nodes.total", "Nodes", "Nodes of the pool.", &[TEXT]),
-                status(
-                    "nodes.updated",
-                    "Updated nodes",
-                    "Nodes at the target.",
-                    &[TEXT],
-                ),
-                status(
-                    "paused",
-                    "Paused",
-                    "The pool is paused.",
-                    &["urn:alm:descriptor:com.tectonic.ui:booleanSwitch"],
-                ),
-                status(
-                    "conditions",
-                    "Conditions",
-                    "Updating and Healthy.",
-                    &[CONDITIONS],
-                ),
-            ],
-        ),
-        (
-            "UpdateInsight",
-            "updateinsights",
-            "Update Insight",
-            "The progress of the ClusterVersion, each ClusterOperator and each Node, and one health insight per problem (a degraded operator, a node that cannot drain, a firing alert), with its impact and remediation.",
-            vec![
-                status("type", "Type", "Progress or Health.", &[TEXT]),
-                status(
-                    "resource.kind",
-                    "Resource kind",
-                    "What it is about.",
-                    &[TEXT],
-                ),
-                status("resource.name", "Resource", "Its name.", &[TEXT]),
-                status(
-                    "health.impact.level",
-                    "Impact level",
-                    "Info, Warning, Error or Critical.",
-                    &[TEXT],
-                ),
-                status(
-                    "health.impact.summary",
-                    "Summary",
-                    "What is wrong.",
-                    &[TEXT],
-                ),
-                status(
-                    "health.remediation.reference",
-                    "Remediation",
-                    "Where to read what to do.",
-                    &["urn:alm:descriptor:org.w3:link"],
-                ),
-            ],
-        ),
-        (
-            "UpdateHistory",
-            "updatehistories",
-            "Update History",
-            "How long this cluster's last updates took (per operator, per node phase, per pool), learned by watching them, and the remaining time of the update in progress estimated from them.",
-            vec![
-                status(
-                    "learnedUpdates",
-                    "Learned updates",
-                    "Updates observed and kept (at most 5).",
-                    &[TEXT],
-                ),
-                status(
-                    "estimates.method",
-                    "Estimate method",
-                    "Learned, or oc's baseline until one update was observed.",
-                    &[TEXT],
-                ),
-            ],
-        ),
+        control_plane_status(),
+        worker_pool_status(),
+        update_insight(),
+        update_history(),
     ]
+}
+
+/// The ControlPlaneUpdateStatus.
+fn control_plane_status() -> OwnedKind {
+    OwnedKind {
+        kind: "ControlPlaneUpdateStatus",
+        plural: "controlplaneupdatestatuses",
+        display: "Control Plane Update Status",
+        description: "The control plane's update, one per cluster (`cluster`): assessment, versions, completion, started and estimated times, operator and node counts.",
+        statuses: vec![
+            status(
+                "assessment",
+                "Assessment",
+                "Progressing, Progressing - Slow, Stalled, Completed or Unknown.",
+                &[TEXT],
+            ),
+            status(
+                "completionPercent",
+                "Completion",
+                "Updated operators in percent.",
+                &[TEXT],
+            ),
+            status(
+                "versions.target",
+                "Target version",
+                "The version the cluster updates to.",
+                &[TEXT],
+            ),
+            status(
+                "startedAt",
+                "Started",
+                "When the update started.",
+                &[TIMESTAMP],
+            ),
+            status(
+                "estimatedCompletedAt",
+                "Estimated completion",
+                "Recomputed when the inputs change.",
+                &[TIMESTAMP],
+            ),
+            status(
+                "conditions",
+                "Conditions",
+                "Updating and Healthy.",
+                &[CONDITIONS],
+            ),
+        ],
+    }
+}
+
+/// The WorkerPoolUpdateStatus.
+fn worker_pool_status() -> OwnedKind {
+    OwnedKind {
+        kind: "WorkerPoolUpdateStatus",
+        plural: "workerpoolupdatestatuses",
+        display: "Worker Pool Update Status",
+        description: "The update of one worker pool (a MachineConfigPool): assessment, completion, node counts, paused.",
+        statuses: vec![
+            status(
+                "assessment",
+                "Assessment",
+                "Completed, Pending, Degraded, Excluded, Progressing or Empty.",
+                &[TEXT],
+            ),
+            status(
+                "completionPercent",
+                "Completion",
+                "Updated nodes in percent.",
+                &[TEXT],
+            ),
+            status("nodes.total", "Nodes", "Nodes of the pool.", &[TEXT]),
+            status(
+                "nodes.updated",
+                "Updated nodes",
+                "Nodes at the target.",
+                &[TEXT],
+            ),
+            status(
+                "paused",
+                "Paused",
+                "The pool is paused.",
+                &["urn:alm:descriptor:com.tectonic.ui:booleanSwitch"],
+            ),
+            status(
+                "conditions",
+                "Conditions",
+                "Updating and Healthy.",
+                &[CONDITIONS],
+            ),
+        ],
+    }
+}
+
+/// The UpdateInsight.
+fn update_insight() -> OwnedKind {
+    OwnedKind {
+        kind: "UpdateInsight",
+        plural: "updateinsights",
+        display: "Update Insight",
+        description: "The progress of the ClusterVersion, each ClusterOperator and each Node, and one health insight per problem (a degraded operator, a node that cannot drain, a firing alert), with its impact and remediation.",
+        statuses: vec![
+            status("type", "Type", "Progress or Health.", &[TEXT]),
+            status(
+                "resource.kind",
+                "Resource kind",
+                "What it is about.",
+                &[TEXT],
+            ),
+            status("resource.name", "Resource", "Its name.", &[TEXT]),
+            status(
+                "health.impact.level",
+                "Impact level",
+                "Info, Warning, Error or Critical.",
+                &[TEXT],
+            ),
+            status(
+                "health.impact.summary",
+                "Summary",
+                "What is wrong.",
+                &[TEXT],
+            ),
+            status(
+                "health.remediation.reference",
+                "Remediation",
+                "Where to read what to do.",
+                &["urn:alm:descriptor:org.w3:link"],
+            ),
+        ],
+    }
+}
+
+/// The UpdateHistory.
+fn update_history() -> OwnedKind {
+    OwnedKind {
+        kind: "UpdateHistory",
+        plural: "updatehistories",
+        display: "Update History",
+        description: "How long this cluster's last updates took (per operator, per node phase, per pool), learned by watching them, and the remaining time of the update in progress estimated from them.",
+        statuses: vec![
+            status(
+                "learnedUpdates",
+                "Learned updates",
+                "Updates observed and kept (at most 5).",
+                &[TEXT],
+            ),
+            status(
+                "estimates.method",
+                "Estimate method",
+                "Learned, or oc's baseline until one update was observed.",
+                &[TEXT],
+            ),
+        ],
+    }
 }
 
 /// `spec.customresourcedefinitions.owned` for the CRDs of `group`/`version`.
 pub fn owned(group: &str, version: &str) -> Vec<Value> {
     kinds()
         .into_iter()
-        .map(|(kind, plural, display, description, statuses)| {
+        .map(|k| {
             json!({
-                "name": format!("{plural}.{group}"),
+                "name": format!("{}.{group}", k.plural),
                 "version": version,
-                "kind": kind,
-                "displayName": display,
-                "description": description,
-                "statusDescriptors": statuses,
+                "kind": k.kind,
+                "displayName": k.display,
+                "description": k.description,
+                "statusDescriptors": k.statuses,
             })
         })
         .collect()
@@ -193,7 +217,7 @@ pub fn owned(group: &str, version: &str) -> Vec<Value> {
 pub fn owned_names(group: &str) -> Vec<String> {
     kinds()
         .iter()
-        .map(|(_, plural, ..)| format!("{plural}.{group}"))
+        .map(|k| format!("{}.{group}", k.plural))
         .collect()
 }
 

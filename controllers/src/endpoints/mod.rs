@@ -7,6 +7,12 @@
 //!   authentication, for local development and tests.
 //! - `/healthz` and `/readyz` ([`serve_probes`]): plain HTTP on their own port, answering `ok`
 //!   or why not, and nothing else; what they check is a [`Probes`].
+//!
+//! The connection slots of `/metrics` ([`slots`]: per source in the handshake, and overall) and
+//! its authorization ([`auth`]) are here too; what they count is the metrics layer's
+//! (`crate::metrics::scrape_auth`).
+//!
+//! May import: [`crate::metrics`].
 
 pub mod auth;
 pub mod slots;
@@ -22,11 +28,11 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use super::registry::Metrics;
+use crate::metrics::Metrics;
 use auth::Authorizer;
 use tls::{CertError, CertResolver};
 
@@ -282,52 +288,91 @@ async fn serve_tls(
     metrics: Option<Arc<Metrics>>,
 ) {
     let slots = Arc::new(slots::Slots::default());
-    let mut full_logged = false;
-    let mut evicting_logged = false;
+    let mut log = AdmissionLog {
+        metrics,
+        full_logged: false,
+        evicting_logged: false,
+    };
     loop {
-        let (tcp, peer) = match listener.accept().await {
-            Ok(c) => c,
-            Err(e) => {
-                // Out of file descriptors and the like: do not spin.
-                tracing::warn!(error = %e, "accepting a /metrics connection");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+        let (tcp, peer) = accept(&listener).await;
         let admission = match slots.admit(peer.ip()) {
             Ok(a) => a,
             Err(refusal) => {
                 // Closed at once: the client sees a reset and may retry; nothing is buffered.
                 drop(tcp);
-                let reason = match refusal {
-                    slots::Refusal::Source { .. } => "source",
-                    slots::Refusal::Full => "connections",
-                };
-                if let Some(m) = &metrics {
-                    m.scrape_auth.refused(reason);
-                }
-                match refusal {
-                    slots::Refusal::Source { first: true } => tracing::warn!(
-                        source = %peer.ip(),
-                        max = MAX_HANDSHAKES_PER_SOURCE,
-                        "too many /metrics TLS handshakes from one address; closing its new connections until some finish"
-                    ),
-                    slots::Refusal::Full if !std::mem::replace(&mut full_logged, true) => {
-                        tracing::warn!(
-                            max = MAX_CONNECTIONS,
-                            "too many /metrics connections, all trusted or in their handshake; closing new ones until some end"
-                        );
-                    }
-                    _ => {}
-                }
+                log.refused(&refusal, peer);
                 continue;
             }
         };
-        if let Some(ip) = admission.evicted {
-            if let Some(m) = &metrics {
+        log.admitted(admission.evicted);
+        let slot = Arc::new(admission.slot);
+        tokio::spawn(serve_connection(
+            acceptor.clone(),
+            tcp,
+            peer,
+            slot,
+            app.clone(),
+        ));
+    }
+}
+
+/// The next connection of `listener`; an error (out of file descriptors and the like) is
+/// logged and retried after a pause, not spun on.
+async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok(c) => return c,
+            Err(e) => {
+                tracing::warn!(error = %e, "accepting a /metrics connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// The refusals and evictions of the connection slots: counted, and warned about once per
+/// episode.
+struct AdmissionLog {
+    metrics: Option<Arc<Metrics>>,
+    /// The last refusal was "full" and was warned about.
+    full_logged: bool,
+    /// The last admission evicted a connection and was warned about.
+    evicting_logged: bool,
+}
+
+impl AdmissionLog {
+    /// A connection from `peer` refused a slot.
+    fn refused(&mut self, refusal: &slots::Refusal, peer: SocketAddr) {
+        let reason = match refusal {
+            slots::Refusal::Source { .. } => "source",
+            slots::Refusal::Full => "connections",
+        };
+        if let Some(m) = &self.metrics {
+            m.scrape_auth.refused(reason);
+        }
+        match refusal {
+            slots::Refusal::Source { first: true } => tracing::warn!(
+                source = %peer.ip(),
+                max = MAX_HANDSHAKES_PER_SOURCE,
+                "too many /metrics TLS handshakes from one address; closing its new connections until some finish"
+            ),
+            slots::Refusal::Full if !std::mem::replace(&mut self.full_logged, true) => {
+                tracing::warn!(
+                    max = MAX_CONNECTIONS,
+                    "too many /metrics connections, all trusted or in their handshake; closing new ones until some end"
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A connection admitted, in the place of one from `evicted` if any.
+    fn admitted(&mut self, evicted: Option<std::net::IpAddr>) {
+        if let Some(ip) = evicted {
+            if let Some(m) = &self.metrics {
                 m.scrape_auth.refused("evicted");
             }
-            if !std::mem::replace(&mut evicting_logged, true) {
+            if !std::mem::replace(&mut self.evicting_logged, true) {
                 tracing::warn!(
                     max = MAX_CONNECTIONS,
                     source = %ip,
@@ -335,50 +380,57 @@ async fn serve_tls(
                 );
             }
         } else {
-            evicting_logged = false;
+            self.evicting_logged = false;
         }
-        full_logged = false;
-        let acceptor = acceptor.clone();
-        let slot = Arc::new(admission.slot);
-        let service = TowerToHyperService::new(trusting(app.clone(), slot.clone()));
-        tokio::spawn(async move {
-            let evicted = slot.evicted.clone();
-            let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
-            let stream = tokio::select! {
-                r = handshake => r,
-                () = evicted.notified() => return,
-            };
-            slot.handshake_done();
-            let stream = match stream {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!(%peer, "TLS handshake timed out");
-                    return;
-                }
-            };
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .max_buf_size(MAX_REQUEST_HEAD)
-                .serve_connection(TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            let served = tokio::select! {
-                r = conn.as_mut() => r,
-                () = tokio::time::sleep(MAX_CONNECTION_AGE) => {
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
-                }
-                // Closed for a newcomer (never a trusted connection): dropped at once.
-                () = evicted.notified() => Ok(()),
-            };
-            if let Err(e) = served {
-                tracing::debug!(%peer, error = %e, "/metrics connection ended with an error");
-            }
-        });
+        self.full_logged = false;
+    }
+}
+
+/// One connection in its `slot`: the TLS handshake, then HTTP/1.1 until it ends, is too old, or
+/// is evicted for a newcomer.
+async fn serve_connection(
+    acceptor: TlsAcceptor,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    slot: Arc<slots::Slot>,
+    app: Router,
+) {
+    let service = TowerToHyperService::new(trusting(app, slot.clone()));
+    let evicted = slot.evicted.clone();
+    let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
+    let stream = tokio::select! {
+        r = handshake => r,
+        () = evicted.notified() => return,
+    };
+    slot.handshake_done();
+    let stream = match stream {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake timed out");
+            return;
+        }
+    };
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(MAX_REQUEST_HEAD)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut conn = std::pin::pin!(conn);
+    let served = tokio::select! {
+        r = conn.as_mut() => r,
+        () = tokio::time::sleep(MAX_CONNECTION_AGE) => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+        // Closed for a newcomer (never a trusted connection): dropped at once.
+        () = evicted.notified() => Ok(()),
+    };
+    if let Err(e) = served {
+        tracing::debug!(%peer, error = %e, "/metrics connection ended with an error");
     }
 }
 
