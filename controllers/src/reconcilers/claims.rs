@@ -32,6 +32,7 @@ use update_status_api::crd::labels;
 
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
+use crate::reconcilers::Context;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::claims::{CLAIM_NAMES, Claim, cluster_claims};
@@ -97,16 +98,12 @@ fn selector() -> String {
 
 impl ClaimsReconciler {
     /// Creates the reconciler; `wake` is its own wake-up (the watch of the claims notifies it).
-    pub fn new(
-        client: kube::Client,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        wake: Arc<Notify>,
-    ) -> Self {
+    /// (ClusterClaims are cluster-scoped: the context's namespace is not used.)
+    pub fn new(ctx: Context, wake: Arc<Notify>) -> Self {
         ClaimsReconciler {
-            api: Api::all(client),
-            caches,
-            metrics,
+            api: Api::all(ctx.client),
+            caches: ctx.caches,
+            metrics: ctx.metrics,
             wake,
             watching: None,
             absent_said: false,
@@ -167,9 +164,33 @@ impl ClaimsReconciler {
             return Ok(());
         }
         let have = lock(&view).claims.clone();
+        let mut first_error = None;
+        let mut writes = self
+            .apply_claims(desired, &have, &view, &mut first_error)
+            .await;
+        writes += self
+            .delete_stale(desired, &have, &view, &mut first_error)
+            .await;
+        if writes > 0 {
+            let said: Vec<String> = desired
+                .iter()
+                .map(|c| format!("{}={}", c.name, c.value))
+                .collect();
+            tracing::info!(reconciler = NAME, writes, claims = %said.join(" "), "cluster claims updated");
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Applies the claims of `desired` that differ from `have` (the server's); the writes made.
+    async fn apply_claims(
+        &self,
+        desired: &[Claim],
+        have: &BTreeMap<String, String>,
+        view: &View,
+        first_error: &mut Option<WriteError>,
+    ) -> u32 {
         let params = PatchParams::apply(&field_manager(NAME)).force();
         let mut writes = 0;
-        let mut first_error = None;
         for claim in desired {
             if have.get(claim.name) == Some(&claim.value) {
                 continue;
@@ -194,7 +215,7 @@ impl ClaimsReconciler {
                 Ok(_) => {
                     self.metrics.writes.write(KIND, "apply");
                     writes += 1;
-                    lock(&view)
+                    lock(view)
                         .claims
                         .insert(claim.name.to_string(), claim.value.clone());
                 }
@@ -210,16 +231,28 @@ impl ClaimsReconciler {
                 }
             }
         }
+        writes
+    }
+
+    /// Deletes ours of `have` no longer desired; the deletions made.
+    async fn delete_stale(
+        &self,
+        desired: &[Claim],
+        have: &BTreeMap<String, String>,
+        view: &View,
+        first_error: &mut Option<WriteError>,
+    ) -> u32 {
+        let mut writes = 0;
         for name in stale(have.keys().map(String::as_str), desired) {
             let name = name.to_string();
             match self.api.delete(&name, &DeleteParams::default()).await {
                 Ok(_) => {
                     self.metrics.writes.write(KIND, "delete");
                     writes += 1;
-                    lock(&view).claims.remove(&name);
+                    lock(view).claims.remove(&name);
                 }
                 Err(kube::Error::Api(s)) if s.code == 404 => {
-                    lock(&view).claims.remove(&name);
+                    lock(view).claims.remove(&name);
                 }
                 Err(e) => {
                     self.metrics.writes.error(KIND, error_reason(&e));
@@ -233,14 +266,7 @@ impl ClaimsReconciler {
                 }
             }
         }
-        if writes > 0 {
-            let said: Vec<String> = desired
-                .iter()
-                .map(|c| format!("{}={}", c.name, c.value))
-                .collect();
-            tracing::info!(reconciler = NAME, writes, claims = %said.join(" "), "cluster claims updated");
-        }
-        first_error.map_or(Ok(()), Err)
+        writes
     }
 }
 

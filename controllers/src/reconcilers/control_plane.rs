@@ -18,6 +18,7 @@ use crate::cache::insights::ProgressConditions;
 use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
+use crate::reconcilers::Context;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::Writer;
 use update_status_assess::compose::{self, ExistingInsights};
@@ -39,16 +40,17 @@ pub struct ControlPlaneReconciler {
 
 impl ControlPlaneReconciler {
     /// Creates the reconciler.
-    pub fn new(
-        client: kube::Client,
-        namespace: &str,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        cluster_id: Option<String>,
-    ) -> Self {
+    pub fn new(ctx: Context) -> Self {
+        let Context {
+            client,
+            namespace,
+            caches,
+            metrics,
+            cluster_id,
+        } = ctx;
         ControlPlaneReconciler {
-            statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
-            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            statuses: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
+            insights: Writer::new(client, &namespace, NAME, metrics.clone()),
             caches,
             metrics,
             cluster_id,

@@ -37,6 +37,7 @@ use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
+use crate::reconcilers::Context;
 use crate::runtime::runner::{Reconcile, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::estimates::{
@@ -82,16 +83,17 @@ pub struct EstimatesReconciler {
 
 impl EstimatesReconciler {
     /// Creates the reconciler.
-    pub fn new(
-        client: kube::Client,
-        namespace: &str,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        cluster_id: Option<String>,
-    ) -> Self {
+    pub fn new(ctx: Context) -> Self {
+        let Context {
+            client,
+            namespace,
+            caches,
+            metrics,
+            cluster_id,
+        } = ctx;
         EstimatesReconciler {
-            api: Api::namespaced(client, namespace),
-            namespace: namespace.to_string(),
+            api: Api::namespaced(client, &namespace),
+            namespace,
             caches,
             metrics,
             cluster_id,
@@ -274,8 +276,6 @@ impl Reconcile for EstimatesReconciler {
             return Ok(Some(left));
         }
         self.read = Some((key, now));
-        // Time alone moves the estimates: look again by then.
-        let again = |s: &UpdateHistoryStatus| s.estimates.is_some().then_some(REEVALUATE);
         let readings = ClusterReadings::of(&self.caches);
         let inputs = readings.inputs();
         let mut status = learned.clone();
@@ -298,9 +298,21 @@ impl Reconcile for EstimatesReconciler {
             status.estimates = fresh;
         }
         self.export(status.estimates.as_ref(), now);
+        self.settle(status, now).await
+    }
+}
+
+impl EstimatesReconciler {
+    /// Writes the UpdateHistory `status` learned at `now` if it must be (created, changed and
+    /// not coalesced); when to look again.
+    async fn settle(
+        &mut self,
+        mut status: UpdateHistoryStatus,
+        now: Timestamp,
+    ) -> Result<Option<Duration>, WriteError> {
         let create = !self.exists;
         if status == self.written && !create {
-            let next = again(&status);
+            let next = again_after(&status);
             self.learned = Some(status);
             return Ok(next);
         }
@@ -341,8 +353,13 @@ impl Reconcile for EstimatesReconciler {
         self.exists = true;
         self.written = status.clone();
         self.written_at = Some(now);
-        let next = again(&status);
+        let next = again_after(&status);
         self.learned = Some(status);
         Ok(next)
     }
+}
+
+/// Time alone moves the estimates: look again by then.
+fn again_after(s: &UpdateHistoryStatus) -> Option<Duration> {
+    s.estimates.is_some().then_some(REEVALUATE)
 }

@@ -312,6 +312,64 @@ impl HubQuotaReconciler {
             source: Box::new(e),
         })
     }
+
+    /// Records the result of applying the quota of `namespace` (`limits`): counts it, and backs
+    /// a failure off (warned once per reason).
+    fn applied(
+        &mut self,
+        namespace: &str,
+        limits: QuotaLimits,
+        result: Result<(), WriteError>,
+        now: Instant,
+    ) {
+        let e = match result {
+            Ok(()) => {
+                self.metrics.writes.write("ResourceQuota", "apply");
+                if self.failures.remove(namespace).is_some() {
+                    tracing::info!(namespace, "hub quota written after failures");
+                }
+                tracing::info!(
+                    namespace,
+                    control_planes = limits.control_planes,
+                    worker_pools = limits.worker_pools,
+                    insights = limits.insights,
+                    "hub quota {QUOTA_NAME} written"
+                );
+                return;
+            }
+            Err(e) => e,
+        };
+        let reason = match &e {
+            WriteError::Api { source, .. } => error_reason(source),
+            _ => "other",
+        };
+        self.metrics.writes.error("ResourceQuota", reason);
+        let count = self
+            .failures
+            .get(namespace)
+            .map_or(1, |f| f.count.saturating_add(1));
+        let wait = crate::runtime::clock::backoff(
+            Duration::from_secs(1),
+            RETRY_CAP,
+            count,
+            crate::runtime::clock::jitter(),
+        );
+        let first = self
+            .failures
+            .get(namespace)
+            .is_none_or(|f| f.reason != reason);
+        if first {
+            tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing the hub quota failed; retrying with back-off (the add-on's agent cannot write its copies there until it exists)");
+        }
+        self.failures.insert(
+            namespace.to_string(),
+            Failure {
+                count,
+                retry_at: now + wait,
+                reason,
+            },
+        );
+    }
 }
 
 impl Reconcile for HubQuotaReconciler {
@@ -353,53 +411,8 @@ impl Reconcile for HubQuotaReconciler {
             {
                 continue;
             }
-            match self.apply(&desired, &namespace).await {
-                Ok(()) => {
-                    self.metrics.writes.write("ResourceQuota", "apply");
-                    if self.failures.remove(&namespace).is_some() {
-                        tracing::info!(namespace, "hub quota written after failures");
-                    }
-                    tracing::info!(
-                        namespace,
-                        control_planes = limits.control_planes,
-                        worker_pools = limits.worker_pools,
-                        insights = limits.insights,
-                        "hub quota {QUOTA_NAME} written"
-                    );
-                }
-                Err(e) => {
-                    let reason = match &e {
-                        WriteError::Api { source, .. } => error_reason(source),
-                        _ => "other",
-                    };
-                    self.metrics.writes.error("ResourceQuota", reason);
-                    let count = self
-                        .failures
-                        .get(&namespace)
-                        .map_or(1, |f| f.count.saturating_add(1));
-                    let wait = crate::runtime::clock::backoff(
-                        Duration::from_secs(1),
-                        RETRY_CAP,
-                        count,
-                        crate::runtime::clock::jitter(),
-                    );
-                    let first = self
-                        .failures
-                        .get(&namespace)
-                        .is_none_or(|f| f.reason != reason);
-                    if first {
-                        tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing the hub quota failed; retrying with back-off (the add-on's agent cannot write its copies there until it exists)");
-                    }
-                    self.failures.insert(
-                        namespace.clone(),
-                        Failure {
-                            count,
-                            retry_at: now + wait,
-                            reason,
-                        },
-                    );
-                }
-            }
+            let result = self.apply(&desired, &namespace).await;
+            self.applied(&namespace, limits, result, now);
         }
         self.failures.retain(|ns, _| wanted.contains(ns));
         self.warned.retain(|ns, _| wanted.contains(ns));

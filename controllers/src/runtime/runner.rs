@@ -50,15 +50,29 @@ pub trait Reconcile: Send + 'static {
     ) -> impl Future<Output = Result<Option<Duration>, WriteError>> + Send;
 }
 
+/// What one reconcile loop runs with, besides its reconciler.
+pub struct Loop {
+    /// The clock of the passes (`--assess-at` fixes it).
+    pub clock: Clock,
+    /// Where its passes are counted.
+    pub metrics: Arc<Metrics>,
+    /// Its wake-up: the watches' routes notify it.
+    pub wake: Arc<Notify>,
+    /// Changes when the loop is to stop.
+    pub shutdown: watch::Receiver<bool>,
+    /// Its report to the health checks.
+    pub heartbeat: Heartbeat,
+}
+
 /// Runs `r` until `shutdown` changes.
-pub async fn run<R: Reconcile>(
-    mut r: R,
-    clock: Clock,
-    metrics: Arc<Metrics>,
-    wake: Arc<Notify>,
-    mut shutdown: watch::Receiver<bool>,
-    heartbeat: Heartbeat,
-) {
+pub async fn run<R: Reconcile>(mut r: R, lp: Loop) {
+    let Loop {
+        clock,
+        metrics,
+        wake,
+        mut shutdown,
+        heartbeat,
+    } = lp;
     let mut next: Option<Duration> = None;
     // The first pass runs at once: it starts once every cache has listed, so there is no burst
     // of events to collect (at a cold start on 500 nodes the debounce was 6 % of the time to
@@ -137,11 +151,13 @@ mod tests {
         let health = Health::new(Duration::from_secs(60));
         let task = tokio::spawn(run(
             Records(passes.clone()),
-            Clock::Wall,
-            Arc::new(Metrics::new().expect("metrics")),
-            wake.clone(),
-            shutdown,
-            health.heartbeat(Records::NAME),
+            Loop {
+                clock: Clock::Wall,
+                metrics: Arc::new(Metrics::new().expect("metrics")),
+                wake: wake.clone(),
+                shutdown,
+                heartbeat: health.heartbeat(Records::NAME),
+            },
         ));
         let t0 = tokio::time::Instant::now();
         wake.notify_one();
@@ -166,11 +182,13 @@ mod tests {
             Hangs {
                 release: release.clone(),
             },
-            Clock::Wall,
-            metrics,
-            wake.clone(),
-            shutdown,
-            health.heartbeat(Hangs::NAME),
+            Loop {
+                clock: Clock::Wall,
+                metrics,
+                wake: wake.clone(),
+                shutdown,
+                heartbeat: health.heartbeat(Hangs::NAME),
+            },
         ));
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert!(health.live().0, "waiting for work is healthy");
