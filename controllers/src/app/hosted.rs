@@ -15,7 +15,7 @@ use crate::cache::hosted::{self, HostedCaches, HostedRoutes};
 use crate::cache::watch::Wake;
 use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
 use crate::hub_sync::{Credentials, LocalObjects, SessionSettings};
-use crate::reconcilers::events::EventsReconciler;
+use crate::reconcilers::events::{EventsReconciler, Watched};
 use crate::reconcilers::hosted::HostedReconciler;
 use crate::runtime::supervisor::Tasks;
 
@@ -156,13 +156,11 @@ impl Writers {
         } = self;
         let mut writers = Tasks::new();
         // The update's story as Events regarding the HostedClusters and NodePools.
-        let events = EventsReconciler::new(
-            client.clone(),
-            args.identity(),
-            caches.insights.clone(),
-            caches.control_plane_statuses.clone(),
-            ctx.metrics.clone(),
-        );
+        let watched = Watched {
+            insights: caches.insights.clone(),
+            statuses: caches.control_plane_statuses.clone(),
+        };
+        let events = EventsReconciler::new(ctx.reconcilers(args, client, watched), args.identity());
         ctx.spawn(&mut writers, events, &events_wake);
         let mut reconciler = HostedReconciler::new(ctx.reconcilers(args, client, caches));
         if args.hosted_kubeconfig_access {

@@ -19,7 +19,7 @@ use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
 use crate::reconcilers::claims::ClaimsReconciler;
 use crate::reconcilers::control_plane::{self, ControlPlaneReconciler};
 use crate::reconcilers::estimates::EstimatesReconciler;
-use crate::reconcilers::events::EventsReconciler;
+use crate::reconcilers::events::{EventsReconciler, Watched};
 use crate::reconcilers::worker_pools::{self, WorkerPoolsReconciler};
 use crate::runtime::supervisor::Tasks;
 
@@ -196,13 +196,11 @@ impl Writers {
             .with_agent_health(AgentHealth::new(ctx.health.clone(), prometheus))
         });
         let context: Context = ctx.reconcilers(args, client, caches.clone());
-        let events = EventsReconciler::new(
-            client.clone(),
-            args.identity(),
-            caches.insights.clone(),
-            caches.control_plane_statuses.clone(),
-            ctx.metrics.clone(),
-        );
+        let watched = Watched {
+            insights: caches.insights.clone(),
+            statuses: caches.control_plane_statuses.clone(),
+        };
+        let events = EventsReconciler::new(context.clone().with_caches(watched), args.identity());
         // The events task reads its baseline first: what is already there is not told again.
         ctx.spawn(&mut tasks, events, &wakers.events);
         let cp = ControlPlaneReconciler::new(context.clone());

@@ -35,6 +35,7 @@ use update_status_assess::events::{
 
 use crate::cache::insights::CachedInsight;
 use crate::metrics::Metrics;
+use crate::reconcilers::Context;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::WriteError;
 
@@ -76,6 +77,15 @@ impl RateLimit {
     }
 }
 
+/// What the events task reads: the caches of our insights and control-plane statuses.
+#[derive(Clone)]
+pub struct Watched {
+    /// Our UpdateInsights.
+    pub insights: Store<CachedInsight>,
+    /// Our ControlPlaneUpdateStatus objects.
+    pub statuses: Store<ControlPlaneUpdateStatus>,
+}
+
 /// The events task's state.
 pub struct EventsReconciler {
     insights: Store<CachedInsight>,
@@ -89,25 +99,20 @@ pub struct EventsReconciler {
 
 impl EventsReconciler {
     /// Publishes as `instance` (the leader identity), reading our insights and control-plane
-    /// statuses from their caches.
-    pub fn new(
-        client: kube::Client,
-        instance: String,
-        insights: Store<CachedInsight>,
-        statuses: Store<ControlPlaneUpdateStatus>,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// statuses from their caches (`ctx.caches`; Events go to the namespace of the object they
+    /// regard: the context's namespace is not used).
+    pub fn new(ctx: Context<Watched>, instance: String) -> Self {
         let mut r = EventsReconciler {
             recorder: Recorder::new(
-                client,
+                ctx.client,
                 Reporter {
                     controller: REPORTING_CONTROLLER.into(),
                     instance: Some(instance),
                 },
             ),
-            insights,
-            statuses,
-            metrics,
+            insights: ctx.caches.insights,
+            statuses: ctx.caches.statuses,
+            metrics: ctx.metrics,
             last: None,
             limit: RateLimit::new(),
         };

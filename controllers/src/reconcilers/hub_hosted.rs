@@ -45,6 +45,7 @@ use update_status_api::crd::labels;
 
 use super::hub_quota::{QUOTA_NAME, QuotaLimits, up_to_date};
 use crate::metrics::Metrics;
+use crate::reconcilers::Context;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 
@@ -264,18 +265,14 @@ fn live_namespaces(store: &Store<ManagedClusterAddOn>, name: &str) -> BTreeSet<S
 }
 
 impl HubHostedReconciler {
-    /// A reconciler writing through `client`, reading `caches`.
-    pub fn new(
-        client: kube::Client,
-        caches: HostedCaches,
-        limits: QuotaLimits,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// A reconciler writing through the context's client, reading its caches (each object goes
+    /// to its cluster's namespace: the context's is not used), `limits` by default.
+    pub fn new(ctx: Context<HostedCaches>, limits: QuotaLimits) -> Self {
         HubHostedReconciler {
-            client,
-            caches,
+            client: ctx.client,
+            caches: ctx.caches,
             limits,
-            metrics,
+            metrics: ctx.metrics,
             failures: HashMap::new(),
             warned: BTreeMap::new(),
         }

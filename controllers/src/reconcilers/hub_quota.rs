@@ -30,6 +30,7 @@ use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
 use update_status_api::crd::{GROUP, labels};
 
 use crate::metrics::Metrics;
+use crate::reconcilers::Context;
 use crate::runtime::runner::Reconcile;
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 
@@ -238,6 +239,15 @@ struct Failure {
     reason: &'static str,
 }
 
+/// What the quota reconciler reads.
+#[derive(Clone)]
+pub struct QuotaCaches {
+    /// The ManagedClusterAddOns `update-status`.
+    pub addons: Store<ManagedClusterAddOn>,
+    /// Our ResourceQuotas.
+    pub quotas: Store<ResourceQuota>,
+}
+
 /// The reconciler of `--mode=hub` (see the module documentation).
 pub struct HubQuotaReconciler {
     client: kube::Client,
@@ -251,20 +261,16 @@ pub struct HubQuotaReconciler {
 }
 
 impl HubQuotaReconciler {
-    /// A reconciler writing through `client`, reading the add-ons and our quotas from the caches.
-    pub fn new(
-        client: kube::Client,
-        addons: Store<ManagedClusterAddOn>,
-        quotas: Store<ResourceQuota>,
-        limits: QuotaLimits,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// A reconciler writing through the context's client, reading the add-ons and our quotas
+    /// from its caches (each quota goes to its cluster's namespace: the context's is not used),
+    /// `limits` by default.
+    pub fn new(ctx: Context<QuotaCaches>, limits: QuotaLimits) -> Self {
         HubQuotaReconciler {
-            client,
-            addons,
-            quotas,
+            client: ctx.client,
+            addons: ctx.caches.addons,
+            quotas: ctx.caches.quotas,
             limits,
-            metrics,
+            metrics: ctx.metrics,
             failures: HashMap::new(),
             warned: HashMap::new(),
         }
