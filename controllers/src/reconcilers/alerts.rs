@@ -30,7 +30,7 @@ use self::prometheus::{PrometheusClient, PrometheusError};
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
-use crate::runtime::runner::{Reconcile, Scope};
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{Desired, WriteError, Writer};
 use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
 use update_status_assess::naming;
@@ -275,7 +275,7 @@ impl Reconcile for AlertsReconciler {
         }
     }
     /// One pass: polls when due, then writes.
-    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {
         if self.next_poll.is_none_or(|t| Instant::now() >= t) {
             self.poll_prometheus(now).await;
         }
@@ -309,11 +309,7 @@ impl Reconcile for AlertsReconciler {
             t.saturating_duration_since(Instant::now())
         });
         // Or when a refused object's back-off ends, if sooner.
-        Ok(Some(
-            self.insights
-                .retry_in()
-                .map_or(next_poll, |r| r.min(next_poll)),
-        ))
+        Ok(Requeue::After(next_poll).min(self.insights.retry_in().into()))
     }
 }
 

@@ -33,7 +33,7 @@ use update_status_api::crd::labels;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::claims::{CLAIM_NAMES, Claim, cluster_claims};
 
@@ -328,11 +328,11 @@ async fn watch(
 impl Reconcile for ClaimsReconciler {
     const NAME: &'static str = NAME;
     /// One pass.
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         if self.watching.is_none() {
             match self.start_watching().await {
                 Ok(true) => {}
-                Ok(false) => return Ok(Some(RECHECK)),
+                Ok(false) => return Ok(Requeue::After(RECHECK)),
                 Err(e) => {
                     return Err(WriteError::Api {
                         verb: "list",
@@ -359,7 +359,7 @@ impl Reconcile for ClaimsReconciler {
             // The kind went away (the klusterlet was removed): back to looking for it.
             self.watching = None;
         }
-        result.map(|_| None)
+        result.map(|()| Requeue::Never)
     }
 }
 

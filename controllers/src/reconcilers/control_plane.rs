@@ -19,7 +19,7 @@ use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
-use crate::runtime::runner::{Reconcile, Scope};
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::Writer;
 use update_status_assess::compose::{self, ExistingInsights};
 use update_status_assess::{McoImage, control_plane, naming};
@@ -94,7 +94,7 @@ impl Reconcile for ControlPlaneReconciler {
     async fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
+    ) -> Result<Requeue, crate::runtime::writer::WriteError> {
         let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
         let inputs = readings.inputs();
@@ -161,8 +161,7 @@ impl Reconcile for ControlPlaneReconciler {
         Ok(
             [requeue, self.statuses.retry_in(), self.insights.retry_in()]
                 .into_iter()
-                .flatten()
-                .min(),
+                .collect(),
         )
     }
 }

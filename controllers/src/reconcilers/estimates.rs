@@ -38,7 +38,7 @@ use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
 use crate::reconcilers::Context;
-use crate::runtime::runner::{Reconcile, Scope};
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::estimates::{
     Resume, estimate, estimates_moved, must_write_now, observe_resuming,
@@ -243,7 +243,7 @@ impl Reconcile for EstimatesReconciler {
         }
     }
     /// One pass.
-    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {
         let (learned, just_read) = match self.learned.take() {
             Some(l) => (l, false),
             None => match self.load().await? {
@@ -252,7 +252,7 @@ impl Reconcile for EstimatesReconciler {
                     self.written_at = None;
                     (s, true)
                 }
-                None => return Ok(None),
+                None => return Ok(Requeue::Never),
             },
         };
         let nodes = self.caches.nodes.state();
@@ -273,7 +273,7 @@ impl Reconcile for EstimatesReconciler {
         {
             self.export(learned.estimates.as_ref(), now);
             self.learned = Some(learned);
-            return Ok(Some(left));
+            return Ok(Requeue::After(left));
         }
         self.read = Some((key, now));
         let readings = ClusterReadings::of(&self.caches);
@@ -309,7 +309,7 @@ impl EstimatesReconciler {
         &mut self,
         mut status: UpdateHistoryStatus,
         now: Timestamp,
-    ) -> Result<Option<Duration>, WriteError> {
+    ) -> Result<Requeue, WriteError> {
         let create = !self.exists;
         if status == self.written && !create {
             let next = again_after(&status);
@@ -322,7 +322,7 @@ impl EstimatesReconciler {
             && let Some(waited) = waited.filter(|w| *w < COALESCE)
         {
             self.learned = Some(status);
-            return Ok(Some(COALESCE - waited));
+            return Ok(Requeue::After(COALESCE - waited));
         }
         let (old, new) = (self.written.current.as_ref(), status.current.as_ref());
         tracing::debug!(
@@ -360,6 +360,6 @@ impl EstimatesReconciler {
 }
 
 /// Time alone moves the estimates: look again by then.
-fn again_after(s: &UpdateHistoryStatus) -> Option<Duration> {
-    s.estimates.is_some().then_some(REEVALUATE)
+fn again_after(s: &UpdateHistoryStatus) -> Requeue {
+    s.estimates.is_some().then_some(REEVALUATE).into()
 }

@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -36,7 +36,7 @@ use update_status_assess::events::{
 use crate::cache::insights::CachedInsight;
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::WriteError;
 
 /// Name of this task (metrics label, health heartbeat).
@@ -285,9 +285,9 @@ pub fn reading(
 
 impl Reconcile for EventsReconciler {
     const NAME: &'static str = NAME;
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         self.pass().await;
-        Ok(None)
+        Ok(Requeue::Never)
     }
 }
 
@@ -295,6 +295,7 @@ impl Reconcile for EventsReconciler {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use std::time::Duration;
     use update_status_api::crd::{
         ControlPlaneUpdateStatusStatus, HealthInsight, Impact, ImpactLevel, InsightType,
         ResourceRef, UpdateInsight, UpdateInsightStatus,

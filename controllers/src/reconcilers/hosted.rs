@@ -44,7 +44,7 @@ use crate::cache::insights::{CachedInsight, ProgressConditions};
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
 use crate::runtime::existing::Cached;
-use crate::runtime::runner::{RETRY, Reconcile};
+use crate::runtime::runner::{RETRY, Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, Writer};
 use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::control_plane::CONDITION_UPDATING;
@@ -77,15 +77,14 @@ impl ClusterWriters {
         Ok(a.writes() + b.writes() + c.writes())
     }
 
-    fn retry_in(&self) -> Option<Duration> {
+    fn retry_in(&self) -> Requeue {
         [
             self.statuses.retry_in(),
             self.pools.retry_in(),
             self.insights.retry_in(),
         ]
         .into_iter()
-        .flatten()
-        .min()
+        .collect()
     }
 }
 
@@ -248,13 +247,13 @@ impl HostedReconciler {
         hc: &HostedCluster,
         pass: &Pass<'_>,
         w: &mut ClusterWriters,
-    ) -> Result<Option<Duration>, WriteError> {
+    ) -> Result<Requeue, WriteError> {
         let (ns, name) = (hc.namespace(), hc.name());
         let view = self.guests.as_ref().map(|g| g.view(hc));
         let guest = match guest_side(view.as_ref()) {
             Ok(guest) => guest,
             // Connecting: its objects stay as they are until the hosted cluster answers.
-            Err(wait) => return Ok(Some(wait + Duration::from_millis(100))),
+            Err(wait) => return Ok(Requeue::After(wait + Duration::from_millis(100))),
         };
         let recheck = guest.recheck;
         let ours = pass.index.ours(ns, name);
@@ -276,7 +275,7 @@ impl HostedReconciler {
             .and_then(|d| Duration::try_from(d).ok())
             .map(|d| d + Duration::from_millis(100));
         let recheck = recheck.map(|d| d + Duration::from_millis(100));
-        Ok([requeue, recheck, w.retry_in()].into_iter().flatten().min())
+        Ok(Requeue::from(requeue).min(recheck.into()).min(w.retry_in()))
     }
 
     /// A HostedCluster that cannot be read (`u`): only the insights of its unreadable inputs
@@ -286,7 +285,7 @@ impl HostedReconciler {
         u: &UnreadableInput,
         pass: &Pass<'_>,
         w: &mut ClusterWriters,
-    ) -> Result<Option<Duration>, WriteError> {
+    ) -> Result<Requeue, WriteError> {
         let (ns, name) = (u.place.namespace.as_deref().unwrap_or_default(), &u.name);
         let ours = pass.index.ours(ns, name);
         let desired = unreadable::desired_unreadable(
@@ -460,7 +459,7 @@ type Done = (
     (String, String),
     bool,
     ClusterWriters,
-    Result<Option<Duration>, WriteError>,
+    Result<Requeue, WriteError>,
 );
 
 /// One piece of a pass with its cluster's writers; gives them back with the result.
@@ -482,7 +481,7 @@ impl Reconcile for HostedReconciler {
     const NAME: &'static str = NAME;
     /// One pass over every HostedCluster, [`CLUSTER_CONCURRENCY`]
     /// at a time, each with its own writers.
-    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
         let unreadable_inputs = self.caches.unreadable.all();
@@ -548,7 +547,7 @@ impl HostedReconciler {
 
     /// Takes the writers back, drops the series of HostedClusters gone, and makes one result of
     /// the pieces' (a failed cluster is retried after [`RETRY`], the others go on).
-    fn settle(&mut self, done: Vec<Done>) -> Result<Option<Duration>, WriteError> {
+    fn settle(&mut self, done: Vec<Done>) -> Result<Requeue, WriteError> {
         // The series of HostedClusters gone go with them.
         let live: std::collections::BTreeSet<String> = done
             .iter()
@@ -556,12 +555,12 @@ impl HostedReconciler {
             .chain(self.writers.keys().map(|k| format!("{}/{}", k.0, k.1)))
             .collect();
         self.metrics.update.retain_hosted(&live);
-        let mut next: Option<Duration> = None;
+        let mut next = Requeue::Never;
         let mut first_error = None;
         for (key, unreadable, w, r) in done {
             self.writers.insert(key.clone(), w);
             match r {
-                Ok(n) => next = [next, n].into_iter().flatten().min(),
+                Ok(n) => next = next.min(n),
                 Err(e) => {
                     let hosted_cluster = format!("{}/{}", key.0, key.1);
                     if unreadable {
@@ -569,7 +568,7 @@ impl HostedReconciler {
                     } else {
                         tracing::warn!(reconciler = NAME, %hosted_cluster, error = %e, "writing a hosted cluster's objects failed; the others go on");
                     }
-                    next = [next, Some(RETRY)].into_iter().flatten().min();
+                    next = next.min(Requeue::After(RETRY));
                     first_error.get_or_insert(e);
                 }
             }

@@ -46,7 +46,7 @@ use update_status_api::crd::labels;
 use super::hub_quota::{QUOTA_NAME, QuotaLimits, up_to_date};
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 
 /// Reconciler name (field manager `update-status-controller/hub-hosted`, the objects' label
@@ -438,7 +438,7 @@ fn api_error(
 impl Reconcile for HubHostedReconciler {
     const NAME: &'static str = NAME;
 
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         let hosting = live_namespaces(&self.caches.hosted_addons, HOSTED_ADDON_NAME);
         let standalone = live_namespaces(&self.caches.addons, ADDON_NAME);
         let mut clusters = self.caches.clusters.state();
@@ -475,7 +475,7 @@ impl Reconcile for HubHostedReconciler {
             .failures
             .values()
             .map(|f| f.retry_at.saturating_duration_since(Instant::now()))
-            .min())
+            .collect())
     }
 }
 

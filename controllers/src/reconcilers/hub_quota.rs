@@ -31,7 +31,7 @@ use update_status_api::crd::{GROUP, labels};
 
 use crate::metrics::Metrics;
 use crate::reconcilers::Context;
-use crate::runtime::runner::Reconcile;
+use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 
 /// Reconciler name (field manager `update-status-controller/hub-quota`, metrics label).
@@ -381,7 +381,7 @@ impl HubQuotaReconciler {
 impl Reconcile for HubQuotaReconciler {
     const NAME: &'static str = NAME;
 
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         let cached: HashMap<String, Arc<ResourceQuota>> = self
             .quotas
             .state()
@@ -426,7 +426,7 @@ impl Reconcile for HubQuotaReconciler {
             .failures
             .values()
             .map(|f| f.retry_at.saturating_duration_since(Instant::now()))
-            .min())
+            .collect())
     }
 }
 

@@ -37,7 +37,7 @@ use crate::cache::insights::ProgressConditions;
 use crate::cache::nodes::CompactNode;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
-use crate::runtime::runner::{Reconcile, Scope};
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{Desired, PENDING_TTL, WriteError, Writer};
 use update_status_assess::compose;
 use update_status_assess::incremental::{Update, WorkerPools};
@@ -113,13 +113,6 @@ fn blockers_fingerprint(share: &WorkerPools, evidence: &DrainEvidence) -> u64 {
     h.finish()
 }
 
-fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 impl WorkerPoolsReconciler {
     /// Creates the reconciler.
     pub fn new(ctx: Context) -> Self {
@@ -182,16 +175,16 @@ impl Reconcile for WorkerPoolsReconciler {
     async fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
+    ) -> Result<Requeue, crate::runtime::writer::WriteError> {
         let t0 = Instant::now();
         let read = self.read();
         let update = self.assess(&read, now);
         let evidence = self.drains(&read).await;
-        let mut requeue = update
+        let next_change = update
             .next_change
             .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
             .map(|d| d + Duration::from_millis(500));
-        requeue = min_duration(requeue, self.drain.next_refresh());
+        let mut requeue = Requeue::from(next_change).min(self.drain.next_refresh().into());
         let t_assess = t0.elapsed();
         if update.aggregated {
             self.publish_metrics();
@@ -203,11 +196,11 @@ impl Reconcile for WorkerPoolsReconciler {
             aggregate: t0.elapsed(),
         };
         let (statuses, deferred) = self.throttle(&read.statuses);
-        requeue = min_duration(requeue, deferred);
+        requeue = requeue.min(deferred);
         let print = fingerprint(&read.insights)
             ^ fingerprint(&read.statuses).rotate_left(17)
             ^ blockers_fingerprint(&self.share, &evidence).rotate_left(34);
-        if deferred.is_none() && self.in_sync == Some(print) {
+        if deferred == Requeue::Never && self.in_sync == Some(print) {
             tracing::debug!(
                 reconciler = NAME,
                 assess_ms = t_assess.as_secs_f64() * 1e3,
@@ -225,7 +218,7 @@ impl Reconcile for WorkerPoolsReconciler {
             timings,
         };
         let next = self.write(&read, pass).await?;
-        Ok(min_duration(requeue, next))
+        Ok(requeue.min(next))
     }
 }
 
@@ -257,7 +250,7 @@ struct Pass {
     /// What the failed drains' insights point at.
     evidence: DrainEvidence,
     /// When the pool statuses held back are due.
-    deferred: Option<Duration>,
+    deferred: Requeue,
     /// Fingerprint of our cached objects and the drains' blockers.
     print: u64,
     /// The pools were re-aggregated.
@@ -325,9 +318,9 @@ impl WorkerPoolsReconciler {
     fn throttle(
         &mut self,
         cached: &[Arc<WorkerPoolUpdateStatus>],
-    ) -> (Vec<Desired<WorkerPoolUpdateStatusStatus>>, Option<Duration>) {
+    ) -> (Vec<Desired<WorkerPoolUpdateStatusStatus>>, Requeue) {
         let mut statuses = self.share.statuses().to_vec();
-        let mut deferred: Option<Duration> = None;
+        let mut deferred = Requeue::Never;
         let wanted: HashSet<&str> = statuses.iter().map(|d| d.name.as_str()).collect();
         self.pool_writes
             .retain(|name, _| wanted.contains(name.as_str()));
@@ -345,7 +338,7 @@ impl WorkerPoolsReconciler {
                     if at.elapsed() < POOL_STATUS_MIN_INTERVAL && counts_only(s, &d.status) =>
                 {
                     let wait = POOL_STATUS_MIN_INTERVAL.saturating_sub(at.elapsed());
-                    deferred = min_duration(deferred, Some(wait + Duration::from_millis(10)));
+                    deferred = deferred.min(Requeue::After(wait + Duration::from_millis(10)));
                     d.status = s.clone();
                 }
                 _ => {
@@ -359,7 +352,7 @@ impl WorkerPoolsReconciler {
 
     /// Writes the insights, then the pool statuses; when to look again for the writer's sake
     /// (back-offs, writes the cache does not show yet).
-    async fn write(&mut self, read: &Read, pass: Pass) -> Result<Option<Duration>, WriteError> {
+    async fn write(&mut self, read: &Read, pass: Pass) -> Result<Requeue, WriteError> {
         let t_compare = pass.timings.t0.elapsed();
         // Insights first: a node's own insight is what an event most directly changes.
         // Each sync writes all it can: an object the API server refuses blocks no other one
@@ -397,12 +390,14 @@ impl WorkerPoolsReconciler {
         );
         let pending = self.statuses.has_pending() || self.insights.has_pending();
         let failing = self.statuses.failing() + self.insights.failing() > 0;
-        self.in_sync =
-            (writes == 0 && pass.deferred.is_none() && !pending && !failing).then_some(pass.print);
-        let mut requeue = min_duration(self.statuses.retry_in(), self.insights.retry_in());
+        self.in_sync = (writes == 0 && pass.deferred == Requeue::Never && !pending && !failing)
+            .then_some(pass.print);
+        let mut requeue: Requeue = [self.statuses.retry_in(), self.insights.retry_in()]
+            .into_iter()
+            .collect();
         if pending {
             // Check again once our recent writes no longer vouch for the cache.
-            requeue = min_duration(requeue, Some(PENDING_TTL + Duration::from_secs(1)));
+            requeue = requeue.min(Requeue::After(PENDING_TTL + Duration::from_secs(1)));
         }
         if writes > 0 {
             tracing::info!(
@@ -413,5 +408,81 @@ impl WorkerPoolsReconciler {
             );
         }
         Ok(requeue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use update_status_api::crd::{Condition, ConditionStatus, HealthCounts, NodeCounts};
+
+    fn status(
+        assessment: Assessment,
+        updated: u32,
+        updating: ConditionStatus,
+    ) -> WorkerPoolUpdateStatusStatus {
+        WorkerPoolUpdateStatusStatus {
+            assessment,
+            completion_percent: updated * 10,
+            nodes: NodeCounts {
+                total: 10,
+                updated,
+                ..Default::default()
+            },
+            conditions: vec![Condition {
+                type_: "Updating".into(),
+                status: updating,
+                message: format!("{updated} of 10"),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_count_changes_are_throttled() {
+        let a = status(Assessment::Progressing, 3, ConditionStatus::True);
+        assert!(counts_only(
+            &a,
+            &status(Assessment::Progressing, 4, ConditionStatus::True)
+        ));
+        assert!(!counts_only(
+            &a,
+            &status(Assessment::Degraded, 4, ConditionStatus::True)
+        ));
+        assert!(!counts_only(
+            &a,
+            &status(Assessment::Progressing, 4, ConditionStatus::False)
+        ));
+        let mut b = a.clone();
+        b.health_insights = HealthCounts {
+            error: 1,
+            ..Default::default()
+        };
+        assert!(!counts_only(&a, &b));
+        let mut c = a.clone();
+        c.target_version = "4.18.3".into();
+        assert!(!counts_only(&a, &c));
+    }
+
+    #[test]
+    fn fingerprints_ignore_order_and_other_reconcilers() {
+        let obj = |name: &str, rv: &str, reconciler: &str| {
+            let mut o = UpdateInsight::new(name, Default::default());
+            o.metadata.resource_version = Some(rv.into());
+            o.metadata.labels =
+                Some([(labels::RECONCILER.to_string(), reconciler.to_string())].into());
+            Arc::new(o)
+        };
+        let a = vec![obj("a", "1", NAME), obj("b", "2", NAME)];
+        let b = vec![
+            obj("b", "2", NAME),
+            obj("a", "1", NAME),
+            obj("c", "9", "control-plane"),
+        ];
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let c = vec![obj("a", "1", NAME), obj("b", "3", NAME)];
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+        assert_ne!(fingerprint(&a), fingerprint(&a[..1]));
     }
 }

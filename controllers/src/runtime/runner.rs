@@ -14,6 +14,7 @@ use tracing::Instrument as _;
 use crate::metrics::Metrics;
 use crate::runtime::clock::Clock;
 use crate::runtime::health::Heartbeat;
+pub use crate::runtime::requeue::Requeue;
 use crate::runtime::writer::WriteError;
 
 /// Longest wait before re-evaluating when only time passes (thresholds are computed exactly;
@@ -47,7 +48,7 @@ pub trait Reconcile: Send + 'static {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> impl Future<Output = Result<Option<Duration>, WriteError>> + Send;
+    ) -> impl Future<Output = Result<Requeue, WriteError>> + Send;
 }
 
 /// What one reconcile loop runs with, besides its reconciler.
@@ -73,13 +74,13 @@ pub async fn run<R: Reconcile>(mut r: R, lp: Loop) {
         mut shutdown,
         heartbeat,
     } = lp;
-    let mut next: Option<Duration> = None;
+    let mut next = Requeue::Never;
     // The first pass runs at once: it starts once every cache has listed, so there is no burst
     // of events to collect (at a cold start on 500 nodes the debounce was 6 % of the time to
     // converge).
     let mut first = true;
     loop {
-        let sleep = next.unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
+        let sleep = next.delay().unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
         tokio::select! {
             _ = wake.notified() => {}
             _ = tokio::time::sleep(sleep) => {}
@@ -107,7 +108,7 @@ pub async fn run<R: Reconcile>(mut r: R, lp: Loop) {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(reconciler = R::NAME, error = %e, "reconcile failed; retrying in {RETRY:?}");
-                Some(RETRY)
+                Requeue::After(RETRY)
             }
         };
     }
@@ -125,9 +126,9 @@ mod tests {
 
     impl Reconcile for Hangs {
         const NAME: &'static str = "hangs";
-        async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
             self.release.notified().await;
-            Ok(None)
+            Ok(Requeue::Never)
         }
     }
 
@@ -136,10 +137,10 @@ mod tests {
 
     impl Reconcile for Records {
         const NAME: &'static str = "records";
-        async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
             let mut passes = self.0.lock().unwrap_or_else(|e| e.into_inner());
             passes.push(tokio::time::Instant::now());
-            Ok(None)
+            Ok(Requeue::Never)
         }
     }
 
