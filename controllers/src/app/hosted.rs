@@ -145,7 +145,7 @@ struct Writers {
 
 impl Writers {
     /// Starts the events task, the hosted reconciler (built from the one
-    /// [`crate::reconcilers::Context`]) and the hub sync, and wakes them.
+    /// [`crate::reconcilers::context::Context`]) and the hub sync, and wakes them.
     fn start(self, ctx: &LoopContext, args: &Args, client: &kube::Client) -> Tasks {
         let Writers {
             caches,

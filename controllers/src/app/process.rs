@@ -211,7 +211,7 @@ pub(crate) struct LoopContext {
 }
 
 impl LoopContext {
-    /// The one context the reconcilers are built from ([`crate::reconcilers::Context`]):
+    /// The one context the reconcilers are built from ([`crate::reconcilers::context::Context`]):
     /// writing through `client` (the writers' client, gated by the Lease) into `--namespace`,
     /// reading `caches`, counting in the process's metrics, labelled with `--cluster-id`.
     pub fn reconcilers<C>(
@@ -219,8 +219,8 @@ impl LoopContext {
         args: &Args,
         client: &kube::Client,
         caches: C,
-    ) -> crate::reconcilers::Context<C> {
-        crate::reconcilers::Context {
+    ) -> crate::reconcilers::context::Context<C> {
+        crate::reconcilers::context::Context {
             client: client.clone(),
             namespace: args.namespace.clone(),
             caches,

@@ -29,7 +29,7 @@ use update_status_api::input::Alert;
 use self::prometheus::{PrometheusClient, PrometheusError};
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{Desired, WriteError, Writer};
 use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};

@@ -32,7 +32,7 @@ use update_status_api::crd::labels;
 
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::claims::{CLAIM_NAMES, Claim, cluster_claims};

@@ -18,7 +18,7 @@ use crate::cache::insights::ProgressConditions;
 use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::Writer;
 use update_status_assess::compose::{self, ExistingInsights};

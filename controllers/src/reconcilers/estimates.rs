@@ -37,7 +37,7 @@ use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 use update_status_assess::estimates::{

@@ -35,7 +35,7 @@ use update_status_assess::events::{
 
 use crate::cache::insights::CachedInsight;
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::WriteError;
 

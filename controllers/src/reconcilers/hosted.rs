@@ -42,7 +42,7 @@ use crate::cache::guest::{GuestView, Guests};
 use crate::cache::hosted::HostedCaches;
 use crate::cache::insights::{CachedInsight, ProgressConditions};
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::existing::Cached;
 use crate::runtime::runner::{RETRY, Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, Writer};

@@ -45,7 +45,7 @@ use update_status_api::crd::labels;
 
 use super::hub_quota::{QUOTA_NAME, QuotaLimits, up_to_date};
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 

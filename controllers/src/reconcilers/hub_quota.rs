@@ -30,7 +30,7 @@ use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
 use update_status_api::crd::{GROUP, labels};
 
 use crate::metrics::Metrics;
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, error_reason, field_manager};
 

@@ -13,13 +13,15 @@
 //! (`--mode=hosted`), [`hosted`] writes every HostedCluster's objects in one pass.
 //!
 //!
-//! Every reconciler is built from one [`Context`] (like kube-rs `Controller`'s context): the
-//! client, the namespace written, the caches, the metrics and the cluster's identity, made once
-//! by the start-up ([`crate::app`]); a reconciler's `new` takes it and what is its own alone.
+//! Every reconciler is built from one [`context::Context`] (like kube-rs `Controller`'s
+//! context): the client, the namespace written, the caches, the metrics and the cluster's
+//! identity, made once by the start-up ([`crate::app`]); a reconciler's `new` takes it and what
+//! is its own alone.
 //!
 //! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
 pub mod alerts;
 pub mod claims;
+pub mod context;
 pub mod control_plane;
 pub mod estimates;
 pub mod events;
@@ -27,39 +29,3 @@ pub mod hosted;
 pub mod hub_hosted;
 pub mod hub_quota;
 pub mod worker_pools;
-
-use std::sync::Arc;
-
-use crate::cache::watch::Caches;
-use crate::metrics::Metrics;
-
-/// What the reconcilers of one process are built from, made once by the start-up and cloned
-/// into each `new` (cheap: a client, reflector stores and `Arc`s). `C`: the caches of the mode
-/// ([`Caches`] in standalone mode, [`crate::cache::hosted::HostedCaches`] in hosted mode).
-#[derive(Clone)]
-pub struct Context<C = Caches> {
-    /// The API client of the cluster written.
-    pub client: kube::Client,
-    /// The namespace our objects are written to (`--namespace`; hosted mode: each
-    /// HostedCluster's own).
-    pub namespace: String,
-    /// The watch caches read.
-    pub caches: C,
-    /// The process's metrics.
-    pub metrics: Arc<Metrics>,
-    /// `--cluster-id`: the cluster's identity in our objects' labels and the passes' spans.
-    pub cluster_id: Option<String>,
-}
-
-impl<C> Context<C> {
-    /// The same context with other caches.
-    pub fn with_caches<D>(self, caches: D) -> Context<D> {
-        Context {
-            client: self.client,
-            namespace: self.namespace,
-            caches,
-            metrics: self.metrics,
-            cluster_id: self.cluster_id,
-        }
-    }
-}

@@ -22,7 +22,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::reconcilers::Context;
+use crate::reconcilers::context::Context;
 use crate::runtime::existing::Cached;
 use jiff::Timestamp;
 use update_status_api::crd::{
