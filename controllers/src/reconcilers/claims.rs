@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams, PatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -34,7 +34,7 @@ use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::runtime::writer::{Direct, WriteError, field_manager};
 use update_status_assess::claims::{CLAIM_NAMES, Claim, cluster_claims};
 
 /// Name of this reconciler (label value, field-manager suffix, metrics label).
@@ -181,6 +181,16 @@ impl ClaimsReconciler {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// A direct write of the claim `name` (cluster-scoped), counted as ClusterClaim writes.
+    fn direct<'a>(&'a self, name: &'a str) -> Direct<'a> {
+        Direct {
+            kind: KIND,
+            namespace: "",
+            name,
+            metrics: &self.metrics,
+        }
+    }
+
     /// Applies the claims of `desired` that differ from `have` (the server's); the writes made.
     async fn apply_claims(
         &self,
@@ -207,27 +217,17 @@ impl ClaimsReconciler {
                 },
                 "spec": {"value": claim.value},
             });
-            match self
-                .api
-                .patch(claim.name, &params, &Patch::Apply(&obj))
-                .await
-            {
-                Ok(_) => {
-                    self.metrics.writes.write(KIND, "apply");
+            let direct = self.direct(claim.name);
+            match direct.apply(&self.api, &params, &obj).await {
+                Ok(()) => {
                     writes += 1;
                     lock(view)
                         .claims
                         .insert(claim.name.to_string(), claim.value.clone());
                 }
                 Err(e) => {
-                    self.metrics.writes.error(KIND, error_reason(&e));
-                    first_error.get_or_insert(WriteError::Api {
-                        verb: "apply",
-                        kind: KIND.into(),
-                        namespace: String::new(),
-                        name: claim.name.to_string(),
-                        source: Box::new(e),
-                    });
+                    direct.count_failure(&e);
+                    first_error.get_or_insert(e);
                 }
             }
         }
@@ -244,25 +244,15 @@ impl ClaimsReconciler {
     ) -> u32 {
         let mut writes = 0;
         for name in stale(have.keys().map(String::as_str), desired) {
-            let name = name.to_string();
-            match self.api.delete(&name, &DeleteParams::default()).await {
-                Ok(_) => {
-                    self.metrics.writes.write(KIND, "delete");
-                    writes += 1;
-                    lock(view).claims.remove(&name);
-                }
-                Err(kube::Error::Api(s)) if s.code == 404 => {
-                    lock(view).claims.remove(&name);
+            let direct = self.direct(name);
+            match direct.delete(&self.api, &DeleteParams::default()).await {
+                Ok(deleted) => {
+                    writes += u32::from(deleted);
+                    lock(view).claims.remove(name);
                 }
                 Err(e) => {
-                    self.metrics.writes.error(KIND, error_reason(&e));
-                    first_error.get_or_insert(WriteError::Api {
-                        verb: "delete",
-                        kind: KIND.into(),
-                        namespace: String::new(),
-                        name,
-                        source: Box::new(e),
-                    });
+                    direct.count_failure(&e);
+                    first_error.get_or_insert(e);
                 }
             }
         }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 use update_status_api::crd::labels;
@@ -39,7 +39,7 @@ use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
 use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue, Scope};
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::runtime::writer::{Direct, WriteError, field_manager};
 use update_status_assess::estimates::{
     Resume, estimate, estimates_moved, must_write_now, observe_resuming,
 };
@@ -156,6 +156,12 @@ impl EstimatesReconciler {
         create: bool,
     ) -> Result<(), WriteError> {
         let params = PatchParams::apply(&field_manager(NAME)).force();
+        let direct = Direct {
+            kind: KIND,
+            namespace: &self.namespace,
+            name: UPDATE_HISTORY_NAME,
+            metrics: &self.metrics,
+        };
         if create {
             let mut l: BTreeMap<String, String> =
                 naming::cluster_labels(self.cluster_id.as_deref());
@@ -170,11 +176,10 @@ impl EstimatesReconciler {
                 "metadata": {"name": UPDATE_HISTORY_NAME, "labels": l},
                 "spec": {},
             });
-            self.api
-                .patch(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
+            direct
+                .apply(&self.api, &params, &obj)
                 .await
-                .map_err(|e| self.count_error("apply", e))?;
-            self.metrics.writes.write(KIND, "apply");
+                .inspect_err(|e| direct.count_failure(e))?;
         }
         let obj = json!({
             "apiVersion": "update.openshift.io/v1alpha1",
@@ -182,17 +187,11 @@ impl EstimatesReconciler {
             "metadata": {"name": UPDATE_HISTORY_NAME},
             "status": status,
         });
-        self.api
-            .patch_status(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
+        direct
+            .apply_status(&self.api, &params, &obj)
             .await
-            .map_err(|e| self.count_error("apply-status", e))?;
-        self.metrics.writes.write(KIND, "apply-status");
+            .inspect_err(|e| direct.count_failure(e))?;
         Ok(())
-    }
-
-    fn count_error(&self, verb: &'static str, e: kube::Error) -> WriteError {
-        self.metrics.writes.error(KIND, error_reason(&e));
-        self.api_error(verb, e)
     }
 
     /// The metrics of the current estimates at `now` (none while nothing updates).

@@ -34,7 +34,7 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ResourceQuota, ResourceQuotaSpec};
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::{Api, Resource, ResourceExt};
 use update_status_api::acm::{
@@ -47,7 +47,7 @@ use super::hub_quota::{QUOTA_NAME, QuotaLimits, up_to_date};
 use crate::metrics::Metrics;
 use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::runtime::writer::{Direct, WriteError, error_reason, field_manager};
 
 /// Reconciler name (field manager `update-status-controller/hub-hosted`, the objects' label
 /// `update.openshift.io/reconciler`, metrics label).
@@ -309,16 +309,15 @@ impl HubHostedReconciler {
         if let Some(m) = body["metadata"].as_object_mut() {
             m.remove("managedFields");
         }
-        api.patch(
+        let params = PatchParams::apply(&field_manager(NAME)).force();
+        let kind = K::kind(&());
+        let direct = Direct {
+            kind: &kind,
+            namespace,
             name,
-            &PatchParams::apply(&field_manager(NAME)).force(),
-            &Patch::Apply(&body),
-        )
-        .await
-        .map(drop)
-        .map_err(|e| api_error("apply", &K::kind(&()), namespace, name, e))?;
-        self.metrics.writes.write(&K::kind(&()), "apply");
-        Ok(())
+            metrics: &self.metrics,
+        };
+        direct.apply(&api, &params, &body).await
     }
 
     async fn delete<K>(&self, namespace: &str, name: &str) -> Result<(), WriteError>
@@ -329,14 +328,17 @@ impl HubHostedReconciler {
             + std::fmt::Debug,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
-        match api.delete(name, &DeleteParams::default()).await {
-            Ok(_) => {
-                self.metrics.writes.write(&K::kind(&()), "delete");
-                Ok(())
-            }
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            Err(e) => Err(api_error("delete", &K::kind(&()), namespace, name, e)),
-        }
+        let kind = K::kind(&());
+        let direct = Direct {
+            kind: &kind,
+            namespace,
+            name,
+            metrics: &self.metrics,
+        };
+        direct
+            .delete(&api, &DeleteParams::default())
+            .await
+            .map(drop)
     }
 
     /// Writes what differs of one namespace's objects.
@@ -416,22 +418,6 @@ impl HubHostedReconciler {
                 reason,
             },
         );
-    }
-}
-
-fn api_error(
-    verb: &'static str,
-    kind: &str,
-    namespace: &str,
-    name: &str,
-    e: kube::Error,
-) -> WriteError {
-    WriteError::Api {
-        verb,
-        kind: kind.to_string(),
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        source: Box::new(e),
     }
 }
 

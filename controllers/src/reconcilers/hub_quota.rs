@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ResourceQuota, ResourceQuotaSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{Patch, PatchParams};
+use kube::api::PatchParams;
 use kube::runtime::reflector::Store;
 use kube::{Api, Resource, ResourceExt};
 use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
@@ -32,7 +32,7 @@ use update_status_api::crd::{GROUP, labels};
 use crate::metrics::Metrics;
 use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::runtime::writer::{Direct, WriteError, error_reason, field_manager};
 
 /// Reconciler name (field manager `update-status-controller/hub-quota`, metrics label).
 pub const NAME: &str = "hub-quota";
@@ -303,20 +303,14 @@ impl HubQuotaReconciler {
             "metadata": body.metadata,
             "spec": body.spec,
         });
-        api.patch(
-            QUOTA_NAME,
-            &PatchParams::apply(&field_manager(NAME)).force(),
-            &Patch::Apply(&body),
-        )
-        .await
-        .map(drop)
-        .map_err(|e| WriteError::Api {
-            verb: "apply",
-            kind: "ResourceQuota".to_string(),
-            namespace: namespace.to_string(),
-            name: QUOTA_NAME.to_string(),
-            source: Box::new(e),
-        })
+        let direct = Direct {
+            kind: "ResourceQuota",
+            namespace,
+            name: QUOTA_NAME,
+            metrics: &self.metrics,
+        };
+        let params = PatchParams::apply(&field_manager(NAME)).force();
+        direct.apply(&api, &params, &body).await
     }
 
     /// Records the result of applying the quota of `namespace` (`limits`): counts it, and backs
@@ -330,7 +324,6 @@ impl HubQuotaReconciler {
     ) {
         let e = match result {
             Ok(()) => {
-                self.metrics.writes.write("ResourceQuota", "apply");
                 if self.failures.remove(namespace).is_some() {
                     tracing::info!(namespace, "hub quota written after failures");
                 }

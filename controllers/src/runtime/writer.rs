@@ -35,12 +35,14 @@
 //! Files: this one (the [`Writer`], its sync and its state), `writer/policy.rs` (the
 //! [`WritePolicy`] and the [`Local`] one), `writer/compare.rs` (our kinds,
 //! [`StatusObject`], and how an existing object is compared with the desired one),
-//! `writer/apply.rs` (one object's API calls), `writer/pending.rs` (what is remembered of a
+//! `writer/apply.rs` (one object's API calls), `writer/direct.rs` (one write of an object that
+//! is not ours to sync, [`Direct`], counted as the writer counts its own), `writer/pending.rs` (what is remembered of a
 //! write until the cache shows it), `writer/retry.rs` (an object's back-off after a failure),
 //! `writer/outcome.rs` (what a sync reports: [`SyncStats`], [`WriteError`], [`error_reason`]).
 
 mod apply;
 mod compare;
+mod direct;
 mod outcome;
 mod pending;
 mod policy;
@@ -62,6 +64,7 @@ use crate::runtime::existing::{Cached, Existing};
 pub use crate::runtime::refusal::{QUOTA_REQUIRED_POLICY, Refusal, refusal};
 use apply::{Job, execute};
 pub use compare::{StatusObject, field_manager, written_labels};
+pub use direct::Direct;
 pub use outcome::{SyncStats, WriteError, error_reason};
 use pending::{Pending, json_fingerprint, meta_fingerprint};
 pub use policy::{Failed, Local, Reported, WritePolicy};
