@@ -17,10 +17,10 @@ use update_status_api::hosted::HostedCluster;
 
 use super::args::{Args, LogFormat, Mode};
 use crate::cache::insights::{CachedInsight, wholes};
+use crate::cache::prometheus::{PrometheusClient, PrometheusConfig};
 use crate::metrics::Metrics;
 use crate::metrics::server::auth::Authorizer;
 use crate::metrics::server::{self as metrics_server, MetricsServerConfig, Probes};
-use crate::reconcilers::alerts::prometheus::{PrometheusClient, PrometheusConfig};
 use crate::runtime::clock::Clock;
 use crate::runtime::health::Health;
 use crate::runtime::leader::{Elector, Leadership, SHUTDOWN_GRACE};

@@ -9,11 +9,11 @@ use tokio::sync::Notify;
 
 use super::args::Args;
 use super::process::{LoopContext, Setup, Started};
+use crate::cache::prometheus::PrometheusClient;
 use crate::cache::watch::{self, Caches, Routes, Wake};
 use crate::hub_sync::agent_health::AgentHealth;
 use crate::hub_sync::{HubConfig, HubSync, SessionSettings};
 use crate::metrics::Metrics;
-use crate::reconcilers::alerts::prometheus::PrometheusClient;
 use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
 use crate::reconcilers::claims::ClaimsReconciler;
 use crate::reconcilers::context::Context;

@@ -26,7 +26,7 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
-use self::prometheus::{PrometheusClient, PrometheusError};
+use crate::cache::prometheus::{PrometheusClient, PrometheusError};
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::reconcilers::context::Context;
@@ -34,8 +34,6 @@ use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{Desired, WriteError, Writer};
 use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
 use update_status_assess::naming;
-
-pub mod prometheus;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "alerts";
@@ -411,7 +409,7 @@ mod tests {
         let mut p = PollState::default();
         p.succeeded(vec![firing("A", "critical", "2024-01-01T12:30:00Z")]);
         let body = br#"{"status":"success","data":{"alerts":"not-a-list"}}"#;
-        let err = super::prometheus::parse_alerts(url, http::StatusCode::OK, body)
+        let err = crate::cache::prometheus::parse_alerts(url, http::StatusCode::OK, body)
             .expect_err("data.alerts is not a list");
         assert!(matches!(err, PrometheusError::Decode { .. }), "{err}");
         p.malformed(err.to_string(), ts(NOW));

@@ -3,7 +3,7 @@
 //! [`control_plane`] (the ControlPlaneUpdateStatus and the control plane's insights, and the
 //! unreadable inputs' insights), [`worker_pools`] (the WorkerPoolUpdateStatus objects, the
 //! node and pool insights, incrementally), [`alerts`] (Prometheus' firing alerts as health
-//! insights, polled through [`alerts::prometheus`]); [`claims`] (the Open Cluster Management
+//! insights, polled through [`crate::cache::prometheus`]); [`claims`] (the Open Cluster Management
 //! ClusterClaims that feed ACM's upgrade tools, from our status objects); [`estimates`] (the
 //! UpdateHistory: update durations learned by watching, and the remaining-time estimates made
 //! from them); and [`events`], which writes none of our objects: it tells the update's story as
