@@ -10,15 +10,13 @@ use tokio::sync::Notify;
 use tracing::Instrument;
 
 use super::args::Args;
-use super::process::{LoopContext, Started};
-use crate::cache::hosted::{self, HostedRoutes};
+use super::process::{LoopContext, Setup, Started};
+use crate::cache::hosted::{self, HostedCaches, HostedRoutes};
 use crate::cache::watch::{Wake, Watches};
 use crate::hub_sync::hosted::{HostedCredentials, HostedHubSync, watch_addon_secrets};
 use crate::hub_sync::{Credentials, LocalObjects, SessionSettings};
-use crate::metrics::Metrics;
-use crate::reconcilers::events::EventsReconciler;
+use crate::reconcilers::events::{EventsReconciler, Watched};
 use crate::reconcilers::hosted::HostedReconciler;
-use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
 
 /// Whom each hosted watch wakes: every event the hosted reconciler (`reconciler`); those of
@@ -49,13 +47,13 @@ pub fn routes(
 
 /// Starts the hosted watches (tasks of `infra`), waking whom [`routes`] says, and checks the
 /// hub configuration; returns how to start the writers once we lead.
-pub(crate) async fn start(
-    args: &Args,
-    client: &kube::Client,
-    metrics: &Arc<Metrics>,
-    health: &Arc<Health>,
-    infra: &mut Tasks,
-) -> anyhow::Result<Started> {
+pub(crate) async fn start(setup: Setup<'_>, infra: &mut Tasks) -> anyhow::Result<Started> {
+    let Setup {
+        args,
+        client,
+        metrics,
+        health,
+    } = setup;
     let wake = Arc::new(Notify::new());
     let events_wake = Arc::new(Notify::new());
     let hub_wake = args.hub_on().then(|| Arc::new(Notify::new()));
@@ -67,7 +65,51 @@ pub(crate) async fn start(
     );
     // Checked before the reconciler starts (the hub is not contacted yet): an unreadable hub
     // kubeconfig is a configuration error.
-    let credentials = match (&args.hub_kubeconfig, &hub_wake) {
+    let credentials = hub_credentials(args, client, hub_wake.as_ref(), infra)?;
+    let hub = match (credentials, &hub_wake) {
+        (Some(credentials), Some(hub_wake)) => Some(
+            HostedHubSync::new(
+                credentials,
+                caches.hosted_clusters.clone(),
+                LocalObjects::all(
+                    caches.control_plane_statuses.clone(),
+                    caches.worker_pool_statuses.clone(),
+                    caches.insights.clone(),
+                ),
+                hub_wake.clone(),
+                metrics.clone(),
+            )
+            .with_progress(args.hub_include_progress),
+        ),
+        _ => None,
+    };
+    let listed = caches.clone();
+    let insights = caches.insights.clone();
+    let writers = Writers {
+        caches,
+        wake,
+        events_wake,
+        hub_wake,
+        hub,
+    };
+    Ok(Started::new(
+        async move { listed.synced().await },
+        insights,
+        move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
+            writers.start(ctx, args, client)
+        },
+    ))
+}
+
+/// The hub's credentials when the hub sync is on (`hub_wake`): the add-on's rotated Secrets
+/// (`--hub-addon-secrets`, watched by a task of `infra`) or `--hub-kubeconfig` alone.
+fn hub_credentials(
+    args: &Args,
+    client: &kube::Client,
+    hub_wake: Option<&Arc<Notify>>,
+    infra: &mut Tasks,
+) -> anyhow::Result<Option<HostedCredentials>> {
+    Ok(match (&args.hub_kubeconfig, hub_wake) {
         (Some(kubeconfig), Some(hub_wake)) if args.hub_addon_secrets => {
             // The hub the add-on Secrets must name: its server and CA (issue #48 item 14).
             let mut named = Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?;
@@ -88,72 +130,69 @@ pub(crate) async fn start(
             Credentials::from_file(kubeconfig).context("--hub-kubeconfig")?,
         )),
         _ => None,
-    };
-    let hub = match (credentials, &hub_wake) {
-        (Some(credentials), Some(hub_wake)) => Some(
-            HostedHubSync::new(
-                credentials,
-                caches.hosted_clusters.clone(),
-                LocalObjects::all(
-                    caches.control_plane_statuses.clone(),
-                    caches.worker_pool_statuses.clone(),
-                    caches.insights.clone(),
-                ),
-                hub_wake.clone(),
-                metrics.clone(),
-            )
-            .with_progress(args.hub_include_progress),
-        ),
-        _ => None,
-    };
-    let listed = caches.clone();
-    let insights = caches.insights.clone();
-    Ok(Started::new(
-        async move { listed.synced().await },
-        insights,
-        move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
-            let mut writers = Tasks::new();
-            // The update's story as Events regarding the HostedClusters and NodePools.
-            let events = EventsReconciler::new(
-                client.clone(),
-                args.identity(),
-                caches.insights.clone(),
-                caches.control_plane_statuses.clone(),
-                ctx.metrics.clone(),
-            );
-            ctx.spawn(&mut writers, events, &events_wake);
-            let mut reconciler = HostedReconciler::new(client.clone(), caches, ctx.metrics.clone());
-            if args.hosted_kubeconfig_access {
-                reconciler = reconciler.with_guest_access(wake.clone());
+    })
+}
+
+/// What the hosted writers are started from once we lead: the caches, the wake-ups of the
+/// reconciler, the events task and the hub sync, and the hub sync itself (when on).
+struct Writers {
+    caches: HostedCaches,
+    wake: Arc<Notify>,
+    events_wake: Arc<Notify>,
+    hub_wake: Option<Arc<Notify>>,
+    hub: Option<HostedHubSync>,
+}
+
+impl Writers {
+    /// Starts the events task, the hosted reconciler (built from the one
+    /// [`crate::reconcilers::context::Context`]) and the hub sync, and wakes them.
+    fn start(self, ctx: &LoopContext, args: &Args, client: &kube::Client) -> Tasks {
+        let Writers {
+            caches,
+            wake,
+            events_wake,
+            hub_wake,
+            hub,
+        } = self;
+        let mut writers = Tasks::new();
+        // The update's story as Events regarding the HostedClusters and NodePools.
+        let watched = Watched {
+            insights: caches.insights.clone(),
+            statuses: caches.control_plane_statuses.clone(),
+        };
+        let events = EventsReconciler::new(ctx.reconcilers(args, client, watched), args.identity());
+        ctx.spawn(&mut writers, events, &events_wake);
+        let mut reconciler = HostedReconciler::new(ctx.reconcilers(args, client, caches));
+        if args.hosted_kubeconfig_access {
+            reconciler = reconciler.with_guest_access(wake.clone());
+        }
+        ctx.spawn(&mut writers, reconciler, &wake);
+        match hub {
+            Some(hub) => writers.spawn(
+                "hub-sync",
+                hub.with_settings(SessionSettings {
+                    gate: ctx.gate.clone(),
+                    heartbeat: args.hub_heartbeat_interval,
+                })
+                .with_events(client.clone(), args.identity())
+                .run(ctx.stopping.clone())
+                .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
+            ),
+            None => {
+                tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off")
             }
-            ctx.spawn(&mut writers, reconciler, &wake);
-            match hub {
-                Some(hub) => writers.spawn(
-                    "hub-sync",
-                    hub.with_settings(SessionSettings {
-                        gate: ctx.gate.clone(),
-                        heartbeat: args.hub_heartbeat_interval,
-                    })
-                    .with_events(client.clone(), args.identity())
-                    .run(ctx.stopping.clone())
-                    .instrument(tracing::info_span!("hub_sync", mode = "hosted")),
-                ),
-                None => {
-                    tracing::info!("no --hub-kubeconfig or --hub-addon-secrets: hub sync off")
-                }
-            }
-            wake.notify_one();
-            events_wake.notify_one();
-            if let Some(w) = &hub_wake {
-                w.notify_one();
-            }
-            tracing::info!(
-                watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
-                hosted_kubeconfig_access = args.hosted_kubeconfig_access,
-                hub_sync = args.hub_on(),
-                "update-status-controller running in hosted mode"
-            );
-            writers
-        },
-    ))
+        }
+        wake.notify_one();
+        events_wake.notify_one();
+        if let Some(w) = &hub_wake {
+            w.notify_one();
+        }
+        tracing::info!(
+            watch_namespace = args.watch_namespace.as_deref().unwrap_or("(all)"),
+            hosted_kubeconfig_access = args.hosted_kubeconfig_access,
+            hub_sync = args.hub_on(),
+            "update-status-controller running in hosted mode"
+        );
+        writers
+    }
 }

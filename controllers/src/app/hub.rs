@@ -19,7 +19,7 @@ use super::process::{LoopContext, Started};
 use crate::cache::insights::CachedInsight;
 use crate::cache::watch::{Trimmed, Unreadable, Wake, Watches};
 use crate::reconcilers::hub_hosted::{self, HostedCaches, HubHostedReconciler};
-use crate::reconcilers::hub_quota::{self, HubQuotaReconciler, QUOTA_NAME};
+use crate::reconcilers::hub_quota::{self, HubQuotaReconciler, QUOTA_NAME, QuotaCaches};
 use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
 
@@ -77,20 +77,12 @@ pub(crate) fn start(client: &kube::Client, health: &Arc<Health>, infra: &mut Tas
                 insights = limits.insights,
                 "update-status-controller running on the hub: keeping the ResourceQuota {QUOTA_NAME} of every cluster with the add-on"
             );
+            let quotas = ctx.reconcilers(args, client, QuotaCaches { addons, quotas });
+            ctx.spawn(&mut tasks, HubQuotaReconciler::new(quotas, limits), &wake);
+            let hosted = ctx.reconcilers(args, client, hosted);
             ctx.spawn(
                 &mut tasks,
-                HubQuotaReconciler::new(
-                    client.clone(),
-                    addons,
-                    quotas,
-                    limits,
-                    ctx.metrics.clone(),
-                ),
-                &wake,
-            );
-            ctx.spawn(
-                &mut tasks,
-                HubHostedReconciler::new(client.clone(), hosted, limits, ctx.metrics.clone()),
+                HubHostedReconciler::new(hosted, limits),
                 &hosted_wake,
             );
             tasks

@@ -30,7 +30,7 @@ use crate::runtime::health::Health;
 use crate::runtime::leader::{Leadership, LeaseGate};
 use crate::runtime::supervisor::Tasks;
 use process::{
-    LoopContext, Running, count_insights_of, preflight, prometheus_client, serve_endpoints,
+    LoopContext, Running, Setup, count_insights_of, preflight, prometheus_client, serve_endpoints,
     shutdown_signal, supervise, sync_then_lead,
 };
 
@@ -62,24 +62,21 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // The tasks that run whether or not we lead: the HTTP servers and the watches.
     let mut infra = Tasks::new();
     serve_endpoints(&args, reviews, &metrics, &health, &mut infra).await?;
+    let setup = Setup {
+        args: &args,
+        client: &client,
+        metrics: &metrics,
+        health: &health,
+    };
     let started = match args.mode {
-        Mode::Standalone => {
-            standalone::start(&args, &client, &metrics, &health, &mut infra, prometheus).await?
-        }
-        Mode::Hosted => hosted::start(&args, &client, &metrics, &health, &mut infra).await?,
+        Mode::Standalone => standalone::start(setup, &mut infra, prometheus).await?,
+        Mode::Hosted => hosted::start(setup, &mut infra).await?,
         Mode::Hub => hub::start(&client, &health, &mut infra),
     };
     count_insights_of(&metrics, &started.insights);
 
-    let Some(leadership) = sync_then_lead(
-        &args,
-        &client,
-        &health,
-        &mut infra,
-        started.synced,
-        shutdown.as_mut(),
-    )
-    .await?
+    let Some(leadership) =
+        sync_then_lead(&setup, &mut infra, started.synced, shutdown.as_mut()).await?
     else {
         return Ok(());
     };

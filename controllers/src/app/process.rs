@@ -17,15 +17,25 @@ use update_status_api::hosted::HostedCluster;
 
 use super::args::{Args, LogFormat, Mode};
 use crate::cache::insights::{CachedInsight, wholes};
+use crate::cache::prometheus::{PrometheusClient, PrometheusConfig};
 use crate::endpoints::auth::Authorizer;
 use crate::endpoints::{self as metrics_server, MetricsServerConfig, Probes};
 use crate::metrics::Metrics;
-use crate::reconcilers::alerts::prometheus::{PrometheusClient, PrometheusConfig};
 use crate::runtime::clock::Clock;
 use crate::runtime::health::Health;
 use crate::runtime::leader::{Elector, Leadership, SHUTDOWN_GRACE};
 use crate::runtime::runner::{self, Reconcile};
 use crate::runtime::supervisor::{TaskEnded, Tasks};
+
+/// What every mode's start-up reads: the flags, the controller's client, the metrics and the
+/// health checks.
+#[derive(Clone, Copy)]
+pub(crate) struct Setup<'a> {
+    pub args: &'a Args,
+    pub client: &'a kube::Client,
+    pub metrics: &'a Arc<Metrics>,
+    pub health: &'a Arc<Health>,
+}
 
 /// A cache that has listed once (`Err`: its watch ended before).
 pub(crate) type Synced = Pin<
@@ -81,13 +91,17 @@ pub(crate) fn count_insights_of(metrics: &Metrics, insights: &Store<CachedInsigh
 /// election, only the Lease holder writes; losing the Lease stops the process (it is restarted
 /// and campaigns again) so two replicas never write at once.
 pub(crate) async fn sync_then_lead(
-    args: &Args,
-    client: &kube::Client,
-    health: &Health,
+    setup: &Setup<'_>,
     infra: &mut Tasks,
     synced: Synced,
     mut shutdown: Pin<&mut impl Future<Output = ()>>,
 ) -> anyhow::Result<Option<Option<Leadership>>> {
+    let Setup {
+        args,
+        client,
+        health,
+        ..
+    } = *setup;
     tokio::select! {
         synced = synced => synced.context("a watch stopped before its cache listed")?,
         ended = infra.first_ended() => return Err(fatal(health, ended)),
@@ -197,17 +211,37 @@ pub(crate) struct LoopContext {
 }
 
 impl LoopContext {
+    /// The one context the reconcilers are built from ([`crate::reconcilers::context::Context`]):
+    /// writing through `client` (the writers' client, gated by the Lease) into `--namespace`,
+    /// reading `caches`, counting in the process's metrics, labelled with `--cluster-id`.
+    pub fn reconcilers<C>(
+        &self,
+        args: &Args,
+        client: &kube::Client,
+        caches: C,
+    ) -> crate::reconcilers::context::Context<C> {
+        crate::reconcilers::context::Context {
+            client: client.clone(),
+            namespace: args.namespace.clone(),
+            caches,
+            metrics: self.metrics.clone(),
+            cluster_id: args.cluster_id.clone(),
+        }
+    }
+
     /// Runs `r`'s loop as task `reconciler/<name>`, woken by `wake`.
     pub fn spawn<R: Reconcile>(&self, tasks: &mut Tasks, r: R, wake: &Arc<Notify>) {
         tasks.spawn(
             format!("reconciler/{}", R::NAME),
             runner::run(
                 r,
-                self.clock,
-                self.metrics.clone(),
-                wake.clone(),
-                self.stopping.clone(),
-                self.health.heartbeat(R::NAME),
+                runner::Loop {
+                    clock: self.clock,
+                    metrics: self.metrics.clone(),
+                    wake: wake.clone(),
+                    shutdown: self.stopping.clone(),
+                    heartbeat: self.health.heartbeat(R::NAME),
+                },
             ),
         );
     }

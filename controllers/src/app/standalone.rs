@@ -4,23 +4,23 @@
 
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::Context as _;
 use tokio::sync::Notify;
 
 use super::args::Args;
-use super::process::{LoopContext, Started};
+use super::process::{LoopContext, Setup, Started};
+use crate::cache::prometheus::PrometheusClient;
 use crate::cache::watch::{self, Caches, Routes, Wake, Watches};
 use crate::hub_sync::agent_health::AgentHealth;
 use crate::hub_sync::{HubConfig, HubSync, SessionSettings};
 use crate::metrics::Metrics;
-use crate::reconcilers::alerts::prometheus::PrometheusClient;
 use crate::reconcilers::alerts::{self, AlertsReconciler, PollSettings};
 use crate::reconcilers::claims::ClaimsReconciler;
+use crate::reconcilers::context::Context;
 use crate::reconcilers::control_plane::{self, ControlPlaneReconciler};
 use crate::reconcilers::estimates::EstimatesReconciler;
-use crate::reconcilers::events::EventsReconciler;
+use crate::reconcilers::events::{EventsReconciler, Watched};
 use crate::reconcilers::worker_pools::{self, WorkerPoolsReconciler};
-use crate::runtime::health::Health;
 use crate::runtime::supervisor::Tasks;
 
 /// Which tasks to wake.
@@ -45,6 +45,17 @@ pub struct Wakers {
 }
 
 impl Wakers {
+    /// Wakes every task once (their first pass).
+    fn wake_all(&self) {
+        self.control_plane.notify_one();
+        self.worker_pools.notify_one();
+        self.alerts.notify_one();
+        self.hub_sync.notify_one();
+        self.events.notify_one();
+        self.claims.notify_one();
+        self.estimates.notify_one();
+    }
+
     /// Whom each watch wakes. The control-plane reconciler counts the master pool's nodes
     /// itself, so the pools, MachineConfigs and Nodes wake it too. Our own objects wake the
     /// reconciler that wrote them (its name in their `update.openshift.io/reconciler` label),
@@ -88,13 +99,16 @@ impl Wakers {
 /// Starts the standalone watches (tasks of `infra`) and checks the hub configuration; returns
 /// how to start the writers once we lead.
 pub(crate) async fn start(
-    args: &Args,
-    client: &kube::Client,
-    metrics: &Arc<Metrics>,
-    health: &Arc<Health>,
+    setup: Setup<'_>,
     infra: &mut Tasks,
     prometheus: Option<PrometheusClient>,
 ) -> anyhow::Result<Started> {
+    let Setup {
+        args,
+        client,
+        metrics,
+        health,
+    } = setup;
     let wakers = Wakers::default();
     // Progress insights are cached whole only when the hub sync copies them.
     let caches = watch::start(
@@ -106,11 +120,17 @@ pub(crate) async fn start(
     let hub = hub_sync(args, &caches, &wakers, metrics).await?;
     let listed = caches.clone();
     let insights = caches.insights.clone();
+    let writers = Writers {
+        caches,
+        wakers,
+        prometheus,
+        hub,
+    };
     Ok(Started::new(
         async move { listed.synced().await },
         insights,
         move |ctx: &LoopContext, args: &Args, client: &kube::Client| {
-            let tasks = start_writers(args, client, &caches, &wakers, ctx, prometheus, hub);
+            let tasks = writers.start(ctx, args, client);
             tracing::info!(namespace = %args.namespace, "update-status-controller running");
             tasks
         },
@@ -143,103 +163,76 @@ async fn hub_sync(
     Ok(Some(hub))
 }
 
-/// Starts the tasks that write (the reconcilers, the hub sync): they run only while we lead.
-fn start_writers(
-    args: &Args,
-    client: &kube::Client,
-    caches: &Caches,
-    wakers: &Wakers,
-    ctx: &LoopContext,
+/// What the writers are started from once we lead: the caches, whom to wake, the Prometheus
+/// client (`--prometheus-url`) and the hub sync (`--hub-kubeconfig`).
+struct Writers {
+    caches: Caches,
+    wakers: Wakers,
     prometheus: Option<PrometheusClient>,
     hub: Option<HubSync>,
-) -> Tasks {
-    let mut tasks = Tasks::new();
-    let hub = hub.map(|hub| {
-        let prometheus = prometheus
-            .as_ref()
-            .map(|p| (p.base_url().to_string(), ctx.metrics.alert_polls.follow()));
-        hub.with_settings(SessionSettings {
-            gate: ctx.gate.clone(),
-            heartbeat: args.hub_heartbeat_interval,
-        })
-        .with_agent_health(AgentHealth::new(ctx.health.clone(), prometheus))
-    });
-    let cp = ControlPlaneReconciler::new(
-        client.clone(),
-        &args.namespace,
-        caches.clone(),
-        ctx.metrics.clone(),
-        args.cluster_id.clone(),
-    );
-    let wp = WorkerPoolsReconciler::new(
-        client.clone(),
-        &args.namespace,
-        caches.clone(),
-        ctx.metrics.clone(),
-        args.cluster_id.clone(),
-    );
-    let events = EventsReconciler::new(
-        client.clone(),
-        args.identity(),
-        caches.insights.clone(),
-        caches.control_plane_statuses.clone(),
-        ctx.metrics.clone(),
-    );
-    let claims = ClaimsReconciler::new(
-        client.clone(),
-        caches.clone(),
-        ctx.metrics.clone(),
-        wakers.claims.clone(),
-    );
-    let est = EstimatesReconciler::new(
-        client.clone(),
-        &args.namespace,
-        caches.clone(),
-        ctx.metrics.clone(),
-        args.cluster_id.clone(),
-    );
-    // The events task reads its baseline first: what is already there is not told again.
-    ctx.spawn(&mut tasks, events, &wakers.events);
-    ctx.spawn(&mut tasks, cp, &wakers.control_plane);
-    ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
-    ctx.spawn(&mut tasks, claims, &wakers.claims);
-    ctx.spawn(&mut tasks, est, &wakers.estimates);
-    match prometheus {
-        Some(prometheus) => {
-            tracing::info!(
-                url = %prometheus.alerts_url(),
-                interval = ?args.prometheus_interval,
-                proxy = prometheus.proxy().map(ToString::to_string),
-                "alert insights on: polling Prometheus"
-            );
-            let r = AlertsReconciler::new(
-                client.clone(),
-                &args.namespace,
-                caches.clone(),
-                ctx.metrics.clone(),
-                prometheus,
-                PollSettings {
+}
+
+impl Writers {
+    /// Starts the tasks that write (the reconcilers, the hub sync), all built from one
+    /// [`Context`]: they run only while we lead.
+    fn start(self, ctx: &LoopContext, args: &Args, client: &kube::Client) -> Tasks {
+        let Writers {
+            caches,
+            wakers,
+            prometheus,
+            hub,
+        } = self;
+        let mut tasks = Tasks::new();
+        let hub = hub.map(|hub| {
+            let prometheus = prometheus
+                .as_ref()
+                .map(|p| (p.base_url().to_string(), ctx.metrics.alert_polls.follow()));
+            hub.with_settings(SessionSettings {
+                gate: ctx.gate.clone(),
+                heartbeat: args.hub_heartbeat_interval,
+            })
+            .with_agent_health(AgentHealth::new(ctx.health.clone(), prometheus))
+        });
+        let context: Context = ctx.reconcilers(args, client, caches.clone());
+        let watched = Watched {
+            insights: caches.insights.clone(),
+            statuses: caches.control_plane_statuses.clone(),
+        };
+        let events = EventsReconciler::new(context.clone().with_caches(watched), args.identity());
+        // The events task reads its baseline first: what is already there is not told again.
+        ctx.spawn(&mut tasks, events, &wakers.events);
+        let cp = ControlPlaneReconciler::new(context.clone());
+        ctx.spawn(&mut tasks, cp, &wakers.control_plane);
+        let wp = WorkerPoolsReconciler::new(context.clone());
+        ctx.spawn(&mut tasks, wp, &wakers.worker_pools);
+        let claims = ClaimsReconciler::new(context.clone(), wakers.claims.clone());
+        ctx.spawn(&mut tasks, claims, &wakers.claims);
+        let est = EstimatesReconciler::new(context.clone());
+        ctx.spawn(&mut tasks, est, &wakers.estimates);
+        match prometheus {
+            Some(prometheus) => {
+                tracing::info!(
+                    url = %prometheus.alerts_url(),
+                    interval = ?args.prometheus_interval,
+                    proxy = prometheus.proxy().map(ToString::to_string),
+                    "alert insights on: polling Prometheus"
+                );
+                let settings = PollSettings {
                     interval: args.prometheus_interval,
                     max_backoff: alerts::MAX_BACKOFF,
-                },
-                args.cluster_id.clone(),
-            );
-            ctx.spawn(&mut tasks, r, &wakers.alerts);
+                };
+                let r = AlertsReconciler::new(context, prometheus, settings);
+                ctx.spawn(&mut tasks, r, &wakers.alerts);
+            }
+            None => tracing::info!("no --prometheus-url: alert insights off"),
         }
-        None => tracing::info!("no --prometheus-url: alert insights off"),
+        match hub {
+            // Its passes' lines (and its writers' `write` spans) carry the cluster's name: the
+            // `hub_sync{cluster}` span of `HubSync::run`.
+            Some(hub) => tasks.spawn("hub-sync", hub.run(ctx.stopping.clone())),
+            None => tracing::info!("no --hub-kubeconfig: hub sync off"),
+        }
+        wakers.wake_all();
+        tasks
     }
-    match hub {
-        // Its passes' lines (and its writers' `write` spans) carry the cluster's name: the
-        // `hub_sync{cluster}` span of `HubSync::run`.
-        Some(hub) => tasks.spawn("hub-sync", hub.run(ctx.stopping.clone())),
-        None => tracing::info!("no --hub-kubeconfig: hub sync off"),
-    }
-    wakers.control_plane.notify_one();
-    wakers.worker_pools.notify_one();
-    wakers.alerts.notify_one();
-    wakers.hub_sync.notify_one();
-    wakers.events.notify_one();
-    wakers.claims.notify_one();
-    wakers.estimates.notify_one();
-    tasks
 }

@@ -15,5 +15,6 @@ pub mod guest;
 pub mod hosted;
 pub mod insights;
 pub mod nodes;
+pub mod prometheus;
 pub mod readings;
 pub mod watch;

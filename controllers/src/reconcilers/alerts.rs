@@ -26,15 +26,14 @@ use update_status_api::crd::{
 };
 use update_status_api::input::Alert;
 
-use self::prometheus::{PrometheusClient, PrometheusError};
+use crate::cache::prometheus::{PrometheusClient, PrometheusError};
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::runtime::runner::{Reconcile, Scope};
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::{Desired, WriteError, Writer};
 use update_status_assess::compose::{self, AlertsPoll, ExistingInsights, Labels};
 use update_status_assess::naming;
-
-pub mod prometheus;
 
 /// Name of this reconciler (label value and field-manager suffix).
 pub const NAME: &str = "alerts";
@@ -119,23 +118,41 @@ impl PollState {
     }
 }
 
-/// The insights this reconciler wants, complete, in a stable order: the core's
-/// [`compose::alerts_share`] (the update-in-progress gate included) fed from the caches.
+/// What the alerts' insights are made of.
 ///
 /// - `control_plane`: the ControlPlaneUpdateStatus `cluster` (`None`: none yet → nothing); it
 ///   owns the alert insights;
 /// - `existing`: our UpdateInsight cache (alert insights are kept as they are while no poll
 ///   succeeded since the start, and `startedAt` of the unavailable insight survives restarts);
 /// - `prometheus`: the URL polled (for the unavailable insight).
+pub struct AlertsInputs<'a, P> {
+    /// The ControlPlaneUpdateStatus `cluster`.
+    pub control_plane: Option<&'a ControlPlaneUpdateStatus>,
+    /// The WorkerPoolUpdateStatus objects.
+    pub worker_pools: P,
+    /// What the polls of Prometheus found.
+    pub poll: &'a PollState,
+    /// Our UpdateInsights.
+    pub existing: &'a [Arc<UpdateInsight>],
+    /// The URL polled.
+    pub prometheus: &'a str,
+}
+
+/// The insights this reconciler wants, complete, in a stable order: the core's
+/// [`compose::alerts_share`] (the update-in-progress gate included) fed from the caches
+/// (`inputs`).
 pub fn desired_insights<'a>(
-    control_plane: Option<&ControlPlaneUpdateStatus>,
-    worker_pools: impl IntoIterator<Item = &'a WorkerPoolUpdateStatus>,
-    poll: &PollState,
-    existing: &[Arc<UpdateInsight>],
-    prometheus: &str,
+    inputs: AlertsInputs<'a, impl IntoIterator<Item = &'a WorkerPoolUpdateStatus>>,
     base: &Labels,
     now: Timestamp,
 ) -> Vec<Desired<UpdateInsightStatus>> {
+    let AlertsInputs {
+        control_plane,
+        worker_pools,
+        poll,
+        existing,
+        prometheus,
+    } = inputs;
     let ours: Vec<Arc<UpdateInsight>> = existing.iter().filter(|o| is_ours(o)).cloned().collect();
     compose::alerts_share(
         control_plane.and_then(|c| Some((c.status.as_ref()?, compose::owner_of(c)))),
@@ -176,18 +193,17 @@ pub struct AlertsReconciler {
 }
 
 impl AlertsReconciler {
-    /// Creates the reconciler.
-    pub fn new(
-        client: kube::Client,
-        namespace: &str,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        prometheus: PrometheusClient,
-        settings: PollSettings,
-        cluster_id: Option<String>,
-    ) -> Self {
+    /// Creates the reconciler, polling `prometheus` as `settings` say.
+    pub fn new(ctx: Context, prometheus: PrometheusClient, settings: PollSettings) -> Self {
+        let Context {
+            client,
+            namespace,
+            caches,
+            metrics,
+            cluster_id,
+        } = ctx;
         AlertsReconciler {
-            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            insights: Writer::new(client, &namespace, NAME, metrics.clone()),
             caches,
             metrics,
             url: prometheus.base_url().to_string(),
@@ -259,7 +275,7 @@ impl Reconcile for AlertsReconciler {
         }
     }
     /// One pass: polls when due, then writes.
-    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {
         if self.next_poll.is_none_or(|t| Instant::now() >= t) {
             self.poll_prometheus(now).await;
         }
@@ -270,11 +286,13 @@ impl Reconcile for AlertsReconciler {
         let pools = self.caches.worker_pool_statuses.state();
         let existing = self.caches.insights.state();
         let desired = desired_insights(
-            cp.map(|c| c.as_ref()),
-            pools.iter().map(|p| p.as_ref()),
-            &self.poll,
-            &crate::cache::insights::wholes(&existing),
-            &self.url,
+            AlertsInputs {
+                control_plane: cp.map(|c| c.as_ref()),
+                worker_pools: pools.iter().map(|p| p.as_ref()),
+                poll: &self.poll,
+                existing: &crate::cache::insights::wholes(&existing),
+                prometheus: &self.url,
+            },
             &compose::base_labels(self.cluster_id.as_deref()),
             now,
         );
@@ -291,11 +309,7 @@ impl Reconcile for AlertsReconciler {
             t.saturating_duration_since(Instant::now())
         });
         // Or when a refused object's back-off ends, if sooner.
-        Ok(Some(
-            self.insights
-                .retry_in()
-                .map_or(next_poll, |r| r.min(next_poll)),
-        ))
+        Ok(Requeue::After(next_poll).min(self.insights.retry_in().into()))
     }
 }
 
@@ -397,17 +411,19 @@ mod tests {
         let mut p = PollState::default();
         p.succeeded(vec![firing("A", "critical", "2024-01-01T12:30:00Z")]);
         let body = br#"{"status":"success","data":{"alerts":"not-a-list"}}"#;
-        let err = super::prometheus::parse_alerts(url, http::StatusCode::OK, body)
+        let err = crate::cache::prometheus::parse_alerts(url, http::StatusCode::OK, body)
             .expect_err("data.alerts is not a list");
         assert!(matches!(err, PrometheusError::Decode { .. }), "{err}");
         p.malformed(err.to_string(), ts(NOW));
         p.malformed(err.to_string(), ts("2024-01-01T13:05:00Z"));
         let d = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &p,
-            &[],
-            url,
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &p,
+                existing: &[],
+                prometheus: url,
+            },
             &Labels::new(),
             ts(NOW),
         ));
@@ -439,11 +455,13 @@ mod tests {
             firing("Early", "critical", "2024-01-01T11:00:00Z"),
         ]);
         let ok = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &p,
-            &[],
-            url,
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &p,
+                existing: &[],
+                prometheus: url,
+            },
             &Labels::new(),
             ts(NOW),
         ));
@@ -452,11 +470,13 @@ mod tests {
         for i in 1..UNAVAILABLE_AFTER_FAILURES {
             p.failed(format!("refused {i}"), ts(NOW));
             let d = pairs(desired_insights(
-                Some(&cp),
-                [],
-                &p,
-                &[],
-                url,
+                AlertsInputs {
+                    control_plane: Some(&cp),
+                    worker_pools: [],
+                    poll: &p,
+                    existing: &[],
+                    prometheus: url,
+                },
                 &Labels::new(),
                 ts(NOW),
             ));
@@ -464,11 +484,13 @@ mod tests {
         }
         p.failed("refused again".into(), ts("2024-01-01T13:01:00Z"));
         let d = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &p,
-            &[],
-            url,
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &p,
+                existing: &[],
+                prometheus: url,
+            },
             &Labels::new(),
             ts(NOW),
         ));
@@ -493,11 +515,13 @@ mod tests {
         }
         let existing = vec![object(&d[1].0, old)];
         let d2 = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &p,
-            &existing,
-            url,
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &p,
+                existing: &existing,
+                prometheus: url,
+            },
             &Labels::new(),
             ts(NOW),
         ));
@@ -510,11 +534,13 @@ mod tests {
         p.succeeded(vec![]);
         assert!(
             pairs(desired_insights(
-                Some(&cp),
-                [],
-                &p,
-                &[],
-                url,
+                AlertsInputs {
+                    control_plane: Some(&cp),
+                    worker_pools: [],
+                    poll: &p,
+                    existing: &[],
+                    prometheus: url
+                },
                 &Labels::new(),
                 ts(NOW)
             ))
@@ -528,11 +554,13 @@ mod tests {
         let mut p = PollState::default();
         p.succeeded(vec![firing("A", "warning", "2024-01-01T12:30:00Z")]);
         let (name, status) = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &p,
-            &[],
-            "http://p",
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &p,
+                existing: &[],
+                prometheus: "http://p",
+            },
             &Labels::new(),
             ts(NOW),
         ))
@@ -544,11 +572,13 @@ mod tests {
         let mut fresh = PollState::default();
         fresh.failed("refused".into(), ts(NOW));
         let d = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &fresh,
-            &existing,
-            "http://p",
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &fresh,
+                existing: &existing,
+                prometheus: "http://p",
+            },
             &Labels::new(),
             ts(NOW),
         ));
@@ -564,11 +594,13 @@ mod tests {
         }
         assert!(
             pairs(desired_insights(
-                None,
-                [],
-                &p,
-                &[],
-                "http://p",
+                AlertsInputs {
+                    control_plane: None,
+                    worker_pools: [],
+                    poll: &p,
+                    existing: &[],
+                    prometheus: "http://p"
+                },
                 &Labels::new(),
                 ts(NOW)
             ))
@@ -577,11 +609,13 @@ mod tests {
         let idle = cp(false);
         assert!(
             pairs(desired_insights(
-                Some(&idle),
-                [],
-                &p,
-                &[],
-                "http://p",
+                AlertsInputs {
+                    control_plane: Some(&idle),
+                    worker_pools: [],
+                    poll: &p,
+                    existing: &[],
+                    prometheus: "http://p"
+                },
                 &Labels::new(),
                 ts(NOW)
             ))
@@ -599,11 +633,13 @@ mod tests {
         });
         assert_eq!(
             pairs(desired_insights(
-                Some(&idle),
-                [&pool],
-                &p,
-                &[],
-                "http://p",
+                AlertsInputs {
+                    control_plane: Some(&idle),
+                    worker_pools: [&pool],
+                    poll: &p,
+                    existing: &[],
+                    prometheus: "http://p"
+                },
                 &Labels::new(),
                 ts(NOW)
             ))
@@ -621,11 +657,13 @@ mod tests {
         b.labels.insert("pod".into(), "b".into());
         p.succeeded(vec![a.clone(), a, b]);
         let d = pairs(desired_insights(
-            Some(&cp),
-            [],
-            &p,
-            &[],
-            "http://p",
+            AlertsInputs {
+                control_plane: Some(&cp),
+                worker_pools: [],
+                poll: &p,
+                existing: &[],
+                prometheus: "http://p",
+            },
             &Labels::new(),
             ts(NOW),
         ));

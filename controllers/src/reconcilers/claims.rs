@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams, PatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -32,8 +32,9 @@ use update_status_api::crd::labels;
 
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::runtime::runner::Reconcile;
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue};
+use crate::runtime::writer::{Direct, WriteError, field_manager};
 use update_status_assess::claims::{CLAIM_NAMES, Claim, cluster_claims};
 
 /// Name of this reconciler (label value, field-manager suffix, metrics label).
@@ -97,16 +98,12 @@ fn selector() -> String {
 
 impl ClaimsReconciler {
     /// Creates the reconciler; `wake` is its own wake-up (the watch of the claims notifies it).
-    pub fn new(
-        client: kube::Client,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        wake: Arc<Notify>,
-    ) -> Self {
+    /// (ClusterClaims are cluster-scoped: the context's namespace is not used.)
+    pub fn new(ctx: Context, wake: Arc<Notify>) -> Self {
         ClaimsReconciler {
-            api: Api::all(client),
-            caches,
-            metrics,
+            api: Api::all(ctx.client),
+            caches: ctx.caches,
+            metrics: ctx.metrics,
             wake,
             watching: None,
             absent_said: false,
@@ -167,9 +164,43 @@ impl ClaimsReconciler {
             return Ok(());
         }
         let have = lock(&view).claims.clone();
+        let mut first_error = None;
+        let mut writes = self
+            .apply_claims(desired, &have, &view, &mut first_error)
+            .await;
+        writes += self
+            .delete_stale(desired, &have, &view, &mut first_error)
+            .await;
+        if writes > 0 {
+            let said: Vec<String> = desired
+                .iter()
+                .map(|c| format!("{}={}", c.name, c.value))
+                .collect();
+            tracing::info!(reconciler = NAME, writes, claims = %said.join(" "), "cluster claims updated");
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// A direct write of the claim `name` (cluster-scoped), counted as ClusterClaim writes.
+    fn direct<'a>(&'a self, name: &'a str) -> Direct<'a> {
+        Direct {
+            kind: KIND,
+            namespace: "",
+            name,
+            metrics: &self.metrics,
+        }
+    }
+
+    /// Applies the claims of `desired` that differ from `have` (the server's); the writes made.
+    async fn apply_claims(
+        &self,
+        desired: &[Claim],
+        have: &BTreeMap<String, String>,
+        view: &View,
+        first_error: &mut Option<WriteError>,
+    ) -> u32 {
         let params = PatchParams::apply(&field_manager(NAME)).force();
         let mut writes = 0;
-        let mut first_error = None;
         for claim in desired {
             if have.get(claim.name) == Some(&claim.value) {
                 continue;
@@ -186,61 +217,46 @@ impl ClaimsReconciler {
                 },
                 "spec": {"value": claim.value},
             });
-            match self
-                .api
-                .patch(claim.name, &params, &Patch::Apply(&obj))
-                .await
-            {
-                Ok(_) => {
-                    self.metrics.writes.write(KIND, "apply");
+            let direct = self.direct(claim.name);
+            match direct.apply(&self.api, &params, &obj).await {
+                Ok(()) => {
                     writes += 1;
-                    lock(&view)
+                    lock(view)
                         .claims
                         .insert(claim.name.to_string(), claim.value.clone());
                 }
                 Err(e) => {
-                    self.metrics.writes.error(KIND, error_reason(&e));
-                    first_error.get_or_insert(WriteError::Api {
-                        verb: "apply",
-                        kind: KIND.into(),
-                        namespace: String::new(),
-                        name: claim.name.to_string(),
-                        source: Box::new(e),
-                    });
+                    direct.count_failure(&e);
+                    first_error.get_or_insert(e);
                 }
             }
         }
+        writes
+    }
+
+    /// Deletes ours of `have` no longer desired; the deletions made.
+    async fn delete_stale(
+        &self,
+        desired: &[Claim],
+        have: &BTreeMap<String, String>,
+        view: &View,
+        first_error: &mut Option<WriteError>,
+    ) -> u32 {
+        let mut writes = 0;
         for name in stale(have.keys().map(String::as_str), desired) {
-            let name = name.to_string();
-            match self.api.delete(&name, &DeleteParams::default()).await {
-                Ok(_) => {
-                    self.metrics.writes.write(KIND, "delete");
-                    writes += 1;
-                    lock(&view).claims.remove(&name);
-                }
-                Err(kube::Error::Api(s)) if s.code == 404 => {
-                    lock(&view).claims.remove(&name);
+            let direct = self.direct(name);
+            match direct.delete(&self.api, &DeleteParams::default()).await {
+                Ok(deleted) => {
+                    writes += u32::from(deleted);
+                    lock(view).claims.remove(name);
                 }
                 Err(e) => {
-                    self.metrics.writes.error(KIND, error_reason(&e));
-                    first_error.get_or_insert(WriteError::Api {
-                        verb: "delete",
-                        kind: KIND.into(),
-                        namespace: String::new(),
-                        name,
-                        source: Box::new(e),
-                    });
+                    direct.count_failure(&e);
+                    first_error.get_or_insert(e);
                 }
             }
         }
-        if writes > 0 {
-            let said: Vec<String> = desired
-                .iter()
-                .map(|c| format!("{}={}", c.name, c.value))
-                .collect();
-            tracing::info!(reconciler = NAME, writes, claims = %said.join(" "), "cluster claims updated");
-        }
-        first_error.map_or(Ok(()), Err)
+        writes
     }
 }
 
@@ -302,11 +318,11 @@ async fn watch(
 impl Reconcile for ClaimsReconciler {
     const NAME: &'static str = NAME;
     /// One pass.
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         if self.watching.is_none() {
             match self.start_watching().await {
                 Ok(true) => {}
-                Ok(false) => return Ok(Some(RECHECK)),
+                Ok(false) => return Ok(Requeue::After(RECHECK)),
                 Err(e) => {
                     return Err(WriteError::Api {
                         verb: "list",
@@ -333,7 +349,7 @@ impl Reconcile for ClaimsReconciler {
             // The kind went away (the klusterlet was removed): back to looking for it.
             self.watching = None;
         }
-        result.map(|_| None)
+        result.map(|()| Requeue::Never)
     }
 }
 

@@ -18,7 +18,8 @@ use crate::cache::insights::ProgressConditions;
 use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
-use crate::runtime::runner::{Reconcile, Scope};
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
 use crate::runtime::writer::Writer;
 use update_status_assess::compose::{self, ExistingInsights};
 use update_status_assess::{McoImage, control_plane, naming};
@@ -39,16 +40,17 @@ pub struct ControlPlaneReconciler {
 
 impl ControlPlaneReconciler {
     /// Creates the reconciler.
-    pub fn new(
-        client: kube::Client,
-        namespace: &str,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        cluster_id: Option<String>,
-    ) -> Self {
+    pub fn new(ctx: Context) -> Self {
+        let Context {
+            client,
+            namespace,
+            caches,
+            metrics,
+            cluster_id,
+        } = ctx;
         ControlPlaneReconciler {
-            statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
-            insights: Writer::new(client, namespace, NAME, metrics.clone()),
+            statuses: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
+            insights: Writer::new(client, &namespace, NAME, metrics.clone()),
             caches,
             metrics,
             cluster_id,
@@ -92,7 +94,7 @@ impl Reconcile for ControlPlaneReconciler {
     async fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
+    ) -> Result<Requeue, crate::runtime::writer::WriteError> {
         let readings = ClusterReadings::of(&self.caches);
         let nodes = self.caches.nodes.state();
         let inputs = readings.inputs();
@@ -161,8 +163,7 @@ impl Reconcile for ControlPlaneReconciler {
         Ok(
             [requeue, self.statuses.retry_in(), self.insights.retry_in()]
                 .into_iter()
-                .flatten()
-                .min(),
+                .collect(),
         )
     }
 }

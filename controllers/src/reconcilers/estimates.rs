@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 use update_status_api::crd::labels;
@@ -37,8 +37,9 @@ use crate::cache::readings::ClusterReadings;
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
 use crate::metrics::estimates::ScopeSeconds;
-use crate::runtime::runner::{Reconcile, Scope};
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
+use crate::runtime::writer::{Direct, WriteError, field_manager};
 use update_status_assess::estimates::{
     Resume, estimate, estimates_moved, must_write_now, observe_resuming,
 };
@@ -82,16 +83,17 @@ pub struct EstimatesReconciler {
 
 impl EstimatesReconciler {
     /// Creates the reconciler.
-    pub fn new(
-        client: kube::Client,
-        namespace: &str,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        cluster_id: Option<String>,
-    ) -> Self {
+    pub fn new(ctx: Context) -> Self {
+        let Context {
+            client,
+            namespace,
+            caches,
+            metrics,
+            cluster_id,
+        } = ctx;
         EstimatesReconciler {
-            api: Api::namespaced(client, namespace),
-            namespace: namespace.to_string(),
+            api: Api::namespaced(client, &namespace),
+            namespace,
             caches,
             metrics,
             cluster_id,
@@ -154,6 +156,12 @@ impl EstimatesReconciler {
         create: bool,
     ) -> Result<(), WriteError> {
         let params = PatchParams::apply(&field_manager(NAME)).force();
+        let direct = Direct {
+            kind: KIND,
+            namespace: &self.namespace,
+            name: UPDATE_HISTORY_NAME,
+            metrics: &self.metrics,
+        };
         if create {
             let mut l: BTreeMap<String, String> =
                 naming::cluster_labels(self.cluster_id.as_deref());
@@ -168,11 +176,10 @@ impl EstimatesReconciler {
                 "metadata": {"name": UPDATE_HISTORY_NAME, "labels": l},
                 "spec": {},
             });
-            self.api
-                .patch(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
+            direct
+                .apply(&self.api, &params, &obj)
                 .await
-                .map_err(|e| self.count_error("apply", e))?;
-            self.metrics.writes.write(KIND, "apply");
+                .inspect_err(|e| direct.count_failure(e))?;
         }
         let obj = json!({
             "apiVersion": "update.openshift.io/v1alpha1",
@@ -180,17 +187,11 @@ impl EstimatesReconciler {
             "metadata": {"name": UPDATE_HISTORY_NAME},
             "status": status,
         });
-        self.api
-            .patch_status(UPDATE_HISTORY_NAME, &params, &Patch::Apply(&obj))
+        direct
+            .apply_status(&self.api, &params, &obj)
             .await
-            .map_err(|e| self.count_error("apply-status", e))?;
-        self.metrics.writes.write(KIND, "apply-status");
+            .inspect_err(|e| direct.count_failure(e))?;
         Ok(())
-    }
-
-    fn count_error(&self, verb: &'static str, e: kube::Error) -> WriteError {
-        self.metrics.writes.error(KIND, error_reason(&e));
-        self.api_error(verb, e)
     }
 
     /// The metrics of the current estimates at `now` (none while nothing updates).
@@ -241,7 +242,7 @@ impl Reconcile for EstimatesReconciler {
         }
     }
     /// One pass.
-    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {
         let (learned, just_read) = match self.learned.take() {
             Some(l) => (l, false),
             None => match self.load().await? {
@@ -250,7 +251,7 @@ impl Reconcile for EstimatesReconciler {
                     self.written_at = None;
                     (s, true)
                 }
-                None => return Ok(None),
+                None => return Ok(Requeue::Never),
             },
         };
         let nodes = self.caches.nodes.state();
@@ -271,11 +272,9 @@ impl Reconcile for EstimatesReconciler {
         {
             self.export(learned.estimates.as_ref(), now);
             self.learned = Some(learned);
-            return Ok(Some(left));
+            return Ok(Requeue::After(left));
         }
         self.read = Some((key, now));
-        // Time alone moves the estimates: look again by then.
-        let again = |s: &UpdateHistoryStatus| s.estimates.is_some().then_some(REEVALUATE);
         let readings = ClusterReadings::of(&self.caches);
         let inputs = readings.inputs();
         let mut status = learned.clone();
@@ -298,9 +297,21 @@ impl Reconcile for EstimatesReconciler {
             status.estimates = fresh;
         }
         self.export(status.estimates.as_ref(), now);
+        self.settle(status, now).await
+    }
+}
+
+impl EstimatesReconciler {
+    /// Writes the UpdateHistory `status` learned at `now` if it must be (created, changed and
+    /// not coalesced); when to look again.
+    async fn settle(
+        &mut self,
+        mut status: UpdateHistoryStatus,
+        now: Timestamp,
+    ) -> Result<Requeue, WriteError> {
         let create = !self.exists;
         if status == self.written && !create {
-            let next = again(&status);
+            let next = again_after(&status);
             self.learned = Some(status);
             return Ok(next);
         }
@@ -310,7 +321,7 @@ impl Reconcile for EstimatesReconciler {
             && let Some(waited) = waited.filter(|w| *w < COALESCE)
         {
             self.learned = Some(status);
-            return Ok(Some(COALESCE - waited));
+            return Ok(Requeue::After(COALESCE - waited));
         }
         let (old, new) = (self.written.current.as_ref(), status.current.as_ref());
         tracing::debug!(
@@ -341,8 +352,13 @@ impl Reconcile for EstimatesReconciler {
         self.exists = true;
         self.written = status.clone();
         self.written_at = Some(now);
-        let next = again(&status);
+        let next = again_after(&status);
         self.learned = Some(status);
         Ok(next)
     }
+}
+
+/// Time alone moves the estimates: look again by then.
+fn again_after(s: &UpdateHistoryStatus) -> Requeue {
+    s.estimates.is_some().then_some(REEVALUATE).into()
 }

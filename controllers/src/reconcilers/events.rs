@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -35,7 +35,8 @@ use update_status_assess::events::{
 
 use crate::cache::insights::CachedInsight;
 use crate::metrics::Metrics;
-use crate::runtime::runner::Reconcile;
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue};
 use crate::runtime::writer::WriteError;
 
 /// Name of this task (metrics label, health heartbeat).
@@ -76,6 +77,15 @@ impl RateLimit {
     }
 }
 
+/// What the events task reads: the caches of our insights and control-plane statuses.
+#[derive(Clone)]
+pub struct Watched {
+    /// Our UpdateInsights.
+    pub insights: Store<CachedInsight>,
+    /// Our ControlPlaneUpdateStatus objects.
+    pub statuses: Store<ControlPlaneUpdateStatus>,
+}
+
 /// The events task's state.
 pub struct EventsReconciler {
     insights: Store<CachedInsight>,
@@ -89,25 +99,20 @@ pub struct EventsReconciler {
 
 impl EventsReconciler {
     /// Publishes as `instance` (the leader identity), reading our insights and control-plane
-    /// statuses from their caches.
-    pub fn new(
-        client: kube::Client,
-        instance: String,
-        insights: Store<CachedInsight>,
-        statuses: Store<ControlPlaneUpdateStatus>,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// statuses from their caches (`ctx.caches`; Events go to the namespace of the object they
+    /// regard: the context's namespace is not used).
+    pub fn new(ctx: Context<Watched>, instance: String) -> Self {
         let mut r = EventsReconciler {
             recorder: Recorder::new(
-                client,
+                ctx.client,
                 Reporter {
                     controller: REPORTING_CONTROLLER.into(),
                     instance: Some(instance),
                 },
             ),
-            insights,
-            statuses,
-            metrics,
+            insights: ctx.caches.insights,
+            statuses: ctx.caches.statuses,
+            metrics: ctx.metrics,
             last: None,
             limit: RateLimit::new(),
         };
@@ -280,9 +285,9 @@ pub fn reading(
 
 impl Reconcile for EventsReconciler {
     const NAME: &'static str = NAME;
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         self.pass().await;
-        Ok(None)
+        Ok(Requeue::Never)
     }
 }
 
@@ -290,6 +295,7 @@ impl Reconcile for EventsReconciler {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use std::time::Duration;
     use update_status_api::crd::{
         ControlPlaneUpdateStatusStatus, HealthInsight, Impact, ImpactLevel, InsightType,
         ResourceRef, UpdateInsight, UpdateInsightStatus,

@@ -42,12 +42,15 @@ use crate::cache::guest::{GuestView, Guests};
 use crate::cache::hosted::HostedCaches;
 use crate::cache::insights::{CachedInsight, ProgressConditions};
 use crate::metrics::Metrics;
+use crate::reconcilers::context::Context;
 use crate::runtime::existing::Cached;
-use crate::runtime::runner::{RETRY, Reconcile};
+use crate::runtime::runner::{RETRY, Reconcile, Requeue};
 use crate::runtime::writer::{WriteError, Writer};
 use update_status_assess::compose::{DesiredCluster, Existing, ExistingInsights};
 use update_status_assess::control_plane::CONDITION_UPDATING;
-use update_status_assess::hosted::{GuestInputs, HostedInputs, desired_hosted, unreadable};
+use update_status_assess::hosted::{
+    DesiredHosted, GuestInputs, HostedInputs, desired_hosted, unreadable,
+};
 use update_status_assess::insight::UnreadableInput;
 
 /// Name of this reconciler (label value and field-manager suffix).
@@ -74,15 +77,14 @@ impl ClusterWriters {
         Ok(a.writes() + b.writes() + c.writes())
     }
 
-    fn retry_in(&self) -> Option<Duration> {
+    fn retry_in(&self) -> Requeue {
         [
             self.statuses.retry_in(),
             self.pools.retry_in(),
             self.insights.retry_in(),
         ]
         .into_iter()
-        .flatten()
-        .min()
+        .collect()
     }
 }
 
@@ -204,12 +206,13 @@ enum Work<'a> {
 }
 
 impl HostedReconciler {
-    /// Creates the reconciler.
-    pub fn new(client: kube::Client, caches: HostedCaches, metrics: Arc<Metrics>) -> Self {
+    /// Creates the reconciler (each HostedCluster's objects are written into its own
+    /// namespace: the context's is not used).
+    pub fn new(ctx: Context<HostedCaches>) -> Self {
         HostedReconciler {
-            client,
-            caches,
-            metrics,
+            client: ctx.client,
+            caches: ctx.caches,
+            metrics: ctx.metrics,
             writers: HashMap::new(),
             guests: None,
         }
@@ -242,86 +245,19 @@ impl HostedReconciler {
     async fn reconcile_cluster(
         &self,
         hc: &HostedCluster,
-        index: &PassIndex,
-        unreadable_inputs: &[UnreadableInput],
+        pass: &Pass<'_>,
         w: &mut ClusterWriters,
-        now: Timestamp,
-    ) -> Result<Option<Duration>, WriteError> {
+    ) -> Result<Requeue, WriteError> {
         let (ns, name) = (hc.namespace(), hc.name());
         let view = self.guests.as_ref().map(|g| g.view(hc));
-        let (guest, guest_unreachable, recheck, guest_unreadable) = match &view {
-            None => (None, None, None, &[][..]),
+        let guest = match guest_side(view.as_ref()) {
+            Ok(guest) => guest,
             // Connecting: its objects stay as they are until the hosted cluster answers.
-            Some(GuestView::Waiting(d)) => return Ok(Some(*d + Duration::from_millis(100))),
-            Some(GuestView::Ready {
-                cluster_operators,
-                nodes,
-                recheck,
-                unreadable,
-                reported,
-            }) => (
-                Some(GuestInputs {
-                    cluster_operators,
-                    nodes,
-                    reported: *reported,
-                }),
-                None,
-                *recheck,
-                &unreadable[..],
-            ),
-            Some(GuestView::Unreachable(why)) => (None, Some(why.as_str()), None, &[][..]),
+            Err(wait) => return Ok(Requeue::After(wait + Duration::from_millis(100))),
         };
-        let node_pools: Vec<NodePool> = index
-            .node_pools
-            .get(ns)
-            .into_iter()
-            .flatten()
-            .filter(|np| np.spec.cluster_name == name)
-            .map(|np| (**np).clone())
-            .collect();
-        let cp_ns = control_plane_namespace(ns, name);
-        let machines = owned_in_ns(&index.machines, &cp_ns);
-        let machine_sets = owned_in_ns(&index.machine_sets, &cp_ns);
-        let machine_deployments = owned_in_ns(&index.machine_deployments, &cp_ns);
-        let inputs = HostedInputs {
-            hosted_cluster: hc,
-            node_pools: &node_pools,
-            machines: &machines,
-            machine_sets: &machine_sets,
-            machine_deployments: &machine_deployments,
-            guest,
-            guest_unreachable,
-        };
-        let ours = index.ours(ns, name);
-        let projected = ProgressConditions::new(&ours.insights);
-        let existing = Existing {
-            control_plane: ours
-                .cps
-                .iter()
-                .find(|o| o.name_any() == name)
-                .map(|o| o.as_ref()),
-            worker_pools: &ours.pools,
-            insights: ExistingInsights::new(&ours.whole_insights).with_progress(&projected),
-        };
-        let mut desired = desired_hosted(&inputs, &existing, now);
-        desired
-            .cluster
-            .insights
-            .extend(unreadable::unreadable_insights(
-                hc,
-                unreadable_inputs,
-                &existing.insights,
-                now,
-            ));
-        desired
-            .cluster
-            .insights
-            .extend(unreadable::guest_unreadable_insights(
-                hc,
-                guest_unreadable,
-                &existing.insights,
-                now,
-            ));
+        let recheck = guest.recheck;
+        let ours = pass.index.ours(ns, name);
+        let (desired, node_pools) = desired_of(hc, pass, ours, guest);
         publish_metrics(&self.metrics, &format!("{ns}/{name}"), &desired.cluster);
         let writes = w.sync(&desired.cluster, ours).await?;
         if writes > 0 {
@@ -329,7 +265,7 @@ impl HostedReconciler {
                 reconciler = NAME,
                 hosted_cluster = %format!("{ns}/{name}"),
                 writes,
-                node_pools = node_pools.len(),
+                node_pools,
                 insights = desired.cluster.insights.len(),
                 "hosted cluster updated"
             );
@@ -339,7 +275,7 @@ impl HostedReconciler {
             .and_then(|d| Duration::try_from(d).ok())
             .map(|d| d + Duration::from_millis(100));
         let recheck = recheck.map(|d| d + Duration::from_millis(100));
-        Ok([requeue, recheck, w.retry_in()].into_iter().flatten().min())
+        Ok(Requeue::from(requeue).min(recheck.into()).min(w.retry_in()))
     }
 
     /// A HostedCluster that cannot be read (`u`): only the insights of its unreadable inputs
@@ -347,18 +283,16 @@ impl HostedReconciler {
     async fn reconcile_unreadable(
         &self,
         u: &UnreadableInput,
-        index: &PassIndex,
-        unreadable_inputs: &[UnreadableInput],
+        pass: &Pass<'_>,
         w: &mut ClusterWriters,
-        now: Timestamp,
-    ) -> Result<Option<Duration>, WriteError> {
+    ) -> Result<Requeue, WriteError> {
         let (ns, name) = (u.place.namespace.as_deref().unwrap_or_default(), &u.name);
-        let ours = index.ours(ns, name);
+        let ours = pass.index.ours(ns, name);
         let desired = unreadable::desired_unreadable(
             u,
-            unreadable_inputs,
+            pass.unreadable_inputs,
             &ExistingInsights::new(&ours.whole_insights),
-            now,
+            pass.now,
         );
         publish_metrics(&self.metrics, &format!("{ns}/{name}"), &desired.cluster);
         if w.sync(&desired.cluster, ours).await? > 0 {
@@ -370,6 +304,116 @@ impl HostedReconciler {
         }
         Ok(w.retry_in())
     }
+}
+
+/// What every HostedCluster of a pass reads: the caches grouped once, the unreadable inputs,
+/// the pass's instant.
+struct Pass<'a> {
+    index: &'a PassIndex,
+    unreadable_inputs: &'a [UnreadableInput],
+    now: Timestamp,
+}
+
+/// What a HostedCluster's assessment reads of the hosted cluster itself (its guest view).
+struct GuestSide<'v> {
+    guest: Option<GuestInputs<'v>>,
+    unreachable: Option<&'v str>,
+    /// When to look again (a failing guest watch's grace ends then).
+    recheck: Option<Duration>,
+    unreadable: &'v [UnreadableInput],
+}
+
+/// The guest side of a HostedCluster from its guest view (`None`: no guest access);
+/// `Err(wait)`: still connecting, look again within `wait`.
+fn guest_side(view: Option<&GuestView>) -> Result<GuestSide<'_>, Duration> {
+    Ok(match view {
+        None => GuestSide {
+            guest: None,
+            unreachable: None,
+            recheck: None,
+            unreadable: &[],
+        },
+        Some(GuestView::Waiting(d)) => return Err(*d),
+        Some(GuestView::Ready {
+            cluster_operators,
+            nodes,
+            recheck,
+            unreadable,
+            reported,
+        }) => GuestSide {
+            guest: Some(GuestInputs {
+                cluster_operators,
+                nodes,
+                reported: *reported,
+            }),
+            unreachable: None,
+            recheck: *recheck,
+            unreadable: &unreadable[..],
+        },
+        Some(GuestView::Unreachable(why)) => GuestSide {
+            guest: None,
+            unreachable: Some(why.as_str()),
+            recheck: None,
+            unreadable: &[],
+        },
+    })
+}
+
+/// What `hc` wants written (`ours`: its objects in the caches), with the insights of its
+/// unreadable inputs and its guest's; and how many NodePools it has.
+fn desired_of(
+    hc: &HostedCluster,
+    pass: &Pass<'_>,
+    ours: &Ours,
+    guest: GuestSide<'_>,
+) -> (DesiredHosted, usize) {
+    let (ns, name, index, now) = (hc.namespace(), hc.name(), pass.index, pass.now);
+    let node_pools: Vec<NodePool> = index
+        .node_pools
+        .get(ns)
+        .into_iter()
+        .flatten()
+        .filter(|np| np.spec.cluster_name == name)
+        .map(|np| (**np).clone())
+        .collect();
+    let cp_ns = control_plane_namespace(ns, name);
+    let machines = owned_in_ns(&index.machines, &cp_ns);
+    let machine_sets = owned_in_ns(&index.machine_sets, &cp_ns);
+    let machine_deployments = owned_in_ns(&index.machine_deployments, &cp_ns);
+    let inputs = HostedInputs {
+        hosted_cluster: hc,
+        node_pools: &node_pools,
+        machines: &machines,
+        machine_sets: &machine_sets,
+        machine_deployments: &machine_deployments,
+        guest: guest.guest,
+        guest_unreachable: guest.unreachable,
+    };
+    let projected = ProgressConditions::new(&ours.insights);
+    let existing = Existing {
+        control_plane: ours
+            .cps
+            .iter()
+            .find(|o| o.name_any() == name)
+            .map(|o| o.as_ref()),
+        worker_pools: &ours.pools,
+        insights: ExistingInsights::new(&ours.whole_insights).with_progress(&projected),
+    };
+    let mut desired = desired_hosted(&inputs, &existing, now);
+    let insights = &mut desired.cluster.insights;
+    insights.extend(unreadable::unreadable_insights(
+        hc,
+        pass.unreadable_inputs,
+        &existing.insights,
+        now,
+    ));
+    insights.extend(unreadable::guest_unreadable_insights(
+        hc,
+        guest.unreadable,
+        &existing.insights,
+        now,
+    ));
+    (desired, node_pools.len())
 }
 
 /// Publishes one HostedCluster's control-plane and NodePool series (`hosted_cluster`:
@@ -409,33 +453,26 @@ fn publish_metrics(metrics: &Metrics, hosted_cluster: &str, desired: &DesiredClu
     );
 }
 
-/// One piece of a pass with its cluster's writers; gives them back with the result and
-/// whether it was an unreadable HostedCluster's.
+/// What one piece of a pass gives back: its cluster, whether it was an unreadable
+/// HostedCluster's, its writers and its result.
+type Done = (
+    (String, String),
+    bool,
+    ClusterWriters,
+    Result<Requeue, WriteError>,
+);
+
+/// One piece of a pass with its cluster's writers; gives them back with the result.
 async fn run_work(
     this: &HostedReconciler,
     key: (String, String),
     item: Work<'_>,
     mut w: ClusterWriters,
-    index: &PassIndex,
-    unreadable_inputs: &[UnreadableInput],
-    now: Timestamp,
-) -> (
-    (String, String),
-    bool,
-    ClusterWriters,
-    Result<Option<Duration>, WriteError>,
-) {
+    pass: &Pass<'_>,
+) -> Done {
     let (r, unreadable) = match item {
-        Work::Cluster(hc) => (
-            this.reconcile_cluster(hc, index, unreadable_inputs, &mut w, now)
-                .await,
-            false,
-        ),
-        Work::Unreadable(u) => (
-            this.reconcile_unreadable(u, index, unreadable_inputs, &mut w, now)
-                .await,
-            true,
-        ),
+        Work::Cluster(hc) => (this.reconcile_cluster(hc, pass, &mut w).await, false),
+        Work::Unreadable(u) => (this.reconcile_unreadable(u, pass, &mut w).await, true),
     };
     (key, unreadable, w, r)
 }
@@ -444,7 +481,7 @@ impl Reconcile for HostedReconciler {
     const NAME: &'static str = NAME;
     /// One pass over every HostedCluster, [`CLUSTER_CONCURRENCY`]
     /// at a time, each with its own writers.
-    async fn reconcile(&mut self, now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {
         let mut hcs = self.caches.hosted_clusters.state();
         hcs.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
         let unreadable_inputs = self.caches.unreadable.all();
@@ -463,15 +500,33 @@ impl Reconcile for HostedReconciler {
             g.sync(hcs.iter().map(|h| h.as_ref()));
         }
         let index = PassIndex::new(&self.caches);
-        // Each piece of work takes its cluster's writers along and gives them back.
-        let mut writers = std::mem::take(&mut self.writers);
+        let pass = Pass {
+            index: &index,
+            unreadable_inputs: &unreadable_inputs,
+            now,
+        };
+        let work = self.work(&hcs, bad_clusters);
+        let done = run_all(&*self, work, &pass).await;
+        self.settle(done)
+    }
+}
+
+impl HostedReconciler {
+    /// The pass's pieces of work, each with its cluster's writers (taken from `self.writers`:
+    /// those left are of clusters not reconciled this pass, being deleted).
+    fn work<'a>(
+        &mut self,
+        hcs: &'a [Arc<HostedCluster>],
+        bad_clusters: Vec<&'a UnreadableInput>,
+    ) -> Vec<((String, String), Work<'a>, ClusterWriters)> {
         let mut work = Vec::new();
         for u in bad_clusters {
             let key = (
                 u.place.namespace.clone().unwrap_or_default(),
                 u.name.clone(),
             );
-            let w = writers
+            let w = self
+                .writers
                 .remove(&key)
                 .unwrap_or_else(|| self.new_writers(&key.0));
             work.push((key, Work::Unreadable(u), w));
@@ -481,42 +536,18 @@ impl Reconcile for HostedReconciler {
             .filter(|h| h.metadata.deletion_timestamp.is_none())
         {
             let key = (hc.namespace().to_string(), hc.name().to_string());
-            let w = writers
+            let w = self
+                .writers
                 .remove(&key)
                 .unwrap_or_else(|| self.new_writers(&key.0));
             work.push((key, Work::Cluster(hc), w));
         }
-        // [`CLUSTER_CONCURRENCY`] at once, each cluster's future made when its turn comes: made
-        // first, the 1,000 futures of a 1,000-cluster pass took 7 MB of heap at once. (A loop,
-        // not `stream::iter(..).map(..)`: that closure over `Work<'_>` makes the pass future
-        // not `Send`.)
-        let this = &*self;
-        let mut work = work.into_iter();
-        let mut running = futures::stream::FuturesUnordered::new();
-        let mut done = Vec::with_capacity(work.len());
-        loop {
-            while running.len() < CLUSTER_CONCURRENCY {
-                let Some((key, item, w)) = work.next() else {
-                    break;
-                };
-                running.push(run_work(
-                    this,
-                    key,
-                    item,
-                    w,
-                    &index,
-                    &unreadable_inputs,
-                    now,
-                ));
-            }
-            let Some(r) = running.next().await else {
-                break;
-            };
-            done.push(r);
-        }
-        drop(running);
-        // Writers of clusters not reconciled this pass (being deleted) are kept as they were.
-        self.writers = writers;
+        work
+    }
+
+    /// Takes the writers back, drops the series of HostedClusters gone, and makes one result of
+    /// the pieces' (a failed cluster is retried after [`RETRY`], the others go on).
+    fn settle(&mut self, done: Vec<Done>) -> Result<Requeue, WriteError> {
         // The series of HostedClusters gone go with them.
         let live: std::collections::BTreeSet<String> = done
             .iter()
@@ -524,12 +555,12 @@ impl Reconcile for HostedReconciler {
             .chain(self.writers.keys().map(|k| format!("{}/{}", k.0, k.1)))
             .collect();
         self.metrics.update.retain_hosted(&live);
-        let mut next: Option<Duration> = None;
+        let mut next = Requeue::Never;
         let mut first_error = None;
         for (key, unreadable, w, r) in done {
             self.writers.insert(key.clone(), w);
             match r {
-                Ok(n) => next = [next, n].into_iter().flatten().min(),
+                Ok(n) => next = next.min(n),
                 Err(e) => {
                     let hosted_cluster = format!("{}/{}", key.0, key.1);
                     if unreadable {
@@ -537,7 +568,7 @@ impl Reconcile for HostedReconciler {
                     } else {
                         tracing::warn!(reconciler = NAME, %hosted_cluster, error = %e, "writing a hosted cluster's objects failed; the others go on");
                     }
-                    next = [next, Some(RETRY)].into_iter().flatten().min();
+                    next = next.min(Requeue::After(RETRY));
                     first_error.get_or_insert(e);
                 }
             }
@@ -548,4 +579,31 @@ impl Reconcile for HostedReconciler {
             None => Ok(next),
         }
     }
+}
+
+/// Runs `work`, [`CLUSTER_CONCURRENCY`] at once, each cluster's future made when its turn
+/// comes: made first, the 1,000 futures of a 1,000-cluster pass took 7 MB of heap at once. (A
+/// loop, not `stream::iter(..).map(..)`: that closure over `Work<'_>` makes the pass future not
+/// `Send`.)
+async fn run_all(
+    this: &HostedReconciler,
+    work: Vec<((String, String), Work<'_>, ClusterWriters)>,
+    pass: &Pass<'_>,
+) -> Vec<Done> {
+    let mut work = work.into_iter();
+    let mut running = futures::stream::FuturesUnordered::new();
+    let mut done = Vec::with_capacity(work.len());
+    loop {
+        while running.len() < CLUSTER_CONCURRENCY {
+            let Some((key, item, w)) = work.next() else {
+                break;
+            };
+            running.push(run_work(this, key, item, w, pass));
+        }
+        let Some(r) = running.next().await else {
+            break;
+        };
+        done.push(r);
+    }
+    done
 }

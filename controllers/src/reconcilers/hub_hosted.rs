@@ -34,7 +34,7 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ResourceQuota, ResourceQuotaSpec};
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::{Api, Resource, ResourceExt};
 use update_status_api::acm::{
@@ -45,8 +45,9 @@ use update_status_api::crd::labels;
 
 use super::hub_quota::{QUOTA_NAME, QuotaLimits, up_to_date};
 use crate::metrics::Metrics;
-use crate::runtime::runner::Reconcile;
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue};
+use crate::runtime::writer::{Direct, WriteError, error_reason, field_manager};
 
 /// Reconciler name (field manager `update-status-controller/hub-hosted`, the objects' label
 /// `update.openshift.io/reconciler`, metrics label).
@@ -264,18 +265,14 @@ fn live_namespaces(store: &Store<ManagedClusterAddOn>, name: &str) -> BTreeSet<S
 }
 
 impl HubHostedReconciler {
-    /// A reconciler writing through `client`, reading `caches`.
-    pub fn new(
-        client: kube::Client,
-        caches: HostedCaches,
-        limits: QuotaLimits,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// A reconciler writing through the context's client, reading its caches (each object goes
+    /// to its cluster's namespace: the context's is not used), `limits` by default.
+    pub fn new(ctx: Context<HostedCaches>, limits: QuotaLimits) -> Self {
         HubHostedReconciler {
-            client,
-            caches,
+            client: ctx.client,
+            caches: ctx.caches,
             limits,
-            metrics,
+            metrics: ctx.metrics,
             failures: HashMap::new(),
             warned: BTreeMap::new(),
         }
@@ -312,16 +309,15 @@ impl HubHostedReconciler {
         if let Some(m) = body["metadata"].as_object_mut() {
             m.remove("managedFields");
         }
-        api.patch(
+        let params = PatchParams::apply(&field_manager(NAME)).force();
+        let kind = K::kind(&());
+        let direct = Direct {
+            kind: &kind,
+            namespace,
             name,
-            &PatchParams::apply(&field_manager(NAME)).force(),
-            &Patch::Apply(&body),
-        )
-        .await
-        .map(drop)
-        .map_err(|e| api_error("apply", &K::kind(&()), namespace, name, e))?;
-        self.metrics.writes.write(&K::kind(&()), "apply");
-        Ok(())
+            metrics: &self.metrics,
+        };
+        direct.apply(&api, &params, &body).await
     }
 
     async fn delete<K>(&self, namespace: &str, name: &str) -> Result<(), WriteError>
@@ -332,14 +328,17 @@ impl HubHostedReconciler {
             + std::fmt::Debug,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
-        match api.delete(name, &DeleteParams::default()).await {
-            Ok(_) => {
-                self.metrics.writes.write(&K::kind(&()), "delete");
-                Ok(())
-            }
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            Err(e) => Err(api_error("delete", &K::kind(&()), namespace, name, e)),
-        }
+        let kind = K::kind(&());
+        let direct = Direct {
+            kind: &kind,
+            namespace,
+            name,
+            metrics: &self.metrics,
+        };
+        direct
+            .delete(&api, &DeleteParams::default())
+            .await
+            .map(drop)
     }
 
     /// Writes what differs of one namespace's objects.
@@ -422,26 +421,10 @@ impl HubHostedReconciler {
     }
 }
 
-fn api_error(
-    verb: &'static str,
-    kind: &str,
-    namespace: &str,
-    name: &str,
-    e: kube::Error,
-) -> WriteError {
-    WriteError::Api {
-        verb,
-        kind: kind.to_string(),
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        source: Box::new(e),
-    }
-}
-
 impl Reconcile for HubHostedReconciler {
     const NAME: &'static str = NAME;
 
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         let hosting = live_namespaces(&self.caches.hosted_addons, HOSTED_ADDON_NAME);
         let standalone = live_namespaces(&self.caches.addons, ADDON_NAME);
         let mut clusters = self.caches.clusters.state();
@@ -478,7 +461,7 @@ impl Reconcile for HubHostedReconciler {
             .failures
             .values()
             .map(|f| f.retry_at.saturating_duration_since(Instant::now()))
-            .min())
+            .collect())
     }
 }
 

@@ -23,15 +23,16 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ResourceQuota, ResourceQuotaSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{Patch, PatchParams};
+use kube::api::PatchParams;
 use kube::runtime::reflector::Store;
 use kube::{Api, Resource, ResourceExt};
 use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
 use update_status_api::crd::{GROUP, labels};
 
 use crate::metrics::Metrics;
-use crate::runtime::runner::Reconcile;
-use crate::runtime::writer::{WriteError, error_reason, field_manager};
+use crate::reconcilers::context::Context;
+use crate::runtime::runner::{Reconcile, Requeue};
+use crate::runtime::writer::{Direct, WriteError, error_reason, field_manager};
 
 /// Reconciler name (field manager `update-status-controller/hub-quota`, metrics label).
 pub const NAME: &str = "hub-quota";
@@ -238,6 +239,15 @@ struct Failure {
     reason: &'static str,
 }
 
+/// What the quota reconciler reads.
+#[derive(Clone)]
+pub struct QuotaCaches {
+    /// The ManagedClusterAddOns `update-status`.
+    pub addons: Store<ManagedClusterAddOn>,
+    /// Our ResourceQuotas.
+    pub quotas: Store<ResourceQuota>,
+}
+
 /// The reconciler of `--mode=hub` (see the module documentation).
 pub struct HubQuotaReconciler {
     client: kube::Client,
@@ -251,20 +261,16 @@ pub struct HubQuotaReconciler {
 }
 
 impl HubQuotaReconciler {
-    /// A reconciler writing through `client`, reading the add-ons and our quotas from the caches.
-    pub fn new(
-        client: kube::Client,
-        addons: Store<ManagedClusterAddOn>,
-        quotas: Store<ResourceQuota>,
-        limits: QuotaLimits,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// A reconciler writing through the context's client, reading the add-ons and our quotas
+    /// from its caches (each quota goes to its cluster's namespace: the context's is not used),
+    /// `limits` by default.
+    pub fn new(ctx: Context<QuotaCaches>, limits: QuotaLimits) -> Self {
         HubQuotaReconciler {
-            client,
-            addons,
-            quotas,
+            client: ctx.client,
+            addons: ctx.caches.addons,
+            quotas: ctx.caches.quotas,
             limits,
-            metrics,
+            metrics: ctx.metrics,
             failures: HashMap::new(),
             warned: HashMap::new(),
         }
@@ -297,27 +303,78 @@ impl HubQuotaReconciler {
             "metadata": body.metadata,
             "spec": body.spec,
         });
-        api.patch(
-            QUOTA_NAME,
-            &PatchParams::apply(&field_manager(NAME)).force(),
-            &Patch::Apply(&body),
-        )
-        .await
-        .map(drop)
-        .map_err(|e| WriteError::Api {
-            verb: "apply",
-            kind: "ResourceQuota".to_string(),
-            namespace: namespace.to_string(),
-            name: QUOTA_NAME.to_string(),
-            source: Box::new(e),
-        })
+        let direct = Direct {
+            kind: "ResourceQuota",
+            namespace,
+            name: QUOTA_NAME,
+            metrics: &self.metrics,
+        };
+        let params = PatchParams::apply(&field_manager(NAME)).force();
+        direct.apply(&api, &params, &body).await
+    }
+
+    /// Records the result of applying the quota of `namespace` (`limits`): counts it, and backs
+    /// a failure off (warned once per reason).
+    fn applied(
+        &mut self,
+        namespace: &str,
+        limits: QuotaLimits,
+        result: Result<(), WriteError>,
+        now: Instant,
+    ) {
+        let e = match result {
+            Ok(()) => {
+                if self.failures.remove(namespace).is_some() {
+                    tracing::info!(namespace, "hub quota written after failures");
+                }
+                tracing::info!(
+                    namespace,
+                    control_planes = limits.control_planes,
+                    worker_pools = limits.worker_pools,
+                    insights = limits.insights,
+                    "hub quota {QUOTA_NAME} written"
+                );
+                return;
+            }
+            Err(e) => e,
+        };
+        let reason = match &e {
+            WriteError::Api { source, .. } => error_reason(source),
+            _ => "other",
+        };
+        self.metrics.writes.error("ResourceQuota", reason);
+        let count = self
+            .failures
+            .get(namespace)
+            .map_or(1, |f| f.count.saturating_add(1));
+        let wait = crate::runtime::clock::backoff(
+            Duration::from_secs(1),
+            RETRY_CAP,
+            count,
+            crate::runtime::clock::jitter(),
+        );
+        let first = self
+            .failures
+            .get(namespace)
+            .is_none_or(|f| f.reason != reason);
+        if first {
+            tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing the hub quota failed; retrying with back-off (the add-on's agent cannot write its copies there until it exists)");
+        }
+        self.failures.insert(
+            namespace.to_string(),
+            Failure {
+                count,
+                retry_at: now + wait,
+                reason,
+            },
+        );
     }
 }
 
 impl Reconcile for HubQuotaReconciler {
     const NAME: &'static str = NAME;
 
-    async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+    async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
         let cached: HashMap<String, Arc<ResourceQuota>> = self
             .quotas
             .state()
@@ -353,53 +410,8 @@ impl Reconcile for HubQuotaReconciler {
             {
                 continue;
             }
-            match self.apply(&desired, &namespace).await {
-                Ok(()) => {
-                    self.metrics.writes.write("ResourceQuota", "apply");
-                    if self.failures.remove(&namespace).is_some() {
-                        tracing::info!(namespace, "hub quota written after failures");
-                    }
-                    tracing::info!(
-                        namespace,
-                        control_planes = limits.control_planes,
-                        worker_pools = limits.worker_pools,
-                        insights = limits.insights,
-                        "hub quota {QUOTA_NAME} written"
-                    );
-                }
-                Err(e) => {
-                    let reason = match &e {
-                        WriteError::Api { source, .. } => error_reason(source),
-                        _ => "other",
-                    };
-                    self.metrics.writes.error("ResourceQuota", reason);
-                    let count = self
-                        .failures
-                        .get(&namespace)
-                        .map_or(1, |f| f.count.saturating_add(1));
-                    let wait = crate::runtime::clock::backoff(
-                        Duration::from_secs(1),
-                        RETRY_CAP,
-                        count,
-                        crate::runtime::clock::jitter(),
-                    );
-                    let first = self
-                        .failures
-                        .get(&namespace)
-                        .is_none_or(|f| f.reason != reason);
-                    if first {
-                        tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing the hub quota failed; retrying with back-off (the add-on's agent cannot write its copies there until it exists)");
-                    }
-                    self.failures.insert(
-                        namespace.clone(),
-                        Failure {
-                            count,
-                            retry_at: now + wait,
-                            reason,
-                        },
-                    );
-                }
-            }
+            let result = self.apply(&desired, &namespace).await;
+            self.applied(&namespace, limits, result, now);
         }
         self.failures.retain(|ns, _| wanted.contains(ns));
         self.warned.retain(|ns, _| wanted.contains(ns));
@@ -407,7 +419,7 @@ impl Reconcile for HubQuotaReconciler {
             .failures
             .values()
             .map(|f| f.retry_at.saturating_duration_since(Instant::now()))
-            .min())
+            .collect())
     }
 }
 

@@ -22,6 +22,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::reconcilers::context::Context;
 use crate::runtime::existing::Cached;
 use jiff::Timestamp;
 use update_status_api::crd::{
@@ -31,13 +32,15 @@ use update_status_api::crd::{
 use update_status_api::input::{ClusterVersion, MachineConfig, MachineConfigPool};
 
 use crate::cache::drain::DrainLookups;
+use crate::cache::insights::CachedInsight;
 use crate::cache::insights::ProgressConditions;
+use crate::cache::nodes::CompactNode;
 use crate::cache::watch::{Caches, cloned};
 use crate::metrics::Metrics;
-use crate::runtime::runner::{Reconcile, Scope};
-use crate::runtime::writer::{PENDING_TTL, Writer};
+use crate::runtime::runner::{Reconcile, Requeue, Scope};
+use crate::runtime::writer::{Desired, PENDING_TTL, WriteError, Writer};
 use update_status_assess::compose;
-use update_status_assess::incremental::{PoolInputs, WorkerPools};
+use update_status_assess::incremental::{PoolInputs, Update, WorkerPools};
 use update_status_assess::related::{DrainEvidence, drain_blockers};
 
 /// Name of this reconciler (label value and field-manager suffix).
@@ -110,25 +113,19 @@ fn blockers_fingerprint(share: &WorkerPools, evidence: &DrainEvidence) -> u64 {
     h.finish()
 }
 
-fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 impl WorkerPoolsReconciler {
     /// Creates the reconciler.
-    pub fn new(
-        client: kube::Client,
-        namespace: &str,
-        caches: Caches,
-        metrics: Arc<Metrics>,
-        cluster_id: Option<String>,
-    ) -> Self {
+    pub fn new(ctx: Context) -> Self {
+        let Context {
+            client,
+            namespace,
+            caches,
+            metrics,
+            cluster_id,
+        } = ctx;
         WorkerPoolsReconciler {
-            statuses: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
-            insights: Writer::new(client.clone(), namespace, NAME, metrics.clone()),
+            statuses: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
+            insights: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
             drain: DrainLookups::new(client),
             caches,
             metrics,
@@ -174,41 +171,136 @@ impl Reconcile for WorkerPoolsReconciler {
             cluster_id: self.cluster_id.clone(),
         }
     }
-    /// One pass (see the module documentation).
+    /// One pass (see the module documentation): read → assess → drains → throttle → write.
     async fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<Option<Duration>, crate::runtime::writer::WriteError> {
+    ) -> Result<Requeue, crate::runtime::writer::WriteError> {
         let t0 = Instant::now();
-        let cv: Option<ClusterVersion> = self.caches.cluster_version();
-        let pools: Vec<MachineConfigPool> = cloned(&self.caches.pools.state());
-        let mcs: Vec<MachineConfig> = cloned(&self.caches.machine_configs.state());
-        let node_objs = self.caches.nodes.state();
-        let existing_insight_objs = self.caches.insights.state();
-        let existing_status_objs = self.caches.worker_pool_statuses.state();
+        let read = self.read();
+        let update = self.assess(&read, now);
+        let evidence = self.drains(&read).await;
+        let next_change = update
+            .next_change
+            .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
+            .map(|d| d + Duration::from_millis(500));
+        let mut requeue = Requeue::from(next_change).min(self.drain.next_refresh().into());
+        let t_assess = t0.elapsed();
+        if update.aggregated {
+            self.publish_metrics();
+            self.in_sync = None;
+        }
+        let timings = Timings {
+            t0,
+            assess: t_assess,
+            aggregate: t0.elapsed(),
+        };
+        let (statuses, deferred) = self.throttle(&read.statuses);
+        requeue = requeue.min(deferred);
+        let print = fingerprint(&read.insights)
+            ^ fingerprint(&read.statuses).rotate_left(17)
+            ^ blockers_fingerprint(&self.share, &evidence).rotate_left(34);
+        if deferred == Requeue::Never && self.in_sync == Some(print) {
+            tracing::debug!(
+                reconciler = NAME,
+                assess_ms = t_assess.as_secs_f64() * 1e3,
+                total_ms = t0.elapsed().as_secs_f64() * 1e3,
+                "pass: nothing changed"
+            );
+            return Ok(requeue);
+        }
+        let pass = Pass {
+            statuses,
+            evidence,
+            deferred,
+            print,
+            aggregated: update.aggregated,
+            timings,
+        };
+        let next = self.write(&read, pass).await?;
+        Ok(requeue.min(next))
+    }
+}
+
+/// What one pass reads of the caches (snapshots).
+struct Read {
+    cv: Option<ClusterVersion>,
+    pools: Vec<MachineConfigPool>,
+    mcs: Vec<MachineConfig>,
+    nodes: Vec<Arc<CompactNode>>,
+    /// Our insights in the watch cache.
+    insights: Vec<Arc<CachedInsight>>,
+    /// Our pool statuses in the watch cache.
+    statuses: Vec<Arc<WorkerPoolUpdateStatus>>,
+    /// Those of our insights cached whole (the health insights).
+    whole_insights: Vec<Arc<UpdateInsight>>,
+}
+
+/// When a pass's phases ended (for its debug log).
+struct Timings {
+    t0: Instant,
+    assess: Duration,
+    aggregate: Duration,
+}
+
+/// What a pass hands its write phase.
+struct Pass {
+    /// The pool statuses to write, count-only changes held back.
+    statuses: Vec<Desired<WorkerPoolUpdateStatusStatus>>,
+    /// What the failed drains' insights point at.
+    evidence: DrainEvidence,
+    /// When the pool statuses held back are due.
+    deferred: Requeue,
+    /// Fingerprint of our cached objects and the drains' blockers.
+    print: u64,
+    /// The pools were re-aggregated.
+    aggregated: bool,
+    timings: Timings,
+}
+
+impl WorkerPoolsReconciler {
+    /// Reads the caches.
+    fn read(&self) -> Read {
+        let insights = self.caches.insights.state();
+        Read {
+            cv: self.caches.cluster_version(),
+            pools: cloned(&self.caches.pools.state()),
+            mcs: cloned(&self.caches.machine_configs.state()),
+            nodes: self.caches.nodes.state(),
+            whole_insights: crate::cache::insights::wholes(&insights),
+            insights,
+            statuses: self.caches.worker_pool_statuses.state(),
+        }
+    }
+
+    /// Brings the core's share up to date with what was read.
+    fn assess(&mut self, read: &Read, now: Timestamp) -> Update {
         // What the core reads of our insights: those cached whole (the health insights), and
         // the conditions of the projected ones (the transition times carried over).
-        let whole_insights = crate::cache::insights::wholes(&existing_insight_objs);
-        let projected = ProgressConditions::new(&existing_insight_objs);
+        let projected = ProgressConditions::new(&read.insights);
         let existing = compose::Existing {
             control_plane: None,
-            worker_pools: &existing_status_objs,
-            insights: compose::ExistingInsights::new(&whole_insights).with_progress(&projected),
+            worker_pools: &read.statuses,
+            insights: compose::ExistingInsights::new(&read.whole_insights)
+                .with_progress(&projected),
         };
-        let update = self.share.update(
+        self.share.update(
             PoolInputs {
-                cluster_version: cv.as_ref(),
-                pools: &pools,
-                machine_configs: &mcs,
-                nodes: &node_objs,
+                cluster_version: read.cv.as_ref(),
+                pools: &read.pools,
+                machine_configs: &read.mcs,
+                nodes: &read.nodes,
             },
             &existing,
             &compose::base_labels(self.cluster_id.as_deref()),
             now,
-        );
-        // Failed drains whose message names no PodDisruptionBudget: their pods and budgets,
-        // looked up (bounded, only for those nodes); the firing PodDisruptionBudget alerts
-        // from the alerts reconciler's insights.
+        )
+    }
+
+    /// Failed drains whose message names no PodDisruptionBudget: their pods and budgets,
+    /// looked up (bounded, only for those nodes); the firing PodDisruptionBudget alerts from
+    /// the alerts reconciler's insights.
+    async fn drains(&mut self, read: &Read) -> DrainEvidence {
         let lookups: Vec<(String, Vec<(String, String)>)> = self
             .share
             .drain_lookups()
@@ -217,33 +309,25 @@ impl Reconcile for WorkerPoolsReconciler {
         self.drain
             .refresh(lookups.iter().map(|(n, p)| (n.as_str(), p.as_slice())))
             .await;
-        let evidence = self
-            .drain
+        self.drain
             .evidence(update_status_assess::alerts::pdb_alerts_of_insights(
-                whole_insights.iter().filter_map(|o| o.status.as_ref()),
-            ));
-        let blockers = blockers_fingerprint(&self.share, &evidence);
-        let mut requeue = update
-            .next_change
-            .and_then(|t| Duration::try_from(t.duration_since(now)).ok())
-            .map(|d| d + Duration::from_millis(500));
-        requeue = min_duration(requeue, self.drain.next_refresh());
-        let t_assess = t0.elapsed();
-        let aggregated = update.aggregated;
-        if aggregated {
-            self.publish_metrics();
-            self.in_sync = None;
-        }
-        let t_aggregate = t0.elapsed();
+                read.whole_insights.iter().filter_map(|o| o.status.as_ref()),
+            ))
+    }
 
-        // Pool statuses, with count-only changes throttled.
+    /// The pool statuses to write, with count-only changes throttled; when the first one held
+    /// back is due.
+    fn throttle(
+        &mut self,
+        cached: &[Arc<WorkerPoolUpdateStatus>],
+    ) -> (Vec<Desired<WorkerPoolUpdateStatusStatus>>, Requeue) {
         let mut statuses = self.share.statuses().to_vec();
-        let mut deferred: Option<Duration> = None;
+        let mut deferred = Requeue::Never;
         let wanted: HashSet<&str> = statuses.iter().map(|d| d.name.as_str()).collect();
         self.pool_writes
             .retain(|name, _| wanted.contains(name.as_str()));
         for d in &mut statuses {
-            let cached = existing_status_objs
+            let cached = cached
                 .iter()
                 .find(|o| o.metadata.name.as_deref() == Some(d.name.as_str()))
                 .and_then(|o| o.status.as_ref());
@@ -256,7 +340,7 @@ impl Reconcile for WorkerPoolsReconciler {
                     if at.elapsed() < POOL_STATUS_MIN_INTERVAL && counts_only(s, &d.status) =>
                 {
                     let wait = POOL_STATUS_MIN_INTERVAL.saturating_sub(at.elapsed());
-                    deferred = min_duration(deferred, Some(wait + Duration::from_millis(10)));
+                    deferred = deferred.min(Requeue::After(wait + Duration::from_millis(10)));
                     d.status = s.clone();
                 }
                 _ => {
@@ -265,32 +349,24 @@ impl Reconcile for WorkerPoolsReconciler {
                 }
             }
         }
-        requeue = min_duration(requeue, deferred);
+        (statuses, deferred)
+    }
 
-        let print = fingerprint(&existing_insight_objs)
-            ^ fingerprint(&existing_status_objs).rotate_left(17)
-            ^ blockers.rotate_left(34);
-        if deferred.is_none() && self.in_sync == Some(print) {
-            tracing::debug!(
-                reconciler = NAME,
-                assess_ms = t_assess.as_secs_f64() * 1e3,
-                total_ms = t0.elapsed().as_secs_f64() * 1e3,
-                "pass: nothing changed"
-            );
-            return Ok(requeue);
-        }
-        let t_compare = t0.elapsed();
+    /// Writes the insights, then the pool statuses; when to look again for the writer's sake
+    /// (back-offs, writes the cache does not show yet).
+    async fn write(&mut self, read: &Read, pass: Pass) -> Result<Requeue, WriteError> {
+        let t_compare = pass.timings.t0.elapsed();
         // Insights first: a node's own insight is what an event most directly changes.
         // Each sync writes all it can: an object the API server refuses blocks no other one
         // (it is retried after its own back-off, see `writer`).
         let b = self
             .insights
             .sync(
-                self.share.insights(&whole_insights, &evidence),
-                &existing_insight_objs,
+                self.share.insights(&read.whole_insights, &pass.evidence),
+                &read.insights,
             )
             .await;
-        let a = self.statuses.sync(&statuses, &existing_status_objs).await;
+        let a = self.statuses.sync(&pass.statuses, &read.statuses).await;
         let (a, b) = match (a, b) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => {
@@ -299,9 +375,14 @@ impl Reconcile for WorkerPoolsReconciler {
             }
         };
         let writes = a.writes() + b.writes();
+        let Timings {
+            t0,
+            assess: t_assess,
+            aggregate: t_aggregate,
+        } = pass.timings;
         tracing::debug!(
             reconciler = NAME,
-            aggregated,
+            aggregated = pass.aggregated,
             writes,
             assess_ms = t_assess.as_secs_f64() * 1e3,
             aggregate_ms = (t_aggregate - t_assess).as_secs_f64() * 1e3,
@@ -311,12 +392,14 @@ impl Reconcile for WorkerPoolsReconciler {
         );
         let pending = self.statuses.has_pending() || self.insights.has_pending();
         let failing = self.statuses.failing() + self.insights.failing() > 0;
-        self.in_sync = (writes == 0 && deferred.is_none() && !pending && !failing).then_some(print);
-        requeue = min_duration(requeue, self.statuses.retry_in());
-        requeue = min_duration(requeue, self.insights.retry_in());
+        self.in_sync = (writes == 0 && pass.deferred == Requeue::Never && !pending && !failing)
+            .then_some(pass.print);
+        let mut requeue: Requeue = [self.statuses.retry_in(), self.insights.retry_in()]
+            .into_iter()
+            .collect();
         if pending {
             // Check again once our recent writes no longer vouch for the cache.
-            requeue = min_duration(requeue, Some(PENDING_TTL + Duration::from_secs(1)));
+            requeue = requeue.min(Requeue::After(PENDING_TTL + Duration::from_secs(1)));
         }
         if writes > 0 {
             tracing::info!(

@@ -1,7 +1,7 @@
 //! Which failed writes a fleet hub refuses for one object alone (its ResourceQuota is full, an
 //! admission policy or the schema rejects that object), as opposed to failures every other call
 //! would share (unreachable, credentials, RBAC, no namespace): the hub writer
-//! ([`crate::runtime::writer`]) goes on with the other objects after the former and stops the
+//! ([`crate::runtime::hub_writes`]) goes on with the other objects after the former and stops the
 //! pass at the latter.
 
 /// Why the hub refused one object's write, when it refused that object only.

@@ -14,6 +14,7 @@ use tracing::Instrument as _;
 use crate::metrics::Metrics;
 use crate::runtime::clock::Clock;
 use crate::runtime::health::Heartbeat;
+pub use crate::runtime::requeue::Requeue;
 use crate::runtime::writer::WriteError;
 
 /// Longest wait before re-evaluating when only time passes (thresholds are computed exactly;
@@ -47,25 +48,39 @@ pub trait Reconcile: Send + 'static {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> impl Future<Output = Result<Option<Duration>, WriteError>> + Send;
+    ) -> impl Future<Output = Result<Requeue, WriteError>> + Send;
+}
+
+/// What one reconcile loop runs with, besides its reconciler.
+pub struct Loop {
+    /// The clock of the passes (`--assess-at` fixes it).
+    pub clock: Clock,
+    /// Where its passes are counted.
+    pub metrics: Arc<Metrics>,
+    /// Its wake-up: the watches' routes notify it.
+    pub wake: Arc<Notify>,
+    /// Changes when the loop is to stop.
+    pub shutdown: watch::Receiver<bool>,
+    /// Its report to the health checks.
+    pub heartbeat: Heartbeat,
 }
 
 /// Runs `r` until `shutdown` changes.
-pub async fn run<R: Reconcile>(
-    mut r: R,
-    clock: Clock,
-    metrics: Arc<Metrics>,
-    wake: Arc<Notify>,
-    mut shutdown: watch::Receiver<bool>,
-    heartbeat: Heartbeat,
-) {
-    let mut next: Option<Duration> = None;
+pub async fn run<R: Reconcile>(mut r: R, lp: Loop) {
+    let Loop {
+        clock,
+        metrics,
+        wake,
+        mut shutdown,
+        heartbeat,
+    } = lp;
+    let mut next = Requeue::Never;
     // The first pass runs at once: it starts once every cache has listed, so there is no burst
     // of events to collect (at a cold start on 500 nodes the debounce was 6 % of the time to
     // converge).
     let mut first = true;
     loop {
-        let sleep = next.unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
+        let sleep = next.delay().unwrap_or(MAX_REQUEUE).min(MAX_REQUEUE);
         tokio::select! {
             _ = wake.notified() => {}
             _ = tokio::time::sleep(sleep) => {}
@@ -93,7 +108,7 @@ pub async fn run<R: Reconcile>(
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(reconciler = R::NAME, error = %e, "reconcile failed; retrying in {RETRY:?}");
-                Some(RETRY)
+                Requeue::After(RETRY)
             }
         };
     }
@@ -111,9 +126,9 @@ mod tests {
 
     impl Reconcile for Hangs {
         const NAME: &'static str = "hangs";
-        async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
             self.release.notified().await;
-            Ok(None)
+            Ok(Requeue::Never)
         }
     }
 
@@ -122,10 +137,10 @@ mod tests {
 
     impl Reconcile for Records {
         const NAME: &'static str = "records";
-        async fn reconcile(&mut self, _now: Timestamp) -> Result<Option<Duration>, WriteError> {
+        async fn reconcile(&mut self, _now: Timestamp) -> Result<Requeue, WriteError> {
             let mut passes = self.0.lock().unwrap_or_else(|e| e.into_inner());
             passes.push(tokio::time::Instant::now());
-            Ok(None)
+            Ok(Requeue::Never)
         }
     }
 
@@ -137,11 +152,13 @@ mod tests {
         let health = Health::new(Duration::from_secs(60));
         let task = tokio::spawn(run(
             Records(passes.clone()),
-            Clock::Wall,
-            Arc::new(Metrics::new().expect("metrics")),
-            wake.clone(),
-            shutdown,
-            health.heartbeat(Records::NAME),
+            Loop {
+                clock: Clock::Wall,
+                metrics: Arc::new(Metrics::new().expect("metrics")),
+                wake: wake.clone(),
+                shutdown,
+                heartbeat: health.heartbeat(Records::NAME),
+            },
         ));
         let t0 = tokio::time::Instant::now();
         wake.notify_one();
@@ -166,11 +183,13 @@ mod tests {
             Hangs {
                 release: release.clone(),
             },
-            Clock::Wall,
-            metrics,
-            wake.clone(),
-            shutdown,
-            health.heartbeat(Hangs::NAME),
+            Loop {
+                clock: Clock::Wall,
+                metrics,
+                wake: wake.clone(),
+                shutdown,
+                heartbeat: health.heartbeat(Hangs::NAME),
+            },
         ));
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert!(health.live().0, "waiting for work is healthy");

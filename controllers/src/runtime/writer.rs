@@ -6,15 +6,15 @@
 //! owner references) and `.status` are separate API calls (the status subresource), so a new
 //! object costs two writes and a changed one one or two.
 //!
-//! A writer for a fleet hub ([`Writer::for_hub`], used by [`crate::hub_sync`]) counts its writes
-//! apart (`update_status_hub_writes_total`) and stops a pass at the first failed call: an
-//! unreachable hub, a missing namespace or missing permissions would fail every other call too.
-//! Except a call the hub refuses for that object alone ([`refusal`]: its ResourceQuota is full,
-//! an admission policy or the schema rejects it): the other objects are still written and the
-//! stale copies deleted (freeing the quota), an object refused for itself is retried after a
-//! back-off, and once the quota is full no other creation is tried in that pass (the next passes
-//! create one object at a time until the first refusal); the pass then fails with
-//! [`WriteError::Refused`], which the hub sync reports.
+//! What a failed call means for the pass, and where writes are counted, is the writer's
+//! [`WritePolicy`], given by whoever builds it: the writer knows no hub. [`Local`], the
+//! default: every call is the object's own business ([`Failed::Own`]). A policy may also say
+//! that a failure would be shared by every other call ([`Failed::Shared`]: no new call, no
+//! deletion, the pass fails with it), that the object alone was refused ([`Failed::Refused`]:
+//! backed off, the others written) or that no new object fits ([`Failed::NoRoom`]: no other
+//! creation in that pass, the next passes create one object at a time until the first
+//! refusal); a pass with refusals and no other failure fails with [`WriteError::Refused`].
+//! The fleet hub's policy is [`crate::runtime::hub_writes`].
 //!
 //! A local writer writes every object it can: a call refused for one object (a `422`, a
 //! `409`, a `429` the client gave up on...) is counted in `update_status_write_errors_total{kind,
@@ -32,26 +32,31 @@
 //! same content twice. An object deleted behind our back is written again at the next pass once
 //! the cache showed our write; if not yet, a status write answered `404` recreates it at once.
 //!
-//! Files: this one (the [`Writer`], its sync and its state), `writer/compare.rs` (our kinds,
+//! Files: this one (the [`Writer`], its sync and its state), `writer/policy.rs` (the
+//! [`WritePolicy`] and the [`Local`] one), `writer/compare.rs` (our kinds,
 //! [`StatusObject`], and how an existing object is compared with the desired one),
-//! `writer/apply.rs` (one object's API calls), `writer/pending.rs` (what is remembered of a
+//! `writer/apply.rs` (one object's API calls), `writer/direct.rs` (one write of an object that
+//! is not ours to sync, [`Direct`], counted as the writer counts its own), `writer/pending.rs` (what is remembered of a
 //! write until the cache shows it), `writer/retry.rs` (an object's back-off after a failure),
 //! `writer/outcome.rs` (what a sync reports: [`SyncStats`], [`WriteError`], [`error_reason`]).
 
 mod apply;
 mod compare;
+mod direct;
 mod outcome;
 mod pending;
+mod policy;
 mod retry;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kube::Api;
 use kube::api::{DeleteParams, PatchParams};
+use tokio::sync::Semaphore;
 use update_status_api::crd::labels;
 
 use crate::metrics::Metrics;
@@ -59,8 +64,10 @@ use crate::runtime::existing::{Cached, Existing};
 pub use crate::runtime::refusal::{QUOTA_REQUIRED_POLICY, Refusal, refusal};
 use apply::{Job, execute};
 pub use compare::{StatusObject, field_manager, written_labels};
+pub use direct::Direct;
 pub use outcome::{SyncStats, WriteError, error_reason};
 use pending::{Pending, json_fingerprint, meta_fingerprint};
+pub use policy::{Failed, Local, Reported, WritePolicy};
 use retry::{Failure, retry_wait};
 pub use retry::{RETRY_CAP, RETRY_FIRST};
 
@@ -83,16 +90,44 @@ struct Refused<S> {
     status: S,
 }
 
-/// Which API server a writer writes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Target {
-    /// The cluster's own: writes counted in `update_status_api_writes_total`; a failed call
-    /// does not stop the others (one object's problem is not another's).
-    Local,
-    /// A fleet hub: writes counted in `update_status_hub_writes_total`; the first failed call
-    /// stops the pass (the cause is almost always shared: unreachable, forbidden, no
-    /// namespace), and the caller reports it.
-    Hub,
+/// One sync's account, from its jobs to its verdict.
+#[derive(Default)]
+struct Tally {
+    stats: SyncStats,
+    /// The first failed call that is not a refusal of one object.
+    first_error: Option<WriteError>,
+    /// A failure every other call would share ([`Failed::Shared`], or any failed deletion of a
+    /// writer that is not [`Failed::Own`]'s): no new call, no deletion.
+    stopped: bool,
+    /// Objects refused alone ([`Failed::Refused`], [`Failed::NoRoom`]) or not tried for want
+    /// of room, and the first refusal.
+    refused: u32,
+    first_refusal: Option<WriteError>,
+}
+
+/// What the calls of one stream of jobs share while they run.
+struct Gate {
+    /// A call failed for every other ([`Failed::Shared`]): no new call starts.
+    failed: AtomicBool,
+    /// No room for a new object ([`Failed::NoRoom`]): no other creation in this pass.
+    no_room: AtomicBool,
+    /// Creations not tried for want of room.
+    skipped: AtomicU32,
+    /// The last pass found no room: creations go one at a time until the first refusal.
+    creations: Option<Semaphore>,
+    /// The jobs' time writing, summed: over the stream's time, their mean number in flight.
+    busy_ns: AtomicU64,
+}
+
+/// What a stream of jobs did, applied to the writer's state once it is done.
+struct Streamed<S> {
+    outcomes: Vec<(String, Outcome<S>)>,
+    /// The names desired in this pass.
+    wanted: HashSet<String>,
+    /// A call was throttled (`429`): the next sync writes fewer at once.
+    throttled: bool,
+    /// A creation found no room ([`Failed::NoRoom`]).
+    no_room: bool,
 }
 
 /// Writes one kind for one reconciler in one namespace.
@@ -103,18 +138,20 @@ pub struct Writer<K: StatusObject> {
     manager: String,
     pending: HashMap<String, Pending>,
     deleted: HashMap<String, Instant>,
-    /// Objects whose last write failed (local writers; hub writers: objects refused), by name.
+    /// Objects whose last write failed and are backed off, by name.
     failures: HashMap<String, Failure<K::Status>>,
     metrics: Arc<Metrics>,
-    target: Target,
+    /// Where writes are counted and what a failed call means ([`Local`] unless the builder
+    /// says otherwise, [`Writer::with_policy`]).
+    policy: Box<dyn WritePolicy>,
     /// Writes run at once: [`WRITE_CONCURRENCY`], halved after a sync the API server
     /// throttled (a `429` the client's bounded retries gave up on, see [`crate::runtime::client`]),
     /// doubled back after a sync that wrote without (down to one, up to
     /// [`WRITE_CONCURRENCY`]).
     concurrency: usize,
-    /// A hub writer's last pass found the namespace's quota full: the next one creates one
-    /// object at a time until the first refusal (updates and deletes are not held up).
-    quota_was_full: bool,
+    /// The last pass found no room for a new object ([`Failed::NoRoom`]): the next one creates
+    /// one object at a time until the first refusal (updates and deletes are not held up).
+    no_room: bool,
 }
 
 impl<K: StatusObject> Writer<K> {
@@ -125,7 +162,8 @@ impl<K: StatusObject> Writer<K> {
 }
 
 impl<K: StatusObject> Writer<K> {
-    /// A writer for `reconciler`'s objects of kind `K` in `namespace`.
+    /// A writer for `reconciler`'s objects of kind `K` in `namespace`, with the [`Local`]
+    /// policy.
     pub fn new(
         client: kube::Client,
         namespace: &str,
@@ -141,41 +179,27 @@ impl<K: StatusObject> Writer<K> {
             deleted: HashMap::new(),
             failures: HashMap::new(),
             metrics,
-            target: Target::Local,
+            policy: Box::new(Local),
             concurrency: WRITE_CONCURRENCY,
-            quota_was_full: false,
+            no_room: false,
         }
     }
 
-    /// A writer for `reconciler`'s copies of kind `K` in `namespace` on a fleet hub (`client`
-    /// talks to the hub): writes are counted as hub writes, and a pass stops at the first
-    /// failed call, which the caller reports (the writer logs it at debug level only).
-    pub fn for_hub(
-        client: kube::Client,
-        namespace: &str,
-        reconciler: &'static str,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// The same writer with another policy: where it counts its writes and what a failed call
+    /// means for the pass (e.g. [`crate::runtime::hub_writes::HubWrites`]).
+    pub fn with_policy(self, policy: impl WritePolicy) -> Self {
         Writer {
-            target: Target::Hub,
-            ..Writer::new(client, namespace, reconciler, metrics)
+            policy: Box::new(policy),
+            ..self
         }
     }
 
-    /// Counts one write.
-    fn count(&self, kind: &str, verb: &str) {
-        match self.target {
-            Target::Local => self.metrics.writes.write(kind, verb),
-            Target::Hub => self.metrics.hub.write(kind, verb),
-        }
-    }
-
-    /// Records a failed call: a local writer counts it, warns with the object's name and the
-    /// API server's message, and backs that object off; a hub writer's caller reports failures
-    /// itself.
+    /// Records a failed call of verdict `failed`: backs the object off when the verdict says
+    /// so, and lets the policy say it (log, metric).
     fn record_failure(
         &mut self,
         e: &WriteError,
+        failed: Failed,
         what: &str,
         content: Option<(BTreeMap<String, String>, K::Status)>,
     ) {
@@ -183,44 +207,31 @@ impl<K: StatusObject> Writer<K> {
             tracing::warn!(error = %e, "{what} failed");
             return;
         };
-        let hub = self.target == Target::Hub;
-        // A hub writer backs off only an object refused for itself: its content is the problem
-        // (retried at once when it changes). A full quota is paced by the hub sync's back-off
-        // and tried again as soon as a pass runs (space may have been freed meanwhile).
-        if hub && refusal(source) != Some(Refusal::Object) {
-            tracing::debug!(error = %e, "hub {what} failed");
-            return;
+        let kind = K::kind(&());
+        let mut report = Reported {
+            what,
+            error: e,
+            reason: error_reason(source),
+            failed,
+            backoff: None,
+        };
+        if failed.backs_off() {
+            let count = self
+                .failures
+                .get(name)
+                .map_or(1, |f| f.count.saturating_add(1));
+            let wait = retry_wait(count, source);
+            self.failures.insert(
+                name.clone(),
+                Failure {
+                    count,
+                    retry_at: Instant::now() + wait,
+                    content,
+                },
+            );
+            report.backoff = Some((count, wait));
         }
-        let reason = error_reason(source);
-        if !hub {
-            self.metrics.writes.error(K::kind(&()).as_ref(), reason);
-        }
-        let count = self
-            .failures
-            .get(name)
-            .map_or(1, |f| f.count.saturating_add(1));
-        let wait = retry_wait(count, source);
-        self.failures.insert(
-            name.clone(),
-            Failure {
-                count,
-                retry_at: Instant::now() + wait,
-                content,
-            },
-        );
-        if hub {
-            // The hub sync warns once for the pass (thousands of copies may be refused).
-            tracing::debug!(object = %name, reason, failures = count, retry_in_s = wait.as_secs_f64(), error = %e, "hub {what} refused; retried after a back-off");
-            return;
-        }
-        tracing::warn!(
-            object = %name,
-            reason,
-            failures = count,
-            retry_in_s = wait.as_secs_f64(),
-            error = %e,
-            "{what} failed; other objects are written, this one is retried after a back-off"
-        );
+        self.policy.report(&self.metrics, kind.as_ref(), &report);
     }
 
     /// Whether a failed object's back-off still runs at `now` for the same content (a pass
@@ -272,6 +283,10 @@ impl<K: StatusObject> Writer<K> {
     /// unchanged objects stays cheap); the writes run [`WRITE_CONCURRENCY`] at a time (fewer
     /// while the API server throttles, see [`Writer::concurrency`]), each object's status
     /// after its metadata.
+    ///
+    /// Four steps: what is there ([`Writer::ours`]), the jobs planned and written as a stream
+    /// ([`Writer::write_jobs`], then [`Writer::settle`]), the deletions
+    /// ([`Writer::delete_stale`]), the verdict ([`Writer::verdict`]).
     #[tracing::instrument(
         name = "write",
         skip_all,
@@ -288,6 +303,24 @@ impl<K: StatusObject> Writer<K> {
         E: Existing<K::Status>,
     {
         let now = Instant::now();
+        let existing = self.ours(existing, now);
+        let mut tally = Tally::default();
+        let written = self.write_jobs(desired, &existing, now, &mut tally).await;
+        let wanted = self.settle(written, &mut tally);
+        // Failures of objects neither wanted nor there any more are over.
+        self.failures
+            .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
+        self.delete_stale(&existing, &wanted, now, &mut tally).await;
+        self.verdict(tally)
+    }
+
+    /// This reconciler's objects in `existing`, by name, after forgetting the pending writes
+    /// and deletions past their TTL and those the cache shows.
+    fn ours<'e, E: Existing<K::Status>>(
+        &mut self,
+        existing: &'e [Arc<E>],
+        now: Instant,
+    ) -> HashMap<&'e str, &'e E> {
         self.pending
             .retain(|_, p| now.duration_since(p.at) < PENDING_TTL);
         self.deleted
@@ -298,153 +331,140 @@ impl<K: StatusObject> Writer<K> {
             .map(|o| (o.cached_name(), &**o))
             .collect();
         self.forget_confirmed(&existing);
-        let mut stats = SyncStats::default();
-        let mut first_error = None;
-        // Hub writers: the objects the hub refused alone, and the first such refusal.
-        let mut refused = 0u32;
-        let mut first_refusal = None;
-        let mut wanted = HashSet::new();
-        let api = self.api.clone();
+        existing
+    }
+
+    /// Plans the jobs as the writes take them (a job holds copies of its object's labels and
+    /// status: only the jobs in flight exist at once) and writes them `concurrency` at a time
+    /// with no barrier between groups (batches waited for their slowest write: at a cold start
+    /// that idled the API server at every batch's end). Counts the writes in `tally`.
+    async fn write_jobs<I, E>(
+        &self,
+        desired: I,
+        existing: &HashMap<&str, &E>,
+        now: Instant,
+        tally: &mut Tally,
+    ) -> Streamed<K::Status>
+    where
+        I: IntoIterator,
+        I::Item: std::borrow::Borrow<Desired<K::Status>>,
+        E: Existing<K::Status>,
+    {
+        let gate = Gate {
+            failed: AtomicBool::new(false),
+            no_room: AtomicBool::new(false),
+            skipped: AtomicU32::new(0),
+            creations: self.no_room.then(|| Semaphore::new(1)),
+            busy_ns: AtomicU64::new(0),
+        };
+        let (gate, policy) = (&gate, &*self.policy);
         let params = PatchParams::apply(&self.manager).force();
-        // A hub writer starts no new call once one has failed (see [`Target::Hub`]); the jobs
-        // skipped are planned again at the next pass.
-        let stop_on_error = self.target == Target::Hub;
-        let failed = AtomicBool::new(false);
-        let failed = &failed;
-        // The namespace's quota is full: a hub writer tries no other creation in this pass.
-        let quota_full = AtomicBool::new(false);
-        let quota_full = &quota_full;
-        let skipped = std::sync::atomic::AtomicU32::new(0);
-        let skipped = &skipped;
-        let creations = tokio::sync::Semaphore::new(if stop_on_error && self.quota_was_full {
-            1
-        } else {
-            tokio::sync::Semaphore::MAX_PERMITS
-        });
-        let creations = &creations;
-        // The jobs' time writing, summed: over the stream's time, their mean number in flight
-        // (logged at debug level: a stream the API server paces keeps `concurrency` in flight,
-        // one that is not fed fast enough keeps fewer).
-        let busy_ns = AtomicU64::new(0);
-        let busy_ns = &busy_ns;
         let stream_start = Instant::now();
-        let kind = K::kind(&()).to_string();
-        // One stream of jobs, planned as the writes take them (a job holds copies of its
-        // object's labels and status: only the jobs in flight exist at once) and written
-        // `concurrency` at a time with no barrier between groups (batches waited for their
-        // slowest write: at a cold start that idled the API server at every batch's end).
-        // What the writes did is applied to the writer's state once the stream is done.
-        let concurrency = self.concurrency;
+        let mut wanted = HashSet::new();
         let mut unchanged = 0u32;
+        let mut written = Vec::new();
         let mut throttled = false;
-        let mut outcomes: Vec<(String, Outcome<K::Status>)> = Vec::new();
         {
-            let this = &*self;
-            let wanted = &mut wanted;
-            let unchanged = &mut unchanged;
+            let (wanted, unchanged) = (&mut wanted, &mut unchanged);
             let jobs = desired.into_iter().filter_map(|d| {
                 let d = std::borrow::Borrow::borrow(&d);
                 wanted.insert(d.name.clone());
-                if this.backing_off(&d.name, Some(d), now) {
+                if self.backing_off(&d.name, Some(d), now) {
                     return None;
                 }
-                let job = this.plan(d, existing.get(d.name.as_str()).copied());
+                let job = self.plan(d, existing.get(d.name.as_str()).copied());
                 if job.is_none() {
                     *unchanged += 1;
                 }
                 job
             });
             let mut results = futures::stream::iter(jobs)
-                .map(|job| {
-                    let api = api.clone();
-                    let params = params.clone();
-                    async move {
-                        if stop_on_error && failed.load(Ordering::Relaxed) {
-                            return (job, None);
-                        }
-                        // While the quota is full, creations go one at a time: the first refused
-                        // ends them for this pass.
-                        let _permit = match stop_on_error && job.create {
-                            true => creations.acquire().await.ok(),
-                            false => None,
-                        };
-                        if stop_on_error && job.create && quota_full.load(Ordering::Relaxed) {
-                            skipped.fetch_add(1, Ordering::Relaxed);
-                            return (job, None);
-                        }
-                        let t = Instant::now();
-                        let r = execute(&api, &params, &job).await;
-                        let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                        busy_ns.fetch_add(ns, Ordering::Relaxed);
-                        if let Err((_, e)) = &r {
-                            match refusal(e) {
-                                Some(Refusal::QuotaFull) => {
-                                    quota_full.store(true, Ordering::Relaxed)
-                                }
-                                Some(Refusal::Object) => {}
-                                None => failed.store(true, Ordering::Relaxed),
-                            }
-                        }
-                        (job, Some(r))
-                    }
-                })
-                .buffer_unordered(concurrency);
+                .map(|job| run_job(&self.api, params.clone(), job, gate, policy))
+                .buffer_unordered(self.concurrency);
             while let Some((job, result)) = results.next().await {
                 let Some(result) = result else { continue };
-                match result {
-                    Ok(written) => {
-                        if written.meta {
-                            stats.meta_writes += 1;
-                            this.count(&kind, "apply");
-                        }
-                        if job.status_body {
-                            stats.status_writes += 1;
-                            this.count(&kind, "apply-status");
-                        }
-                        let pending = Pending {
-                            resource_version: written.resource_version,
-                            meta: meta_fingerprint(&job.labels, job.owner.as_ref()),
-                            status: json_fingerprint(&job.status),
-                            at: Instant::now(),
-                            meta_written: written.meta,
-                        };
-                        outcomes.push((job.name, Ok(pending)));
-                    }
-                    Err((verb, e)) => {
-                        // A failed status write after a metadata write: the metadata write counts.
-                        if verb == "apply-status" && job.meta {
-                            stats.meta_writes += 1;
-                            this.count(&kind, "apply");
-                        }
-                        throttled |= matches!(&e, kube::Error::Api(s) if s.code == 429);
-                        let refused = Refused {
-                            verb,
-                            error: e,
-                            labels: job.labels,
-                            status: job.status,
-                        };
-                        outcomes.push((job.name, Err(Box::new(refused))));
-                    }
-                }
+                throttled |= matches!(&result, Err((_, kube::Error::Api(s))) if s.code == 429);
+                written.push(self.count_job(job, result, &mut tally.stats));
             }
         }
-        stats.unchanged += unchanged;
-        if !outcomes.is_empty() {
+        tally.stats.unchanged += unchanged;
+        tally.refused += gate.skipped.load(Ordering::Relaxed);
+        if !written.is_empty() {
             let wall = stream_start.elapsed().as_secs_f64();
-            let busy = busy_ns.load(Ordering::Relaxed) as f64 / 1e9;
+            let busy = gate.busy_ns.load(Ordering::Relaxed) as f64 / 1e9;
             tracing::debug!(
-                kind = %kind,
+                kind = %K::kind(&()),
                 reconciler = self.reconciler,
-                objects = outcomes.len(),
-                concurrency,
+                objects = written.len(),
+                concurrency = self.concurrency,
                 wall_ms = wall * 1e3,
                 mean_in_flight = busy / wall.max(1e-9),
-                mean_object_ms = busy * 1e3 / outcomes.len() as f64,
+                mean_object_ms = busy * 1e3 / written.len() as f64,
                 "objects written"
             );
-            self.adapt_concurrency(throttled);
         }
-        for (name, outcome) in outcomes {
+        Streamed {
+            outcomes: written,
+            wanted,
+            throttled,
+            no_room: gate.no_room.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts what one job's calls wrote in `stats` and the metrics; what it did or what
+    /// refused it.
+    fn count_job(
+        &self,
+        job: Job<K::Status>,
+        result: Result<apply::Written, (&'static str, kube::Error)>,
+        stats: &mut SyncStats,
+    ) -> (String, Outcome<K::Status>) {
+        let kind = K::kind(&());
+        match result {
+            Ok(written) => {
+                if written.meta {
+                    stats.meta_writes += 1;
+                    self.policy.count(&self.metrics, kind.as_ref(), "apply");
+                }
+                if job.status_body {
+                    stats.status_writes += 1;
+                    self.policy
+                        .count(&self.metrics, kind.as_ref(), "apply-status");
+                }
+                let pending = Pending {
+                    resource_version: written.resource_version,
+                    meta: meta_fingerprint(&job.labels, job.owner.as_ref()),
+                    status: json_fingerprint(&job.status),
+                    at: Instant::now(),
+                    meta_written: written.meta,
+                };
+                (job.name, Ok(pending))
+            }
+            Err((verb, e)) => {
+                // A failed status write after a metadata write: the metadata write counts.
+                if verb == "apply-status" && job.meta {
+                    stats.meta_writes += 1;
+                    self.policy.count(&self.metrics, kind.as_ref(), "apply");
+                }
+                let refused = Refused {
+                    verb,
+                    error: e,
+                    labels: job.labels,
+                    status: job.status,
+                };
+                (job.name, Err(Box::new(refused)))
+            }
+        }
+    }
+
+    /// Applies what the jobs did to the writer's state (pending writes, back-offs, the
+    /// concurrency, the room for creations) and to `tally`; the names desired.
+    fn settle(&mut self, written: Streamed<K::Status>, tally: &mut Tally) -> HashSet<String> {
+        if !written.outcomes.is_empty() {
+            self.adapt_concurrency(written.throttled);
+        }
+        self.no_room = written.no_room;
+        for (name, outcome) in written.outcomes {
             match outcome {
                 Ok(pending) => {
                     self.failures.remove(&name);
@@ -454,25 +474,39 @@ impl<K: StatusObject> Writer<K> {
                     self.pending.insert(name, pending);
                 }
                 Err(r) => {
-                    let alone = stop_on_error && refusal(&r.error).is_some();
+                    let failed = self.policy.failed(&r.error);
                     let e = self.error(r.verb, &name, r.error);
-                    self.record_failure(&e, "write", Some((r.labels, r.status)));
-                    if alone {
-                        refused += 1;
-                        first_refusal.get_or_insert(e);
-                    } else {
-                        first_error.get_or_insert(e);
+                    self.record_failure(&e, failed, "write", Some((r.labels, r.status)));
+                    match failed {
+                        Failed::Refused | Failed::NoRoom => {
+                            tally.refused += 1;
+                            tally.first_refusal.get_or_insert(e);
+                        }
+                        Failed::Shared => {
+                            tally.stopped = true;
+                            tally.first_error.get_or_insert(e);
+                        }
+                        Failed::Own => {
+                            tally.first_error.get_or_insert(e);
+                        }
                     }
                 }
             }
         }
-        refused += skipped.load(Ordering::Relaxed);
-        self.quota_was_full = quota_full.load(Ordering::Relaxed);
-        // Failures of objects neither wanted nor there any more are over.
-        self.failures
-            .retain(|n, _| wanted.contains(n.as_str()) || existing.contains_key(n.as_str()));
-        for (name, obj) in &existing {
-            if stop_on_error && first_error.is_some() {
+        written.wanted
+    }
+
+    /// Deletes this reconciler's objects no longer wanted (unless deleted lately, backed off or
+    /// being deleted), until a failure stops the pass.
+    async fn delete_stale<E: Existing<K::Status>>(
+        &mut self,
+        existing: &HashMap<&str, &E>,
+        wanted: &HashSet<String>,
+        now: Instant,
+        tally: &mut Tally,
+    ) {
+        for (name, obj) in existing {
+            if tally.stopped {
                 break;
             }
             if wanted.contains(*name)
@@ -485,8 +519,9 @@ impl<K: StatusObject> Writer<K> {
             match self.api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => {
                     self.failures.remove(*name);
-                    stats.deletes += 1;
-                    self.count(K::kind(&()).as_ref(), "delete");
+                    tally.stats.deletes += 1;
+                    self.policy
+                        .count(&self.metrics, K::kind(&()).as_ref(), "delete");
                     self.deleted.insert(name.to_string(), now);
                     self.pending.remove(*name);
                 }
@@ -494,22 +529,28 @@ impl<K: StatusObject> Writer<K> {
                     self.failures.remove(*name);
                 }
                 Err(e) => {
+                    let failed = self.policy.failed(&e);
                     let e = self.error("delete", name, e);
-                    self.record_failure(&e, "delete", None);
-                    first_error.get_or_insert(e);
+                    self.record_failure(&e, failed, "delete", None);
+                    tally.stopped |= failed != Failed::Own;
+                    tally.first_error.get_or_insert(e);
                 }
             }
         }
-        match (first_error, first_refusal) {
+    }
+
+    /// The pass's result: its first error, else its refusals, else what it did.
+    fn verdict(&self, tally: Tally) -> Result<SyncStats, WriteError> {
+        match (tally.first_error, tally.first_refusal) {
             (Some(e), _) => Err(e),
             (None, Some(first)) => Err(WriteError::Refused {
                 kind: K::kind(&()).to_string(),
                 namespace: self.namespace.clone(),
-                refused,
-                stats,
+                refused: tally.refused,
+                stats: tally.stats,
                 first: Box::new(first),
             }),
-            (None, None) => Ok(stats),
+            (None, None) => Ok(tally.stats),
         }
     }
 
@@ -606,6 +647,48 @@ impl<K: StatusObject> Writer<K> {
         })
     }
 }
+
+/// One job's calls, unless the pass stopped or, for a creation, there is no room; tells `gate`
+/// what a failure means for the other calls.
+async fn run_job<K: StatusObject>(
+    api: &Api<K>,
+    params: PatchParams,
+    job: Job<K::Status>,
+    gate: &Gate,
+    policy: &dyn WritePolicy,
+) -> JobResult<K::Status> {
+    if gate.failed.load(Ordering::Relaxed) {
+        return (job, None);
+    }
+    // While there is no room, creations go one at a time: the first refused ends them for this
+    // pass.
+    let _permit = match (&gate.creations, job.create) {
+        (Some(creations), true) => creations.acquire().await.ok(),
+        _ => None,
+    };
+    if job.create && gate.no_room.load(Ordering::Relaxed) {
+        gate.skipped.fetch_add(1, Ordering::Relaxed);
+        return (job, None);
+    }
+    let t = Instant::now();
+    let r = execute(api, &params, &job).await;
+    let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    gate.busy_ns.fetch_add(ns, Ordering::Relaxed);
+    if let Err((_, e)) = &r {
+        match policy.failed(e) {
+            Failed::NoRoom => gate.no_room.store(true, Ordering::Relaxed),
+            Failed::Shared => gate.failed.store(true, Ordering::Relaxed),
+            Failed::Own | Failed::Refused => {}
+        }
+    }
+    (job, Some(r))
+}
+
+/// A job and what its calls did (`None`: not tried).
+type JobResult<S> = (
+    Job<S>,
+    Option<Result<apply::Written, (&'static str, kube::Error)>>,
+);
 
 /// Writes made concurrently by one [`Writer::sync`].
 pub const WRITE_CONCURRENCY: usize = 32;

@@ -1,4 +1,5 @@
-//! A small client of Prometheus' HTTP API (`GET /api/v1/alerts`), for the alerts reconciler.
+//! A small client of Prometheus' HTTP API (`GET /api/v1/alerts`): the firing alerts, an input
+//! polled rather than watched.
 //!
 //! Plain `http://` and `https://` (rustls with the `ring` provider; the CA is the
 //! `--prometheus-ca-file` when given, else the system's roots). The bearer token is read from
