@@ -444,6 +444,12 @@ fn without_tests(text: &str) -> String {
     cut_tests(text, true)
 }
 
+/// `text` (a Rust file) without its comments, strings and `#[cfg(test)]` items: the code that
+/// ships.
+pub fn product_code(text: &str) -> String {
+    cut_tests(&strip(text), false)
+}
+
 /// The lines of `text` (a Rust file) outside its `#[cfg(test)]` items: its code, comments
 /// included, its inline tests aside.
 pub fn code_lines(text: &str) -> usize {

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use xtask::{Crate, code_lines, members, targets};
+use xtask::{Crate, code_lines, members, product_code, targets};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -185,4 +185,46 @@ fn no_file_is_too_long() {
         }
     }
     assert!(long.is_empty(), "files to split:\n{}", long.join("\n"));
+}
+
+/// The crates that are not product code: the e2e tests and bench, the fixtures, these checks.
+const NOT_PRODUCT: &[&str] = &["e2e", "testdata", "xtask"];
+
+/// Issue #50 item 1: `make lint` denies `clippy::too_many_lines` (more than 80) and
+/// `clippy::too_many_arguments` (more than 5, `clippy.toml`) in product code, and no product
+/// code may switch them off: a long function is split into named phases instead.
+#[test]
+fn product_code_never_allows_long_functions() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in members(&root).expect("the workspace's members") {
+        if dir
+            .file_name()
+            .is_some_and(|n| NOT_PRODUCT.iter().any(|p| n == *p))
+        {
+            continue;
+        }
+        rust_files(&dir.join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut allowed = Vec::new();
+    for f in files {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if matches!(name, "tests.rs" | "proptests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let code = product_code(&text);
+        for lint in ["too_many_lines", "too_many_arguments"] {
+            if code.contains(lint) {
+                let rel = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
+                allowed.push(format!("{rel}: clippy::{lint}"));
+            }
+        }
+    }
+    assert!(
+        allowed.is_empty(),
+        "product code switching off a length lint (split the function instead):\n{}",
+        allowed.join("\n")
+    );
 }
