@@ -76,6 +76,30 @@ async fn create_insight(
     Ok(())
 }
 
+/// The row of the cluster in namespace `ns` in `kubectl update-status --fleet -o json`, run as
+/// a user would (the built plugin, the test's kubeconfig).
+fn fleet_row(env: &TestEnv, ns: &str) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+    let bin = update_status_e2e::controller::workspace_bin(
+        "kubectl-update_status",
+        "UPDATE_STATUS_CLI_BIN",
+    );
+    let out = std::process::Command::new(&bin)
+        .args(["--fleet", "-o", "json"])
+        .env("KUBECONFIG", env.kubeconfig_path())
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned().into());
+    }
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    let row = report["clusters"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["cluster"] == ns))
+        .cloned()
+        .ok_or_else(|| format!("no row for {ns}: {report}"))?;
+    Ok(row)
+}
+
 #[tokio::test]
 async fn crds_are_discoverable_in_the_updatestatus_category() -> TestResult {
     let env = TestEnv::new().await?;
@@ -366,26 +390,7 @@ async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult 
     });
     api.patch_status(ns.name(), &pp, &Patch::Apply(status))
         .await?;
-    let bin = update_status_e2e::controller::workspace_bin(
-        "kubectl-update_status",
-        "UPDATE_STATUS_CLI_BIN",
-    );
-    let out = std::process::Command::new(&bin)
-        .args(["--fleet", "-o", "json"])
-        .env("KUBECONFIG", env.kubeconfig_path())
-        .stdin(std::process::Stdio::null())
-        .output()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout)?;
-    let row = report["clusters"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["cluster"] == ns.name()))
-        .cloned()
-        .ok_or_else(|| format!("no row for {}: {report}", ns.name()))?;
+    let row = fleet_row(&env, ns.name())?;
     assert_eq!(row["from"], "4.16.0", "{row}");
     assert_eq!(row["to"], "4.16.1", "{row}");
     assert_eq!(row["assessment"], "Progressing", "{row}");
@@ -435,26 +440,7 @@ async fn the_fleet_counts_by_level_label_and_reads_unlabelled_insights_whole() -
             &Patch::Apply(health_status("Critical", "no label")),
         )
         .await?;
-    let bin = update_status_e2e::controller::workspace_bin(
-        "kubectl-update_status",
-        "UPDATE_STATUS_CLI_BIN",
-    );
-    let out = std::process::Command::new(&bin)
-        .args(["--fleet", "-o", "json"])
-        .env("KUBECONFIG", env.kubeconfig_path())
-        .stdin(std::process::Stdio::null())
-        .output()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout)?;
-    let row = report["clusters"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["cluster"] == ns.name()))
-        .cloned()
-        .ok_or_else(|| format!("no row for {}: {report}", ns.name()))?;
+    let row = fleet_row(&env, ns.name())?;
     let health = &row["health"];
     assert_eq!(
         health["critical"], 1,

@@ -195,21 +195,14 @@ pub struct AlertsReconciler {
 impl AlertsReconciler {
     /// Creates the reconciler, polling `prometheus` as `settings` say.
     pub fn new(ctx: Context, prometheus: PrometheusClient, settings: PollSettings) -> Self {
-        let Context {
-            client,
-            namespace,
-            caches,
-            metrics,
-            cluster_id,
-        } = ctx;
         AlertsReconciler {
-            insights: Writer::new(client, &namespace, NAME, metrics.clone()),
-            caches,
-            metrics,
+            insights: ctx.writer(NAME),
+            caches: ctx.caches,
+            metrics: ctx.metrics,
             url: prometheus.base_url().to_string(),
             prometheus,
             settings,
-            cluster_id,
+            cluster_id: ctx.cluster_id,
             poll: PollState::default(),
             next_poll: None,
         }

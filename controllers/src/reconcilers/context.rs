@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::cache::watch::Caches;
 use crate::metrics::Metrics;
+use crate::runtime::writer::{StatusObject, Writer};
 
 /// What the reconcilers of one process are built from, made once by the start-up and cloned
 /// into each `new` (cheap: a client, reflector stores and `Arc`s). `C`: the caches of the mode
@@ -25,6 +26,16 @@ pub struct Context<C = Caches> {
 }
 
 impl<C> Context<C> {
+    /// A writer of `K` in the context's namespace for the reconciler `name`.
+    pub fn writer<K: StatusObject>(&self, name: &'static str) -> Writer<K> {
+        Writer::new(
+            self.client.clone(),
+            &self.namespace,
+            name,
+            self.metrics.clone(),
+        )
+    }
+
     /// The same context with other caches.
     pub fn with_caches<D>(self, caches: D) -> Context<D> {
         Context {

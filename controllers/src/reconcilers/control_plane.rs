@@ -41,19 +41,12 @@ pub struct ControlPlaneReconciler {
 impl ControlPlaneReconciler {
     /// Creates the reconciler.
     pub fn new(ctx: Context) -> Self {
-        let Context {
-            client,
-            namespace,
-            caches,
-            metrics,
-            cluster_id,
-        } = ctx;
         ControlPlaneReconciler {
-            statuses: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
-            insights: Writer::new(client, &namespace, NAME, metrics.clone()),
-            caches,
-            metrics,
-            cluster_id,
+            statuses: ctx.writer(NAME),
+            insights: ctx.writer(NAME),
+            caches: ctx.caches,
+            metrics: ctx.metrics,
+            cluster_id: ctx.cluster_id,
             mco_absent: None,
         }
     }

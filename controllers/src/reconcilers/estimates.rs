@@ -84,19 +84,12 @@ pub struct EstimatesReconciler {
 impl EstimatesReconciler {
     /// Creates the reconciler.
     pub fn new(ctx: Context) -> Self {
-        let Context {
-            client,
-            namespace,
-            caches,
-            metrics,
-            cluster_id,
-        } = ctx;
         EstimatesReconciler {
-            api: Api::namespaced(client, &namespace),
-            namespace,
-            caches,
-            metrics,
-            cluster_id,
+            api: Api::namespaced(ctx.client, &ctx.namespace),
+            namespace: ctx.namespace,
+            caches: ctx.caches,
+            metrics: ctx.metrics,
+            cluster_id: ctx.cluster_id,
             learned: None,
             written: UpdateHistoryStatus::default(),
             written_at: None,

@@ -116,20 +116,13 @@ fn blockers_fingerprint(share: &WorkerPools, evidence: &DrainEvidence) -> u64 {
 impl WorkerPoolsReconciler {
     /// Creates the reconciler.
     pub fn new(ctx: Context) -> Self {
-        let Context {
-            client,
-            namespace,
-            caches,
-            metrics,
-            cluster_id,
-        } = ctx;
         WorkerPoolsReconciler {
-            statuses: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
-            insights: Writer::new(client.clone(), &namespace, NAME, metrics.clone()),
-            drain: DrainLookups::new(client),
-            caches,
-            metrics,
-            cluster_id,
+            statuses: ctx.writer(NAME),
+            insights: ctx.writer(NAME),
+            drain: DrainLookups::new(ctx.client),
+            caches: ctx.caches,
+            metrics: ctx.metrics,
+            cluster_id: ctx.cluster_id,
             share: WorkerPools::default(),
             in_sync: None,
             pool_writes: HashMap::new(),
