@@ -363,6 +363,23 @@ mod tests {
         d.into_iter().map(|d| (d.name, d.status)).collect()
     }
 
+    /// The insights desired at `NOW`, without base labels, of a cluster without worker pools.
+    fn desired_now<'a>(
+        control_plane: Option<&'a ControlPlaneUpdateStatus>,
+        poll: &'a PollState,
+        existing: &'a [Arc<UpdateInsight>],
+        prometheus: &'a str,
+    ) -> Vec<(String, UpdateInsightStatus)> {
+        let inputs = AlertsInputs {
+            control_plane,
+            worker_pools: [],
+            poll,
+            existing,
+            prometheus,
+        };
+        pairs(desired_insights(inputs, &Labels::new(), ts(NOW)))
+    }
+
     fn sources(d: &[(String, UpdateInsightStatus)]) -> Vec<(&str, &str, ImpactLevel)> {
         d.iter()
             .map(|(_, s)| {
@@ -409,17 +426,7 @@ mod tests {
         assert!(matches!(err, PrometheusError::Decode { .. }), "{err}");
         p.malformed(err.to_string(), ts(NOW));
         p.malformed(err.to_string(), ts("2024-01-01T13:05:00Z"));
-        let d = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &p,
-                existing: &[],
-                prometheus: url,
-            },
-            &Labels::new(),
-            ts(NOW),
-        ));
+        let d = desired_now(Some(&cp), &p, &[], url);
         assert_eq!(
             sources(&d),
             [("thanos:9091", "AlertsMalformed", ImpactLevel::Info)],
@@ -447,46 +454,16 @@ mod tests {
             firing("A", "critical", "2024-01-01T12:30:00Z"),
             firing("Early", "critical", "2024-01-01T11:00:00Z"),
         ]);
-        let ok = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &p,
-                existing: &[],
-                prometheus: url,
-            },
-            &Labels::new(),
-            ts(NOW),
-        ));
+        let ok = desired_now(Some(&cp), &p, &[], url);
         assert_eq!(sources(&ok), [("A", "Alert", ImpactLevel::Critical)]);
 
         for i in 1..UNAVAILABLE_AFTER_FAILURES {
             p.failed(format!("refused {i}"), ts(NOW));
-            let d = pairs(desired_insights(
-                AlertsInputs {
-                    control_plane: Some(&cp),
-                    worker_pools: [],
-                    poll: &p,
-                    existing: &[],
-                    prometheus: url,
-                },
-                &Labels::new(),
-                ts(NOW),
-            ));
+            let d = desired_now(Some(&cp), &p, &[], url);
             assert_eq!(d, ok, "within the grace period nothing changes");
         }
         p.failed("refused again".into(), ts("2024-01-01T13:01:00Z"));
-        let d = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &p,
-                existing: &[],
-                prometheus: url,
-            },
-            &Labels::new(),
-            ts(NOW),
-        ));
+        let d = desired_now(Some(&cp), &p, &[], url);
         assert_eq!(
             sources(&d),
             [
@@ -507,17 +484,7 @@ mod tests {
             h.started_at = Some(ts(START));
         }
         let existing = vec![object(&d[1].0, old)];
-        let d2 = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &p,
-                existing: &existing,
-                prometheus: url,
-            },
-            &Labels::new(),
-            ts(NOW),
-        ));
+        let d2 = desired_now(Some(&cp), &p, &existing, url);
         assert_eq!(
             d2[1].1.health.as_ref().and_then(|h| h.started_at),
             Some(ts(START))
@@ -525,20 +492,7 @@ mod tests {
 
         // Prometheus answers again: the unavailable insight goes, the answer counts.
         p.succeeded(vec![]);
-        assert!(
-            pairs(desired_insights(
-                AlertsInputs {
-                    control_plane: Some(&cp),
-                    worker_pools: [],
-                    poll: &p,
-                    existing: &[],
-                    prometheus: url
-                },
-                &Labels::new(),
-                ts(NOW)
-            ))
-            .is_empty()
-        );
+        assert!(desired_now(Some(&cp), &p, &[], url).is_empty());
     }
 
     #[test]
@@ -546,35 +500,15 @@ mod tests {
         let cp = cp(true);
         let mut p = PollState::default();
         p.succeeded(vec![firing("A", "warning", "2024-01-01T12:30:00Z")]);
-        let (name, status) = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &p,
-                existing: &[],
-                prometheus: "http://p",
-            },
-            &Labels::new(),
-            ts(NOW),
-        ))
-        .into_iter()
-        .next()
-        .expect("one");
+        let (name, status) = desired_now(Some(&cp), &p, &[], "http://p")
+            .into_iter()
+            .next()
+            .expect("one");
         let existing = vec![object(&name, status.clone())];
         // A new process whose first poll fails.
         let mut fresh = PollState::default();
         fresh.failed("refused".into(), ts(NOW));
-        let d = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &fresh,
-                existing: &existing,
-                prometheus: "http://p",
-            },
-            &Labels::new(),
-            ts(NOW),
-        ));
+        let d = desired_now(Some(&cp), &fresh, &existing, "http://p");
         assert_eq!(d, [(name, status)]);
     }
 
@@ -585,35 +519,9 @@ mod tests {
         for _ in 0..UNAVAILABLE_AFTER_FAILURES {
             p.failed("refused".into(), ts(NOW));
         }
-        assert!(
-            pairs(desired_insights(
-                AlertsInputs {
-                    control_plane: None,
-                    worker_pools: [],
-                    poll: &p,
-                    existing: &[],
-                    prometheus: "http://p"
-                },
-                &Labels::new(),
-                ts(NOW)
-            ))
-            .is_empty()
-        );
+        assert!(desired_now(None, &p, &[], "http://p").is_empty());
         let idle = cp(false);
-        assert!(
-            pairs(desired_insights(
-                AlertsInputs {
-                    control_plane: Some(&idle),
-                    worker_pools: [],
-                    poll: &p,
-                    existing: &[],
-                    prometheus: "http://p"
-                },
-                &Labels::new(),
-                ts(NOW)
-            ))
-            .is_empty()
-        );
+        assert!(desired_now(Some(&idle), &p, &[], "http://p").is_empty());
         // Workers still updating after the control plane completed: shown.
         let mut pool = WorkerPoolUpdateStatus::new("worker", Default::default());
         pool.status = Some(update_status_api::crd::WorkerPoolUpdateStatusStatus {
@@ -649,17 +557,7 @@ mod tests {
         let mut b = a.clone();
         b.labels.insert("pod".into(), "b".into());
         p.succeeded(vec![a.clone(), a, b]);
-        let d = pairs(desired_insights(
-            AlertsInputs {
-                control_plane: Some(&cp),
-                worker_pools: [],
-                poll: &p,
-                existing: &[],
-                prometheus: "http://p",
-            },
-            &Labels::new(),
-            ts(NOW),
-        ));
+        let d = desired_now(Some(&cp), &p, &[], "http://p");
         assert_eq!(d.len(), 2);
         assert_ne!(d[0].0, d[1].0);
     }

@@ -25,7 +25,7 @@
 //! `update-status` of its own is left to the hub quota reconciler (a cluster reporting as a
 //! standalone agent). Written only when they differ from the cached objects.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,7 @@ use update_status_api::acm::{
 };
 use update_status_api::crd::labels;
 
+use super::backoffs::Backoffs;
 use super::hub_quota::{QUOTA_NAME, QuotaLimits, up_to_date};
 use crate::metrics::Metrics;
 use crate::reconcilers::context::Context;
@@ -223,20 +224,13 @@ pub fn binding_up_to_date(cached: &RoleBinding, desired: &RoleBinding) -> bool {
         && cached.subjects == desired.subjects
 }
 
-/// A namespace whose objects could not be written: when to try again.
-struct Failure {
-    count: u32,
-    retry_at: Instant,
-    reason: &'static str,
-}
-
 /// The reconciler (see the module documentation).
 pub struct HubHostedReconciler {
     client: kube::Client,
     caches: HostedCaches,
     limits: QuotaLimits,
     metrics: Arc<Metrics>,
-    failures: HashMap<String, Failure>,
+    failures: Backoffs,
     /// Clusters whose annotations were warned about, with the problem.
     warned: BTreeMap<String, String>,
 }
@@ -273,7 +267,7 @@ impl HubHostedReconciler {
             caches: ctx.caches,
             limits,
             metrics: ctx.metrics,
-            failures: HashMap::new(),
+            failures: Backoffs::new(RETRY_CAP),
             warned: BTreeMap::new(),
         }
     }
@@ -393,31 +387,10 @@ impl HubHostedReconciler {
             _ => "other",
         };
         self.metrics.writes.error("RoleBinding", reason);
-        let count = self
-            .failures
-            .get(namespace)
-            .map_or(1, |f| f.count.saturating_add(1));
-        let wait = crate::runtime::clock::backoff(
-            Duration::from_secs(1),
-            RETRY_CAP,
-            count,
-            crate::runtime::clock::jitter(),
-        );
-        if self
-            .failures
-            .get(namespace)
-            .is_none_or(|f| f.reason != reason)
-        {
+        let (wait, first) = self.failures.failed(namespace, reason, now);
+        if first {
             tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing a hosted cluster's hub quota or binding failed; retrying with back-off (its hosting cluster's agent cannot write its copies until then)");
         }
-        self.failures.insert(
-            namespace.to_string(),
-            Failure {
-                count,
-                retry_at: now + wait,
-                reason,
-            },
-        );
     }
 }
 
@@ -433,16 +406,12 @@ impl Reconcile for HubHostedReconciler {
         self.warn_problems(problems);
         let now = Instant::now();
         for d in &wanted {
-            if self
-                .failures
-                .get(&d.namespace)
-                .is_some_and(|f| f.retry_at > now)
-            {
+            if self.failures.waiting(&d.namespace, now) {
                 continue;
             }
             match self.sync_one(d).await {
                 Ok(wrote) => {
-                    if self.failures.remove(&d.namespace).is_some() || wrote {
+                    if self.failures.clear(&d.namespace) || wrote {
                         tracing::info!(
                             namespace = %d.namespace,
                             hosting = %d.hosting,
@@ -455,13 +424,9 @@ impl Reconcile for HubHostedReconciler {
             }
         }
         let names: BTreeSet<&str> = wanted.iter().map(|d| d.namespace.as_str()).collect();
-        self.failures.retain(|ns, _| names.contains(ns.as_str()));
+        self.failures.retain(|ns| names.contains(ns));
         self.delete_stale(&names).await?;
-        Ok(self
-            .failures
-            .values()
-            .map(|f| f.retry_at.saturating_duration_since(Instant::now()))
-            .collect())
+        Ok(self.failures.waits().collect())
     }
 }
 

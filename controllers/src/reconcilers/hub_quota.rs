@@ -29,6 +29,7 @@ use kube::{Api, Resource, ResourceExt};
 use update_status_api::acm::{ADDON_NAME, ManagedClusterAddOn};
 use update_status_api::crd::{GROUP, labels};
 
+use super::backoffs::Backoffs;
 use crate::metrics::Metrics;
 use crate::reconcilers::context::Context;
 use crate::runtime::runner::{Reconcile, Requeue};
@@ -232,13 +233,6 @@ pub fn up_to_date(cached: &ResourceQuota, desired: &ResourceQuota) -> bool {
     labels_ok && owner(cached) == owner(desired) && limits_ok
 }
 
-/// A cluster whose quota could not be written: when to try again.
-struct Failure {
-    count: u32,
-    retry_at: Instant,
-    reason: &'static str,
-}
-
 /// What the quota reconciler reads.
 #[derive(Clone)]
 pub struct QuotaCaches {
@@ -255,7 +249,7 @@ pub struct HubQuotaReconciler {
     quotas: Store<ResourceQuota>,
     limits: QuotaLimits,
     metrics: Arc<Metrics>,
-    failures: HashMap<String, Failure>,
+    failures: Backoffs,
     /// Namespaces whose override problems were warned about, with the problems.
     warned: HashMap<String, Vec<String>>,
 }
@@ -271,7 +265,7 @@ impl HubQuotaReconciler {
             quotas: ctx.caches.quotas,
             limits,
             metrics: ctx.metrics,
-            failures: HashMap::new(),
+            failures: Backoffs::new(RETRY_CAP),
             warned: HashMap::new(),
         }
     }
@@ -324,7 +318,7 @@ impl HubQuotaReconciler {
     ) {
         let e = match result {
             Ok(()) => {
-                if self.failures.remove(namespace).is_some() {
+                if self.failures.clear(namespace) {
                     tracing::info!(namespace, "hub quota written after failures");
                 }
                 tracing::info!(
@@ -343,31 +337,10 @@ impl HubQuotaReconciler {
             _ => "other",
         };
         self.metrics.writes.error("ResourceQuota", reason);
-        let count = self
-            .failures
-            .get(namespace)
-            .map_or(1, |f| f.count.saturating_add(1));
-        let wait = crate::runtime::clock::backoff(
-            Duration::from_secs(1),
-            RETRY_CAP,
-            count,
-            crate::runtime::clock::jitter(),
-        );
-        let first = self
-            .failures
-            .get(namespace)
-            .is_none_or(|f| f.reason != reason);
+        let (wait, first) = self.failures.failed(namespace, reason, now);
         if first {
             tracing::warn!(namespace, reason, error = %e, retry_in_s = wait.as_secs_f64(), "writing the hub quota failed; retrying with back-off (the add-on's agent cannot write its copies there until it exists)");
         }
-        self.failures.insert(
-            namespace.to_string(),
-            Failure {
-                count,
-                retry_at: now + wait,
-                reason,
-            },
-        );
     }
 }
 
@@ -400,26 +373,18 @@ impl Reconcile for HubQuotaReconciler {
                 .get(&namespace)
                 .is_some_and(|c| up_to_date(c, &desired))
             {
-                self.failures.remove(&namespace);
+                self.failures.clear(&namespace);
                 continue;
             }
-            if self
-                .failures
-                .get(&namespace)
-                .is_some_and(|f| f.retry_at > now)
-            {
+            if self.failures.waiting(&namespace, now) {
                 continue;
             }
             let result = self.apply(&desired, &namespace).await;
             self.applied(&namespace, limits, result, now);
         }
-        self.failures.retain(|ns, _| wanted.contains(ns));
+        self.failures.retain(|ns| wanted.iter().any(|w| w == ns));
         self.warned.retain(|ns, _| wanted.contains(ns));
-        Ok(self
-            .failures
-            .values()
-            .map(|f| f.retry_at.saturating_duration_since(Instant::now()))
-            .collect())
+        Ok(self.failures.waits().collect())
     }
 }
 

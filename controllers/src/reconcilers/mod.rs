@@ -20,6 +20,7 @@
 //!
 //! May import: [`crate::cache`], [`crate::runtime`], [`crate::metrics`].
 pub mod alerts;
+pub mod backoffs;
 pub mod claims;
 pub mod context;
 pub mod control_plane;

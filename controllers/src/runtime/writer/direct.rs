@@ -38,11 +38,9 @@ impl Direct<'_> {
     where
         K: Clone + DeserializeOwned + Debug,
     {
-        api.patch(self.name, params, &Patch::Apply(body))
+        let patch = Patch::Apply(body);
+        self.counted("apply", api.patch(self.name, params, &patch))
             .await
-            .map_err(|e| self.error("apply", e))?;
-        self.metrics.writes.write(self.kind, "apply");
-        Ok(())
     }
 
     /// Server-side applies `body` (the object's status) through `api`'s status subresource.
@@ -55,10 +53,19 @@ impl Direct<'_> {
     where
         K: Clone + DeserializeOwned + Debug,
     {
-        api.patch_status(self.name, params, &Patch::Apply(body))
+        let patch = Patch::Apply(body);
+        self.counted("apply-status", api.patch_status(self.name, params, &patch))
             .await
-            .map_err(|e| self.error("apply-status", e))?;
-        self.metrics.writes.write(self.kind, "apply-status");
+    }
+
+    /// Awaits `call`, a `verb` of the object, and counts it when it succeeded.
+    async fn counted<T>(
+        &self,
+        verb: &'static str,
+        call: impl std::future::Future<Output = Result<T, kube::Error>>,
+    ) -> Result<(), WriteError> {
+        call.await.map_err(|e| self.error(verb, e))?;
+        self.metrics.writes.write(self.kind, verb);
         Ok(())
     }
 
