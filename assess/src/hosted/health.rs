@@ -94,6 +94,26 @@ struct Finding {
     reference: &'static str,
 }
 
+impl Finding {
+    /// What a rule finds from the condition `c`: `says(c)` described.
+    fn of_condition(
+        c: &InputCondition,
+        source: &'static str,
+        (level, type_): (ImpactLevel, ImpactType),
+        summary: String,
+        reference: &'static str,
+    ) -> Finding {
+        Finding {
+            source,
+            level,
+            type_,
+            summary,
+            description: says(c),
+            reference,
+        }
+    }
+}
+
 impl Subject {
     /// A draft of `finding` about this subject, started when `c` (if any) last changed.
     fn draft(&self, c: Option<&InputCondition>, finding: Finding) -> HealthDraft<'static> {
@@ -172,17 +192,9 @@ impl ClusterRules<'_> {
         (level, type_): (ImpactLevel, ImpactType),
         summary: String,
     ) -> HealthDraft<'static> {
-        self.subject.draft(
-            Some(c),
-            Finding {
-                source,
-                level,
-                type_,
-                summary,
-                description: says(c),
-                reference: REFERENCE_HOSTED_UPDATES,
-            },
-        )
+        let finding =
+            Finding::of_condition(c, source, (level, type_), summary, REFERENCE_HOSTED_UPDATES);
+        self.subject.draft(Some(c), finding)
     }
 
     fn update_blocked(&self) -> Option<HealthDraft<'static>> {
@@ -391,17 +403,14 @@ impl PoolRules<'_, '_> {
         (level, type_): (ImpactLevel, ImpactType),
         summary: String,
     ) -> HealthDraft<'static> {
-        self.subject.draft(
-            Some(c),
-            Finding {
-                source,
-                level,
-                type_,
-                summary,
-                description: says(c),
-                reference: REFERENCE_NODE_POOL_ROLLOUTS,
-            },
-        )
+        let finding = Finding::of_condition(
+            c,
+            source,
+            (level, type_),
+            summary,
+            REFERENCE_NODE_POOL_ROLLOUTS,
+        );
+        self.subject.draft(Some(c), finding)
     }
 
     fn in_place_failed(&self) -> Option<HealthDraft<'static>> {

@@ -127,24 +127,29 @@ async fn selected(
     let Some(selector) = filter.managed_cluster_selector() else {
         return Ok(None);
     };
-    let api = Api::<ManagedCluster>::all(client.clone());
     let params = ListParams::default().labels(&selector);
-    match fold_pages(
-        &api,
-        &params,
-        Paging {
-            namespace: None,
-            chunk: filter.chunk_size,
-        },
-        BTreeSet::new,
-        |names, page| names.extend(page.into_iter().filter_map(|c| c.metadata.name)),
-    )
-    .await
-    {
+    match managed_cluster_names::<BTreeSet<String>>(client, &params, filter.chunk_size).await {
         Ok(names) => Ok(Some(names)),
         Err(OnlineError::NotInstalled { resource }) => Err(OnlineError::NotAHub { resource }),
         Err(e) => Err(e),
     }
+}
+
+/// The names of the ManagedClusters `params` select, listed in pages of `chunk`.
+async fn managed_cluster_names<C: Default + Extend<String>>(
+    client: &Client,
+    params: &ListParams,
+    chunk: u32,
+) -> Result<C, OnlineError> {
+    let api = Api::<ManagedCluster>::all(client.clone());
+    let paging = Paging {
+        namespace: None,
+        chunk,
+    };
+    fold_pages(&api, params, paging, C::default, |names, page| {
+        names.extend(page.into_iter().filter_map(|c| c.metadata.name));
+    })
+    .await
 }
 
 /// Reads the statuses, pools and health insights of `namespace` (`None`: all), in pages, and
@@ -323,19 +328,7 @@ pub async fn discover(
         Err(e) => warnings.push(format!("{e}: trying the ManagedClusters")),
     }
     // 2. The ManagedClusters.
-    let api = Api::<ManagedCluster>::all(client.clone());
-    match fold_pages(
-        &api,
-        &params,
-        Paging {
-            namespace: None,
-            chunk: filter.chunk_size,
-        },
-        Vec::new,
-        |names, page| names.extend(page.into_iter().filter_map(|c| c.metadata.name)),
-    )
-    .await
-    {
+    match managed_cluster_names::<Vec<String>>(client, &params, filter.chunk_size).await {
         Ok(names) => return Ok(Some(found(names, "the ManagedClusters", warnings))),
         Err(OnlineError::NotInstalled { resource }) => {
             return match selector {
@@ -353,7 +346,10 @@ pub async fn discover(
     }
     let names = match &selector {
         None => named,
-        Some(selector) => matching_selector(&api, named, selector, &mut warnings).await,
+        Some(selector) => {
+            let api = Api::<ManagedCluster>::all(client.clone());
+            matching_selector(&api, named, selector, &mut warnings).await
+        }
     };
     Ok(Some(found(
         names,
