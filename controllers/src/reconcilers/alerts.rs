@@ -262,10 +262,7 @@ impl AlertsReconciler {
 impl Reconcile for AlertsReconciler {
     const NAME: &'static str = NAME;
     fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.insights.namespace().to_string()),
-            cluster_id: self.cluster_id.clone(),
-        }
+        Scope::of(self.insights.namespace(), self.cluster_id.as_deref())
     }
     /// One pass: polls when due, then writes.
     async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {

@@ -78,10 +78,7 @@ impl ControlPlaneReconciler {
 impl Reconcile for ControlPlaneReconciler {
     const NAME: &'static str = NAME;
     fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.statuses.namespace().to_string()),
-            cluster_id: self.cluster_id.clone(),
-        }
+        Scope::of(self.statuses.namespace(), self.cluster_id.as_deref())
     }
     /// One pass.
     async fn reconcile(

@@ -229,10 +229,7 @@ impl Reconcile for EstimatesReconciler {
     /// worker-pools reconciler at the default debounce.
     const DEBOUNCE: Duration = Duration::from_secs(1);
     fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.namespace.clone()),
-            cluster_id: self.cluster_id.clone(),
-        }
+        Scope::of(&self.namespace, self.cluster_id.as_deref())
     }
     /// One pass.
     async fn reconcile(&mut self, now: Timestamp) -> Result<Requeue, WriteError> {

@@ -159,10 +159,7 @@ impl WorkerPoolsReconciler {
 impl Reconcile for WorkerPoolsReconciler {
     const NAME: &'static str = NAME;
     fn scope(&self) -> Scope {
-        Scope {
-            namespace: Some(self.statuses.namespace().to_string()),
-            cluster_id: self.cluster_id.clone(),
-        }
+        Scope::of(self.statuses.namespace(), self.cluster_id.as_deref())
     }
     /// One pass (see the module documentation): read → assess → drains → throttle → write.
     async fn reconcile(

@@ -34,6 +34,16 @@ pub struct Scope {
     pub cluster_id: Option<String>,
 }
 
+impl Scope {
+    /// The passes of a reconciler writing in `namespace` for the cluster `cluster_id`.
+    pub fn of(namespace: &str, cluster_id: Option<&str>) -> Scope {
+        Scope {
+            namespace: Some(namespace.to_string()),
+            cluster_id: cluster_id.map(str::to_string),
+        }
+    }
+}
+
 /// A reconciler: one pass over its inputs.
 pub trait Reconcile: Send + 'static {
     /// Name (label value, field-manager suffix, metrics label).
