@@ -192,6 +192,10 @@ struct Args {
     /// Only that case: prints its section, writes no report.
     #[arg(long, conflicts_with_all = ["only_offline", "only_fleet"])]
     only_fleet_rows: bool,
+    /// Another build of the plugin (e.g. the previous release's) that the fleet rows case also
+    /// measures on the same hub, checking that it prints byte for byte the same.
+    #[arg(long)]
+    baseline_cli: Option<PathBuf>,
     /// Only the estimates replay (pure, no control plane: `common/estimates.rs`): prints its
     /// table and the line `estimates: worst ratio R (ours/oc, after 25 %), coverage C`.
     #[arg(long, conflicts_with_all = ["only_offline", "only_fleet", "only_fleet_rows"])]
@@ -352,7 +356,7 @@ async fn main() -> anyhow::Result<()> {
     let rows_dir = root.join(&args.cluster_dir);
     let rows_case = || {
         fleet_rows::bench(
-            &args.cli,
+            (&args.cli, args.baseline_cli.as_deref()),
             &rows_dir,
             args.fleet_rows,
             args.fleet_row_insights,

@@ -50,6 +50,61 @@ pub struct RowsRun {
     pub tiles: usize,
     /// Bytes of the grid's data (one `view` event).
     pub data_bytes: usize,
+    /// `--baseline-cli`'s `--fleet` and `--fleet -o json` on the same hub, and whether their
+    /// outputs were byte for byte this plugin's.
+    pub baseline: Option<Baseline>,
+}
+
+/// Another build of the plugin (e.g. the last release) measured on the same hub.
+#[derive(Debug, Default, Clone)]
+pub struct Baseline {
+    /// `--fleet`.
+    pub text: LiveRun,
+    /// `--fleet -o json`.
+    pub json: LiveRun,
+    /// Both outputs were this plugin's, byte for byte.
+    pub same_output: bool,
+}
+
+/// The stdout of `cli args` on the hub of `kubeconfig`.
+fn output(cli: &Path, kubeconfig: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+    let out = std::process::Command::new(cli)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("running {}", cli.display()))?;
+    anyhow::ensure!(out.status.success(), "{} {args:?} failed", cli.display());
+    Ok(out.stdout)
+}
+
+/// Whether `cli` and `baseline` print the same `--fleet` and `-o json`, run back to back (the
+/// reports' ages are in whole units: a pair that straddles a tick is run again, once).
+fn same_outputs(cli: &Path, baseline: &Path, kubeconfig: &Path) -> anyhow::Result<bool> {
+    for args in [&["--fleet"][..], &["--fleet", "-o", "json"][..]] {
+        let same = || -> anyhow::Result<bool> {
+            Ok(output(cli, kubeconfig, args)? == output(baseline, kubeconfig, args)?)
+        };
+        if !same()? && !same()? {
+            super::process::log(&format!("fleet rows: {args:?} differs from the baseline"));
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The baseline's runs on the hub of `kubeconfig`, and the outputs compared.
+async fn measure_baseline(
+    cli: &Path,
+    baseline: &Path,
+    kubeconfig: &Path,
+    work: &Path,
+) -> anyhow::Result<Baseline> {
+    Ok(Baseline {
+        text: live_cli::measure(baseline, kubeconfig, work, &["--fleet"]).await?,
+        json: live_cli::measure(baseline, kubeconfig, work, &["--fleet", "-o", "json"]).await?,
+        same_output: same_outputs(cli, baseline, kubeconfig)?,
+    })
 }
 
 fn ns(i: usize) -> String {
@@ -127,9 +182,10 @@ async fn write_row(client: &Client, i: usize, per_row: usize) -> anyhow::Result<
     Ok(writes)
 }
 
-/// Runs the case on a fresh control plane in `dir`.
+/// Runs the case on a fresh control plane in `dir`; with `baseline`, that build of the plugin
+/// too, on the same hub.
 pub async fn bench(
-    cli: &Path,
+    (cli, baseline): (&Path, Option<&Path>),
     dir: &Path,
     rows: usize,
     per_row: usize,
@@ -163,6 +219,10 @@ pub async fn bench(
     if text.lines < rows + 1 {
         anyhow::bail!("--fleet printed {} lines for {rows} clusters", text.lines);
     }
+    let baseline = match baseline {
+        Some(b) => Some(measure_baseline(cli, b, &kubeconfig, &work).await?),
+        None => None,
+    };
     // The live grid.
     let t = Instant::now();
     let server = WebServer::start(cli, &["--fleet"], Some(&kubeconfig))
@@ -219,6 +279,7 @@ pub async fn bench(
         page_ms: times[times.len() / 2],
         tiles,
         data_bytes,
+        baseline,
     })
 }
 
@@ -259,5 +320,16 @@ pub fn report(r: &RowsRun) -> String {
         over(r.page_ms <= GOAL_PAGE_MS),
         r.data_bytes as f64 / 1024.0
     );
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(
+            s,
+            "The baseline plugin (`--baseline-cli`) on the same hub: `--fleet` {:.2} s, {:.1} MB; `-o json` {:.2} s, {:.1} MB; outputs byte for byte the same: {}.\n",
+            b.text.median_s,
+            b.text.bytes as f64 / 1e6,
+            b.json.median_s,
+            b.json.bytes as f64 / 1e6,
+            if b.same_output { "yes" } else { "**no**" },
+        );
+    }
     s
 }
