@@ -440,8 +440,25 @@ async fn the_fleet_counts_by_level_label_and_reads_unlabelled_insights_whole() -
             &Patch::Apply(health_status("Critical", "no label")),
         )
         .await?;
+    // And one whose level label is no level's: only its status says Info.
+    let mut bogus = health_insight("bogus-info", "Info", "worker", None);
+    bogus["metadata"]["labels"]["update.openshift.io/impact-level"] = json!("sideways");
+    insights
+        .patch("bogus-info", &pp, &Patch::Apply(bogus))
+        .await?;
+    insights
+        .patch_status(
+            "bogus-info",
+            &pp,
+            &Patch::Apply(health_status("Info", "bogus label")),
+        )
+        .await?;
     let row = fleet_row(&env, ns.name())?;
     let health = &row["health"];
+    assert_eq!(
+        health["info"], 1,
+        "the one with a bogus label, read whole: {row}"
+    );
     assert_eq!(
         health["critical"], 1,
         "the unlabelled one, read whole: {row}"

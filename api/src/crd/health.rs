@@ -63,17 +63,18 @@ impl ImpactLevel {
             ImpactLevel::Critical => "critical",
         }
     }
+    /// Every level, least severe first.
+    pub const ALL: [ImpactLevel; 5] = [
+        ImpactLevel::Unknown,
+        ImpactLevel::Info,
+        ImpactLevel::Warning,
+        ImpactLevel::Error,
+        ImpactLevel::Critical,
+    ];
+
     /// The level whose label value ([`ImpactLevel::slug`]) is `slug`.
     pub fn from_slug(slug: &str) -> Option<ImpactLevel> {
-        [
-            ImpactLevel::Unknown,
-            ImpactLevel::Info,
-            ImpactLevel::Warning,
-            ImpactLevel::Error,
-            ImpactLevel::Critical,
-        ]
-        .into_iter()
-        .find(|l| l.slug() == slug)
+        ImpactLevel::ALL.into_iter().find(|l| l.slug() == slug)
     }
 }
 
@@ -231,13 +232,7 @@ mod tests {
 
     #[test]
     fn a_level_reads_back_from_its_label_value() {
-        for l in [
-            ImpactLevel::Unknown,
-            ImpactLevel::Info,
-            ImpactLevel::Warning,
-            ImpactLevel::Error,
-            ImpactLevel::Critical,
-        ] {
+        for l in ImpactLevel::ALL {
             assert_eq!(ImpactLevel::from_slug(l.slug()), Some(l));
         }
         assert_eq!(ImpactLevel::from_slug("Error"), None);

@@ -13,13 +13,15 @@ use update_status_api::acm::{
     ADDON_NAME, CLUSTER_GROUP, CLUSTERVIEW_GROUP, ClusterManagementAddOn, LAST_REPORTED_ANNOTATION,
     ManagedCluster, ManagedClusterAddOn,
 };
-use update_status_api::crd::{ControlPlaneUpdateStatus, UpdateInsight, WorkerPoolUpdateStatus};
+use update_status_api::crd::{
+    ControlPlaneUpdateStatus, ImpactLevel, UpdateInsight, WorkerPoolUpdateStatus, labels,
+};
 
 use super::assemble::{assemble, mark_pending};
 use super::join::Tally;
 use super::model::{Fleet, FleetFilter, FleetRow, addons_forbidden};
 use crate::read::online::{
-    OnlineError, Paging, fold_metadata_pages, fold_pages, get_named, health_selector, list_named,
+    OnlineError, Paging, fold_metadata_pages, fold_pages, health_selector, list_named,
 };
 
 /// Namespaces read at once when reading them one by one.
@@ -181,7 +183,7 @@ async fn read_scope(
         fold_pages(&pools, &all, paging, Tally::default, |t, page| {
             page.iter().for_each(|p| t.add_pool(p));
         }),
-        read_health(client, &insights, paging),
+        read_health(&insights, paging),
         fold_pages(&addons, &addon_params, paging, Vec::new, |v, page| v
             .extend(page.into_iter().map(slim))),
     );
@@ -203,40 +205,37 @@ async fn read_scope(
 }
 
 /// The health insights of `paging`'s scope counted by level: their metadata only (the level is
-/// a label: the bulk of what the hub would send, their statuses, stays there), and whole, one by
-/// one, those whose level label is missing or unknown.
-async fn read_health(
-    client: &Client,
-    api: &Api<UpdateInsight>,
-    paging: Paging<'_>,
-) -> Result<Tally, OnlineError> {
+/// a label: the bulk of what the hub would send, their statuses, stays there). Those whose level
+/// label is missing or no level's (an agent that wrote none, a hand edit) are then read whole
+/// and counted by their status, in one more paged list that selects them alone: however many a
+/// tenant writes, they cost what the full read cost, never a request each.
+async fn read_health(api: &Api<UpdateInsight>, paging: Paging<'_>) -> Result<Tally, OnlineError> {
     let params = ListParams::default().labels(&health_selector());
     let (mut tally, unlabelled) = fold_metadata_pages(
         api,
         &params,
         paging,
-        || (Tally::default(), Vec::new()),
+        || (Tally::default(), false),
         |(tally, unlabelled), page| {
-            for m in page {
-                if !tally.add_labelled_insight(&m) {
-                    unlabelled.push(m.metadata);
-                }
+            for m in &page {
+                *unlabelled |= !tally.add_labelled_insight(m);
             }
         },
     )
     .await?;
-    for meta in unlabelled {
-        let (Some(name), namespace) = (meta.name, meta.namespace) else {
-            continue;
-        };
-        let Some(ns) = namespace.as_deref() else {
-            continue;
-        };
-        let api = Api::<UpdateInsight>::namespaced(client.clone(), ns);
-        // Deleted since the list: nothing to count.
-        if let Some(i) = get_named(&api, &name, Some(ns)).await? {
-            tally.add_insight(&i);
-        }
+    if unlabelled {
+        let levels = ImpactLevel::ALL.map(ImpactLevel::slug).join(",");
+        let selector = format!(
+            "{},{} notin ({levels})",
+            health_selector(),
+            labels::IMPACT_LEVEL
+        );
+        let params = ListParams::default().labels(&selector);
+        let whole = fold_pages(api, &params, paging, Tally::default, |t, page| {
+            page.iter().for_each(|i| t.add_insight(i));
+        })
+        .await?;
+        tally.merge(whole);
     }
     Ok(tally)
 }

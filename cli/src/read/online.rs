@@ -210,20 +210,6 @@ where
         .map_err(|e| call_error(e, "list", &resource_name::<K>(), namespace))
 }
 
-/// Gets one `K` by name with `api` (`Ok(None)`: there is none), errors as [`list`]'s.
-pub async fn get_named<K>(
-    api: &Api<K>,
-    name: &str,
-    namespace: Option<&str>,
-) -> Result<Option<K>, OnlineError>
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    api.get_opt(name)
-        .await
-        .map_err(|e| call_error(e, "get", &resource_name::<K>(), namespace))
-}
-
 /// The error of a `verb` call on `resource` in `namespace` (`None`: all namespaces).
 fn call_error(
     e: kube::Error,
