@@ -303,24 +303,55 @@ impl NodePool {
 // cluster-api
 // ---------------------------------------------------------------------------------------------
 
-/// `cluster.x-k8s.io/v1beta1` Machine spec.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "Machine",
-    plural = "machines",
-    namespaced,
-    status = "MachineStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineSpec {
-    /// The OCP version the Machine was created for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+/// A cluster-api kind (group `cluster.x-k8s.io`, version `v1beta1`, namespaced, schema
+/// disabled): `$spec` with `$fields`, its object `$kind` and its status type `$status`.
+macro_rules! capi_kind {
+    ($(#[$meta:meta])* $spec:ident: $kind:tt, $plural:tt, $status:tt { $($fields:tt)* }) => {
+        #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+        #[kube(
+            group = "cluster.x-k8s.io",
+            version = "v1beta1",
+            kind = $kind,
+            plural = $plural,
+            namespaced,
+            status = $status,
+            schema = "disabled",
+            derive = "Default",
+            derive = "PartialEq"
+        )]
+        #[serde(rename_all = "camelCase")]
+        $(#[$meta])*
+        pub struct $spec {
+            $($fields)*
+        }
+    };
+}
+
+/// A cluster-api kind of replicated machines (MachineSet, MachineDeployment): its spec has the
+/// desired count and the machines' template.
+macro_rules! capi_machines {
+    ($(#[$meta:meta])* $spec:ident: $kind:tt, $plural:tt, $status:tt) => {
+        capi_kind! {
+            $(#[$meta])*
+            $spec: $kind, $plural, $status {
+                /// Desired machines.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+                /// Template of the machines (its `spec.version` is the target).
+                #[serde(default, deserialize_with = "nullable")]
+                pub template: MachineTemplate,
+            }
+        }
+    };
+}
+
+capi_kind! {
+    /// `cluster.x-k8s.io/v1beta1` Machine spec.
+    MachineSpec: "Machine", "machines", "MachineStatus" {
+        /// The OCP version the Machine was created for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub version: Option<String>,
+    }
 }
 
 /// Status of a Machine.
@@ -385,27 +416,9 @@ pub struct MachineTemplate {
     pub spec: MachineSpec,
 }
 
-/// `cluster.x-k8s.io/v1beta1` MachineSet spec (InPlace pools).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "MachineSet",
-    plural = "machinesets",
-    namespaced,
-    status = "MachineSetStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineSetSpec {
-    /// Desired machines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    /// Template of the machines (its `spec.version` is the target).
-    #[serde(default, deserialize_with = "nullable")]
-    pub template: MachineTemplate,
+capi_machines! {
+    /// `cluster.x-k8s.io/v1beta1` MachineSet spec (InPlace pools).
+    MachineSetSpec: "MachineSet", "machinesets", "MachineSetStatus"
 }
 
 /// Status of a MachineSet.
@@ -423,27 +436,9 @@ pub struct MachineSetStatus {
     pub available_replicas: i32,
 }
 
-/// `cluster.x-k8s.io/v1beta1` MachineDeployment spec (Replace pools).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "MachineDeployment",
-    plural = "machinedeployments",
-    namespaced,
-    status = "MachineDeploymentStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineDeploymentSpec {
-    /// Desired machines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    /// Template of the machines (its `spec.version` is the target).
-    #[serde(default, deserialize_with = "nullable")]
-    pub template: MachineTemplate,
+capi_machines! {
+    /// `cluster.x-k8s.io/v1beta1` MachineDeployment spec (Replace pools).
+    MachineDeploymentSpec: "MachineDeployment", "machinedeployments", "MachineDeploymentStatus"
 }
 
 /// Status of a MachineDeployment.
