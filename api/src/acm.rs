@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 
 use crate::input::{Condition, nullable};
@@ -70,36 +69,30 @@ pub const HOSTING_CLUSTER_ANNOTATION: &str =
 /// requesting user may see; served by ACM, not by OCM alone).
 pub const CLUSTERVIEW_GROUP: &str = "clusterview.open-cluster-management.io";
 
-/// `addon.open-cluster-management.io/v1alpha1` ManagedClusterAddOn spec (nothing we read).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "addon.open-cluster-management.io",
-    version = "v1alpha1",
-    kind = "ManagedClusterAddOn",
-    plural = "managedclusteraddons",
-    namespaced,
-    status = "ManagedClusterAddOnStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct ManagedClusterAddOnSpec {
-    /// Namespace the agent is installed in on the managed cluster.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub install_namespace: String,
-    /// Configurations of this cluster's own, overriding the ClusterManagementAddOn's (OCM's
-    /// `AddOnConfig`). Lenient: an entry that cannot be read is dropped.
-    #[serde(
-        default,
-        deserialize_with = "lenient_entries",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub configs: Vec<AddOnConfig>,
+read_kind! {
+    /// `addon.open-cluster-management.io/v1alpha1` ManagedClusterAddOn spec (nothing we read).
+    ManagedClusterAddOnSpec,
+    kube(
+        group = "addon.open-cluster-management.io", version = "v1alpha1",
+        kind = "ManagedClusterAddOn", plural = "managedclusteraddons", namespaced,
+        status = "ManagedClusterAddOnStatus"
+    ) {
+        /// Namespace the agent is installed in on the managed cluster.
+        #[serde(
+            default,
+            deserialize_with = "nullable",
+            skip_serializing_if = "String::is_empty"
+        )]
+        pub install_namespace: String,
+        /// Configurations of this cluster's own, overriding the ClusterManagementAddOn's (OCM's
+        /// `AddOnConfig`). Lenient: an entry that cannot be read is dropped.
+        #[serde(
+            default,
+            deserialize_with = "lenient_entries",
+            skip_serializing_if = "Vec::is_empty"
+        )]
+        pub configs: Vec<AddOnConfig>,
+    }
 }
 
 /// A configuration a ManagedClusterAddOn names for itself (OCM's `AddOnConfig`: group,
@@ -115,19 +108,15 @@ pub struct AddOnConfig {
     pub resource: String,
 }
 
-/// `addon.open-cluster-management.io/v1alpha1` ClusterManagementAddOn spec (nothing we read).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "addon.open-cluster-management.io",
-    version = "v1alpha1",
-    kind = "ClusterManagementAddOn",
-    plural = "clustermanagementaddons",
-    status = "ClusterManagementAddOnStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-pub struct ClusterManagementAddOnSpec {}
+read_kind! {
+    /// `addon.open-cluster-management.io/v1alpha1` ClusterManagementAddOn spec (nothing we read).
+    ClusterManagementAddOnSpec,
+    kube(
+        group = "addon.open-cluster-management.io", version = "v1alpha1",
+        kind = "ClusterManagementAddOn", plural = "clustermanagementaddons",
+        status = "ClusterManagementAddOnStatus"
+    ) {}
+}
 
 /// ClusterManagementAddOn status: the rollout of each placement of its install strategy.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -289,45 +278,35 @@ impl ManagedClusterAddOn {
     }
 }
 
-/// `cluster.open-cluster-management.io/v1` ManagedCluster spec (nothing we read: its labels are
-/// what `--selector` and `--clusterset` match).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.open-cluster-management.io",
-    version = "v1",
-    kind = "ManagedCluster",
-    plural = "managedclusters",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct ManagedClusterSpec {
-    /// Whether the hub accepts the cluster's agent.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub hub_accepts_client: bool,
+read_kind! {
+    /// `cluster.open-cluster-management.io/v1` ManagedCluster spec (nothing we read: its labels are
+    /// what `--selector` and `--clusterset` match).
+    ManagedClusterSpec,
+    kube(
+        group = "cluster.open-cluster-management.io", version = "v1", kind = "ManagedCluster",
+        plural = "managedclusters"
+    ) {
+        /// Whether the hub accepts the cluster's agent.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub hub_accepts_client: bool,
+    }
 }
 
-/// `cluster.open-cluster-management.io/v1alpha1` ClusterClaim (cluster-scoped, on a managed
-/// cluster): a fact about the cluster that the klusterlet's registration agent copies into its
-/// ManagedCluster's `status.clusterClaims` on the hub (at most 20 custom claims by default, the
-/// first by name), where a Placement's `claimSelector` can select on it. Written by the agent
-/// (`update-status-controller`'s claims reconciler): see [`CLAIM_STATE`] and the others.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.open-cluster-management.io",
-    version = "v1alpha1",
-    kind = "ClusterClaim",
-    plural = "clusterclaims",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterClaimSpec {
-    /// The claim's value (at most 1024 characters, OCM's CRD).
-    #[serde(default, deserialize_with = "nullable")]
-    pub value: String,
+read_kind! {
+    /// `cluster.open-cluster-management.io/v1alpha1` ClusterClaim (cluster-scoped, on a managed
+    /// cluster): a fact about the cluster that the klusterlet's registration agent copies into its
+    /// ManagedCluster's `status.clusterClaims` on the hub (at most 20 custom claims by default, the
+    /// first by name), where a Placement's `claimSelector` can select on it. Written by the agent
+    /// (`update-status-controller`'s claims reconciler): see [`CLAIM_STATE`] and the others.
+    ClusterClaimSpec,
+    kube(
+        group = "cluster.open-cluster-management.io", version = "v1alpha1",
+        kind = "ClusterClaim", plural = "clusterclaims"
+    ) {
+        /// The claim's value (at most 1024 characters, OCM's CRD).
+        #[serde(default, deserialize_with = "nullable")]
+        pub value: String,
+    }
 }
 
 /// Claim: the state of the cluster's update as a whole (control plane and worker pools):

@@ -10,6 +10,30 @@
 //! [`health`] (the content of health insights), [`assessment`] (assessments, node phases),
 //! [`condition`], [`resource`], and the [`labels`] and schema [`limits`] they share.
 
+/// A fieldless enum used as a label value (assessments, phases, scopes, impacts): copied,
+/// compared, ordered and hashed, with its JSON schema; the variant marked `#[default]` is the
+/// default.
+macro_rules! label_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($body:tt)* }) => {
+        #[derive(
+            ::serde::Serialize,
+            ::serde::Deserialize,
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            ::schemars::JsonSchema,
+            Default,
+            Hash,
+            PartialOrd,
+            Ord,
+        )]
+        $(#[$meta])*
+        pub enum $name { $($body)* }
+    };
+}
+
 pub mod assessment;
 pub mod condition;
 pub mod health;

@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 
 use crate::input::{Condition, Release, UpdateHistory, nullable};
@@ -66,33 +65,26 @@ pub fn annotation<'a>(
 // HostedCluster
 // ---------------------------------------------------------------------------------------------
 
-/// `hypershift.openshift.io/v1beta1` HostedCluster spec (only what updates read).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "hypershift.openshift.io",
-    version = "v1beta1",
-    kind = "HostedCluster",
-    plural = "hostedclusters",
-    namespaced,
-    status = "HostedClusterStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct HostedClusterSpec {
-    /// The desired OCP release of the control plane (`spec.release.image`).
-    #[serde(default, deserialize_with = "nullable")]
-    pub release: ReleaseImage,
-    /// Release override for the management-side components only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane_release: Option<ReleaseImage>,
-    /// RFC3339 time or `true`: reconciliation paused until then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paused_until: Option<String>,
-    /// The update channel.
-    #[serde(default, deserialize_with = "nullable")]
-    pub channel: String,
+read_kind! {
+    /// `hypershift.openshift.io/v1beta1` HostedCluster spec (only what updates read).
+    HostedClusterSpec,
+    kube(
+        group = "hypershift.openshift.io", version = "v1beta1", kind = "HostedCluster",
+        plural = "hostedclusters", namespaced, status = "HostedClusterStatus"
+    ) {
+        /// The desired OCP release of the control plane (`spec.release.image`).
+        #[serde(default, deserialize_with = "nullable")]
+        pub release: ReleaseImage,
+        /// Release override for the management-side components only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub control_plane_release: Option<ReleaseImage>,
+        /// RFC3339 time or `true`: reconciliation paused until then.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub paused_until: Option<String>,
+        /// The update channel.
+        #[serde(default, deserialize_with = "nullable")]
+        pub channel: String,
+    }
 }
 
 /// A release reference by image (`spec.release`).
@@ -200,39 +192,32 @@ impl HostedCluster {
 // NodePool
 // ---------------------------------------------------------------------------------------------
 
-/// `hypershift.openshift.io/v1beta1` NodePool spec (only what updates read).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "hypershift.openshift.io",
-    version = "v1beta1",
-    kind = "NodePool",
-    plural = "nodepools",
-    namespaced,
-    status = "NodePoolStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct NodePoolSpec {
-    /// The HostedCluster this pool belongs to (same namespace).
-    #[serde(default, deserialize_with = "nullable")]
-    pub cluster_name: String,
-    /// The release the pool's nodes go to.
-    #[serde(default, deserialize_with = "nullable")]
-    pub release: ReleaseImage,
-    /// Desired node count (exclusive with `autoScaling`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    /// Autoscaling bounds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_scaling: Option<NodePoolAutoScaling>,
-    /// How updates are applied.
-    #[serde(default, deserialize_with = "nullable")]
-    pub management: NodePoolManagement,
-    /// RFC3339 time or `true`: reconciliation paused until then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paused_until: Option<String>,
+read_kind! {
+    /// `hypershift.openshift.io/v1beta1` NodePool spec (only what updates read).
+    NodePoolSpec,
+    kube(
+        group = "hypershift.openshift.io", version = "v1beta1", kind = "NodePool",
+        plural = "nodepools", namespaced, status = "NodePoolStatus"
+    ) {
+        /// The HostedCluster this pool belongs to (same namespace).
+        #[serde(default, deserialize_with = "nullable")]
+        pub cluster_name: String,
+        /// The release the pool's nodes go to.
+        #[serde(default, deserialize_with = "nullable")]
+        pub release: ReleaseImage,
+        /// Desired node count (exclusive with `autoScaling`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub replicas: Option<i32>,
+        /// Autoscaling bounds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub auto_scaling: Option<NodePoolAutoScaling>,
+        /// How updates are applied.
+        #[serde(default, deserialize_with = "nullable")]
+        pub management: NodePoolManagement,
+        /// RFC3339 time or `true`: reconciliation paused until then.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub paused_until: Option<String>,
+    }
 }
 
 /// NodePool `spec.autoScaling`.
@@ -303,24 +288,39 @@ impl NodePool {
 // cluster-api
 // ---------------------------------------------------------------------------------------------
 
-/// `cluster.x-k8s.io/v1beta1` Machine spec.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "Machine",
-    plural = "machines",
-    namespaced,
-    status = "MachineStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineSpec {
-    /// The OCP version the Machine was created for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+/// A cluster-api kind of replicated machines (MachineSet, MachineDeployment): its spec has the
+/// desired count and the machines' template.
+macro_rules! capi_machines {
+    ($(#[$meta:meta])* $spec:ident: $kind:tt, $plural:tt, $status:tt) => {
+        read_kind! {
+            $(#[$meta])*
+            $spec,
+            kube(
+                group = "cluster.x-k8s.io", version = "v1beta1", kind = $kind, plural = $plural,
+                namespaced, status = $status
+            ) {
+                /// Desired machines.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+                /// Template of the machines (its `spec.version` is the target).
+                #[serde(default, deserialize_with = "nullable")]
+                pub template: MachineTemplate,
+            }
+        }
+    };
+}
+
+read_kind! {
+    /// `cluster.x-k8s.io/v1beta1` Machine spec.
+    MachineSpec,
+    kube(
+        group = "cluster.x-k8s.io", version = "v1beta1", kind = "Machine", plural = "machines",
+        namespaced, status = "MachineStatus"
+    ) {
+        /// The OCP version the Machine was created for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub version: Option<String>,
+    }
 }
 
 /// Status of a Machine.
@@ -385,27 +385,9 @@ pub struct MachineTemplate {
     pub spec: MachineSpec,
 }
 
-/// `cluster.x-k8s.io/v1beta1` MachineSet spec (InPlace pools).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "MachineSet",
-    plural = "machinesets",
-    namespaced,
-    status = "MachineSetStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineSetSpec {
-    /// Desired machines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    /// Template of the machines (its `spec.version` is the target).
-    #[serde(default, deserialize_with = "nullable")]
-    pub template: MachineTemplate,
+capi_machines! {
+    /// `cluster.x-k8s.io/v1beta1` MachineSet spec (InPlace pools).
+    MachineSetSpec: "MachineSet", "machinesets", "MachineSetStatus"
 }
 
 /// Status of a MachineSet.
@@ -423,27 +405,9 @@ pub struct MachineSetStatus {
     pub available_replicas: i32,
 }
 
-/// `cluster.x-k8s.io/v1beta1` MachineDeployment spec (Replace pools).
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "cluster.x-k8s.io",
-    version = "v1beta1",
-    kind = "MachineDeployment",
-    plural = "machinedeployments",
-    namespaced,
-    status = "MachineDeploymentStatus",
-    schema = "disabled",
-    derive = "Default",
-    derive = "PartialEq"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineDeploymentSpec {
-    /// Desired machines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    /// Template of the machines (its `spec.version` is the target).
-    #[serde(default, deserialize_with = "nullable")]
-    pub template: MachineTemplate,
+capi_machines! {
+    /// `cluster.x-k8s.io/v1beta1` MachineDeployment spec (Replace pools).
+    MachineDeploymentSpec: "MachineDeployment", "machinedeployments", "MachineDeploymentStatus"
 }
 
 /// Status of a MachineDeployment.

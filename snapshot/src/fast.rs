@@ -100,7 +100,6 @@ mod tests {
     use std::fmt::Debug;
     use std::path::{Path, PathBuf};
 
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use update_status_api::input::{
         ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, Node,
     };
@@ -108,25 +107,12 @@ mod tests {
     use super::*;
     use crate::SnapshotError;
     use crate::parse::{objects_of, read_typed, values_of};
+    use crate::wire::projected;
 
     /// What the general path reads of `text`, or its error.
     fn general<T: Input>(text: &str) -> Result<Vec<T>, SnapshotError> {
         let path = Path::new("f.yaml");
         objects_of(path, values_of(path, text)?)
-    }
-
-    /// The metadata the fast path keeps of a Node.
-    fn projected(m: ObjectMeta) -> ObjectMeta {
-        ObjectMeta {
-            name: m.name,
-            namespace: m.namespace,
-            uid: m.uid,
-            resource_version: m.resource_version,
-            generation: m.generation,
-            labels: m.labels,
-            annotations: m.annotations,
-            ..Default::default()
-        }
     }
 
     /// Both paths read `text` alike: the same objects (Nodes: with the metadata the fast path

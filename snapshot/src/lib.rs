@@ -484,26 +484,24 @@ mod tests {
                 .expect("write");
             }
         };
-        write_each(
-            read_values(&src.join("clusterversion.yaml")).expect("cv"),
-            "config.openshift.io/clusterversions",
-        );
-        write_each(
-            read_values(&src.join("clusteroperators.yaml")).expect("co"),
-            "config.openshift.io/clusteroperators",
-        );
-        write_each(
-            read_values(&src.join("machineconfigpools.yaml")).expect("mcp"),
-            "machineconfiguration.openshift.io/machineconfigpools",
-        );
-        write_each(
-            read_values(&src.join("machineconfigs.yaml")).expect("mc"),
-            "machineconfiguration.openshift.io/machineconfigs",
-        );
-        write_each(
-            read_values(&src.join("nodes.yaml")).expect("nodes"),
-            "core/nodes",
-        );
+        for (file, sub) in [
+            ("clusterversion.yaml", "config.openshift.io/clusterversions"),
+            (
+                "clusteroperators.yaml",
+                "config.openshift.io/clusteroperators",
+            ),
+            (
+                "machineconfigpools.yaml",
+                "machineconfiguration.openshift.io/machineconfigpools",
+            ),
+            (
+                "machineconfigs.yaml",
+                "machineconfiguration.openshift.io/machineconfigs",
+            ),
+            ("nodes.yaml", "core/nodes"),
+        ] {
+            write_each(read_values(&src.join(file)).expect(file), sub);
+        }
         let snap = Snapshot::from_dir(&root).expect("must-gather");
         std::fs::remove_dir_all(&root).ok();
         assert_eq!(snap.cluster_version, expected.cluster_version);

@@ -129,6 +129,18 @@ fn pointers(v: &Value, at: &str, out: &mut Vec<String>) {
     }
 }
 
+/// A List of one valid Node whose value at a picked pointer is `replacement`.
+fn node_list_with(pick: &prop::sample::Index, replacement: Value) -> Value {
+    let mut n = node();
+    let mut all = Vec::new();
+    pointers(&n, "", &mut all);
+    let at = pick.get(&all);
+    if let Some(slot) = n.pointer_mut(at) {
+        *slot = replacement;
+    }
+    json!({"kind": "List", "items": [n]})
+}
+
 fn write_yaml(v: &Value, yaml: bool) -> Vec<u8> {
     if yaml {
         serde_saphyr::to_string(v)
@@ -158,14 +170,7 @@ proptest! {
         replacement in value(),
         yaml in any::<bool>(),
     ) {
-        let mut n = node();
-        let mut all = Vec::new();
-        pointers(&n, "", &mut all);
-        let at = pick.get(&all).clone();
-        if let Some(slot) = n.pointer_mut(&at) {
-            *slot = replacement;
-        }
-        Dir::new(&write_yaml(&json!({"kind": "List", "items": [n]}), yaml)).check()?;
+        Dir::new(&write_yaml(&node_list_with(&pick, replacement), yaml)).check()?;
     }
 }
 
@@ -175,17 +180,7 @@ fn paths_agree(text: &str) -> Result<(), TestCaseError> {
     use super::fast;
     use update_status_api::input::Node;
     let project = |mut n: Node| {
-        let m = n.metadata;
-        n.metadata = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-            name: m.name,
-            namespace: m.namespace,
-            uid: m.uid,
-            resource_version: m.resource_version,
-            generation: m.generation,
-            labels: m.labels,
-            annotations: m.annotations,
-            ..Default::default()
-        };
+        n.metadata = super::wire::projected(n.metadata);
         n
     };
     let path = Path::new("nodes.yaml");
@@ -237,14 +232,7 @@ proptest! {
         replacement in value(),
         yaml in any::<bool>(),
     ) {
-        let mut n = node();
-        let mut all = Vec::new();
-        pointers(&n, "", &mut all);
-        let at = pick.get(&all).clone();
-        if let Some(slot) = n.pointer_mut(&at) {
-            *slot = replacement;
-        }
-        paths_agree(&String::from_utf8_lossy(&write_yaml(&json!({"kind": "List", "items": [n]}), yaml)))?;
+        paths_agree(&String::from_utf8_lossy(&write_yaml(&node_list_with(&pick, replacement), yaml)))?;
     }
 }
 

@@ -40,68 +40,58 @@ impl<'de> Deserialize<'de> for Skip {
     }
 }
 
-impl Input for ClusterVersion {
-    type Meta = ObjectMeta;
-    type Spec = Skip;
-    type Status = ClusterVersionStatus;
-    fn assemble(metadata: ObjectMeta, _: Skip, status: ClusterVersionStatus) -> Self {
-        ClusterVersion { metadata, status }
-    }
-}
-
-impl Input for ClusterOperator {
-    type Meta = ObjectMeta;
-    type Spec = Skip;
-    type Status = ClusterOperatorStatus;
-    fn assemble(metadata: ObjectMeta, _: Skip, status: ClusterOperatorStatus) -> Self {
-        ClusterOperator { metadata, status }
-    }
-}
-
-impl Input for MachineConfigPool {
-    type Meta = ObjectMeta;
-    type Spec = MachineConfigPoolSpec;
-    type Status = Skip;
-    fn assemble(metadata: ObjectMeta, spec: MachineConfigPoolSpec, _: Skip) -> Self {
-        MachineConfigPool { metadata, spec }
-    }
-}
-
-impl Input for MachineConfig {
-    type Meta = ObjectMeta;
-    type Spec = Skip;
-    type Status = Skip;
-    fn assemble(metadata: ObjectMeta, _: Skip, _: Skip) -> Self {
-        MachineConfig { metadata }
-    }
-}
-
-impl Input for Pod {
-    type Meta = ObjectMeta;
-    type Spec = PodSpec;
-    type Status = Skip;
-    fn assemble(metadata: ObjectMeta, spec: PodSpec, _: Skip) -> Self {
-        Pod { metadata, spec }.trimmed()
-    }
-}
-
-impl Input for PodDisruptionBudget {
-    type Meta = ObjectMeta;
-    type Spec = PodDisruptionBudgetSpec;
-    type Status = PodDisruptionBudgetStatus;
-    fn assemble(
-        metadata: ObjectMeta,
-        spec: PodDisruptionBudgetSpec,
-        status: PodDisruptionBudgetStatus,
-    ) -> Self {
-        PodDisruptionBudget {
-            metadata,
-            spec,
-            status,
+/// `impl Input for $kind`, with the whole `metadata` kept and `$assemble` making the object of
+/// its parts.
+macro_rules! input {
+    ($kind:ty, $spec:ty, $status:ty, |$metadata:ident, $s:pat_param, $st:pat_param| $assemble:expr) => {
+        impl Input for $kind {
+            type Meta = ObjectMeta;
+            type Spec = $spec;
+            type Status = $status;
+            fn assemble($metadata: ObjectMeta, $s: $spec, $st: $status) -> Self {
+                $assemble
+            }
         }
-        .trimmed()
-    }
+    };
 }
+
+input!(
+    ClusterVersion,
+    Skip,
+    ClusterVersionStatus,
+    |metadata, _, status| ClusterVersion { metadata, status }
+);
+input!(
+    ClusterOperator,
+    Skip,
+    ClusterOperatorStatus,
+    |metadata, _, status| ClusterOperator { metadata, status }
+);
+input!(
+    MachineConfigPool,
+    MachineConfigPoolSpec,
+    Skip,
+    |metadata, spec, _| MachineConfigPool { metadata, spec }
+);
+input!(MachineConfig, Skip, Skip, |metadata, _, _| MachineConfig {
+    metadata
+});
+input!(Pod, PodSpec, Skip, |metadata, spec, _| Pod {
+    metadata,
+    spec
+}
+.trimmed());
+input!(
+    PodDisruptionBudget,
+    PodDisruptionBudgetSpec,
+    PodDisruptionBudgetStatus,
+    |metadata, spec, status| PodDisruptionBudget {
+        metadata,
+        spec,
+        status
+    }
+    .trimmed()
+);
 
 impl Input for Node {
     type Meta = NodeMeta;
@@ -159,19 +149,32 @@ struct NodeMetaFields {
     annotations: Option<BTreeMap<String, String>>,
 }
 
-impl From<NodeMeta> for ObjectMeta {
-    fn from(NodeMeta(m): NodeMeta) -> Self {
-        ObjectMeta {
-            name: m.name,
-            namespace: m.namespace,
-            uid: m.uid,
-            resource_version: m.resource_version,
-            generation: m.generation,
-            labels: m.labels,
-            annotations: m.annotations,
+/// The `ObjectMeta` of the parts of `$m` that a Node keeps (see [`NodeMetaFields`]).
+macro_rules! node_meta {
+    ($m:ident) => {
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: $m.name,
+            namespace: $m.namespace,
+            uid: $m.uid,
+            resource_version: $m.resource_version,
+            generation: $m.generation,
+            labels: $m.labels,
+            annotations: $m.annotations,
             ..Default::default()
         }
+    };
+}
+
+impl From<NodeMeta> for ObjectMeta {
+    fn from(NodeMeta(m): NodeMeta) -> Self {
+        node_meta! { m }
     }
+}
+
+/// `m` with only the metadata the fast path keeps of a Node.
+#[cfg(test)]
+pub(crate) fn projected(m: ObjectMeta) -> ObjectMeta {
+    node_meta! { m }
 }
 
 /// Reads `Some(value)` when the key is there, `null` included (absent: `None` by default).

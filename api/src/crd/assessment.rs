@@ -1,55 +1,40 @@
 //! Assessments (of a control plane, a pool, an operator, a node) and node phases, with the
 //! text `oc adm upgrade status` shows and their label values.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Assessment of a control plane, a pool, an operator or a node.
-#[derive(
-    Serialize,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    JsonSchema,
-    Default,
-    Hash,
-    PartialOrd,
-    Ord,
-)]
-pub enum Assessment {
-    /// Cannot tell.
-    #[default]
-    Unknown,
-    /// Moving.
-    Progressing,
-    /// Moving, but behind the estimate (less than 10 minutes late).
-    #[serde(rename = "Progressing - Slow")]
-    ProgressingSlow,
-    /// Far behind the estimate (more than 10 minutes late).
-    Stalled,
-    /// Done.
-    Completed,
-    /// Pool: no node started yet.
-    Pending,
-    /// Pool or node: degraded.
-    Degraded,
-    /// Pool: paused with outdated nodes; node: excluded by a paused pool.
-    Excluded,
-    /// Pool with no nodes.
-    Empty,
-    /// Node: not updated and not updating.
-    Outdated,
-    /// Node: unavailable while not updating.
-    Unavailable,
-    /// Operator: at the target version.
-    Updated,
-    /// Operator: progressing toward the target.
-    Updating,
-    /// Operator: not at the target and not progressing.
-    Waiting,
+label_enum! {
+    /// Assessment of a control plane, a pool, an operator or a node.
+    pub enum Assessment {
+        /// Cannot tell.
+        #[default]
+        Unknown,
+        /// Moving.
+        Progressing,
+        /// Moving, but behind the estimate (less than 10 minutes late).
+        #[serde(rename = "Progressing - Slow")]
+        ProgressingSlow,
+        /// Far behind the estimate (more than 10 minutes late).
+        Stalled,
+        /// Done.
+        Completed,
+        /// Pool: no node started yet.
+        Pending,
+        /// Pool or node: degraded.
+        Degraded,
+        /// Pool: paused with outdated nodes; node: excluded by a paused pool.
+        Excluded,
+        /// Pool with no nodes.
+        Empty,
+        /// Node: not updated and not updating.
+        Outdated,
+        /// Node: unavailable while not updating.
+        Unavailable,
+        /// Operator: at the target version.
+        Updated,
+        /// Operator: progressing toward the target.
+        Updating,
+        /// Operator: not at the target and not progressing.
+        Waiting,
+    }
 }
 
 impl Assessment {
@@ -94,35 +79,23 @@ impl Assessment {
     }
 }
 
-/// Where a node is in its update.
-#[derive(
-    Serialize,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    JsonSchema,
-    Default,
-    Hash,
-    PartialOrd,
-    Ord,
-)]
-pub enum NodePhase {
-    /// Being drained.
-    Draining,
-    /// Applying the new configuration.
-    Updating,
-    /// Rebooting into it.
-    Rebooting,
-    /// Its pool is paused.
-    Paused,
-    /// Not started.
-    #[default]
-    Pending,
-    /// At the target.
-    Updated,
+label_enum! {
+    /// Where a node is in its update.
+    pub enum NodePhase {
+        /// Being drained.
+        Draining,
+        /// Applying the new configuration.
+        Updating,
+        /// Rebooting into it.
+        Rebooting,
+        /// Its pool is paused.
+        Paused,
+        /// Not started.
+        #[default]
+        Pending,
+        /// At the target.
+        Updated,
+    }
 }
 
 impl NodePhase {

@@ -13,33 +13,21 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// Severity of a health insight.
-#[derive(
-    Serialize,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    JsonSchema,
-    Default,
-    Hash,
-    PartialOrd,
-    Ord,
-)]
-pub enum ImpactLevel {
-    /// Cannot tell (e.g. the alert source is unreachable).
-    #[default]
-    Unknown,
-    /// For information.
-    Info,
-    /// May need attention.
-    Warning,
-    /// Needs attention.
-    Error,
-    /// Needs attention now.
-    Critical,
+label_enum! {
+    /// Severity of a health insight.
+    pub enum ImpactLevel {
+        /// Cannot tell (e.g. the alert source is unreachable).
+        #[default]
+        Unknown,
+        /// For information.
+        Info,
+        /// May need attention.
+        Warning,
+        /// Needs attention.
+        Error,
+        /// Needs attention now.
+        Critical,
+    }
 }
 
 impl ImpactLevel {
@@ -90,48 +78,36 @@ pub enum Caveat {
     AlertSourceUnverified,
 }
 
-/// What a problem affects.
-#[derive(
-    Serialize,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    JsonSchema,
-    Default,
-    Hash,
-    PartialOrd,
-    Ord,
-)]
-pub enum ImpactType {
-    /// No impact.
-    #[default]
-    None,
-    /// Unknown impact.
-    Unknown,
-    /// The API may be unavailable.
-    #[serde(rename = "API Availability")]
-    ApiAvailability,
-    /// Less capacity for workloads.
-    #[serde(rename = "Cluster Capacity")]
-    ClusterCapacity,
-    /// Applications may be unavailable.
-    #[serde(rename = "Application Availability")]
-    ApplicationAvailability,
-    /// Applications are down.
-    #[serde(rename = "Application Outage")]
-    ApplicationOutage,
-    /// Data may be lost.
-    #[serde(rename = "Data Loss")]
-    DataLoss,
-    /// The update goes slower.
-    #[serde(rename = "Update Speed")]
-    UpdateSpeed,
-    /// The update does not proceed.
-    #[serde(rename = "Update Stalled")]
-    UpdateStalled,
+label_enum! {
+    /// What a problem affects.
+    pub enum ImpactType {
+        /// No impact.
+        #[default]
+        None,
+        /// Unknown impact.
+        Unknown,
+        /// The API may be unavailable.
+        #[serde(rename = "API Availability")]
+        ApiAvailability,
+        /// Less capacity for workloads.
+        #[serde(rename = "Cluster Capacity")]
+        ClusterCapacity,
+        /// Applications may be unavailable.
+        #[serde(rename = "Application Availability")]
+        ApplicationAvailability,
+        /// Applications are down.
+        #[serde(rename = "Application Outage")]
+        ApplicationOutage,
+        /// Data may be lost.
+        #[serde(rename = "Data Loss")]
+        DataLoss,
+        /// The update goes slower.
+        #[serde(rename = "Update Speed")]
+        UpdateSpeed,
+        /// The update does not proceed.
+        #[serde(rename = "Update Stalled")]
+        UpdateStalled,
+    }
 }
 
 impl ImpactType {

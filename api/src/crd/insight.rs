@@ -15,29 +15,17 @@ use crate::crd::health::HealthInsight;
 use crate::crd::limits;
 use crate::crd::resource::ResourceRef;
 
-/// Which part of the cluster an insight is about.
-#[derive(
-    Serialize,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    JsonSchema,
-    Default,
-    Hash,
-    PartialOrd,
-    Ord,
-)]
-pub enum ScopeType {
-    /// The control plane (ClusterVersion, ClusterOperators, master pool).
-    #[default]
-    ControlPlane,
-    /// A worker pool.
-    WorkerPool,
-    /// The whole cluster (e.g. a firing alert).
-    Cluster,
+label_enum! {
+    /// Which part of the cluster an insight is about.
+    pub enum ScopeType {
+        /// The control plane (ClusterVersion, ClusterOperators, master pool).
+        #[default]
+        ControlPlane,
+        /// A worker pool.
+        WorkerPool,
+        /// The whole cluster (e.g. a firing alert).
+        Cluster,
+    }
 }
 
 impl ScopeType {
