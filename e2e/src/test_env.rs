@@ -121,6 +121,27 @@ impl TestEnv {
         }
     }
 
+    /// `kubectl get updateinsights -n <namespace> -l <selector> -o <output>`: the standard output,
+    /// or an error (as [`TestEnv::kubectl_ok`]) when kubectl fails.
+    pub async fn get_insights(
+        &self,
+        namespace: &str,
+        selector: &str,
+        output: &str,
+    ) -> Result<String, Error> {
+        self.kubectl_ok([
+            "get",
+            "updateinsights",
+            "-n",
+            namespace,
+            "-l",
+            selector,
+            "-o",
+            output,
+        ])
+        .await
+    }
+
     /// Binds ServiceAccount `service_account` of `namespace` (which must exist) to the shipped
     /// `update-status-metrics-reader` ClusterRole in `namespace`, as a scraper is bound in the
     /// controller's namespace. Applies `config/prometheus/metrics-reader.yaml` first (its

@@ -93,16 +93,11 @@ async fn leaves_no_secret(env: &TestEnv, url: &str, with_token: bool) -> TestRes
             &format!("the alerts-unavailable insight in {ns}"),
             || async {
                 let out = env
-                    .kubectl_ok([
-                        "get",
-                        "updateinsights",
-                        "-n",
+                    .get_insights(
                         ns,
-                        "-l",
                         "update.openshift.io/source=alerts-unavailable",
-                        "-o",
                         "jsonpath={.items[*].status.health.impact.description}",
-                    ])
+                    )
                     .await
                     .ok()?;
                 (!out.trim().is_empty()).then_some(out)

@@ -210,23 +210,16 @@ impl OcmEnv {
         if !self.started_here || env_flag(KEEP_ENV) {
             return Ok(());
         }
-        let dir = self.dir.clone();
-        let out = tokio::task::spawn_blocking(move || {
-            Command::new(script())
-                .arg("down")
-                .env("OCM_ENV_DIR", &dir)
-                .stdin(Stdio::null())
-                .output()
-        })
-        .await
-        .map_err(|e| OcmError::Command {
-            what: format!("{} down", script().display()),
-            message: format!("task failed: {e}"),
-        })?
-        .map_err(|e| OcmError::Command {
-            what: format!("{} down", script().display()),
-            message: e.to_string(),
-        })?;
+        let out = run_script(&self.dir, "down")
+            .await
+            .map_err(|e| OcmError::Command {
+                what: format!("{} down", script().display()),
+                message: format!("task failed: {e}"),
+            })?
+            .map_err(|e| OcmError::Command {
+                what: format!("{} down", script().display()),
+                message: e.to_string(),
+            })?;
         if out.status.success() {
             Ok(())
         } else {
@@ -278,15 +271,7 @@ impl OcmEnv {
 
     /// `hack/ocm-env.sh status`: the state of every component, for failure messages.
     pub async fn status(&self) -> String {
-        let dir = self.dir.clone();
-        let run = tokio::task::spawn_blocking(move || {
-            Command::new(script())
-                .arg("status")
-                .env("OCM_ENV_DIR", &dir)
-                .stdin(Stdio::null())
-                .output()
-        });
-        match run.await {
+        match run_script(&self.dir, "status").await {
             Ok(Ok(out)) => format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
@@ -297,6 +282,24 @@ impl OcmEnv {
         }
     }
 }
+
+/// Runs `hack/ocm-env.sh <command>` with `OCM_ENV_DIR=<dir>` (no standard input), off the
+/// runtime's threads, and returns its output whatever the exit status.
+async fn run_script(
+    dir: &Path,
+    command: &'static str,
+) -> Result<std::io::Result<std::process::Output>, tokio::task::JoinError> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        Command::new(script())
+            .arg(command)
+            .env("OCM_ENV_DIR", &dir)
+            .stdin(Stdio::null())
+            .output()
+    })
+    .await
+}
+
 async fn client(kubeconfig: &Path) -> Result<Client, OcmError> {
     client_for(kubeconfig).await.map_err(|e| match e {
         crate::error::Error::Kubeconfig { path, source } => OcmError::Kubeconfig { path, source },
