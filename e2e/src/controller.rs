@@ -73,6 +73,20 @@ impl Controller {
         Self::start_on(env, namespace, free_port()?, extra)
     }
 
+    /// [`Controller::start`] as one replica of a leader-elected set: `--leader-elect
+    /// --leader-identity <identity>`.
+    pub fn start_replica(
+        env: &TestEnv,
+        namespace: &str,
+        identity: &str,
+    ) -> Result<Self, ControllerError> {
+        Self::start(
+            env,
+            namespace,
+            &["--leader-elect", "--leader-identity", identity],
+        )
+    }
+
     /// As [`Controller::start`], serving `/metrics` on `127.0.0.1:<metrics_port>` (e.g. a port
     /// a Prometheus is already configured to scrape).
     pub fn start_on(

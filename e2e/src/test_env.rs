@@ -142,6 +142,23 @@ impl TestEnv {
         .await
     }
 
+    /// The `holderIdentity` of the controller's Lease (`update-status-controller`) in
+    /// `namespace`; `None` when kubectl fails or no one holds it.
+    pub async fn lease_holder(&self, namespace: &str) -> Option<String> {
+        self.kubectl_ok([
+            "get",
+            "lease",
+            "update-status-controller",
+            "-n",
+            namespace,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ])
+        .await
+        .ok()
+        .filter(|h| !h.is_empty())
+    }
+
     /// Binds ServiceAccount `service_account` of `namespace` (which must exist) to the shipped
     /// `update-status-metrics-reader` ClusterRole in `namespace`, as a scraper is bound in the
     /// controller's namespace. Applies `config/prometheus/metrics-reader.yaml` first (its

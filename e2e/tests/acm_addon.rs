@@ -109,9 +109,7 @@ fn row<'a>(report: &'a Value, cluster: &str) -> Option<&'a Value> {
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let root = repo_root();
     let hub_kc = env.hub_kubeconfig();
-    let work = env.dir().join("acm-addon-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("acm-addon-test")?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests put objects in (the
@@ -121,13 +119,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     }
 
     // config/acm on the hub, as docs/acm.md says; the add-on enabled for cluster1.
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
     // namespace with the add-on the ResourceQuota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(

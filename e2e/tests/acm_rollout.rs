@@ -87,9 +87,7 @@ async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable
 }
 
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
-    let work = env.dir().join("acm-rollout-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("acm-rollout-test")?;
     for c in [CLUSTER0, CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests put objects in.

@@ -773,22 +773,14 @@ fn clusters_of(alerts: &[Value]) -> Vec<String> {
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let t0 = Instant::now();
     let root = repo_root();
-    let work = env.dir().join("fleet-alerts-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("fleet-alerts-test")?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests hold Roles in, and the
         // console's dashboards.
         ocm::create_openshift_namespaces(env, c).await?;
     }
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     // The hub controller keeping the quota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_quota_keeper(env, &work).await?;
     for c in [CLUSTER1, CLUSTER2] {

@@ -47,7 +47,7 @@ use update_status_e2e::controller::{Controller, workspace_bin};
 use update_status_e2e::hub_copies::{Local, list_at, wait_mirrored_between};
 use update_status_e2e::hub_limits::{QUOTA, copy_body, start_hub_controller};
 use update_status_e2e::ocm::{self, OcmEnv, SecretVolume};
-use update_status_e2e::{oc_status_case, poll_until, repo_root, wait_for};
+use update_status_e2e::{oc_status_case, poll_until, wait_for};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -202,20 +202,11 @@ fn status_body(name: &str, status: &UpdateInsightStatus) -> Value {
 }
 
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
-    let root = repo_root();
-    let work = env.dir().join("hub-limits-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("hub-limits-test")?;
     ocm::wait_cluster_joined(&hub, CLUSTER, TIMEOUT).await?;
     // As on OpenShift: the namespaces the agent's manifests put objects in.
     let _ = ocm::create_openshift_namespaces(env, CLUSTER).await;
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     let controller_bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
     let mut hub_controller = start_hub_controller(env, controller_bin.clone(), &work, &[]).await?;
     ocm::enable_addon(&hub, CLUSTER, ADDON).await?;

@@ -114,6 +114,27 @@ impl OcmEnv {
             .join(format!("agent-{cluster}/hub-kubeconfig")))
     }
 
+    /// The folder `name` in the environment's folder for one test's files, emptied first of
+    /// what an earlier run left there.
+    pub fn work_dir(&self, name: &str) -> std::io::Result<PathBuf> {
+        let work = self.dir.join(name);
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work)?;
+        Ok(work)
+    }
+
+    /// `kubectl apply --server-side -k config/acm` on the hub, as docs/acm.md says; its standard
+    /// output.
+    pub async fn apply_acm_config(&self) -> Result<String, OcmError> {
+        self.kubectl_hub([
+            "apply",
+            "--server-side",
+            "-k",
+            &repo_root().join("config/acm").display().to_string(),
+        ])
+        .await
+    }
+
     /// An admin client of the hub (bound to the calling test's runtime).
     pub async fn hub_client(&self) -> Result<Client, OcmError> {
         client(&self.hub_kubeconfig()).await
