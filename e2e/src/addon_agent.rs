@@ -31,11 +31,23 @@ pub const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The agent's Deployment, once the ManifestWork has applied it on `cluster`.
 pub async fn agent_deployment(spoke: &Client, cluster: &str) -> Result<Deployment, BoxError> {
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_deployment(spoke, AGENT_NS, DEPLOYMENT, cluster, TIMEOUT).await
+}
+
+/// Deployment `namespace`/`name` of the `spoke` client's cluster (named `cluster` in the
+/// time-out error), once it exists: waits up to `timeout`.
+pub async fn wait_deployment(
+    spoke: &Client,
+    namespace: &str,
+    name: &str,
+    cluster: &str,
+    timeout: Duration,
+) -> Result<Deployment, BoxError> {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), namespace);
     Ok(poll_until(
-        TIMEOUT,
-        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
+        timeout,
+        &format!("Deployment {namespace}/{name} on {cluster}"),
+        || async { deployments.get_opt(name).await.ok().flatten() },
     )
     .await?)
 }

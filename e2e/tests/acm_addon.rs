@@ -106,6 +106,17 @@ fn row<'a>(report: &'a Value, cluster: &str) -> Option<&'a Value> {
         .find(|r| r["cluster"] == cluster)
 }
 
+/// The kind and name of a manifest (empty where it has none).
+fn kind_and_name(m: &Value) -> (String, String) {
+    (
+        m["kind"].as_str().unwrap_or_default().to_string(),
+        m["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let root = repo_root();
     let hub_kc = env.hub_kubeconfig();
@@ -151,15 +162,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         .and_then(Value::as_array)
         .ok_or("the ManifestWork has no manifests")?
         .iter()
-        .map(|m| {
-            (
-                m["kind"].as_str().unwrap_or_default().to_string(),
-                m["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
+        .map(kind_and_name)
         .collect();
     let default = Command::new("kubectl")
         .args([
@@ -182,15 +185,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
                     && v["metadata"]["labels"]["app.kubernetes.io/name"]
                         != "update-status-console-plugin"
             })
-            .map(|m| {
-                (
-                    m["kind"].as_str().unwrap_or_default().to_string(),
-                    m["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                )
-            })
+            .map(kind_and_name)
             .collect();
     let mut want = want;
     // Where OCM's add-on manager mounts a proxy CA from (acm_manifests.rs, docs/acm.md

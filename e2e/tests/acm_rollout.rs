@@ -653,15 +653,7 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
             ],
         },
     });
-    let placements: Api<DynamicObject> =
-        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
-    placements
-        .patch(
-            COMPLETE,
-            &PatchParams::apply("update-status-e2e").force(),
-            &Patch::Apply(&complete),
-        )
-        .await?;
+    let placements = apply_placement(hub, COMPLETE, &complete).await?;
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let sim = Simulation::new(SimConfig {
         operators: 3,
@@ -884,6 +876,25 @@ async fn wait_claims(
     })
 }
 
+/// Applies Placement `body` as `name` in the configuration namespace of the hub, as an admin
+/// does; the Placements' API there, to delete it at the end.
+async fn apply_placement(
+    hub: &Client,
+    name: &str,
+    body: &Value,
+) -> Result<Api<DynamicObject>, kube::Error> {
+    let placements: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
+    placements
+        .patch(
+            name,
+            &PatchParams::apply("update-status-e2e").force(),
+            &Patch::Apply(body),
+        )
+        .await?;
+    Ok(placements)
+}
+
 async fn wait_selected(hub: &Client, placement: &str, selected: bool, what: &str) -> TestResult {
     let verb = if selected {
         "selects"
@@ -990,15 +1001,7 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
             "predicates": [{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"update-status": "enabled"}}}}],
         },
     });
-    let placements: Api<DynamicObject> =
-        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
-    placements
-        .patch(
-            WITNESS,
-            &PatchParams::apply("update-status-e2e").force(),
-            &Patch::Apply(&witness),
-        )
-        .await?;
+    let placements = apply_placement(hub, WITNESS, &witness).await?;
     wait_selected(hub, WITNESS, true, "the witness, before").await?;
 
     // The lease grace: 5 x leaseDurationSeconds (pkg/registration/hub/lease): 10 s.

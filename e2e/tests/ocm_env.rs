@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
+use update_status_e2e::addon_agent::wait_deployment;
 use update_status_e2e::ocm::{
     self, HUB_KUBECONFIG_MOUNT, OcmEnv, SecretVolume, addon_groups, condition_status,
     hub_kubeconfig_secret, kinds, template_addon_user,
@@ -152,12 +153,7 @@ async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
         "ManifestWork {CLUSTER}/{work_name} is owned by its ManagedClusterAddOn: {owner:?}"
     );
     let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), ADDON_NS);
-    let deployment = poll_until(
-        TIMEOUT,
-        &format!("Deployment {ADDON_NS}/{DEPLOYMENT} on {CLUSTER}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
-    )
-    .await?;
+    let deployment = wait_deployment(spoke, ADDON_NS, DEPLOYMENT, CLUSTER, TIMEOUT).await?;
     let pod = deployment
         .spec
         .template
