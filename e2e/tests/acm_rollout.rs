@@ -486,19 +486,7 @@ async fn new_image_while_offline(env: &OcmEnv, hub: &Client, new_image: &str) ->
         "acm_rollout: cluster2 got the new image {:.1}s after cluster1's agent ran it",
         available.elapsed().as_secs_f64()
     );
-    wait_for(
-        TIMEOUT,
-        "the new image in cluster2's Deployment",
-        || async {
-            Api::<Deployment>::namespaced(spoke2.clone(), AGENT_NS)
-                .get_opt(DEPLOYMENT)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|d| deployment_image(&d).as_deref() == Some(new_image))
-        },
-    )
-    .await?;
+    wait_agent_image(&spoke2, new_image, "the new image in cluster2's Deployment").await?;
     ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
     ocm::wait_addon_condition(hub, CLUSTER2, ADDON, "Progressing", "False", TIMEOUT).await?;
     fleet_shows_the_lagging_agent(env)
