@@ -1,7 +1,7 @@
 //! Runs the real `update-status-controller` binary against the test cluster.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 
 pub use crate::paths::{release_bin, workspace_bin};
 use crate::test_env::TestEnv;
@@ -271,4 +271,14 @@ pub fn plain_get(addr: &str, path: &str) -> Result<String, ControllerError> {
     let mut answer = String::new();
     s.read_to_string(&mut answer).map_err(io(&what))?;
     Ok(answer)
+}
+
+/// Runs `bin` with `args` and `KUBECONFIG=/nonexistent` (for flags refused before the first API
+/// call) and returns its output whatever the exit status; the error names `bin`.
+pub fn run_without_cluster(bin: &Path, args: &[&str]) -> Result<Output, String> {
+    Command::new(bin)
+        .args(args)
+        .env("KUBECONFIG", "/nonexistent")
+        .output()
+        .map_err(|e| format!("running {}: {e}", bin.display()))
 }

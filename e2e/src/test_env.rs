@@ -142,6 +142,14 @@ impl TestEnv {
         .await
     }
 
+    /// The API server's own `/metrics` (Prometheus text), read with the admin client.
+    pub async fn apiserver_metrics(
+        &self,
+    ) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+        let request = http::Request::get("/metrics").body(Vec::new())?;
+        Ok(self.client.request_text(request).await?)
+    }
+
     /// The `holderIdentity` of the controller's Lease (`update-status-controller`) in
     /// `namespace`; `None` when kubectl fails or no one holds it.
     pub async fn lease_holder(&self, namespace: &str) -> Option<String> {
