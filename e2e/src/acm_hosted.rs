@@ -263,15 +263,7 @@ pub async fn check(env: &OcmEnv, hosting: &str, work: &Path) -> Result<(), BoxEr
         Ok(_) => placement_excludes_hosted(env, &hub, hosting, work).await,
         Err(_) => Ok(()),
     };
-    let _ = env
-        .kubectl_hub([
-            "delete",
-            "--ignore-not-found",
-            "--wait=false",
-            "-f",
-            &hosted_mc.display().to_string(),
-        ])
-        .await;
+    let _ = env.delete_on_hub(&hosted_mc).await;
     let copies = report?;
     excluded?;
     eprintln!(

@@ -230,6 +230,24 @@ fn cluster_operator(name: &str, version: &str, progressing: bool) -> (Value, Val
     (obj, status)
 }
 
+/// `kubectl get secret broken-admin-kubeconfig -n <ns> -o <output>`.
+async fn broken_secret(
+    env: &TestEnv,
+    ns: &str,
+    output: &str,
+) -> Result<String, update_status_e2e::Error> {
+    env.kubectl_ok([
+        "get",
+        "secret",
+        "broken-admin-kubeconfig",
+        "-n",
+        ns,
+        "-o",
+        output,
+    ])
+    .await
+}
+
 /// Applies [`secret`]`(ns, name, kubeconfig)`.
 async fn apply_secret(
     client: &Client,
@@ -837,28 +855,9 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
         }
     }
     // Controls: the searches would find them (in the Secret), and cover the right places.
-    let stored = env
-        .kubectl_ok([
-            "get",
-            "secret",
-            "broken-admin-kubeconfig",
-            "-n",
-            &ns,
-            "-o",
-            "jsonpath={.data.kubeconfig}",
-        ])
-        .await?;
-    let decoded = env
-        .kubectl_ok([
-            "get",
-            "secret",
-            "broken-admin-kubeconfig",
-            "-n",
-            &ns,
-            "-o",
-            "go-template={{.data.kubeconfig | base64decode}}",
-        ])
-        .await?;
+    let stored = broken_secret(&env, &ns, "jsonpath={.data.kubeconfig}").await?;
+    let decoded =
+        broken_secret(&env, &ns, "go-template={{.data.kubeconfig | base64decode}}").await?;
     assert!(!stored.is_empty() && decoded.contains(TOKEN) && decoded.contains(PASSWORD));
     assert!(everything.contains("HostedClusterUnreachable") && log_text.contains("broken"));
 

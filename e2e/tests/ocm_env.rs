@@ -85,15 +85,7 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
     // Leave the hub as it was for other tests of the process (the add-on is already disabled
     // when the scenario got that far).
     let _ = ocm::disable_addon(&hub, CLUSTER, ADDON).await;
-    let _ = env
-        .kubectl_hub([
-            "delete",
-            "--ignore-not-found",
-            "--wait=false",
-            "-f",
-            &probe_addon().to_string_lossy(),
-        ])
-        .await;
+    let _ = env.delete_on_hub(&probe_addon()).await;
     finished(env, result.is_ok()).await?;
     result
 }

@@ -135,6 +135,18 @@ impl OcmEnv {
         .await
     }
 
+    /// `kubectl delete --ignore-not-found --wait=false -f <file>` on the hub; its standard output.
+    pub async fn delete_on_hub(&self, file: &Path) -> Result<String, OcmError> {
+        self.kubectl_hub([
+            "delete",
+            "--ignore-not-found",
+            "--wait=false",
+            "-f",
+            &file.display().to_string(),
+        ])
+        .await
+    }
+
     /// An admin client of the hub (bound to the calling test's runtime).
     pub async fn hub_client(&self) -> Result<Client, OcmError> {
         client(&self.hub_kubeconfig()).await
