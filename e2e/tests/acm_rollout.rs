@@ -122,15 +122,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
             })
         })
         .collect();
-    env.kubectl_hub([
-        "patch",
-        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
-        ADDON,
-        "--type=json",
-        "-p",
-        &Value::Array(soak).to_string(),
-    ])
-    .await?;
+    patch_cma(env, &Value::Array(soak)).await?;
 
     canary_first_with_stale_group_labels(env, &hub).await?;
     let t = Instant::now();
@@ -431,18 +423,13 @@ async fn switch_image(env: &OcmEnv, hub: &Client, new_image: &str) -> TestResult
     adc.data["spec"]["customizedVariables"] =
         json!([{"name": "UPDATE_STATUS_IMAGE", "value": new_image}]);
     configs.create(&Default::default(), &adc).await?;
-    env.kubectl_hub([
-        "patch",
-        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
-        ADDON,
-        "--type=json",
-        "-p",
+    patch_cma(
+        env,
         &json!([
             {"op": "test", "path": "/spec/supportedConfigs/1/resource", "value": "addondeploymentconfigs"},
             {"op": "replace", "path": "/spec/supportedConfigs/1/defaultConfig/name", "value": new_config},
-        ])
-        .to_string(),
-    ])
+        ]),
+    )
     .await?;
     Ok(())
 }
@@ -881,6 +868,19 @@ async fn apply_placement(
         )
         .await?;
     Ok(placements)
+}
+
+/// `kubectl patch --type=json -p <patch>` of the ClusterManagementAddOn on the hub.
+async fn patch_cma(env: &OcmEnv, patch: &Value) -> Result<String, ocm::OcmError> {
+    env.kubectl_hub([
+        "patch",
+        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+        ADDON,
+        "--type=json",
+        "-p",
+        &patch.to_string(),
+    ])
+    .await
 }
 
 async fn wait_selected(hub: &Client, placement: &str, selected: bool, what: &str) -> TestResult {
