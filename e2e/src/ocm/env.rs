@@ -243,16 +243,15 @@ impl OcmEnv {
         if !self.started_here || env_flag(KEEP_ENV) {
             return Ok(());
         }
-        let out = run_script(&self.dir, "down")
-            .await
-            .map_err(|e| OcmError::Command {
-                what: format!("{} down", script().display()),
-                message: format!("task failed: {e}"),
-            })?
-            .map_err(|e| OcmError::Command {
-                what: format!("{} down", script().display()),
-                message: e.to_string(),
-            })?;
+        let failed = |message| OcmError::Command {
+            what: format!("{} down", script().display()),
+            message,
+        };
+        let out = match run_script(&self.dir, "down").await {
+            Ok(Ok(out)) => out,
+            Ok(Err(e)) => return Err(failed(e.to_string())),
+            Err(e) => return Err(failed(format!("task failed: {e}"))),
+        };
         if out.status.success() {
             Ok(())
         } else {
