@@ -82,32 +82,14 @@ async fn hosted_agent_kubeconfig(
     cluster: &str,
     dir: &Path,
 ) -> Result<PathBuf, BoxError> {
-    let token = env
-        .kubectl_cluster(
-            cluster,
-            [
-                "create",
-                "token",
-                "update-status-controller",
-                "-n",
-                HOSTED_NS,
-                "--duration=1h",
-            ],
-        )
-        .await?;
-    let kc = kube::config::Kubeconfig::read_from(env.cluster_kubeconfig(cluster)?)?;
-    let server = kc
-        .clusters
-        .first()
-        .and_then(|c| c.cluster.clone())
-        .ok_or("no cluster in the managed cluster's kubeconfig")?;
-    let config = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": cluster, "cluster": server}],
-        "users": [{"name": "hosted-agent", "user": {"token": token.trim()}}],
-        "contexts": [{"name": "hosted-agent", "context": {"cluster": cluster, "user": "hosted-agent"}}],
-        "current-context": "hosted-agent",
-    });
+    let config = crate::addon_agent::token_kubeconfig(
+        env,
+        cluster,
+        HOSTED_NS,
+        "update-status-controller",
+        "hosted-agent",
+    )
+    .await?;
     let path = dir.join(format!("{cluster}-hosted-agent.kubeconfig"));
     std::fs::write(&path, config.to_string())?;
     Ok(path)
@@ -281,15 +263,7 @@ pub async fn check(env: &OcmEnv, hosting: &str, work: &Path) -> Result<(), BoxEr
         Ok(_) => placement_excludes_hosted(env, &hub, hosting, work).await,
         Err(_) => Ok(()),
     };
-    let _ = env
-        .kubectl_hub([
-            "delete",
-            "--ignore-not-found",
-            "--wait=false",
-            "-f",
-            &hosted_mc.display().to_string(),
-        ])
-        .await;
+    let _ = env.delete_on_hub(&hosted_mc).await;
     let copies = report?;
     excluded?;
     eprintln!(

@@ -10,7 +10,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use kube::Client;
 use kube::api::Api;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::controller::{Controller, Launch, release_bin};
 use crate::ocm::{self, OcmEnv, SecretVolume};
@@ -31,11 +31,23 @@ pub const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The agent's Deployment, once the ManifestWork has applied it on `cluster`.
 pub async fn agent_deployment(spoke: &Client, cluster: &str) -> Result<Deployment, BoxError> {
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
+    wait_deployment(spoke, AGENT_NS, DEPLOYMENT, cluster, TIMEOUT).await
+}
+
+/// Deployment `namespace`/`name` of the `spoke` client's cluster (named `cluster` in the
+/// time-out error), once it exists: waits up to `timeout`.
+pub async fn wait_deployment(
+    spoke: &Client,
+    namespace: &str,
+    name: &str,
+    cluster: &str,
+    timeout: Duration,
+) -> Result<Deployment, BoxError> {
+    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), namespace);
     Ok(poll_until(
-        TIMEOUT,
-        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
+        timeout,
+        &format!("Deployment {namespace}/{name} on {cluster}"),
+        || async { deployments.get_opt(name).await.ok().flatten() },
     )
     .await?)
 }
@@ -73,17 +85,27 @@ pub async fn service_account_kubeconfig(
     cluster: &str,
     dir: &Path,
 ) -> Result<PathBuf, BoxError> {
+    let config = token_kubeconfig(env, cluster, AGENT_NS, DEPLOYMENT, "agent").await?;
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
+    std::fs::write(&path, config.to_string())?;
+    Ok(path)
+}
+
+/// A kubeconfig (JSON) for ServiceAccount `namespace`/`account` on `cluster`: a token minted with
+/// `kubectl create token` (1 h) and the server of the managed cluster's admin kubeconfig; `user`
+/// names its user and context.
+pub async fn token_kubeconfig(
+    env: &OcmEnv,
+    cluster: &str,
+    namespace: &str,
+    account: &str,
+    user: &str,
+) -> Result<Value, BoxError> {
     let token = env
         .kubectl_cluster(
             cluster,
-            [
-                "create",
-                "token",
-                DEPLOYMENT,
-                "-n",
-                AGENT_NS,
-                "--duration=1h",
-            ],
+            ["create", "token", account, "-n", namespace, "--duration=1h"],
         )
         .await?;
     let admin = env.cluster_kubeconfig(cluster)?;
@@ -93,18 +115,14 @@ pub async fn service_account_kubeconfig(
         .first()
         .and_then(|c| c.cluster.clone())
         .ok_or("no cluster in the managed cluster's kubeconfig")?;
-    let config = json!({
+    Ok(json!({
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": cluster, "cluster": server}],
-        "users": [{"name": "agent", "user": {"token": token.trim()}}],
-        "contexts": [{"name": "agent", "context": {"cluster": cluster, "user": "agent"}}],
-        "current-context": "agent",
-    });
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("{cluster}-agent.kubeconfig"));
-    std::fs::write(&path, config.to_string())?;
-    Ok(path)
+        "users": [{"name": user, "user": {"token": token.trim()}}],
+        "contexts": [{"name": user, "context": {"cluster": cluster, "user": user}}],
+        "current-context": user,
+    }))
 }
 
 /// Starts the release controller as the rendered container starts it, on `cluster`: its

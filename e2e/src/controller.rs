@@ -1,7 +1,7 @@
 //! Runs the real `update-status-controller` binary against the test cluster.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 
 pub use crate::paths::{release_bin, workspace_bin};
 use crate::test_env::TestEnv;
@@ -71,6 +71,20 @@ impl Controller {
     /// `extra` has a `--metrics-secure...` flag; the probes are on their own free port.
     pub fn start(env: &TestEnv, namespace: &str, extra: &[&str]) -> Result<Self, ControllerError> {
         Self::start_on(env, namespace, free_port()?, extra)
+    }
+
+    /// [`Controller::start`] as one replica of a leader-elected set: `--leader-elect
+    /// --leader-identity <identity>`.
+    pub fn start_replica(
+        env: &TestEnv,
+        namespace: &str,
+        identity: &str,
+    ) -> Result<Self, ControllerError> {
+        Self::start(
+            env,
+            namespace,
+            &["--leader-elect", "--leader-identity", identity],
+        )
     }
 
     /// As [`Controller::start`], serving `/metrics` on `127.0.0.1:<metrics_port>` (e.g. a port
@@ -257,4 +271,14 @@ pub fn plain_get(addr: &str, path: &str) -> Result<String, ControllerError> {
     let mut answer = String::new();
     s.read_to_string(&mut answer).map_err(io(&what))?;
     Ok(answer)
+}
+
+/// Runs `bin` with `args` and `KUBECONFIG=/nonexistent` (for flags refused before the first API
+/// call) and returns its output whatever the exit status; the error names `bin`.
+pub fn run_without_cluster(bin: &Path, args: &[&str]) -> Result<Output, String> {
+    Command::new(bin)
+        .args(args)
+        .env("KUBECONFIG", "/nonexistent")
+        .output()
+        .map_err(|e| format!("running {}: {e}", bin.display()))
 }

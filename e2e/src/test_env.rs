@@ -121,6 +121,52 @@ impl TestEnv {
         }
     }
 
+    /// `kubectl get updateinsights -n <namespace> -l <selector> -o <output>`: the standard output,
+    /// or an error (as [`TestEnv::kubectl_ok`]) when kubectl fails.
+    pub async fn get_insights(
+        &self,
+        namespace: &str,
+        selector: &str,
+        output: &str,
+    ) -> Result<String, Error> {
+        self.kubectl_ok([
+            "get",
+            "updateinsights",
+            "-n",
+            namespace,
+            "-l",
+            selector,
+            "-o",
+            output,
+        ])
+        .await
+    }
+
+    /// The API server's own `/metrics` (Prometheus text), read with the admin client.
+    pub async fn apiserver_metrics(
+        &self,
+    ) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+        let request = http::Request::get("/metrics").body(Vec::new())?;
+        Ok(self.client.request_text(request).await?)
+    }
+
+    /// The `holderIdentity` of the controller's Lease (`update-status-controller`) in
+    /// `namespace`; `None` when kubectl fails or no one holds it.
+    pub async fn lease_holder(&self, namespace: &str) -> Option<String> {
+        self.kubectl_ok([
+            "get",
+            "lease",
+            "update-status-controller",
+            "-n",
+            namespace,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ])
+        .await
+        .ok()
+        .filter(|h| !h.is_empty())
+    }
+
     /// Binds ServiceAccount `service_account` of `namespace` (which must exist) to the shipped
     /// `update-status-metrics-reader` ClusterRole in `namespace`, as a scraper is bound in the
     /// controller's namespace. Applies `config/prometheus/metrics-reader.yaml` first (its

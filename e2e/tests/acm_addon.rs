@@ -106,12 +106,21 @@ fn row<'a>(report: &'a Value, cluster: &str) -> Option<&'a Value> {
         .find(|r| r["cluster"] == cluster)
 }
 
+/// The kind and name of a manifest (empty where it has none).
+fn kind_and_name(m: &Value) -> (String, String) {
+    (
+        m["kind"].as_str().unwrap_or_default().to_string(),
+        m["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let root = repo_root();
     let hub_kc = env.hub_kubeconfig();
-    let work = env.dir().join("acm-addon-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("acm-addon-test")?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests put objects in (the
@@ -121,13 +130,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     }
 
     // config/acm on the hub, as docs/acm.md says; the add-on enabled for cluster1.
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     // The hub controller of config/acm/limits, as its Deployment runs it: it gives each cluster
     // namespace with the add-on the ResourceQuota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_hub_controller(
@@ -159,15 +162,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         .and_then(Value::as_array)
         .ok_or("the ManifestWork has no manifests")?
         .iter()
-        .map(|m| {
-            (
-                m["kind"].as_str().unwrap_or_default().to_string(),
-                m["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
+        .map(kind_and_name)
         .collect();
     let default = Command::new("kubectl")
         .args([
@@ -190,15 +185,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
                     && v["metadata"]["labels"]["app.kubernetes.io/name"]
                         != "update-status-console-plugin"
             })
-            .map(|m| {
-                (
-                    m["kind"].as_str().unwrap_or_default().to_string(),
-                    m["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                )
-            })
+            .map(kind_and_name)
             .collect();
     let mut want = want;
     // Where OCM's add-on manager mounts a proxy CA from (acm_manifests.rs, docs/acm.md

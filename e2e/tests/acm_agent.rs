@@ -46,9 +46,9 @@ use update_status_e2e::controller::Controller;
 use update_status_e2e::hub_copies::{Local, wait_mirrored_between};
 use update_status_e2e::ocm::{self, OcmEnv};
 use update_status_e2e::playback::Simulator;
+use update_status_e2e::poll_until;
 use update_status_e2e::prometheus::{Prometheus, PrometheusOptions};
 use update_status_e2e::proxy::ConnectProxy;
-use update_status_e2e::{poll_until, repo_root};
 use update_status_simulator::{SimConfig, Simulation};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -250,11 +250,8 @@ fn signal(agent: &Controller, sig: &str) -> Result<(), BoxError> {
 }
 
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
-    let root = repo_root();
     let hub_kc = env.hub_kubeconfig();
-    let work = env.dir().join("acm-agent-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("acm-agent-test")?;
     ocm::wait_cluster_joined(&hub, CLUSTER, TIMEOUT).await?;
     ocm::create_openshift_namespaces(env, CLUSTER).await?;
 
@@ -265,13 +262,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let proxy2 = ConnectProxy::start(routes, Some(("agent", PASSWORD2))).await?;
 
     // The fleet's proxy in the add-on's deployment config, as an admin sets it.
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     // The hub controller keeping the quota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_quota_keeper(env, &work).await?;
     let proxy_config = json!({"spec": {"proxyConfig": {

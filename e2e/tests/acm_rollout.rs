@@ -87,9 +87,7 @@ async fn the_addon_rolls_out_progressively_feeds_acm_and_survives_an_unreachable
 }
 
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
-    let work = env.dir().join("acm-rollout-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("acm-rollout-test")?;
     for c in [CLUSTER0, CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests put objects in.
@@ -124,15 +122,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
             })
         })
         .collect();
-    env.kubectl_hub([
-        "patch",
-        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
-        ADDON,
-        "--type=json",
-        "-p",
-        &Value::Array(soak).to_string(),
-    ])
-    .await?;
+    patch_cma(env, &Value::Array(soak)).await?;
 
     canary_first_with_stale_group_labels(env, &hub).await?;
     let t = Instant::now();
@@ -433,18 +423,13 @@ async fn switch_image(env: &OcmEnv, hub: &Client, new_image: &str) -> TestResult
     adc.data["spec"]["customizedVariables"] =
         json!([{"name": "UPDATE_STATUS_IMAGE", "value": new_image}]);
     configs.create(&Default::default(), &adc).await?;
-    env.kubectl_hub([
-        "patch",
-        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
-        ADDON,
-        "--type=json",
-        "-p",
+    patch_cma(
+        env,
         &json!([
             {"op": "test", "path": "/spec/supportedConfigs/1/resource", "value": "addondeploymentconfigs"},
             {"op": "replace", "path": "/spec/supportedConfigs/1/defaultConfig/name", "value": new_config},
-        ])
-        .to_string(),
-    ])
+        ]),
+    )
     .await?;
     Ok(())
 }
@@ -488,19 +473,7 @@ async fn new_image_while_offline(env: &OcmEnv, hub: &Client, new_image: &str) ->
         "acm_rollout: cluster2 got the new image {:.1}s after cluster1's agent ran it",
         available.elapsed().as_secs_f64()
     );
-    wait_for(
-        TIMEOUT,
-        "the new image in cluster2's Deployment",
-        || async {
-            Api::<Deployment>::namespaced(spoke2.clone(), AGENT_NS)
-                .get_opt(DEPLOYMENT)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|d| deployment_image(&d).as_deref() == Some(new_image))
-        },
-    )
-    .await?;
+    wait_agent_image(&spoke2, new_image, "the new image in cluster2's Deployment").await?;
     ocm::set_deployment_available(&spoke2, AGENT_NS, DEPLOYMENT).await?;
     ocm::wait_addon_condition(hub, CLUSTER2, ADDON, "Progressing", "False", TIMEOUT).await?;
     fleet_shows_the_lagging_agent(env)
@@ -655,15 +628,7 @@ async fn claims_follow_the_update(env: &OcmEnv, hub: &Client, agent: &Agent) -> 
             ],
         },
     });
-    let placements: Api<DynamicObject> =
-        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
-    placements
-        .patch(
-            COMPLETE,
-            &PatchParams::apply("update-status-e2e").force(),
-            &Patch::Apply(&complete),
-        )
-        .await?;
+    let placements = apply_placement(hub, COMPLETE, &complete).await?;
     let spoke1 = env.cluster_client(CLUSTER1).await?;
     let sim = Simulation::new(SimConfig {
         operators: 3,
@@ -886,6 +851,38 @@ async fn wait_claims(
     })
 }
 
+/// Applies Placement `body` as `name` in the configuration namespace of the hub, as an admin
+/// does; the Placements' API there, to delete it at the end.
+async fn apply_placement(
+    hub: &Client,
+    name: &str,
+    body: &Value,
+) -> Result<Api<DynamicObject>, kube::Error> {
+    let placements: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
+    placements
+        .patch(
+            name,
+            &PatchParams::apply("update-status-e2e").force(),
+            &Patch::Apply(body),
+        )
+        .await?;
+    Ok(placements)
+}
+
+/// `kubectl patch --type=json -p <patch>` of the ClusterManagementAddOn on the hub.
+async fn patch_cma(env: &OcmEnv, patch: &Value) -> Result<String, ocm::OcmError> {
+    env.kubectl_hub([
+        "patch",
+        "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io",
+        ADDON,
+        "--type=json",
+        "-p",
+        &patch.to_string(),
+    ])
+    .await
+}
+
 async fn wait_selected(hub: &Client, placement: &str, selected: bool, what: &str) -> TestResult {
     let verb = if selected {
         "selects"
@@ -992,15 +989,7 @@ async fn survives_unreachable(env: &OcmEnv, hub: &Client, agent: &Agent) -> Test
             "predicates": [{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"update-status": "enabled"}}}}],
         },
     });
-    let placements: Api<DynamicObject> =
-        Api::namespaced_with(hub.clone(), CONFIG_NS, &kinds::placement());
-    placements
-        .patch(
-            WITNESS,
-            &PatchParams::apply("update-status-e2e").force(),
-            &Patch::Apply(&witness),
-        )
-        .await?;
+    let placements = apply_placement(hub, WITNESS, &witness).await?;
     wait_selected(hub, WITNESS, true, "the witness, before").await?;
 
     // The lease grace: 5 x leaseDurationSeconds (pkg/registration/hub/lease): 10 s.

@@ -117,19 +117,7 @@ fn stub(many: Arc<Vec<u8>>, huge: Arc<Vec<u8>>, flood: Arc<AtomicBool>) -> std::
 }
 
 async fn insights(env: &TestEnv, ns: &str, selector: &str) -> Option<Vec<Value>> {
-    let out = env
-        .kubectl_ok([
-            "get",
-            "updateinsights",
-            "-n",
-            ns,
-            "-l",
-            selector,
-            "-o",
-            "json",
-        ])
-        .await
-        .ok()?;
+    let out = env.get_insights(ns, selector, "json").await.ok()?;
     let v: Value = serde_json::from_str(&out).ok()?;
     v["items"].as_array().cloned()
 }

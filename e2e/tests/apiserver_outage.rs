@@ -18,16 +18,11 @@ const OUTAGE: Duration = Duration::from_secs(15);
 
 async fn error_insights(env: &TestEnv, ns: &str) -> Option<Vec<String>> {
     let out = env
-        .kubectl_ok([
-            "get",
-            "updateinsights",
-            "-n",
+        .get_insights(
             ns,
-            "-l",
             "update.openshift.io/insight-type=health,update.openshift.io/impact-level=error",
-            "-o",
             "json",
-        ])
+        )
         .await
         .ok()?;
     let list: Value = serde_json::from_str(&out).ok()?;

@@ -270,17 +270,8 @@ async fn label_selectors_filter_insights() -> TestResult {
         let ns = ns.name().to_string();
         let env = &env;
         async move {
-            env.kubectl_ok([
-                "get",
-                "updateinsights",
-                "-n",
-                &ns,
-                "-l",
-                sel,
-                "-o",
-                "jsonpath={.items[*].metadata.name}",
-            ])
-            .await
+            env.get_insights(&ns, sel, "jsonpath={.items[*].metadata.name}")
+                .await
         }
     };
     assert_eq!(

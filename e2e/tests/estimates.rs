@@ -186,30 +186,9 @@ async fn learned_durations_survive_a_restart_and_a_leader_change() -> TestResult
         Simulation::new(config("4.18.3", "4.18.4", past))?,
     );
     sim.install().await?;
-    let a = Controller::start(
-        &env,
-        &n,
-        &["--leader-elect", "--leader-identity", "replica-a"],
-    )?;
-    let b = Controller::start(
-        &env,
-        &n,
-        &["--leader-elect", "--leader-identity", "replica-b"],
-    )?;
-    let lease = || async {
-        env.kubectl_ok([
-            "get",
-            "lease",
-            "update-status-controller",
-            "-n",
-            &n,
-            "-o",
-            "jsonpath={.spec.holderIdentity}",
-        ])
-        .await
-        .ok()
-        .filter(|h| !h.is_empty())
-    };
+    let a = Controller::start_replica(&env, &n, "replica-a")?;
+    let b = Controller::start_replica(&env, &n, "replica-b")?;
+    let lease = || env.lease_holder(&n);
     let leader = poll_until(TIMEOUT, "a leader", lease).await?;
     let t0 = Instant::now();
     let mut methods = Vec::new();

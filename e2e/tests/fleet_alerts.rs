@@ -56,12 +56,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, PodSpec, Service};
 use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
+use update_status_e2e::addon_agent::wait_deployment;
 use update_status_e2e::controller::{Controller, Launch, workspace_bin};
 use update_status_e2e::dashboard_expect::{self, ClusterObjects, Expect};
 use update_status_e2e::dashboards::{self, Evaluated, Panel};
@@ -278,13 +278,7 @@ struct Delivered {
 /// Step 1: the agent's Deployment and Service, the ServiceMonitor and the PrometheusRule, once
 /// the ManifestWork has applied them on `cluster`; the last two exactly as in `config/prometheus`.
 async fn delivered_objects(spoke: &Client, cluster: &str) -> Result<Delivered, BoxError> {
-    let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), AGENT_NS);
-    let deployment = poll_until(
-        TIMEOUT,
-        &format!("Deployment {AGENT_NS}/{DEPLOYMENT} on {cluster}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
-    )
-    .await?;
+    let deployment = wait_deployment(spoke, AGENT_NS, DEPLOYMENT, cluster, TIMEOUT).await?;
     let pod = deployment
         .spec
         .template
@@ -773,22 +767,14 @@ fn clusters_of(alerts: &[Value]) -> Vec<String> {
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let t0 = Instant::now();
     let root = repo_root();
-    let work = env.dir().join("fleet-alerts-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("fleet-alerts-test")?;
     for c in [CLUSTER1, CLUSTER2] {
         ocm::wait_cluster_joined(&hub, c, TIMEOUT).await?;
         // As on OpenShift: the namespaces the agent's manifests hold Roles in, and the
         // console's dashboards.
         ocm::create_openshift_namespaces(env, c).await?;
     }
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     // The hub controller keeping the quota without which the agent may not write.
     let _hub_controller = update_status_e2e::hub_limits::start_quota_keeper(env, &work).await?;
     for c in [CLUSTER1, CLUSTER2] {

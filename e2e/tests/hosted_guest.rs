@@ -230,6 +230,34 @@ fn cluster_operator(name: &str, version: &str, progressing: bool) -> (Value, Val
     (obj, status)
 }
 
+/// `kubectl get secret broken-admin-kubeconfig -n <ns> -o <output>`.
+async fn broken_secret(
+    env: &TestEnv,
+    ns: &str,
+    output: &str,
+) -> Result<String, update_status_e2e::Error> {
+    env.kubectl_ok([
+        "get",
+        "secret",
+        "broken-admin-kubeconfig",
+        "-n",
+        ns,
+        "-o",
+        output,
+    ])
+    .await
+}
+
+/// Applies [`secret`]`(ns, name, kubeconfig)`.
+async fn apply_secret(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    kubeconfig: &str,
+) -> Result<DynamicObject, BoxError> {
+    apply(client, &ar::<Secret>(), &secret(ns, name, kubeconfig), None).await
+}
+
 fn secret(ns: &str, name: &str, kubeconfig: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns},
            "stringData": {"kubeconfig": kubeconfig}})
@@ -660,13 +688,7 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
 
     // The management side: HostedCluster demo (Secret with the good kubeconfig), its InPlace
     // NodePool and MachineSet.
-    apply(
-        &client,
-        &ar::<Secret>(),
-        &secret(&ns, "demo-admin-kubeconfig", &good_kubeconfig),
-        None,
-    )
-    .await?;
+    apply_secret(&client, &ns, "demo-admin-kubeconfig", &good_kubeconfig).await?;
     let (o, s) = hosted_cluster(&ns, "demo", "demo-admin-kubeconfig");
     let demo: HostedCluster = apply(&client, &ar::<HostedCluster>(), &o, Some(&s))
         .await?
@@ -784,13 +806,7 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
     let port = closed_port()?;
     let bad_kubeconfig =
         token_kubeconfig(&format!("https://admin:{PASSWORD}@127.0.0.1:{port}"), TOKEN);
-    apply(
-        &client,
-        &ar::<Secret>(),
-        &secret(&ns, "broken-admin-kubeconfig", &bad_kubeconfig),
-        None,
-    )
-    .await?;
+    apply_secret(&client, &ns, "broken-admin-kubeconfig", &bad_kubeconfig).await?;
     let (o, s) = hosted_cluster(&ns, "broken", "broken-admin-kubeconfig");
     apply(&client, &ar::<HostedCluster>(), &o, Some(&s)).await?;
     let why =
@@ -839,53 +855,22 @@ async fn hosted_clusters_are_read_from_inside_and_bad_ones_reported() -> TestRes
         }
     }
     // Controls: the searches would find them (in the Secret), and cover the right places.
-    let stored = env
-        .kubectl_ok([
-            "get",
-            "secret",
-            "broken-admin-kubeconfig",
-            "-n",
-            &ns,
-            "-o",
-            "jsonpath={.data.kubeconfig}",
-        ])
-        .await?;
-    let decoded = env
-        .kubectl_ok([
-            "get",
-            "secret",
-            "broken-admin-kubeconfig",
-            "-n",
-            &ns,
-            "-o",
-            "go-template={{.data.kubeconfig | base64decode}}",
-        ])
-        .await?;
+    let stored = broken_secret(&env, &ns, "jsonpath={.data.kubeconfig}").await?;
+    let decoded =
+        broken_secret(&env, &ns, "go-template={{.data.kubeconfig | base64decode}}").await?;
     assert!(!stored.is_empty() && decoded.contains(TOKEN) && decoded.contains(PASSWORD));
     assert!(everything.contains("HostedClusterUnreachable") && log_text.contains("broken"));
 
     // 3. Rotation: a bad token for the real server (401), then the good kubeconfig.
     let server = local_server(&env)?;
     let rejected = token_kubeconfig(&server, TOKEN);
-    apply(
-        &client,
-        &ar::<Secret>(),
-        &secret(&ns, "broken-admin-kubeconfig", &rejected),
-        None,
-    )
-    .await?;
+    apply_secret(&client, &ns, "broken-admin-kubeconfig", &rejected).await?;
     let why401 = unreachable_reason(&client, &ns, "broken", |d| d.contains("401"), &log).await?;
     assert!(
         why401.ends_with("does not accept the kubeconfig's credentials (401 Unauthorized)"),
         "{why401}"
     );
-    apply(
-        &client,
-        &ar::<Secret>(),
-        &secret(&ns, "broken-admin-kubeconfig", &good_kubeconfig),
-        None,
-    )
-    .await?;
+    apply_secret(&client, &ns, "broken-admin-kubeconfig", &good_kubeconfig).await?;
     wait_equal(
         &client,
         &ns,

@@ -84,14 +84,19 @@ fn hub_writes(c: &Controller) -> Result<f64, BoxError> {
         .sum())
 }
 
-/// The `update_status_hub_sync_up` line of a hosted cluster, if any.
-fn hub_up(c: &Controller, hc: &str) -> Option<String> {
-    let prefix = format!("update_status_hub_sync_up{{hosted_cluster=\"{hc}\"}}");
+/// The line of metric `name` of a hosted cluster (its only label) in `c`'s `/metrics`, if any.
+fn hosted_metric(c: &Controller, name: &str, hc: &str) -> Option<String> {
+    let prefix = format!("{name}{{hosted_cluster=\"{hc}\"}}");
     c.metrics()
         .ok()?
         .lines()
         .find(|l| l.starts_with(&prefix))
         .map(str::to_string)
+}
+
+/// The `update_status_hub_sync_up` line of a hosted cluster, if any.
+fn hub_up(c: &Controller, hc: &str) -> Option<String> {
+    hosted_metric(c, "update_status_hub_sync_up", hc)
 }
 
 #[tokio::test]
@@ -625,12 +630,7 @@ async fn holder_on_hub(env: &TestEnv, ns: &str) -> Result<Option<String>, BoxErr
 
 /// The `update_status_hub_name_refused` line of a hosted cluster, if any.
 fn name_refused(c: &Controller, hc: &str) -> Option<String> {
-    let prefix = format!("update_status_hub_name_refused{{hosted_cluster=\"{hc}\"}}");
-    c.metrics()
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with(&prefix))
-        .map(str::to_string)
+    hosted_metric(c, "update_status_hub_name_refused", hc)
 }
 
 /// Issue #48 item 1: a tenant annotates its own HostedCluster with the managed-cluster name of

@@ -30,11 +30,13 @@
 //! (`update_status_e2e::acm_hosted`).
 #![cfg(feature = "e2e")] // needs the local control planes and OCM: `make e2e`
 
+use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ResourceQuota;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use update_status_api::crd::{
     Condition, ConditionStatus, ControlPlaneUpdateStatus, HealthInsight, Impact, ImpactLevel,
@@ -45,7 +47,7 @@ use update_status_e2e::controller::{Controller, workspace_bin};
 use update_status_e2e::hub_copies::{Local, list_at, wait_mirrored_between};
 use update_status_e2e::hub_limits::{QUOTA, copy_body, start_hub_controller};
 use update_status_e2e::ocm::{self, OcmEnv, SecretVolume};
-use update_status_e2e::{oc_status_case, poll_until, repo_root, wait_for};
+use update_status_e2e::{oc_status_case, poll_until, wait_for};
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -88,6 +90,22 @@ fn refused<T>(r: Result<T, kube::Error>, code: u16, needle: &str, what: &str) ->
 
 fn apply() -> PatchParams {
     PatchParams::apply(MANAGER).force()
+}
+
+/// Server-side applies `body` as object `name` of `api`, as the agent writes ([`apply`]).
+async fn put<K>(api: &Api<K>, name: &str, body: Value) -> Result<K, kube::Error>
+where
+    K: Clone + DeserializeOwned + Debug,
+{
+    api.patch(name, &apply(), &Patch::Apply(body)).await
+}
+
+/// [`put`] of the copy [`copy_body`] makes of a `kind` object `name` for [`CLUSTER`].
+async fn put_copy<K>(api: &Api<K>, kind: &str, name: &str) -> Result<K, kube::Error>
+where
+    K: Clone + DeserializeOwned + Debug,
+{
+    put(api, name, copy_body(kind, name, CLUSTER)).await
 }
 
 /// The hard and used counts of insights in the quota.
@@ -184,20 +202,11 @@ fn status_body(name: &str, status: &UpdateInsightStatus) -> Value {
 }
 
 async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
-    let root = repo_root();
-    let work = env.dir().join("hub-limits-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = env.work_dir("hub-limits-test")?;
     ocm::wait_cluster_joined(&hub, CLUSTER, TIMEOUT).await?;
     // As on OpenShift: the namespaces the agent's manifests put objects in.
     let _ = ocm::create_openshift_namespaces(env, CLUSTER).await;
-    env.kubectl_hub([
-        "apply",
-        "--server-side",
-        "-k",
-        &root.join("config/acm").display().to_string(),
-    ])
-    .await?;
+    env.apply_acm_config().await?;
     let controller_bin = workspace_bin("update-status-controller", "UPDATE_STATUS_CONTROLLER_BIN");
     let mut hub_controller = start_hub_controller(env, controller_bin.clone(), &work, &[]).await?;
     ocm::enable_addon(&hub, CLUSTER, ADDON).await?;
@@ -315,28 +324,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
         "hub_limits: policies in force {:.2}s after the agent's credentials arrived",
         t.elapsed().as_secs_f64()
     );
-    insights
-        .patch(
-            "ok-0",
-            &apply(),
-            &Patch::Apply(copy_body("UpdateInsight", "ok-0", CLUSTER)),
-        )
-        .await?;
-    planes
-        .patch(
-            CLUSTER,
-            &apply(),
-            &Patch::Apply(copy_body("ControlPlaneUpdateStatus", CLUSTER, CLUSTER)),
-        )
-        .await?;
+    put_copy(&insights, "UpdateInsight", "ok-0").await?;
+    put_copy(&planes, "ControlPlaneUpdateStatus", CLUSTER).await?;
     refused(
-        planes
-            .patch(
-                "cluster2",
-                &apply(),
-                &Patch::Apply(copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER)),
-            )
-            .await,
+        put_copy(&planes, "ControlPlaneUpdateStatus", "cluster2").await,
         403,
         "a ControlPlaneUpdateStatus copy is named after its cluster: cluster1",
         "a ControlPlaneUpdateStatus named after another cluster",
@@ -344,9 +335,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut other = copy_body("UpdateInsight", "spoof", CLUSTER);
     other["metadata"]["labels"]["open-cluster-management.io/cluster-name"] = json!("cluster2");
     refused(
-        insights
-            .patch("spoof", &apply(), &Patch::Apply(other))
-            .await,
+        put(&insights, "spoof", other).await,
         403,
         "label open-cluster-management.io/cluster-name must be cluster1",
         "a copy labelled for another cluster",
@@ -354,9 +343,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut foreign = copy_body("UpdateInsight", "foreign", CLUSTER);
     foreign["metadata"]["labels"]["team"] = json!("payments");
     refused(
-        insights
-            .patch("foreign", &apply(), &Patch::Apply(foreign))
-            .await,
+        put(&insights, "foreign", foreign).await,
         403,
         "only update-status's labels",
         "a label that is not ours",
@@ -364,7 +351,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut held = copy_body("UpdateInsight", "ok-0", CLUSTER);
     held["metadata"]["finalizers"] = json!(["example.com/hold"]);
     refused(
-        insights.patch("ok-0", &apply(), &Patch::Apply(held)).await,
+        put(&insights, "ok-0", held).await,
         403,
         "no finalizers",
         "a finalizer",
@@ -373,9 +360,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     owned["metadata"]["ownerReferences"] =
         json!([{"apiVersion": "v1", "kind": "Namespace", "name": CLUSTER, "uid": mca_uid}]);
     refused(
-        insights
-            .patch("owned", &apply(), &Patch::Apply(owned))
-            .await,
+        put(&insights, "owned", owned).await,
         403,
         "the only owner a copy may have",
         "another owner",
@@ -435,13 +420,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let token_planes: Api<ControlPlaneUpdateStatus> = Api::namespaced(token_agent.clone(), CLUSTER);
     let token_insights: Api<UpdateInsight> = Api::namespaced(token_agent.clone(), CLUSTER);
     refused(
-        token_planes
-            .patch(
-                "cluster2",
-                &apply(),
-                &Patch::Apply(copy_body("ControlPlaneUpdateStatus", "cluster2", CLUSTER)),
-            )
-            .await,
+        put_copy(&token_planes, "ControlPlaneUpdateStatus", "cluster2").await,
         403,
         "a ControlPlaneUpdateStatus copy is named after its cluster: cluster1",
         "a token-registered agent: a ControlPlaneUpdateStatus named after another cluster",
@@ -449,9 +428,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut held = copy_body("UpdateInsight", "ok-0", CLUSTER);
     held["metadata"]["finalizers"] = json!(["example.com/hold"]);
     refused(
-        token_insights
-            .patch("ok-0", &apply(), &Patch::Apply(held))
-            .await,
+        put(&token_insights, "ok-0", held).await,
         403,
         "no finalizers",
         "a token-registered agent: a finalizer",
@@ -460,22 +437,10 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     // 3. The counts: 4 insights, then `exceeded quota`; a delete frees a slot.
     for n in 1..4 {
         let name = format!("ok-{n}");
-        insights
-            .patch(
-                &name,
-                &apply(),
-                &Patch::Apply(copy_body("UpdateInsight", &name, CLUSTER)),
-            )
-            .await?;
+        put_copy(&insights, "UpdateInsight", &name).await?;
     }
     refused(
-        insights
-            .patch(
-                "ok-4",
-                &apply(),
-                &Patch::Apply(copy_body("UpdateInsight", "ok-4", CLUSTER)),
-            )
-            .await,
+        put_copy(&insights, "UpdateInsight", "ok-4").await,
         403,
         "exceeded quota: update-status",
         "a fifth insight",
@@ -483,14 +448,7 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     insights.delete("ok-3", &DeleteParams::default()).await?;
     let t = Instant::now();
     poll_until(TIMEOUT, "a slot freed by a delete", || async {
-        insights
-            .patch(
-                "ok-4",
-                &apply(),
-                &Patch::Apply(copy_body("UpdateInsight", "ok-4", CLUSTER)),
-            )
-            .await
-            .ok()
+        put_copy(&insights, "UpdateInsight", "ok-4").await.ok()
     })
     .await?;
     eprintln!(
@@ -528,27 +486,21 @@ async fn scenario(env: &'static OcmEnv, hub: Client) -> TestResult {
     let mut relabelled = copy_body("UpdateInsight", "ok-0", CLUSTER);
     relabelled["metadata"]["labels"]["update.openshift.io/scope"] = json!("cluster");
     refused(
-        insights
-            .patch("ok-0", &apply(), &Patch::Apply(relabelled.clone()))
-            .await,
+        put(&insights, "ok-0", relabelled.clone()).await,
         // The API server answers a binding without its parameter as Invalid.
         422,
         "ValidatingAdmissionPolicy 'update-status-hub-quota-required' with binding 'update-status-hub-quota-required' denied request: failed to configure binding: no params found",
         "a write where no quota bounds the counts",
     )?;
     refused(
-        token_insights
-            .patch("ok-0", &apply(), &Patch::Apply(relabelled.clone()))
-            .await,
+        put(&token_insights, "ok-0", relabelled.clone()).await,
         422,
         "no params found",
         "a token-registered agent: a write where no quota bounds the counts",
     )?;
     hub_controller = start_hub_controller(env, controller_bin.clone(), &work, &[]).await?;
     wait_limit(&quotas, 4).await?;
-    insights
-        .patch("ok-0", &apply(), &Patch::Apply(relabelled))
-        .await?;
+    put(&insights, "ok-0", relabelled).await?;
 
     // 5. The hub admin is not bound by the policies (only by the counts, which it sets): a
     // finalizer and a foreign label (then removed), another cluster's ControlPlaneUpdateStatus.

@@ -10,13 +10,12 @@
 
 use std::net::{Shutdown, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use update_status_e2e::controller::{Controller, workspace_bin};
+use update_status_e2e::controller::{Controller, run_without_cluster, workspace_bin};
 use update_status_e2e::hub_copies::{
     ACM_LABEL, KINDS, is_progress, labels, list, name, wait_mirrored,
 };
@@ -667,11 +666,7 @@ fn hub_flags_are_checked_before_anything_starts() -> TestResult {
         (&["--cluster-name", "Prod_East"][..], "DNS-1123 label"),
         (&["--cluster-name=-prod"][..], "DNS-1123 label"),
     ] {
-        let out = Command::new(&bin)
-            .args(args)
-            .env("KUBECONFIG", "/nonexistent")
-            .output()
-            .map_err(|e| format!("running {}: {e}", bin.display()))?;
+        let out = run_without_cluster(&bin, args)?;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} accepted");
         assert!(stderr.contains(says), "{args:?}: {stderr}");

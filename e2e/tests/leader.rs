@@ -21,21 +21,6 @@ type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 const TAKEOVER: Duration = Duration::from_secs(75);
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-async fn holder(env: &TestEnv, ns: &str) -> Option<String> {
-    env.kubectl_ok([
-        "get",
-        "lease",
-        "update-status-controller",
-        "-n",
-        ns,
-        "-o",
-        "jsonpath={.spec.holderIdentity}",
-    ])
-    .await
-    .ok()
-    .filter(|h| !h.is_empty())
-}
-
 #[tokio::test]
 async fn only_the_leader_writes_and_a_follower_takes_over() -> TestResult {
     let _lock = exclusive_cluster_state().await;
@@ -44,18 +29,10 @@ async fn only_the_leader_writes_and_a_follower_takes_over() -> TestResult {
     let n = ns.name().to_string();
     env.replace_snapshot(&oc_status_case("4.14.1-degraded"))
         .await?;
-    let a = Controller::start(
-        &env,
-        &n,
-        &["--leader-elect", "--leader-identity", "replica-a"],
-    )?;
-    let b = Controller::start(
-        &env,
-        &n,
-        &["--leader-elect", "--leader-identity", "replica-b"],
-    )?;
+    let a = Controller::start_replica(&env, &n, "replica-a")?;
+    let b = Controller::start_replica(&env, &n, "replica-b")?;
 
-    let first = poll_until(TIMEOUT, "a leader", || holder(&env, &n)).await?;
+    let first = poll_until(TIMEOUT, "a leader", || env.lease_holder(&n)).await?;
     wait_for(TIMEOUT, "the control-plane status", || async {
         env.kubectl(["get", "controlplaneupdatestatus", "cluster", "-n", &n])
             .await
@@ -81,7 +58,7 @@ async fn only_the_leader_writes_and_a_follower_takes_over() -> TestResult {
     env.kubectl_ok(["delete", "controlplaneupdatestatus", "cluster", "-n", &n])
         .await?;
     poll_until(TAKEOVER, "the follower to take the Lease", || async {
-        holder(&env, &n).await.filter(|h| h == follower_name)
+        env.lease_holder(&n).await.filter(|h| h == follower_name)
     })
     .await?;
     wait_for(
@@ -123,7 +100,7 @@ async fn first_leader(
         None => Controller::start(env, ns, &args)?,
     };
     poll_until(TIMEOUT, "the first replica to lead", || async {
-        holder(env, ns).await.filter(|h| h == name)
+        env.lease_holder(ns).await.filter(|h| h == name)
     })
     .await?;
     wait_for(TIMEOUT, "the control-plane status", || {
@@ -139,7 +116,7 @@ async fn first_leader(
 
 /// Starts replica `name` as a follower and waits until its caches are synced.
 async fn follower(env: &TestEnv, ns: &str, name: &str) -> Result<Controller, BoxError> {
-    let f = Controller::start(env, ns, &["--leader-elect", "--leader-identity", name])?;
+    let f = Controller::start_replica(env, ns, name)?;
     wait_for(TIMEOUT, "the follower to be ready", || async {
         http_get(f.probe_addr(), "/readyz")
             .is_some_and(|r| r.starts_with("HTTP/1.0 200") || r.starts_with("HTTP/1.1 200"))
@@ -174,7 +151,7 @@ async fn a_terminated_leader_hands_the_lease_over_in_seconds() -> TestResult {
     let sent = Instant::now();
     leader.terminate()?;
     poll_until(HANDOVER * 2, "the follower to take the Lease", || async {
-        holder(&env, &n).await.filter(|h| h == "replica-b")
+        env.lease_holder(&n).await.filter(|h| h == "replica-b")
     })
     .await?;
     let handover = sent.elapsed();
@@ -349,7 +326,7 @@ async fn a_leader_whose_renewal_hangs_stops_writing_before_the_follower_takes_ov
         old_last_write.is_none_or(|w| w < new_first_write),
         "the old leader wrote after the new one started"
     );
-    assert_eq!(holder(&env, &n).await.as_deref(), Some("replica-b"));
+    assert_eq!(env.lease_holder(&n).await.as_deref(), Some("replica-b"));
     wait_for(
         TIMEOUT,
         "the new leader to restore the status object",

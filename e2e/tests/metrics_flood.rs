@@ -145,10 +145,7 @@ fn random_jwt(scraper: usize, n: u64) -> String {
 
 /// TokenReviews the API server has answered so far (`apiserver_request_total`, all codes).
 async fn token_reviews(env: &TestEnv) -> Result<f64, Box<dyn std::error::Error + Send + Sync>> {
-    let text = env
-        .client()
-        .request_text(http::Request::get("/metrics").body(Vec::new())?)
-        .await?;
+    let text = env.apiserver_metrics().await?;
     Ok(text
         .lines()
         .filter(|l| {

@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
+use update_status_e2e::addon_agent::wait_deployment;
 use update_status_e2e::ocm::{
     self, HUB_KUBECONFIG_MOUNT, OcmEnv, SecretVolume, addon_groups, condition_status,
     hub_kubeconfig_secret, kinds, template_addon_user,
@@ -84,15 +85,7 @@ async fn a_template_addon_gets_installed_credentials_rotation_and_removal() -> T
     // Leave the hub as it was for other tests of the process (the add-on is already disabled
     // when the scenario got that far).
     let _ = ocm::disable_addon(&hub, CLUSTER, ADDON).await;
-    let _ = env
-        .kubectl_hub([
-            "delete",
-            "--ignore-not-found",
-            "--wait=false",
-            "-f",
-            &probe_addon().to_string_lossy(),
-        ])
-        .await;
+    let _ = env.delete_on_hub(&probe_addon()).await;
     finished(env, result.is_ok()).await?;
     result
 }
@@ -152,12 +145,7 @@ async fn scenario(env: &OcmEnv, hub: &Client, spoke: &Client) -> TestResult {
         "ManifestWork {CLUSTER}/{work_name} is owned by its ManagedClusterAddOn: {owner:?}"
     );
     let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), ADDON_NS);
-    let deployment = poll_until(
-        TIMEOUT,
-        &format!("Deployment {ADDON_NS}/{DEPLOYMENT} on {CLUSTER}"),
-        || async { deployments.get_opt(DEPLOYMENT).await.ok().flatten() },
-    )
-    .await?;
+    let deployment = wait_deployment(spoke, ADDON_NS, DEPLOYMENT, CLUSTER, TIMEOUT).await?;
     let pod = deployment
         .spec
         .template

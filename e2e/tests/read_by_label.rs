@@ -66,18 +66,7 @@ async fn readme_examples(env: &TestEnv, ns: &str) -> TestResult {
         .await?;
     let mut selected = 0;
     for (selector, filter) in examples {
-        let got = env
-            .kubectl_ok([
-                "get",
-                "updateinsights",
-                "-n",
-                ns,
-                "-l",
-                selector,
-                "-o",
-                "name",
-            ])
-            .await?;
+        let got = env.get_insights(ns, selector, "name").await?;
         let mut got: Vec<&str> = got.lines().collect();
         got.sort_unstable();
         let want: Vec<String> = all
@@ -267,18 +256,7 @@ async fn selective_and_full_reads_print_the_same_on_every_fixture_and_fall_back_
         labels::RESOURCE_KIND
     );
     let remove = format!("{}-", labels::ASSESSMENT);
-    let node_insights = env
-        .kubectl_ok([
-            "get",
-            "updateinsights",
-            "-n",
-            ns.name(),
-            "-l",
-            selector.as_str(),
-            "-o",
-            "name",
-        ])
-        .await?;
+    let node_insights = env.get_insights(ns.name(), &selector, "name").await?;
     let victim = node_insights
         .lines()
         .next()

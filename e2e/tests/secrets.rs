@@ -9,10 +9,9 @@
 //! that allows it.
 #![cfg(feature = "e2e")] // needs the local control plane: `make e2e`
 
-use std::process::Command;
 use std::time::Duration;
 
-use update_status_e2e::controller::{Controller, workspace_bin};
+use update_status_e2e::controller::{Controller, run_without_cluster, workspace_bin};
 use update_status_e2e::prometheus::free_port;
 use update_status_e2e::{TestEnv, exclusive_cluster_state, oc_status_case, poll_until};
 
@@ -93,16 +92,11 @@ async fn leaves_no_secret(env: &TestEnv, url: &str, with_token: bool) -> TestRes
             &format!("the alerts-unavailable insight in {ns}"),
             || async {
                 let out = env
-                    .kubectl_ok([
-                        "get",
-                        "updateinsights",
-                        "-n",
+                    .get_insights(
                         ns,
-                        "-l",
                         "update.openshift.io/source=alerts-unavailable",
-                        "-o",
                         "jsonpath={.items[*].status.health.impact.description}",
-                    ])
+                    )
                     .await
                     .ok()?;
                 (!out.trim().is_empty()).then_some(out)
@@ -171,11 +165,7 @@ fn a_token_or_password_over_plain_http_is_refused_at_start() -> TestResult {
         ("a password", &["--prometheus-url", &with_password]),
     ];
     for (what, args) in cases {
-        let out = Command::new(&bin)
-            .args(args)
-            .env("KUBECONFIG", "/nonexistent")
-            .output()
-            .map_err(|e| format!("running {}: {e}", bin.display()))?;
+        let out = run_without_cluster(&bin, args)?;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{what}: accepted: {stderr}");
         assert!(

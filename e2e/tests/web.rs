@@ -1307,10 +1307,7 @@ async fn the_fleet_names_each_row_after_its_namespace_and_says_what_is_claimed()
 
 /// LIST requests the API server has answered for ControlPlaneUpdateStatuses so far.
 async fn cp_lists(env: &TestEnv) -> Result<f64, BoxError> {
-    let text = env
-        .client()
-        .request_text(http::Request::get("/metrics").body(Vec::new())?)
-        .await?;
+    let text = env.apiserver_metrics().await?;
     Ok(text
         .lines()
         .filter(|l| {

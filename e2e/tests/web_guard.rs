@@ -110,10 +110,7 @@ fn metric_sum(text: &str, metric: &str, labels: &[&str]) -> u64 {
 /// What the API server counts of our kinds in namespaces: lists answered so far, watches open
 /// now. (The fleet's own reads are cluster-wide; only a cluster's view reads a namespace.)
 async fn hub_reads(env: &TestEnv) -> Result<(u64, u64), BoxError> {
-    let text = env
-        .client()
-        .request_text(http::Request::get("/metrics").body(Vec::new())?)
-        .await?;
+    let text = env.apiserver_metrics().await?;
     let ours = "group=\"update.openshift.io\"";
     let lists = metric_sum(
         &text,

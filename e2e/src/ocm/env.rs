@@ -114,6 +114,39 @@ impl OcmEnv {
             .join(format!("agent-{cluster}/hub-kubeconfig")))
     }
 
+    /// The folder `name` in the environment's folder for one test's files, emptied first of
+    /// what an earlier run left there.
+    pub fn work_dir(&self, name: &str) -> std::io::Result<PathBuf> {
+        let work = self.dir.join(name);
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work)?;
+        Ok(work)
+    }
+
+    /// `kubectl apply --server-side -k config/acm` on the hub, as docs/acm.md says; its standard
+    /// output.
+    pub async fn apply_acm_config(&self) -> Result<String, OcmError> {
+        self.kubectl_hub([
+            "apply",
+            "--server-side",
+            "-k",
+            &repo_root().join("config/acm").display().to_string(),
+        ])
+        .await
+    }
+
+    /// `kubectl delete --ignore-not-found --wait=false -f <file>` on the hub; its standard output.
+    pub async fn delete_on_hub(&self, file: &Path) -> Result<String, OcmError> {
+        self.kubectl_hub([
+            "delete",
+            "--ignore-not-found",
+            "--wait=false",
+            "-f",
+            &file.display().to_string(),
+        ])
+        .await
+    }
+
     /// An admin client of the hub (bound to the calling test's runtime).
     pub async fn hub_client(&self) -> Result<Client, OcmError> {
         client(&self.hub_kubeconfig()).await
@@ -210,23 +243,15 @@ impl OcmEnv {
         if !self.started_here || env_flag(KEEP_ENV) {
             return Ok(());
         }
-        let dir = self.dir.clone();
-        let out = tokio::task::spawn_blocking(move || {
-            Command::new(script())
-                .arg("down")
-                .env("OCM_ENV_DIR", &dir)
-                .stdin(Stdio::null())
-                .output()
-        })
-        .await
-        .map_err(|e| OcmError::Command {
+        let failed = |message| OcmError::Command {
             what: format!("{} down", script().display()),
-            message: format!("task failed: {e}"),
-        })?
-        .map_err(|e| OcmError::Command {
-            what: format!("{} down", script().display()),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let out = match run_script(&self.dir, "down").await {
+            Ok(Ok(out)) => out,
+            Ok(Err(e)) => return Err(failed(e.to_string())),
+            Err(e) => return Err(failed(format!("task failed: {e}"))),
+        };
         if out.status.success() {
             Ok(())
         } else {
@@ -278,15 +303,7 @@ impl OcmEnv {
 
     /// `hack/ocm-env.sh status`: the state of every component, for failure messages.
     pub async fn status(&self) -> String {
-        let dir = self.dir.clone();
-        let run = tokio::task::spawn_blocking(move || {
-            Command::new(script())
-                .arg("status")
-                .env("OCM_ENV_DIR", &dir)
-                .stdin(Stdio::null())
-                .output()
-        });
-        match run.await {
+        match run_script(&self.dir, "status").await {
             Ok(Ok(out)) => format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
@@ -297,6 +314,24 @@ impl OcmEnv {
         }
     }
 }
+
+/// Runs `hack/ocm-env.sh <command>` with `OCM_ENV_DIR=<dir>` (no standard input), off the
+/// runtime's threads, and returns its output whatever the exit status.
+async fn run_script(
+    dir: &Path,
+    command: &'static str,
+) -> Result<std::io::Result<std::process::Output>, tokio::task::JoinError> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        Command::new(script())
+            .arg(command)
+            .env("OCM_ENV_DIR", &dir)
+            .stdin(Stdio::null())
+            .output()
+    })
+    .await
+}
+
 async fn client(kubeconfig: &Path) -> Result<Client, OcmError> {
     client_for(kubeconfig).await.map_err(|e| match e {
         crate::error::Error::Kubeconfig { path, source } => OcmError::Kubeconfig { path, source },
