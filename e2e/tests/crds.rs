@@ -333,15 +333,11 @@ async fn an_insight_is_garbage_collected_with_its_owner() -> TestResult {
     Ok(())
 }
 
-/// Issue #47 item 4: a copy as the previous release's agent (commit 82fef0b, the first with the
-/// ACM add-on: testdata/previous-release) wrote it, with only the fields of that release's CRD
-/// and no heartbeat, is accepted by today's CRD and read correctly by `--fleet -o json`.
-#[tokio::test]
-async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult {
-    let env = TestEnv::new().await?;
-    let ns = env.namespace("old-agent").await?;
+/// Writes in `ns` the ControlPlaneUpdateStatus an agent of the previous release would write
+/// there (testdata/previous-release): the fields of that release's CRD, no heartbeat.
+async fn write_control_plane(env: &TestEnv, ns: &str) -> TestResult {
     let api: Api<update_status_api::crd::ControlPlaneUpdateStatus> =
-        Api::namespaced(env.client(), ns.name());
+        Api::namespaced(env.client(), ns);
     let counts = |names: &[&str]| -> Value {
         names
             .iter()
@@ -367,9 +363,9 @@ async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult 
     let pp = PatchParams::apply("update-status-old-agent").force();
     let object = json!({
         "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
-        "metadata": {"name": ns.name()}, "spec": {},
+        "metadata": {"name": ns}, "spec": {},
     });
-    api.patch(ns.name(), &pp, &Patch::Apply(object)).await?;
+    api.patch(ns, &pp, &Patch::Apply(object)).await?;
     let status = json!({
         "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
         "status": {
@@ -379,8 +375,18 @@ async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult 
             "versions": {"previous": "4.16.0", "target": "4.16.1"},
         },
     });
-    api.patch_status(ns.name(), &pp, &Patch::Apply(status))
-        .await?;
+    api.patch_status(ns, &pp, &Patch::Apply(status)).await?;
+    Ok(())
+}
+
+/// Issue #47 item 4: a copy as the previous release's agent (commit 82fef0b, the first with the
+/// ACM add-on: testdata/previous-release) wrote it, with only the fields of that release's CRD
+/// and no heartbeat, is accepted by today's CRD and read correctly by `--fleet -o json`.
+#[tokio::test]
+async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult {
+    let env = TestEnv::new().await?;
+    let ns = env.namespace("old-agent").await?;
+    write_control_plane(&env, ns.name()).await?;
     let row = fleet_row(&env, ns.name())?;
     assert_eq!(row["from"], "4.16.0", "{row}");
     assert_eq!(row["to"], "4.16.1", "{row}");
@@ -401,18 +407,9 @@ async fn an_older_agents_copy_is_accepted_and_read_by_the_fleet() -> TestResult 
 async fn the_fleet_counts_by_level_label_and_reads_unlabelled_insights_whole() -> TestResult {
     let env = TestEnv::new().await?;
     let ns = env.namespace("level-labels").await?;
+    // A cluster's row: its ControlPlaneUpdateStatus.
+    write_control_plane(&env, ns.name()).await?;
     let pp = PatchParams::apply("update-status-e2e").force();
-    let cps: Api<update_status_api::crd::ControlPlaneUpdateStatus> =
-        Api::namespaced(env.client(), ns.name());
-    cps.patch(
-        ns.name(),
-        &pp,
-        &Patch::Apply(json!({
-            "apiVersion": "update.openshift.io/v1alpha1", "kind": "ControlPlaneUpdateStatus",
-            "metadata": {"name": ns.name()}, "spec": {},
-        })),
-    )
-    .await?;
     let insights: Api<UpdateInsight> = Api::namespaced(env.client(), ns.name());
     create_insight(&insights, "labelled-error", "Error", "worker").await?;
     create_insight(&insights, "labelled-warning", "Warning", "worker").await?;

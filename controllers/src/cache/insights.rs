@@ -28,7 +28,7 @@ use update_status_api::crd::{
 use update_status_assess::compose::since::PriorConditions;
 
 use super::fingerprint::{hash_of, unordered};
-use crate::runtime::existing::{Cached, Existing, our_label};
+use crate::runtime::existing::{Cached, OurObject, our_label};
 
 /// One of our UpdateInsights as the watch cache holds it.
 #[derive(Clone, Debug)]
@@ -150,7 +150,7 @@ impl CachedInsight {
 
 /// The writer's comparisons: a whole insight as any object, a projected one by its
 /// fingerprints.
-impl Existing<UpdateInsightStatus> for CachedInsight {
+impl OurObject<UpdateInsightStatus> for CachedInsight {
     fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
         match self {
             CachedInsight::Whole(o) => o.labels_are(desired, reconciler),

@@ -1,6 +1,6 @@
 //! What the writer and every other reader of a watch cache read of an existing object of ours,
 //! whether the cache holds it whole or projected ([`Cached`]), and how the writer compares it
-//! with the desired object ([`Existing`]). The cache layer's projections
+//! with the desired object ([`OurObject`]). The cache layer's projections
 //! (`crate::cache::insights`) implement both.
 
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ impl<K: Resource> Cached for K {
 
 /// What [`Writer::sync`](super::writer::Writer::sync) reads of one of our objects in a watch cache: the object itself
 /// (any [`StatusObject`](super::writer::StatusObject)), or a projection of it ([`crate::cache::insights::CachedInsight`]).
-pub trait Existing<S>: Cached {
+pub trait OurObject<S>: Cached {
     /// Whether its labels are, as far as our labels go, `desired` plus the reconciler's and
     /// managed-by labels. Allocates nothing.
     fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool;

@@ -60,7 +60,7 @@ use tokio::sync::Semaphore;
 use update_status_api::crd::labels;
 
 use crate::metrics::Metrics;
-use crate::runtime::existing::{Cached, Existing};
+use crate::runtime::existing::{Cached, OurObject};
 pub use crate::runtime::refusal::{QUOTA_REQUIRED_POLICY, Refusal, refusal};
 use apply::{Job, execute};
 pub use compare::{StatusObject, field_manager, written_labels};
@@ -300,7 +300,7 @@ impl<K: StatusObject> Writer<K> {
     where
         I: IntoIterator,
         I::Item: std::borrow::Borrow<Desired<K::Status>>,
-        E: Existing<K::Status>,
+        E: OurObject<K::Status>,
     {
         let now = Instant::now();
         let existing = self.ours(existing, now);
@@ -316,7 +316,7 @@ impl<K: StatusObject> Writer<K> {
 
     /// This reconciler's objects in `existing`, by name, after forgetting the pending writes
     /// and deletions past their TTL and those the cache shows.
-    fn ours<'e, E: Existing<K::Status>>(
+    fn ours<'e, E: OurObject<K::Status>>(
         &mut self,
         existing: &'e [Arc<E>],
         now: Instant,
@@ -348,7 +348,7 @@ impl<K: StatusObject> Writer<K> {
     where
         I: IntoIterator,
         I::Item: std::borrow::Borrow<Desired<K::Status>>,
-        E: Existing<K::Status>,
+        E: OurObject<K::Status>,
     {
         let gate = Gate {
             failed: AtomicBool::new(false),
@@ -498,7 +498,7 @@ impl<K: StatusObject> Writer<K> {
 
     /// Deletes this reconciler's objects no longer wanted (unless deleted lately, backed off or
     /// being deleted), until a failure stops the pass.
-    async fn delete_stale<E: Existing<K::Status>>(
+    async fn delete_stale<E: OurObject<K::Status>>(
         &mut self,
         existing: &HashMap<&str, &E>,
         wanted: &HashSet<String>,
@@ -609,7 +609,7 @@ impl<K: StatusObject> Writer<K> {
     }
 
     /// What to write for one desired object (`None`: nothing).
-    fn plan<E: Existing<K::Status>>(
+    fn plan<E: OurObject<K::Status>>(
         &self,
         d: &Desired<K::Status>,
         existing: Option<&E>,

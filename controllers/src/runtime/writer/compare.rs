@@ -14,7 +14,7 @@ use update_status_api::crd::{
     WorkerPoolUpdateStatus, WorkerPoolUpdateStatusStatus, labels,
 };
 
-use crate::runtime::existing::{Existing, our_label};
+use crate::runtime::existing::{OurObject, our_label};
 
 /// One of our kinds: metadata plus a `.status` we own entirely.
 pub trait StatusObject:
@@ -40,7 +40,7 @@ impl StatusObject for UpdateInsight {
     }
 }
 
-impl<K: StatusObject> Existing<K::Status> for K {
+impl<K: StatusObject> OurObject<K::Status> for K {
     fn labels_are(&self, desired: &BTreeMap<String, String>, reconciler: &str) -> bool {
         labels_match(self.labels(), desired, reconciler)
     }
