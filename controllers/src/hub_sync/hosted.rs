@@ -57,7 +57,7 @@ use update_status_assess::redact::redact_urls_in;
 use super::config::{RESYNC, SessionSettings};
 use super::credentials::{Credentials, Material, from_secret_data};
 use super::errors::HubError;
-use super::hosted_names::{Holders, label, needs_lookup, recorded_holder};
+use super::hosted_names::{Holders, HubNames, label, needs_lookup, recorded_holder};
 pub use super::hosted_names::{
     HostedKey, MANAGED_CLUSTER_NAME_ANNOTATION, hosted_cluster_label, hub_names,
 };
@@ -482,8 +482,41 @@ impl HostedHubSync {
         ended: &Arc<Notify>,
         shutdown: &watch::Receiver<bool>,
     ) {
-        // Sessions that ended (retired and done): their series go, unless the hosted cluster
-        // reports under a new name (same label) or its new name is refused.
+        self.sweep_ended(s);
+        let hosted_clusters = self.hosted_clusters.state();
+        let holders = self.holders(s, &hosted_clusters).await;
+        let wanted = hub_names(&hosted_clusters, &holders);
+        self.retire_unwanted(s, &wanted);
+        self.end_refusals(s, &wanted);
+        for (key, result) in wanted {
+            match result {
+                Err(why) => {
+                    if s.refused.get(&key) != Some(&why) {
+                        let hc = hosted_clusters.iter().find(|h| {
+                            h.metadata.namespace.as_deref() == Some(key.0.as_str())
+                                && h.metadata.name.as_deref() == Some(key.1.as_str())
+                        });
+                        self.refuse(hc.map(|h| &**h), &key, &why).await;
+                        s.refused.insert(key, why);
+                    }
+                }
+                Ok(name) if !s.active.contains_key(&key) => {
+                    if !revive(s, &key, &name) {
+                        let r = self.start(&key, name, ended, shutdown);
+                        s.active.insert(key, r);
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        self.publish_credentials(s);
+        wake_changed(s, &fingerprints(&self.local));
+    }
+
+    /// Drops the sessions that ended: a retired one's series go, unless the hosted cluster
+    /// reports under a new name (same label) or its new name is refused; one that ended while
+    /// active (retired and revived in the same instant) is started again by the pass.
+    fn sweep_ended(&self, s: &mut Sessions) {
         let Sessions {
             active,
             retiring,
@@ -498,13 +531,11 @@ impl HostedHubSync {
             }
             !done
         });
-        // A session that ended while active (retired and revived in the same instant): started
-        // again below.
         active.retain(|_, r| !r.task.is_finished());
-        let hosted_clusters = self.hosted_clusters.state();
-        let holders = self.holders(s, &hosted_clusters).await;
-        let wanted = hub_names(&hosted_clusters, &holders);
-        // Retire what is gone or renamed.
+    }
+
+    /// Retires the sessions of HostedClusters gone or renamed: they delete their hub copies.
+    fn retire_unwanted(&self, s: &mut Sessions, wanted: &HubNames) {
         let keys: Vec<HostedKey> = s.active.keys().cloned().collect();
         for key in keys {
             let keep = matches!(wanted.get(&key), Some(Ok(n)) if s.active.get(&key).is_some_and(|r| &r.hub_name == n));
@@ -515,8 +546,11 @@ impl HostedHubSync {
                 s.retiring.push((key, r));
             }
         }
-        // Refusals that ended: a HostedCluster gone takes its series along (one now accepted
-        // gets a session, which reports).
+    }
+
+    /// Ends the refusals no longer made: a HostedCluster gone takes its series along (one now
+    /// accepted gets a session, which reports).
+    fn end_refusals(&self, s: &mut Sessions, wanted: &HubNames) {
         s.refused.retain(|k, _| {
             let keep = wanted.get(k).is_some_and(Result::is_err);
             if !keep {
@@ -527,49 +561,6 @@ impl HostedHubSync {
             }
             keep
         });
-        for (key, result) in wanted {
-            match result {
-                Err(why) => {
-                    if s.refused.get(&key) != Some(&why) {
-                        let hc = hosted_clusters.iter().find(|h| {
-                            h.metadata.namespace.as_deref() == Some(key.0.as_str())
-                                && h.metadata.name.as_deref() == Some(key.1.as_str())
-                        });
-                        self.refuse(hc.map(|h| &**h), &key, &why).await;
-                        s.refused.insert(key, why);
-                    }
-                }
-                Ok(name) if !s.active.contains_key(&key) => {
-                    // A session still deleting copies under this name: revive it if it is this
-                    // HostedCluster's, else wait for it to end (it would delete the new copies).
-                    if let Some(i) = s.retiring.iter().position(|(_, r)| r.hub_name == name) {
-                        if s.retiring[i].0 != key {
-                            continue;
-                        }
-                        let (_, r) = s.retiring.swap_remove(i);
-                        if !r.task.is_finished() {
-                            r.retired.store(false, Ordering::SeqCst);
-                            r.wake.notify_one();
-                            s.active.insert(key, r);
-                            continue;
-                        }
-                    }
-                    let r = self.start(&key, name, ended, shutdown);
-                    s.active.insert(key, r);
-                }
-                Ok(_) => {}
-            }
-        }
-        self.publish_credentials(s);
-        // Wake the sessions whose objects changed.
-        let fps = fingerprints(&self.local);
-        for (key, r) in &mut s.active {
-            let fp = fps.get(key).copied();
-            if r.seen != fp {
-                r.seen = fp;
-                r.wake.notify_one();
-            }
-        }
     }
 
     /// With add-on Secrets: gives each session its managed cluster's credentials when they
@@ -678,6 +669,37 @@ impl HostedHubSync {
             retired,
             task,
             seen: None,
+        }
+    }
+}
+
+/// A session still deleting copies under `name`: revived (`true`) if it is `key`'s and still
+/// running. One of another HostedCluster is waited for (`true`: it would delete the new
+/// copies); `false`: start a new session.
+fn revive(s: &mut Sessions, key: &HostedKey, name: &str) -> bool {
+    let Some(i) = s.retiring.iter().position(|(_, r)| r.hub_name == name) else {
+        return false;
+    };
+    if &s.retiring[i].0 != key {
+        return true;
+    }
+    let (_, r) = s.retiring.swap_remove(i);
+    if r.task.is_finished() {
+        return false;
+    }
+    r.retired.store(false, Ordering::SeqCst);
+    r.wake.notify_one();
+    s.active.insert(key.clone(), r);
+    true
+}
+
+/// Wakes the sessions whose objects changed (`fps`: each HostedCluster's fingerprint).
+fn wake_changed(s: &mut Sessions, fps: &HashMap<HostedKey, u64>) {
+    for (key, r) in &mut s.active {
+        let fp = fps.get(key).copied();
+        if r.seen != fp {
+            r.seen = fp;
+            r.wake.notify_one();
         }
     }
 }
