@@ -216,36 +216,9 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         None
     };
 
-    let message = match f.assessment {
-        Assessment::Degraded => f.degraded_reason.to_string(),
-        Assessment::Unavailable => f.availability.reason(),
-        _ => String::new(),
-    };
-
-    let conditions = node_conditions(&f);
-
-    let progress = UpdateInsightStatus {
-        type_: InsightType::Progress,
-        resource: resource.clone(),
-        scope: scope.clone(),
-        progress: Some(ProgressInsight {
-            assessment: f.assessment,
-            phase: Some(f.phase),
-            version: Some(VersionPair {
-                current: ellipsize(f.current_version, limits::VERSION),
-                target: ellipsize(&ctx.target_version, limits::VERSION),
-            }),
-            estimate: f.estimate.to_string(),
-            estimate_seconds: estimate_seconds(f.estimate),
-            estimated_completed_at: None,
-            message: cut_noting(&message, limits::PROGRESS_MESSAGE),
-            since: None,
-            // This observation alone; [`carry_timeline`] adds what the insight said before.
-            timeline: timeline(None, stage, incident, now),
-            conditions,
-        }),
-        health: None,
-    };
+    // This observation alone; [`carry_timeline`] adds what the insight said before.
+    let observed = timeline(None, stage, incident, now);
+    let progress = progress_insight(ctx, &f, (&resource, &scope), observed);
 
     let mut health = node_health(&f, name, (&resource, &scope), d6 && seriously_unavailable);
 
@@ -281,6 +254,41 @@ pub fn assess_node(ctx: &NodeContext, node: &Node, now: Timestamp) -> Option<Nod
         health,
         drain,
     })
+}
+
+/// The node's progress insight about `resource` in `scope`, its timeline `observed`.
+fn progress_insight(
+    ctx: &NodeContext,
+    f: &NodeFacts<'_>,
+    (resource, scope): (&ResourceRef, &InsightScope),
+    observed: Option<NodeTimeline>,
+) -> UpdateInsightStatus {
+    let message = match f.assessment {
+        Assessment::Degraded => f.degraded_reason.to_string(),
+        Assessment::Unavailable => f.availability.reason(),
+        _ => String::new(),
+    };
+    UpdateInsightStatus {
+        type_: InsightType::Progress,
+        resource: resource.clone(),
+        scope: scope.clone(),
+        progress: Some(ProgressInsight {
+            assessment: f.assessment,
+            phase: Some(f.phase),
+            version: Some(VersionPair {
+                current: ellipsize(f.current_version, limits::VERSION),
+                target: ellipsize(&ctx.target_version, limits::VERSION),
+            }),
+            estimate: f.estimate.to_string(),
+            estimate_seconds: estimate_seconds(f.estimate),
+            estimated_completed_at: None,
+            message: cut_noting(&message, limits::PROGRESS_MESSAGE),
+            since: None,
+            timeline: observed,
+            conditions: node_conditions(f),
+        }),
+        health: None,
+    }
 }
 
 /// A node progress insight's `Updating`, `Available` and `Degraded` conditions.
