@@ -247,26 +247,48 @@ fn non_empty<'a>(m: &'a std::collections::BTreeMap<String, String>, key: &str) -
     m.get(key).map(String::as_str).filter(|v| !v.is_empty())
 }
 
-fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<AlertInsight> {
-    // 1. An alert without a name is not shown.
-    let name = non_empty(&alert.labels, "alertname")?;
-    // 2. Only alerts that started during the update, unless known to affect updates. Strict:
-    //    an alert active exactly at the start did not start during it. Unknown activeAt is
-    //    Go's zero time (before any start); unknown start is the zero time too.
+/// How the description of alert `name` starts, as oc says when it started; `None`: not shown
+/// (it started before the update and is not known to affect updates). Strict: an alert active
+/// exactly at the start did not start during it. Unknown activeAt is Go's zero time (before any
+/// start); unknown start is the zero time too.
+fn description_prefix(
+    name: &str,
+    alert: &Alert,
+    update_started_at: Option<Timestamp>,
+) -> Option<&'static str> {
     let started_during_update = match (update_started_at, alert.active_at) {
         (_, None) => false,
         (None, Some(_)) => true,
         (Some(start), Some(active)) => start < active,
     };
-    let allowed = is_known_blocker(name);
-    let prefix = match (allowed, started_during_update) {
-        (true, true) => "Alert known to affect updates started firing during the update.",
+    match (is_known_blocker(name), started_during_update) {
+        (true, true) => Some("Alert known to affect updates started firing during the update."),
         (true, false) => {
-            "Alert known to affect updates has been firing since before the update started."
+            Some("Alert known to affect updates has been firing since before the update started.")
         }
-        (false, true) => "Alert started firing during the update.",
-        (false, false) => return None,
-    };
+        (false, true) => Some("Alert started firing during the update."),
+        (false, false) => None,
+    }
+}
+
+/// The end of an alert insight's description: the alert's description and message.
+fn description_suffix(alert: &Alert) -> String {
+    match (
+        non_empty(&alert.annotations, "description"),
+        non_empty(&alert.annotations, "message"),
+    ) {
+        (Some(d), Some(m)) => format!(" The alert description is: {d} | {m}"),
+        (Some(d), None) => format!(" The alert description is: {d}"),
+        (None, Some(m)) => format!(" The alert description is: {m}"),
+        (None, None) => " The alert has no description.".to_string(),
+    }
+}
+
+fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<AlertInsight> {
+    // 1. An alert without a name is not shown.
+    let name = non_empty(&alert.labels, "alertname")?;
+    // 2. Only alerts that started during the update, unless known to affect updates.
+    let prefix = description_prefix(name, alert, update_started_at)?;
     // 3. Pending alerts are not firing yet.
     if alert.state == "pending" {
         return None;
@@ -279,15 +301,7 @@ fn alert_insight(alert: &Alert, update_started_at: Option<Timestamp>) -> Option<
     // 5. Reference.
     let reference = non_empty(&alert.annotations, "runbook_url").unwrap_or(NO_RUNBOOK);
     // 6. Description.
-    let suffix = match (
-        non_empty(&alert.annotations, "description"),
-        non_empty(&alert.annotations, "message"),
-    ) {
-        (Some(d), Some(m)) => format!(" The alert description is: {d} | {m}"),
-        (Some(d), None) => format!(" The alert description is: {d}"),
-        (None, Some(m)) => format!(" The alert description is: {m}"),
-        (None, None) => " The alert has no description.".to_string(),
-    };
+    let suffix = description_suffix(alert);
     // 7. Summary, impact, scope, resource, start.
     let summary = format!(
         "Alert is firing: {}",
